@@ -1,0 +1,1 @@
+//! Job planning: a job becomes tasks, task results become more tasks or the final result.

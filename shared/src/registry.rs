@@ -1,0 +1,1 @@
+//! The one place where a game name meets a kernel name.

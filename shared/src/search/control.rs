@@ -1,0 +1,147 @@
+//! How a running kernel is told to stop, and how it reports progress.
+//!
+//! Every kernel polls [`Control::should_stop`] every few thousand nodes. A stop is never an
+//! error: the kernel returns what it has, marked as incomplete where that matters (an
+//! iterative-deepening search returns its deepest finished iteration; a threshold search that
+//! did not finish says it decided nothing).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Why a kernel stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The time limit passed.
+    Time,
+    /// The node limit was reached.
+    Nodes,
+    /// Somebody asked it to stop (job cancelled, worker shutting down).
+    Cancelled,
+    /// The memory budget of a tree or table was exhausted and could not be freed.
+    Memory,
+}
+
+impl StopReason {
+    /// The name used in results (`"stopped": "time"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Time => "time",
+            StopReason::Nodes => "nodes",
+            StopReason::Cancelled => "cancelled",
+            StopReason::Memory => "memory",
+        }
+    }
+}
+
+/// Progress that a kernel publishes while it runs; the worker forwards the latest to the
+/// coordinator with its heartbeat.
+pub type ProgressSink = Arc<dyn Fn(serde_json::Value) + Send + Sync>;
+
+/// Limits and the stop flag shared by a kernel's threads. Cheap to clone.
+#[derive(Clone)]
+pub struct Control {
+    cancel: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+    node_limit: Option<u64>,
+    nodes: Arc<AtomicU64>,
+    started: Instant,
+    progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("deadline", &self.deadline)
+            .field("node_limit", &self.node_limit)
+            .finish()
+    }
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Self::unlimited()
+    }
+}
+
+impl Control {
+    /// No limits.
+    pub fn unlimited() -> Self {
+        Control {
+            cancel: Arc::new(AtomicBool::new(false)),
+            deadline: None,
+            node_limit: None,
+            nodes: Arc::new(AtomicU64::new(0)),
+            started: Instant::now(),
+            progress: None,
+        }
+    }
+    /// With an optional time limit and node limit.
+    pub fn with_limits(time: Option<Duration>, node_limit: Option<u64>) -> Self {
+        let mut c = Self::unlimited();
+        c.deadline = time.map(|t| c.started + t);
+        c.node_limit = node_limit;
+        c
+    }
+    /// Shares an external cancel flag (set by the worker when the coordinator cancels).
+    pub fn with_cancel_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = flag;
+        self
+    }
+    /// Installs a progress sink.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+    /// Asks every thread of the kernel to stop.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+    /// The cancel flag, to hand to another component.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+    /// Adds `n` searched nodes to the shared count (call in batches, not per node).
+    #[inline]
+    pub fn add_nodes(&self, n: u64) {
+        if n > 0 {
+            self.nodes.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+    /// Nodes counted so far by all threads.
+    pub fn nodes(&self) -> u64 {
+        self.nodes.load(Ordering::Relaxed)
+    }
+    /// Time since the control was made.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+    /// The reason to stop now, if any. Costs an atomic load and, with a deadline, a clock read:
+    /// call it every few thousand nodes.
+    pub fn should_stop(&self) -> Option<StopReason> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Some(StopReason::Cancelled);
+        }
+        if let Some(limit) = self.node_limit {
+            if self.nodes() >= limit {
+                return Some(StopReason::Nodes);
+            }
+        }
+        if let Some(d) = self.deadline {
+            if Instant::now() >= d {
+                return Some(StopReason::Time);
+            }
+        }
+        None
+    }
+    /// Publishes progress (no-op without a sink).
+    pub fn report(&self, progress: serde_json::Value) {
+        if let Some(sink) = &self.progress {
+            sink(progress);
+        }
+    }
+    /// Whether anybody listens to progress (so kernels can skip building it).
+    pub fn wants_progress(&self) -> bool {
+        self.progress.is_some()
+    }
+}

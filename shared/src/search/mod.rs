@@ -1,0 +1,7 @@
+//! Search kernels, one per file, each generic over the model capabilities it needs.
+//!
+//! Every kernel takes a [`Control`] (limits, stop flag, progress) and returns its value from
+//! the point of view documented in its module, plus the number of nodes it searched.
+
+pub mod control;
+pub use control::{Control, StopReason};
