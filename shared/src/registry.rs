@@ -1,1 +1,243 @@
 //! The one place where a game name meets a kernel name.
+//!
+//! [`prepare`] reads a [`JobSpec`]: it builds the game from its name and parameters, parses the
+//! position, checks the algorithm and every option, and returns a type-erased [`PreparedJob`].
+//! Everything a user can get wrong is found here, before anything is stored or run, and comes
+//! back as [`SolveError::BadInput`] with one line naming the offending input.
+//!
+//! A prepared job tells the planner how it may be split ([`PlanShape`]) and runs single tasks.
+//! Adding a game touches `games/` and one arm of [`build_game`]'s match; adding a kernel touches
+//! `search/` and one arm in the family that fits its capabilities (e.g. [`family::zero_sum`]).
+
+use crate::search::Control;
+use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::str::FromStr;
+
+pub mod family;
+
+/// Why a job or task could not give a result.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SolveError {
+    /// The job is wrong: unknown game or algorithm, illegal position, malformed option,
+    /// unsatisfiable limit. CLI exit status 2, HTTP 400. The message is one line.
+    #[error("{0}")]
+    BadInput(String),
+    /// The kernel failed (a bug, or a resource it could not get). HTTP 500; the task is retried.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl SolveError {
+    /// A bad-input error.
+    pub fn bad(msg: impl Into<String>) -> Self {
+        SolveError::BadInput(msg.into())
+    }
+}
+
+/// How a job may be split into tasks. The planner (`plan`) turns this into tasks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanShape {
+    /// One [`TaskKind::Whole`] task.
+    Single,
+    /// The exact value by threshold probes ([`TaskKind::Probe`]) over the closed interval
+    /// `[lower, upper]` of internal integer values; the result is assembled by
+    /// [`PreparedJob::finish_probes`].
+    Probes {
+        /// Smallest possible value.
+        lower: i32,
+        /// Largest possible value.
+        upper: i32,
+    },
+    /// `count` independent [`TaskKind::Run`] tasks whose outputs are combined by
+    /// [`PreparedJob::merge_runs`].
+    Runs {
+        /// Number of runs.
+        count: u32,
+        /// Seed of run 0; run i uses a seed derived from it.
+        base_seed: u64,
+    },
+}
+
+/// A job whose game, position, algorithm and options have been checked; ready to run tasks.
+pub trait PreparedJob: Send + Sync {
+    /// The job as submitted.
+    fn job(&self) -> &JobSpec;
+    /// How the planner may split it.
+    fn plan_shape(&self) -> PlanShape;
+    /// Runs one task. `ctl` carries the limits, the stop flag and the progress sink.
+    fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError>;
+    /// For [`PlanShape::Probes`]: the output for the final bounds, given every probe's output
+    /// (e.g. the best move comes from the probe that proved the lower bound).
+    fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
+        let _ = probes;
+        TaskOutput {
+            value: if bounds.is_exact() {
+                bounds.lower.into()
+            } else {
+                serde_json::Value::Null
+            },
+            raw: Some(bounds),
+            ..TaskOutput::default()
+        }
+    }
+    /// For [`PlanShape::Runs`]: combines the outputs of all runs into one.
+    fn merge_runs(&self, runs: &[TaskOutput]) -> TaskOutput {
+        runs.iter()
+            .max_by(|a, b| {
+                let (x, y) = (a.value.as_f64(), b.value.as_f64());
+                x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// Game names the registry knows, for error messages and the API.
+pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree"];
+
+/// Algorithm names of CONTRACTS.md.
+pub const ALGORITHMS: &[&str] = &[
+    "minimax",
+    "alphabeta",
+    "pns",
+    "dfpn",
+    "pn2",
+    "expectimax",
+    "star1",
+    "star2",
+    "star25",
+    "maxn",
+    "paranoid",
+    "brs",
+    "mcts",
+    "nmcs",
+    "nrpa",
+];
+
+/// Checks a job completely and prepares it to run.
+pub fn prepare(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
+    if !ALGORITHMS.contains(&job.algorithm.as_str()) {
+        return Err(SolveError::bad(format!(
+            "unknown algorithm '{}' (known: {})",
+            job.algorithm,
+            ALGORITHMS.join(", ")
+        )));
+    }
+    if job.limits.time_ms == Some(0) {
+        return Err(SolveError::bad("time limit must be positive"));
+    }
+    if job.limits.node_limit == Some(0) {
+        return Err(SolveError::bad("node limit must be positive"));
+    }
+    build_game(job)
+}
+
+/// Builds the game named by the job and hands it to the kernel family that fits it.
+fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let params = Opts::new(&job.game_params, "game parameter");
+    use crate::games;
+    let prepared = match job.game.as_str() {
+        "tictactoe" => {
+            let game = games::mnk::Mnk::tictactoe();
+            params.finish()?;
+            family::zero_sum(job, game)?
+        }
+        "mnk" => {
+            let m = params.get_or("m", 3usize)?;
+            let n = params.get_or("n", 3usize)?;
+            let k = params.get_or("k", 3usize)?;
+            params.finish()?;
+            let game = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
+            family::zero_sum(job, game)?
+        }
+        "tree" => {
+            params.finish()?;
+            family::tree(job)?
+        }
+        other => {
+            return Err(SolveError::bad(format!(
+                "unknown game '{other}' (known: {})",
+                GAMES.join(", ")
+            )))
+        }
+    };
+    Ok(prepared)
+}
+
+/// Typed access to `KEY=VALUE` settings that remembers which keys were read, so that unknown
+/// keys are reported ([`Opts::finish`]) instead of silently ignored.
+pub struct Opts<'a> {
+    map: &'a Settings,
+    what: &'static str,
+    used: RefCell<BTreeSet<&'a str>>,
+}
+
+impl<'a> Opts<'a> {
+    /// Wraps settings; `what` names them in errors ("option", "game parameter").
+    pub fn new(map: &'a Settings, what: &'static str) -> Self {
+        Opts {
+            map,
+            what,
+            used: RefCell::new(BTreeSet::new()),
+        }
+    }
+    /// The raw text of `key`, if given.
+    pub fn raw(&self, key: &str) -> Option<&'a str> {
+        let (k, v) = self.map.get_key_value(key)?;
+        self.used.borrow_mut().insert(k.as_str());
+        Some(v.as_str())
+    }
+    /// `key` parsed as `T`, if given; a malformed value is a bad-input error naming the key.
+    pub fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, SolveError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(text) => text.trim().parse::<T>().map(Some).map_err(|_| {
+                SolveError::bad(format!(
+                    "{} '{key}={text}' is malformed (expected {})",
+                    self.what,
+                    short_type_name::<T>()
+                ))
+            }),
+        }
+    }
+    /// `key` parsed as `T`, or `default`.
+    pub fn get_or<T: FromStr>(&self, key: &str, default: T) -> Result<T, SolveError> {
+        Ok(self.get(key)?.unwrap_or(default))
+    }
+    /// Marks `key` as known without reading it (handled elsewhere, e.g. by the planner).
+    pub fn allow(&self, key: &str) {
+        let _ = self.raw(key);
+    }
+    /// Fails if any setting was never read: it is unknown to this game or algorithm.
+    pub fn finish(&self) -> Result<(), SolveError> {
+        let used = self.used.borrow();
+        let unknown: Vec<&str> = self
+            .map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !used.contains(k))
+            .collect();
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(SolveError::bad(format!(
+                "unknown {} '{}' here",
+                self.what,
+                unknown.join("', '")
+            )))
+        }
+    }
+}
+
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    match full {
+        "bool" => "true or false",
+        "f64" | "f32" => "a number",
+        "i32" | "i64" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
+        _ => full.rsplit("::").next().unwrap_or(full),
+    }
+}

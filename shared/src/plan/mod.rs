@@ -1,1 +1,300 @@
 //! Job planning: a job becomes tasks, task results become more tasks or the final result.
+//!
+//! One [`Planner`] serves both ways a job runs: in-process ([`run_local`], used by
+//! `gamesolver solve` without a coordinator) and in the coordinator, which stores every issued
+//! task and every result. A planner is a deterministic function of the job and the results it
+//! has been fed, in order, so a restarted coordinator rebuilds it by feeding the stored results
+//! again.
+//!
+//! Shapes ([`PlanShape`]):
+//! - `Single`: one task, its output is the result.
+//! - `Probes`: the exact value by threshold probes "value >= t" over `[lower, upper]`. With
+//!   `parallelism` k the planner keeps up to k probes in flight at targets that split the open
+//!   interval evenly (k-ary search); with k = 1 it bisects, leaning towards 0 as Pons' solver does
+//!   (small values are the common ones). Every result narrows the interval with its fail-soft
+//!   bound, so one probe can close more than its own question.
+//! - `Runs`: `count` independent runs, merged by the prepared job.
+
+use crate::registry::{PlanShape, PreparedJob, SolveError};
+use crate::search::Control;
+use crate::wire::{JobResult, RawBounds, TaskKind, TaskOutput};
+
+/// Derives the seed of run `index` from a base seed (SplitMix64 step, so runs differ well).
+pub fn run_seed(base: u64, index: u32) -> u64 {
+    let mut z = base.wrapping_add((index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The planner state of one job.
+#[derive(Clone, Debug)]
+pub struct Planner {
+    shape: PlanShape,
+    parallelism: usize,
+    /// Tasks issued and not yet answered.
+    pending: Vec<TaskKind>,
+    /// Outputs received, in order.
+    outputs: Vec<TaskOutput>,
+    /// Current bounds (probe plans).
+    bounds: RawBounds,
+    /// Next run index to issue (run plans).
+    next_run: u32,
+    issued_single: bool,
+}
+
+impl Planner {
+    /// A planner for `shape` that keeps up to `parallelism` tasks in flight.
+    pub fn new(shape: PlanShape, parallelism: usize) -> Self {
+        let bounds = match shape {
+            PlanShape::Probes { lower, upper } => RawBounds { lower, upper },
+            _ => RawBounds { lower: i32::MIN, upper: i32::MAX },
+        };
+        Planner {
+            shape,
+            parallelism: parallelism.max(1),
+            pending: Vec::new(),
+            outputs: Vec::new(),
+            bounds,
+            next_run: 0,
+            issued_single: false,
+        }
+    }
+
+    /// Current bounds of a probe plan.
+    pub fn bounds(&self) -> RawBounds {
+        self.bounds
+    }
+
+    /// Whether every needed result is in.
+    pub fn is_done(&self) -> bool {
+        match self.shape {
+            PlanShape::Single => self.issued_single && self.pending.is_empty() && !self.outputs.is_empty(),
+            PlanShape::Probes { .. } => self.bounds.is_exact(),
+            PlanShape::Runs { count, .. } => self.outputs.len() as u32 >= count,
+        }
+    }
+
+    /// Tasks to issue now (empty while waiting for results or when done).
+    pub fn next_tasks(&mut self) -> Vec<TaskKind> {
+        let mut out = Vec::new();
+        match self.shape {
+            PlanShape::Single => {
+                if !self.issued_single {
+                    self.issued_single = true;
+                    out.push(TaskKind::Whole);
+                }
+            }
+            PlanShape::Runs { count, base_seed } => {
+                while self.next_run < count && self.pending.len() + out.len() < self.parallelism {
+                    out.push(TaskKind::Run {
+                        index: self.next_run,
+                        seed: run_seed(base_seed, self.next_run),
+                        input: serde_json::Value::Null,
+                    });
+                    self.next_run += 1;
+                }
+            }
+            PlanShape::Probes { .. } => {
+                if self.is_done() {
+                    return out;
+                }
+                let free = self.parallelism.saturating_sub(self.pending.len());
+                for t in self.probe_targets(free) {
+                    out.push(TaskKind::Probe { target: t });
+                }
+            }
+        }
+        self.pending.extend(out.iter().cloned());
+        out
+    }
+
+    /// Probe targets for `free` new probes, not already pending. A probe "value >= t" is useful
+    /// for `lower < t <= upper`.
+    fn probe_targets(&self, free: usize) -> Vec<i32> {
+        let RawBounds { lower: lo, upper: hi } = self.bounds;
+        let pending: Vec<i32> = self
+            .pending
+            .iter()
+            .filter_map(|t| match t {
+                TaskKind::Probe { target } => Some(*target),
+                _ => None,
+            })
+            .collect();
+        let mut targets = Vec::new();
+        if free == 0 || lo >= hi {
+            return targets;
+        }
+        if self.parallelism == 1 {
+            // Bisection leaning towards 0 (Pons): the midpoint, moved halfway to 0 when 0 is
+            // inside the interval on that side.
+            let mut mid = lo + ((hi as i64 - lo as i64) / 2) as i32 + 1;
+            if mid <= 0 && lo / 2 + 1 > mid {
+                mid = lo / 2 + 1;
+            } else if mid >= 0 && hi / 2 < mid && hi / 2 > lo {
+                mid = hi / 2;
+            }
+            let mid = mid.clamp(lo + 1, hi);
+            if !pending.contains(&mid) {
+                targets.push(mid);
+            }
+            return targets;
+        }
+        // k-ary: split the open interval (lo, hi] into pieces around the probes in flight.
+        let k = (free + pending.len()) as i64;
+        let width = hi as i64 - lo as i64;
+        for i in 1..=k {
+            let t = (lo as i64 + (width * i + k) / (k + 1)).clamp(lo as i64 + 1, hi as i64) as i32;
+            if !pending.contains(&t) && !targets.contains(&t) && targets.len() < free {
+                targets.push(t);
+            }
+        }
+        targets
+    }
+
+    /// Feeds the output of an issued task. Unknown or repeated tasks are ignored (a result is
+    /// never counted twice).
+    pub fn on_result(&mut self, task: &TaskKind, output: TaskOutput) -> bool {
+        let Some(pos) = self.pending.iter().position(|t| t == task) else {
+            return false;
+        };
+        self.pending.remove(pos);
+        if let (PlanShape::Probes { .. }, Some(r)) = (&self.shape, output.raw) {
+            self.bounds.lower = self.bounds.lower.max(r.lower);
+            self.bounds.upper = self.bounds.upper.min(r.upper);
+            // Bounds come from exact searches, so they can never cross; if they do, a kernel is
+            // wrong, and the planner keeps the last answer's view rather than inventing one.
+            if self.bounds.lower > self.bounds.upper {
+                self.bounds = r;
+            }
+        }
+        self.outputs.push(output);
+        true
+    }
+
+    /// Pending probes whose answer can no longer change the result (their target is outside
+    /// the open interval): the coordinator may cancel them.
+    pub fn obsolete(&self) -> Vec<TaskKind> {
+        self.pending
+            .iter()
+            .filter(|t| match t {
+                TaskKind::Probe { target } => *target <= self.bounds.lower || *target > self.bounds.upper,
+                _ => false,
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Drops a pending task without a result (cancelled as obsolete).
+    pub fn forget(&mut self, task: &TaskKind) {
+        if let Some(pos) = self.pending.iter().position(|t| t == task) {
+            self.pending.remove(pos);
+        }
+    }
+
+    /// Progress as JSON (bounds for probe plans, runs done for run plans).
+    pub fn progress(&self) -> serde_json::Value {
+        match self.shape {
+            PlanShape::Single => serde_json::json!({"tasks_done": self.outputs.len()}),
+            PlanShape::Probes { .. } => serde_json::json!({
+                "lower": self.bounds.lower,
+                "upper": self.bounds.upper,
+                "probes_done": self.outputs.len(),
+            }),
+            PlanShape::Runs { count, .. } => serde_json::json!({"runs_done": self.outputs.len(), "runs": count}),
+        }
+    }
+
+    /// The final output (call when [`Planner::is_done`]).
+    pub fn finish(&self, job: &dyn PreparedJob) -> TaskOutput {
+        match self.shape {
+            PlanShape::Single => self.outputs.last().cloned().unwrap_or_default(),
+            PlanShape::Probes { .. } => job.finish_probes(self.bounds, &self.outputs),
+            PlanShape::Runs { .. } => job.merge_runs(&self.outputs),
+        }
+    }
+}
+
+/// Builds the job result from the final output.
+pub fn job_result(job: &dyn PreparedJob, out: TaskOutput, elapsed_ms: u64) -> JobResult {
+    JobResult {
+        game: job.job().game.clone(),
+        algorithm: job.job().algorithm.clone(),
+        value: out.value,
+        best_move: out.best_move,
+        nodes: out.nodes,
+        elapsed_ms,
+        extra: out.extra,
+    }
+}
+
+/// Runs a prepared job in this process through the planner: tasks one at a time (parallelism
+/// 1), so a probe plan bisects and each kernel may use `ctl`'s threads itself.
+pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, SolveError> {
+    let mut planner = Planner::new(job.plan_shape(), 1);
+    loop {
+        let tasks = planner.next_tasks();
+        if tasks.is_empty() {
+            break;
+        }
+        for task in tasks {
+            let out = job.run(&task, ctl)?;
+            planner.on_result(&task, out);
+        }
+        ctl.report(planner.progress());
+        if planner.is_done() {
+            break;
+        }
+    }
+    if !planner.is_done() {
+        return Err(SolveError::Internal("the plan ended without a result".into()));
+    }
+    let out = planner.finish(job);
+    Ok(job_result(job, out, ctl.elapsed().as_millis() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake job whose value is `v`: probes answer with exact fail-soft bounds.
+    fn answer(v: i32, t: i32) -> TaskOutput {
+        TaskOutput {
+            raw: Some(if v >= t {
+                RawBounds { lower: t, upper: i32::MAX }
+            } else {
+                RawBounds { lower: i32::MIN, upper: t - 1 }
+            }),
+            ..TaskOutput::default()
+        }
+    }
+
+    #[test]
+    fn probes_find_every_value_with_any_parallelism() {
+        for k in 1..=5 {
+            for v in -21..=21 {
+                let mut p = Planner::new(PlanShape::Probes { lower: -21, upper: 21 }, k);
+                let mut rounds = 0;
+                while !p.is_done() {
+                    let tasks = p.next_tasks();
+                    assert!(!tasks.is_empty(), "stuck at {:?}", p.bounds());
+                    assert!(tasks.len() <= k);
+                    for t in tasks {
+                        let TaskKind::Probe { target } = t else { panic!() };
+                        assert!(p.on_result(&t, answer(v, target)));
+                        assert!(!p.on_result(&t, answer(v, target)), "a repeated result is ignored");
+                    }
+                    rounds += 1;
+                    assert!(rounds < 50);
+                }
+                assert_eq!(p.bounds(), RawBounds { lower: v, upper: v });
+            }
+        }
+    }
+
+    #[test]
+    fn run_seeds_differ() {
+        let s: std::collections::HashSet<u64> = (0..100).map(|i| run_seed(7, i)).collect();
+        assert_eq!(s.len(), 100);
+    }
+}

@@ -5,3 +5,6 @@
 
 pub mod control;
 pub use control::{Control, StopReason};
+
+pub mod alphabeta;
+pub mod minimax;

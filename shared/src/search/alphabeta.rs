@@ -1,0 +1,222 @@
+//! Alpha-beta pruning as the course gives it (3.1), in negamax form, fail-soft.
+//!
+//! Contract of [`alphabeta`]: with `alpha < beta`, the returned value `v` satisfies
+//! - `v <= alpha`  implies  true value `<= v` (fail low: an upper bound),
+//! - `v >= beta`   implies  true value `>= v` (fail high: a lower bound),
+//! - otherwise `v` is the exact value,
+//!
+//! all from the point of view of `game.side(state)`. With the full window it returns the
+//! minimax value (same root value as [`super::minimax`] on every tree). Cut-offs happen on
+//! equality too (course 3.1). No table, and moves are searched in the game's order after
+//! `game.order_moves` when `use_ordering` is set: this is the reference implementation. The fast
+//! engine with tables, iterative deepening and move ordering heuristics is [`super::engine`].
+
+use super::minimax::Outcome;
+use super::Control;
+use crate::model::{to_parent, ZeroSum};
+
+struct Search<'a, G: ZeroSum> {
+    game: &'a G,
+    ctl: &'a Control,
+    use_ordering: bool,
+    moves: Vec<Vec<G::Move>>,
+    nodes: u64,
+    leaves: u64,
+    stopped: bool,
+}
+
+impl<G: ZeroSum> Search<'_, G> {
+    fn value(
+        &mut self,
+        state: &G::State,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> (i32, Vec<G::Move>) {
+        self.nodes += 1;
+        if self.nodes & 0xFFF == 0 {
+            self.ctl.add_nodes(0x1000);
+            if self.ctl.should_stop().is_some() {
+                self.stopped = true;
+            }
+        }
+        if self.stopped {
+            return (0, Vec::new());
+        }
+        if self.game.is_terminal(state) {
+            self.leaves += 1;
+            return (self.game.terminal_value(state), Vec::new());
+        }
+        if depth == Some(0) {
+            self.leaves += 1;
+            return (self.game.evaluate(state), Vec::new());
+        }
+        if self.moves.len() <= ply {
+            self.moves.push(Vec::new());
+        }
+        let mut moves = std::mem::take(&mut self.moves[ply]);
+        self.game.legal_moves(state, &mut moves);
+        if self.use_ordering {
+            self.game.order_moves(state, &mut moves);
+        }
+        let side = self.game.side(state);
+        let mut best = i32::MIN;
+        let mut best_line = Vec::new();
+        for &mv in &moves {
+            let mut child = state.clone();
+            self.game.apply(&mut child, mv);
+            let child_side = self.game.side(&child);
+            // The child's window, seen from the child's side.
+            let (ca, cb) = if child_side == side { (alpha, beta) } else { (-beta, -alpha) };
+            let (v, mut line) = self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1));
+            let v = to_parent(side, child_side, v);
+            if v > best {
+                best = v;
+                line.push(mv);
+                best_line = line;
+            }
+            if best >= beta {
+                break;
+            }
+            alpha = alpha.max(best);
+        }
+        self.moves[ply] = moves;
+        (best, best_line)
+    }
+}
+
+/// Fail-soft alpha-beta value of `state` in the window `(alpha, beta)`; see the module doc.
+/// `None` if stopped by `ctl`.
+pub fn alphabeta<G: ZeroSum>(
+    game: &G,
+    state: &G::State,
+    alpha: i32,
+    beta: i32,
+    depth: Option<u32>,
+    use_ordering: bool,
+    ctl: &Control,
+) -> Option<Outcome<G::Move>> {
+    assert!(alpha < beta, "alpha-beta needs alpha < beta");
+    let mut s = Search {
+        game,
+        ctl,
+        use_ordering,
+        moves: Vec::new(),
+        nodes: 0,
+        leaves: 0,
+        stopped: false,
+    };
+    let (value, mut pv) = s.value(state, alpha, beta, 0, depth);
+    ctl.add_nodes(s.nodes & 0xFFF);
+    if s.stopped {
+        return None;
+    }
+    pv.reverse();
+    Some(Outcome {
+        value,
+        best_move: pv.first().copied(),
+        pv,
+        nodes: s.nodes,
+        leaves: s.leaves,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::{mnk::Mnk, tree::Tree};
+    use crate::model::{Game, ZeroSum};
+    use crate::search::minimax::minimax;
+    use proptest::prelude::*;
+
+    fn full<G: ZeroSum>(g: &G, s: &G::State) -> Outcome<G::Move> {
+        alphabeta(g, s, i32::MIN + 1, i32::MAX, None, false, &Control::unlimited()).unwrap()
+    }
+
+    /// Course 3.1: A=(4,9,6), B=(2,15,13), C=(5,8,10): value 5, move C, 7 of 9 leaves; with C
+    /// searched first, 5 of 9.
+    #[test]
+    fn course_cutoffs() {
+        let t = Tree::parse(r#"{"max": [{"min": [4, 9, 6]}, {"min": [2, 15, 13]}, {"min": [5, 8, 10]}], "labels": ["A", "B", "C"]}"#).unwrap();
+        let o = full(&t, &0);
+        assert_eq!(t.value_to_json(&0, o.value), serde_json::json!(5));
+        assert_eq!(t.format_move(&0, o.best_move.unwrap()), "C");
+        assert_eq!(o.leaves, 7);
+        let c_first = Tree::parse(r#"{"max": [{"min": [5, 8, 10]}, {"min": [4, 9, 6]}, {"min": [2, 15, 13]}], "labels": ["C", "A", "B"]}"#).unwrap();
+        let o = full(&c_first, &0);
+        assert_eq!(c_first.value_to_json(&0, o.value), serde_json::json!(5));
+        assert_eq!(c_first.format_move(&0, o.best_move.unwrap()), "C");
+        assert_eq!(o.leaves, 5);
+    }
+
+    #[test]
+    fn mnk_values() {
+        // 4,4,3 and 4,4,4 need a transposition table to be quick: see the engine's tests.
+        let cases = [((3, 3, 3), 0), ((3, 4, 3), 1)];
+        for ((m, n, k), want) in cases {
+            let g = Mnk::new(m, n, k).unwrap();
+            let o = full(&g, &g.initial_state());
+            assert_eq!(o.value, want, "{m},{n},{k}");
+        }
+    }
+
+    /// A random tree JSON with integer leaves, alternating or not.
+    fn random_tree(seed: u64, depth: u32) -> String {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> String {
+            if depth == 0 || rng.gen_ratio(1, 6) {
+                return rng.gen_range(-20..=20).to_string();
+            }
+            let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
+            let n = rng.gen_range(1..=4);
+            let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1)).collect();
+            format!("{{\"{kind}\": [{}]}}", kids.join(","))
+        }
+        node(&mut rng, depth)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// Alpha-beta equals minimax at the root of every tree, and its fail-soft bounds hold
+        /// for every window.
+        #[test]
+        fn alphabeta_equals_minimax_on_random_trees(seed in any::<u64>(), a in -25i32..25, w in 1i32..20) {
+            let t = Tree::parse(&random_tree(seed, 6)).unwrap();
+            let exact = minimax(&t, &0, None, &Control::unlimited()).unwrap();
+            let ab = full(&t, &0);
+            prop_assert_eq!(ab.value, exact.value);
+            prop_assert!(ab.leaves <= exact.leaves);
+            let (lo, hi) = t.value_bounds(&0);
+            let (alpha, beta) = (lo + a % (hi - lo + 1), lo + a % (hi - lo + 1) + w);
+            let v = alphabeta(&t, &0, alpha, beta, None, false, &Control::unlimited()).unwrap().value;
+            if v <= alpha { prop_assert!(exact.value <= v); }
+            else if v >= beta { prop_assert!(exact.value >= v); }
+            else { prop_assert_eq!(v, exact.value); }
+        }
+    }
+
+    #[test]
+    fn alphabeta_equals_minimax_on_tictactoe_positions() {
+        use rand::{Rng, SeedableRng};
+        let g = Mnk::tictactoe();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let mut moves = Vec::new();
+        for _ in 0..200 {
+            let mut s = g.initial_state();
+            for _ in 0..rng.gen_range(0..6) {
+                g.legal_moves(&s, &mut moves);
+                if moves.is_empty() { break; }
+                g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
+            }
+            let m = minimax(&g, &s, None, &Control::unlimited()).unwrap();
+            assert_eq!(full(&g, &s).value, m.value, "{}", g.format_position(&s));
+            for d in 0..4 {
+                let m = minimax(&g, &s, Some(d), &Control::unlimited()).unwrap();
+                let a = alphabeta(&g, &s, -2, 2, Some(d), true, &Control::unlimited()).unwrap();
+                assert_eq!(a.value, m.value);
+            }
+        }
+    }
+}
