@@ -87,7 +87,10 @@ impl Mnk {
             ));
         }
         if k == 0 || k > m.max(n) {
-            return Err(format!("mnk k={k} must be between 1 and max(m, n) = {}", m.max(n)));
+            return Err(format!(
+                "mnk k={k} must be between 1 and max(m, n) = {}",
+                m.max(n)
+            ));
         }
         Ok(Mnk {
             m,
@@ -249,7 +252,8 @@ impl Game for Mnk {
         }
         if s.stones[0].has(cell) || s.stones[1].has(cell) {
             return Err(
-                NotationError::new(format!("cell {} is already taken", cell + 1)).with_fragment(text.trim()),
+                NotationError::new(format!("cell {} is already taken", cell + 1))
+                    .with_fragment(text.trim()),
             );
         }
         Ok(cell as u16)
@@ -349,12 +353,23 @@ mod tests {
     /// 5,478 distinct legal positions including the empty board.
     #[test]
     fn tictactoe_counts_from_the_course() {
-        fn walk(g: &Mnk, s: &MnkState, counts: &mut [u64; 3], seen: &mut std::collections::HashSet<MnkState>) {
+        fn walk(
+            g: &Mnk,
+            s: &MnkState,
+            counts: &mut [u64; 3],
+            seen: &mut std::collections::HashSet<MnkState>,
+        ) {
             seen.insert(s.clone());
             if g.is_terminal(s) {
                 let mut r = [0.0; 2];
                 g.returns(s, &mut r);
-                counts[if r[0] > 0.0 { 0 } else if r[1] > 0.0 { 1 } else { 2 }] += 1;
+                counts[if r[0] > 0.0 {
+                    0
+                } else if r[1] > 0.0 {
+                    1
+                } else {
+                    2
+                }] += 1;
                 return;
             }
             let mut moves = Vec::new();
@@ -387,7 +402,10 @@ mod tests {
         let e = g.parse_position("142536").unwrap_err();
         assert!(e.to_string().contains("already over"), "{e}");
         let g = Mnk::new(4, 4, 3).unwrap();
-        assert_eq!(g.format_position(&g.parse_position("16,1,6").unwrap()), "6,1,16");
+        assert_eq!(
+            g.format_position(&g.parse_position("16,1,6").unwrap()),
+            "6,1,16"
+        );
         assert!(Mnk::new(3, 3, 4).is_err());
     }
 }

@@ -190,9 +190,7 @@ pub fn play_moves<G: Game>(
     moves: &[&str],
 ) -> Result<(), NotationError> {
     for (i, text) in moves.iter().enumerate() {
-        let mv = game
-            .parse_move(state, text)
-            .map_err(|e| e.at_move(i + 1))?;
+        let mv = game.parse_move(state, text).map_err(|e| e.at_move(i + 1))?;
         game.apply(state, mv);
     }
     Ok(())
