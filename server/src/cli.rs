@@ -8,11 +8,13 @@
 use clap::{Args, Parser, Subcommand};
 use gamesolver_shared::plan;
 use gamesolver_shared::registry::{self, SolveError};
-use gamesolver_shared::search::Control;
+use gamesolver_shared::search::{control::ProgressSink, Control};
+use gamesolver_shared::viz::{self, Snapshot};
 use gamesolver_shared::wire::{JobResult, JobSpec, Limits, Settings};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// gamesolver: solve and search games, locally or through a coordinator.
 #[derive(Debug, Parser)]
@@ -71,6 +73,9 @@ pub struct SolveArgs {
     /// Node limit.
     #[arg(long, value_name = "N")]
     pub node_limit: Option<u64>,
+    /// Write a plot of the search's progress (bounds, best score, visits) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// `gamesolver batch`.
@@ -151,13 +156,94 @@ fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobSpec,
 
 /// Runs a job in this process through the planner (the one way a job runs).
 pub fn run_job(job: &JobSpec, threads: usize) -> Result<JobResult, Failure> {
+    run_job_with(job, threads, None)
+}
+
+/// Like [`run_job`], with a progress sink.
+pub fn run_job_with(
+    job: &JobSpec,
+    threads: usize,
+    progress: Option<ProgressSink>,
+) -> Result<JobResult, Failure> {
     let prepared = registry::prepare(job)?;
-    let ctl = Control::with_limits(
+    let mut ctl = Control::with_limits(
         job.limits.time_ms.map(Duration::from_millis),
         job.limits.node_limit,
     )
     .with_threads(threads);
+    if let Some(sink) = progress {
+        ctl = ctl.with_progress(sink);
+    }
     Ok(plan::run_local(prepared.as_ref(), &ctl)?)
+}
+
+/// The figure that matters in a progress report, for the progress bar.
+pub fn progress_message(p: &serde_json::Value) -> Option<String> {
+    let n = |k: &str| p.get(k).and_then(|v| v.as_f64());
+    if let (Some(lo), Some(hi)) = (n("lower"), n("upper")) {
+        return Some(format!("bounds [{lo}, {hi}]"));
+    }
+    for (key, label) in [
+        ("best_score", "best score"),
+        ("playouts", "playouts"),
+        ("rollouts", "rollouts"),
+        ("nodes", "nodes"),
+    ] {
+        if let Some(v) = n(key) {
+            return Some(format!("{label} {v}"));
+        }
+    }
+    None
+}
+
+/// Progress for `solve`: a spinner on a terminal (not with `--json`), and the history for
+/// `--plot`.
+struct Watch {
+    history: Arc<Mutex<Vec<Snapshot>>>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Watch {
+    fn new(show_bar: bool) -> Self {
+        let bar = show_bar.then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("static template"),
+            );
+            b.enable_steady_tick(Duration::from_millis(120));
+            b.set_message("searching");
+            b
+        });
+        Watch {
+            history: Arc::new(Mutex::new(Vec::new())),
+            bar,
+        }
+    }
+
+    fn sink(&self) -> ProgressSink {
+        let history = self.history.clone();
+        let bar = self.bar.clone();
+        let start = Instant::now();
+        Arc::new(move |p: serde_json::Value| {
+            if let (Some(b), Some(m)) = (&bar, progress_message(&p)) {
+                b.set_message(m);
+            }
+            let snap = Snapshot {
+                t_ms: start.elapsed().as_millis() as u64,
+                progress: p,
+            };
+            if let Ok(mut h) = history.lock() {
+                h.push(snap);
+            }
+        })
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
 
 /// Text rendering of a result for people.
@@ -215,7 +301,17 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             node_limit: args.node_limit,
         },
     )?;
-    let result = run_job(&job, args.job.threads)?;
+    let watch = Watch::new(!args.job.json && std::io::stderr().is_terminal());
+    let result = run_job_with(&job, args.job.threads, Some(watch.sink()));
+    watch.finish();
+    let result = result?;
+    if let Some(path) = &args.plot {
+        let history = watch.history.lock().map(|h| h.clone()).unwrap_or_default();
+        let title = format!("{} {}", job.game, job.algorithm);
+        std::fs::write(path, viz::progress_plot(&title, &history)).map_err(|e| {
+            Failure::no_result(format!("cannot write plot '{}': {e}", path.display()))
+        })?;
+    }
     let mut out = std::io::stdout().lock();
     if args.job.json {
         let _ = writeln!(
