@@ -31,6 +31,74 @@ pub enum Command {
     Solve(SolveArgs),
     /// Solve one position per line of FILE and compare with the expected values.
     Batch(BatchArgs),
+    /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
+    /// which have no shell or curl in our images).
+    Healthcheck(HealthArgs),
+}
+
+/// `gamesolver healthcheck`.
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Base URL of the coordinator.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 3.0)]
+    pub timeout: f64,
+}
+
+/// `gamesolver healthcheck`: a plain HTTP/1.1 GET over a TCP socket (http only; the check runs
+/// inside the coordinator's own container or pod).
+pub fn healthcheck(args: HealthArgs) -> Result<(), Failure> {
+    use std::io::Read;
+    use std::net::{TcpStream, ToSocketAddrs};
+    let rest = args.url.strip_prefix("http://").ok_or_else(|| {
+        Failure::bad_input(format!("--url '{}' must start with http://", args.url))
+    })?;
+    let (hostport, base) = match rest.split_once('/') {
+        Some((h, p)) => (h, format!("/{}", p.trim_end_matches('/'))),
+        None => (rest, String::new()),
+    };
+    let hostport = if hostport.contains(':') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:80")
+    };
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure::bad_input(
+            "--timeout must be a positive number of seconds",
+        ));
+    }
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let addr = hostport
+        .to_socket_addrs()
+        .map_err(|e| Failure::bad_input(format!("cannot resolve '{hostport}': {e}")))?
+        .next()
+        .ok_or_else(|| Failure::bad_input(format!("cannot resolve '{hostport}'")))?;
+    let unhealthy = |m: String| Failure::no_result(format!("unhealthy: {m}"));
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| unhealthy(format!("{hostport}: {e}")))?;
+    stream.set_read_timeout(Some(timeout)).ok();
+    stream.set_write_timeout(Some(timeout)).ok();
+    let request =
+        format!("GET {base}/healthz HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| unhealthy(e.to_string()))?;
+    let mut head = [0u8; 64];
+    let n = stream
+        .read(&mut head)
+        .map_err(|e| unhealthy(e.to_string()))?;
+    let status_line = String::from_utf8_lossy(&head[..n]);
+    let ok = status_line.split_whitespace().nth(1) == Some("200");
+    if ok {
+        Ok(())
+    } else {
+        Err(unhealthy(format!(
+            "answer '{}'",
+            status_line.lines().next().unwrap_or("")
+        )))
+    }
 }
 
 /// What defines a job, shared by `solve` and `batch`.
