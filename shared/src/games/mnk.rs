@@ -11,7 +11,7 @@
 //! A finished game is reconstructed into a legal order for [`Game::format_position`]: the cells of
 //! each player in ascending order, with the winner's completing stone last.
 
-use crate::model::{Game, Hashed, NotationError, Turn, ZeroSum};
+use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 
 /// Largest board: 256 cells (16 x 16 and all smaller shapes).
 pub const MAX_CELLS: usize = 256;
@@ -298,6 +298,16 @@ impl ZeroSum for Mnk {
             }
         }
         None
+    }
+}
+
+/// No search hints beyond `immediate_value`; history by cell.
+impl Tactics for Mnk {
+    fn history_slots(&self) -> usize {
+        2 * self.cells()
+    }
+    fn history_slot(&self, s: &MnkState, mv: u16) -> usize {
+        (s.plies as usize % 2) * self.cells() + mv as usize
     }
 }
 

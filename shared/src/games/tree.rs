@@ -23,7 +23,7 @@
 //! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
 //! point of view as CONTRACTS.md asks.
 
-use crate::model::{Game, Hashed, NotationError, Stochastic, Turn, ZeroSum};
+use crate::model::{Game, Hashed, NotationError, Stochastic, Tactics, Turn, ZeroSum};
 use serde_json::Value;
 
 /// What a tree contains, which decides the kernels that apply.
@@ -558,6 +558,9 @@ pub fn json_number(u: f64) -> Value {
         Value::from(u)
     }
 }
+
+/// No search hints: the engine searches every child.
+impl Tactics for Tree {}
 
 impl Hashed for Tree {
     const HASH_IS_KEY: bool = true;

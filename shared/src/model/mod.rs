@@ -32,6 +32,9 @@ use std::hash::Hash;
 mod notation;
 pub use notation::NotationError;
 
+mod tactics;
+pub use tactics::Tactics;
+
 /// Who acts in a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Turn {
