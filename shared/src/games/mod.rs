@@ -3,3 +3,4 @@
 
 pub mod mnk;
 pub mod tree;
+pub mod weakschur;

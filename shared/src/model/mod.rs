@@ -199,3 +199,4 @@ pub fn play_moves<G: Game>(
 }
 
 pub mod battery;
+pub mod single;
