@@ -58,10 +58,15 @@ impl WeakSchur {
             return Some(format!("set {} does not exist (sets 1..{})", j + 1, self.k));
         }
         if j > s.opened as usize {
-            return Some(format!("set {} is opened before set {}", j + 1, s.opened as usize + 1));
+            return Some(format!(
+                "set {} is opened before set {}",
+                j + 1,
+                s.opened as usize + 1
+            ));
         }
         if has(&s.forbidden[j], z) {
-            let x = (1..z).find(|&x| 2 * x != z && has(&s.members[j], x) && has(&s.members[j], z - x))?;
+            let x = (1..z)
+                .find(|&x| 2 * x != z && has(&s.members[j], x) && has(&s.members[j], z - x))?;
             return Some(format!("{z} = {x} + {} are all in set {}", z - x, j + 1));
         }
         None
@@ -142,13 +147,18 @@ impl Game for WeakSchur {
         let mut s = self.initial_state();
         let digits = text.chars().filter(|c| !c.is_whitespace() && *c != ',');
         for (i, c) in digits.enumerate() {
-            let mv = self.parse_move(&s, &c.to_string()).map_err(|e| e.at_move(i + 1))?;
+            let mv = self
+                .parse_move(&s, &c.to_string())
+                .map_err(|e| e.at_move(i + 1))?;
             self.apply(&mut s, mv);
         }
         Ok(s)
     }
     fn format_position(&self, s: &WeakSchurState) -> String {
-        s.assign[..s.placed as usize].iter().map(|&j| char::from(b'1' + j)).collect()
+        s.assign[..s.placed as usize]
+            .iter()
+            .map(|&j| char::from(b'1' + j))
+            .collect()
     }
     fn parse_move(&self, s: &WeakSchurState, text: &str) -> Result<u8, NotationError> {
         let t = text.trim();
@@ -160,10 +170,14 @@ impl Game for WeakSchur {
         }
         let z = s.placed as usize + 1;
         if z >= MAX_N {
-            return Err(NotationError::new(format!("the game stops at {}", MAX_N - 1)).with_fragment(t));
+            return Err(
+                NotationError::new(format!("the game stops at {}", MAX_N - 1)).with_fragment(t),
+            );
         }
         if let Some(why) = self.conflict(s, j - 1, z) {
-            return Err(NotationError::new(format!("{z} cannot go into set {j}: {why}")).with_fragment(t));
+            return Err(
+                NotationError::new(format!("{z} cannot go into set {j}: {why}")).with_fragment(t),
+            );
         }
         Ok((j - 1) as u8)
     }
@@ -228,7 +242,10 @@ mod tests {
         let g = WeakSchur::new(2).unwrap();
         // 1 2 | 3 4 ... : 1,2 in set 1 allow 3? 1 + 2 = 3 forbids 3 in set 1.
         let e = g.parse_position("111").unwrap_err();
-        assert_eq!(e.to_string(), "move 3 ('1'): 3 cannot go into set 1: 3 = 1 + 2 are all in set 1");
+        assert_eq!(
+            e.to_string(),
+            "move 3 ('1'): 3 cannot go into set 1: 3 = 1 + 2 are all in set 1"
+        );
         let e = g.parse_position("13").unwrap_err();
         assert!(e.to_string().contains("set 3 does not exist"), "{e}");
         let e = g.parse_position("2").unwrap_err();

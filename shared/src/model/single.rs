@@ -7,7 +7,7 @@
 //! policy table fast ([`SinglePlayer::code_space`]) and how a whole sequence is written so that it
 //! can be fed back as a position ([`SinglePlayer::sequence_text`]).
 
-use super::{Game, MoveCodes};
+use super::MoveCodes;
 
 /// A single-player game with a score to maximise.
 pub trait SinglePlayer: MoveCodes {
@@ -41,9 +41,19 @@ pub trait SinglePlayer: MoveCodes {
 /// Checks the single-player conventions along random games: one player, terminal scores finite,
 /// codes stable (a move's code computed twice is equal) and inside `code_space`, and
 /// `sequence_text` replays to the same state and score. Panics with a message naming the game.
-pub fn check_single_player<G: SinglePlayer>(game: &G, start: &G::State, playouts: usize, seed: u64) {
+pub fn check_single_player<G: SinglePlayer>(
+    game: &G,
+    start: &G::State,
+    playouts: usize,
+    seed: u64,
+) {
     use rand::{Rng, SeedableRng};
-    assert_eq!(game.num_players(), 1, "{}: a single-player game has one player", game.name());
+    assert_eq!(
+        game.num_players(),
+        1,
+        "{}: a single-player game has one player",
+        game.name()
+    );
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut moves = Vec::new();
     for _ in 0..playouts {
@@ -52,20 +62,43 @@ pub fn check_single_player<G: SinglePlayer>(game: &G, start: &G::State, playouts
         loop {
             game.legal_moves(&s, &mut moves);
             if moves.is_empty() {
-                assert!(game.is_terminal(&s), "{}: non-terminal state without moves", game.name());
+                assert!(
+                    game.is_terminal(&s),
+                    "{}: non-terminal state without moves",
+                    game.name()
+                );
                 break;
             }
-            assert_eq!(game.turn(&s), super::Turn::Player(0), "{}: turn is not player 0", game.name());
+            assert_eq!(
+                game.turn(&s),
+                super::Turn::Player(0),
+                "{}: turn is not player 0",
+                game.name()
+            );
             let mut codes: Vec<u64> = moves.iter().map(|&m| game.code(&s, m)).collect();
             for (&m, &c) in moves.iter().zip(&codes) {
-                assert_eq!(game.code(&s, m), c, "{}: code of {m:?} is not stable", game.name());
+                assert_eq!(
+                    game.code(&s, m),
+                    c,
+                    "{}: code of {m:?} is not stable",
+                    game.name()
+                );
                 if let Some(n) = game.code_space() {
-                    assert!((c as usize) < n, "{}: code {c} outside code space {n}", game.name());
+                    assert!(
+                        (c as usize) < n,
+                        "{}: code {c} outside code space {n}",
+                        game.name()
+                    );
                 }
             }
             codes.sort_unstable();
             codes.dedup();
-            assert_eq!(codes.len(), moves.len(), "{}: two legal moves share a code", game.name());
+            assert_eq!(
+                codes.len(),
+                moves.len(),
+                "{}: two legal moves share a code",
+                game.name()
+            );
             let mv = moves[rng.gen_range(0..moves.len())];
             seq.push(mv);
             game.apply(&mut s, mv);
@@ -76,7 +109,16 @@ pub fn check_single_player<G: SinglePlayer>(game: &G, start: &G::State, playouts
         let back = game
             .parse_position(&text)
             .unwrap_or_else(|e| panic!("{}: sequence text does not parse: {e}", game.name()));
-        assert!(game.same_state(&back, &s), "{}: sequence text replays to another state", game.name());
-        assert_eq!(game.score(&back), score, "{}: sequence text replays to another score", game.name());
+        assert!(
+            game.same_state(&back, &s),
+            "{}: sequence text replays to another state",
+            game.name()
+        );
+        assert_eq!(
+            game.score(&back),
+            score,
+            "{}: sequence text replays to another score",
+            game.name()
+        );
     }
 }
