@@ -3,4 +3,5 @@
 
 pub mod mnk;
 pub mod tree;
+pub mod morpion;
 pub mod weakschur;
