@@ -9,9 +9,13 @@
 //! Board: a 64 x 64 grid, point `y * 64 + x`, y growing downward; the cross sits at 27..36 in
 //! both coordinates (cross-local (0,0) = grid (27,27)), which leaves room for any known game (the
 //! records span about 25 points). A move needing a point outside the grid is not legal here.
-//! Per direction a bitset marks what lines use: unit segments (5T, bit at the segment's first
-//! point) or points (5D). The legal moves are kept incrementally: after a move, the old list is
-//! filtered and the 20 lines through the new dot are tested.
+//! Bitboards are kept per direction in lane coordinates, so that the 5 points of a line are 5
+//! consecutive bits of one word: direction `-` lane y, bit x; `|` lane x, bit y; `\` lane
+//! x - y + 63, bit y; `/` lane x + y, bit x. Per direction one board holds the dots (the same
+//! dots, rotated) and one what lines use: unit segments (5T, bit at the segment's first point) or
+//! points (5D). A line test is a shift, a mask and a popcount. The legal moves are kept
+//! incrementally: after a move, the old list is filtered and the 20 lines through the new dot are
+//! tested.
 //!
 //! Moves: `((start * 4 + dir) * 5 + pos)`, `start` the line's first point, `dir` 0..3 for
 //! `-` (1,0), `|` (0,1), `\` (1,1), `/` (1,-1), `pos` 0..4 the new dot's index along the line.
@@ -29,7 +33,8 @@ use crate::model::{Game, MoveCodes, NotationError, Turn};
 
 const SIZE: i32 = 64;
 const POINTS: usize = (SIZE * SIZE) as usize;
-const WORDS: usize = POINTS / 64;
+/// Lanes per direction (127 used by the diagonals).
+const LANES: usize = 128;
 /// Grid coordinate of cross-local 0.
 const OFF: i32 = 27;
 /// Reference point written into `.psol` output (the one of the published records).
@@ -54,13 +59,15 @@ pub enum Variant {
 pub struct Morpion {
     variant: Variant,
     start: MorpionState,
+    /// Per direction and lane, the first and last bit where a line of 5 starts on the grid.
+    bit_range: Box<[[(u8, u8); LANES]; 4]>,
 }
 
 /// A position: dots, line usage per direction, legal moves, and the moves played.
 #[derive(Debug)]
 pub struct MorpionState {
-    dots: [u64; WORDS],
-    used: [[u64; WORDS]; 4],
+    dots: [[u64; LANES]; 4],
+    used: [[u64; LANES]; 4],
     legal: Vec<u32>,
     history: Vec<u32>,
 }
@@ -83,13 +90,40 @@ impl Clone for MorpionState {
     }
 }
 
-#[inline]
-fn bit(bits: &[u64; WORDS], p: usize) -> bool {
-    bits[p >> 6] >> (p & 63) & 1 == 1
+/// Grid point of lane `l`, bit `b` in direction `d` (inverse of [`lane`]).
+#[inline(always)]
+fn lane_point(d: usize, l: usize, b: u32) -> (i32, i32) {
+    let (l, b) = (l as i32, b as i32);
+    match d {
+        0 => (b, l),
+        1 => (l, b),
+        2 => (l - 63 + b, b),
+        _ => (b, l - b),
+    }
+}
+
+/// Lane and bit of grid point (x, y) for direction `d`.
+#[inline(always)]
+fn lane(d: usize, x: i32, y: i32) -> (usize, u32) {
+    match d {
+        0 => (y as usize, x as u32),
+        1 => (x as usize, y as u32),
+        2 => ((x - y + 63) as usize, y as u32),
+        _ => ((x + y) as usize, x as u32),
+    }
 }
 #[inline]
-fn set(bits: &mut [u64; WORDS], p: usize) {
-    bits[p >> 6] |= 1 << (p & 63);
+fn has_dot(s: &MorpionState, p: usize) -> bool {
+    let (x, y) = xy(p);
+    s.dots[0][y as usize] >> x & 1 == 1
+}
+#[inline]
+fn set_dot(s: &mut MorpionState, p: usize) {
+    let (x, y) = xy(p);
+    for d in 0..4 {
+        let (l, b) = lane(d, x, y);
+        s.dots[d][l] |= 1 << b;
+    }
 }
 #[inline]
 fn point(x: i32, y: i32) -> usize {
@@ -131,15 +165,31 @@ impl Morpion {
     /// The game in `variant`.
     pub fn new(variant: Variant) -> Self {
         let mut s = MorpionState {
-            dots: [0; WORDS],
-            used: [[0; WORDS]; 4],
+            dots: [[0; LANES]; 4],
+            used: [[0; LANES]; 4],
             legal: Vec::new(),
             history: Vec::new(),
         };
         for (x, y) in cross() {
-            set(&mut s.dots, point(x + OFF, y + OFF));
+            set_dot(&mut s, point(x + OFF, y + OFF));
+        }
+        let mut bit_range = Box::new([[(1u8, 0u8); LANES]; 4]);
+        for (d, ranges) in bit_range.iter_mut().enumerate() {
+            for p in 0..POINTS {
+                if Self::on_grid(p, d) {
+                    let (x, y) = xy(p);
+                    let (l, b) = lane(d, x, y);
+                    let r = &mut ranges[l];
+                    if r.0 > r.1 {
+                        *r = (b as u8, b as u8);
+                    } else {
+                        *r = (r.0.min(b as u8), r.1.max(b as u8));
+                    }
+                }
+            }
         }
         let mut g = Morpion {
+            bit_range,
             variant,
             start: s.clone(),
         };
@@ -187,12 +237,22 @@ impl Morpion {
         (dy * SIZE + dx) as isize
     }
 
+    /// Bits a line from bit 0 uses in its direction's board: 4 segments (5T) or 5 points (5D).
+    #[inline(always)]
+    fn use_mask(&self) -> u64 {
+        if self.variant == Variant::T5 {
+            0xF
+        } else {
+            0x1F
+        }
+    }
+
     /// Whether the line from `start` in `dir` avoids every earlier line in that direction.
     #[inline]
     fn free(&self, s: &MorpionState, start: usize, dir: usize) -> bool {
-        let st = Self::step(dir);
-        let n = if self.variant == Variant::T5 { 4 } else { 5 };
-        (0..n).all(|k| !bit(&s.used[dir], (start as isize + k * st) as usize))
+        let (x, y) = xy(start);
+        let (l, b) = lane(dir, x, y);
+        (s.used[dir][l] >> b) & self.use_mask() == 0
     }
 
     /// If the line from `start` in `dir` is a legal move, the index of its missing point.
@@ -201,17 +261,13 @@ impl Morpion {
         if !Self::on_grid(start, dir) {
             return None;
         }
-        let st = Self::step(dir);
-        let mut missing = None;
-        for k in 0..5 {
-            if !bit(&s.dots, (start as isize + k as isize * st) as usize) {
-                if missing.is_some() {
-                    return None;
-                }
-                missing = Some(k);
-            }
+        let (x, y) = xy(start);
+        let (l, b) = lane(dir, x, y);
+        let m = (s.dots[dir][l] >> b) & 0x1F;
+        if m.count_ones() != 4 || (s.used[dir][l] >> b) & self.use_mask() != 0 {
+            return None;
         }
-        missing.filter(|_| self.free(s, start, dir))
+        Some((!m & 0x1F).trailing_zeros() as usize)
     }
 
     /// Why a move (start, dir, new dot index) is illegal in `s`, in Pentasol coordinates.
@@ -227,11 +283,11 @@ impl Morpion {
         }
         let st = Self::step(dir);
         let pt = |k: usize| (start as isize + k as isize * st) as usize;
-        if bit(&s.dots, pt(pos)) {
+        if has_dot(s, pt(pos)) {
             return Some(format!("{} is already a dot", fmt_point(pt(pos))));
         }
         for k in 0..5 {
-            if k != pos && !bit(&s.dots, pt(k)) {
+            if k != pos && !has_dot(s, pt(k)) {
                 return Some(format!("{} on the line is not a dot", fmt_point(pt(k))));
             }
         }
@@ -402,11 +458,10 @@ impl Game for Morpion {
         let (start, dir, pos) = decode(mv);
         let st = Self::step(dir);
         let q = (start as isize + pos as isize * st) as usize;
-        set(&mut s.dots, q);
-        let n = if self.variant == Variant::T5 { 4 } else { 5 };
-        for k in 0..n {
-            set(&mut s.used[dir], (start as isize + k * st) as usize);
-        }
+        set_dot(s, q);
+        let (sx, sy) = xy(start);
+        let (l, b) = lane(dir, sx, sy);
+        s.used[dir][l] |= self.use_mask() << b;
         s.history.push(mv);
         // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
         let mut legal = std::mem::take(&mut s.legal);
@@ -415,17 +470,23 @@ impl Game for Morpion {
             let mq = (ms as isize + mp as isize * Self::step(md)) as usize;
             mq != q && (md != dir || self.free(s, ms, md))
         });
-        // New moves: lines through q with q as one of their 4 dots.
+        // New moves: lines through q with q as one of their 4 dots, read off each direction's
+        // lane word around q's bit.
         let (qx, qy) = xy(q);
-        for (d, &(dx, dy)) in DIRS.iter().enumerate() {
-            for i in 0..5 {
-                let (sx, sy) = (qx - i * dx, qy - i * dy);
-                if !(0..SIZE).contains(&sx) || !(0..SIZE).contains(&sy) {
-                    continue;
-                }
-                let sp = point(sx, sy);
-                if let Some(p) = self.line_move(s, sp, d) {
-                    legal.push(encode(sp, d, p));
+        let mask = self.use_mask();
+        for d in 0..4 {
+            let (l, bq) = lane(d, qx, qy);
+            let (lo, hi) = self.bit_range[d][l];
+            let (dots, used) = (s.dots[d][l], s.used[d][l]);
+            for b in bq.saturating_sub(4).max(lo as u32)..=bq.min(hi as u32) {
+                let m = (dots >> b) & 0x1F;
+                if m.count_ones() == 4 && (used >> b) & mask == 0 {
+                    let (sx, sy) = lane_point(d, l, b);
+                    legal.push(encode(
+                        point(sx, sy),
+                        d,
+                        (!m & 0x1F).trailing_zeros() as usize,
+                    ));
                 }
             }
         }

@@ -105,14 +105,19 @@ const EMPTY: u64 = u64::MAX;
 
 /// A policy table: dense when the game's codes are small, otherwise open addressing with linear
 /// probing (key [`EMPTY`] marks a free slot; the code `u64::MAX` itself lives in `max_key`).
+/// Each entry holds the weight `w` and `exp(w)`, so rollouts call no `exp` at all; Adapt pays one
+/// `exp` per distinct code it changes.
 #[derive(Clone, Debug)]
 pub struct Policy {
     dense: bool,
     keys: Vec<u64>,
-    vals: Vec<f64>,
+    /// `[w, exp(w)]` per slot.
+    vals: Vec<[f64; 2]>,
     len: usize,
-    max_key: f64,
+    max_key: [f64; 2],
 }
+
+const ZERO: [f64; 2] = [0.0, 1.0];
 
 impl Policy {
     /// An all-zero policy for codes below `code_space` (dense) or arbitrary codes (`None`).
@@ -121,16 +126,16 @@ impl Policy {
             Some(n) => Policy {
                 dense: true,
                 keys: Vec::new(),
-                vals: vec![0.0; n],
+                vals: vec![ZERO; n],
                 len: 0,
-                max_key: 0.0,
+                max_key: ZERO,
             },
             None => Policy {
                 dense: false,
                 keys: vec![EMPTY; 1024],
-                vals: vec![0.0; 1024],
+                vals: vec![ZERO; 1024],
                 len: 0,
-                max_key: 0.0,
+                max_key: ZERO,
             },
         }
     }
@@ -142,9 +147,8 @@ impl Policy {
         (code.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask
     }
 
-    /// The weight of `code`.
-    #[inline]
-    pub fn get(&self, code: u64) -> f64 {
+    #[inline(always)]
+    fn entry(&self, code: u64) -> [f64; 2] {
         if self.dense {
             return self.vals[code as usize];
         }
@@ -159,22 +163,31 @@ impl Policy {
                 return self.vals[i];
             }
             if k == EMPTY {
-                return 0.0;
+                return ZERO;
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// Adds `delta` to the weight of `code`.
+    /// The weight of `code`.
     #[inline]
-    pub fn add(&mut self, code: u64, delta: f64) {
+    pub fn get(&self, code: u64) -> f64 {
+        self.entry(code)[0]
+    }
+
+    /// `exp` of the weight of `code`.
+    #[inline]
+    pub fn get_exp(&self, code: u64) -> f64 {
+        self.entry(code)[1]
+    }
+
+    #[inline(always)]
+    fn entry_mut(&mut self, code: u64) -> &mut [f64; 2] {
         if self.dense {
-            self.vals[code as usize] += delta;
-            return;
+            return &mut self.vals[code as usize];
         }
         if code == EMPTY {
-            self.max_key += delta;
-            return;
+            return &mut self.max_key;
         }
         if (self.len + 1) * 2 > self.keys.len() {
             self.grow();
@@ -184,31 +197,50 @@ impl Policy {
         loop {
             let k = self.keys[i];
             if k == code {
-                self.vals[i] += delta;
-                return;
+                return &mut self.vals[i];
             }
             if k == EMPTY {
                 self.keys[i] = code;
-                self.vals[i] = delta;
+                self.vals[i] = ZERO;
                 self.len += 1;
-                return;
+                return &mut self.vals[i];
             }
             i = (i + 1) & mask;
         }
     }
 
+    /// Adds `delta` to the weight of `code`.
+    #[inline]
+    pub fn add(&mut self, code: u64, delta: f64) {
+        let e = self.entry_mut(code);
+        e[0] += delta;
+        e[1] = e[0].exp();
+    }
+
+    /// Adds `delta` to the weight only, returning the new weight (scratch tables: no `exp`).
+    #[inline]
+    fn add_weight(&mut self, code: u64, delta: f64) -> f64 {
+        let e = self.entry_mut(code);
+        e[0] += delta;
+        e[0]
+    }
+
+    /// Sets the weight of `code` back to 0 (scratch tables).
+    #[inline]
+    fn zero(&mut self, code: u64) {
+        *self.entry_mut(code) = ZERO;
+    }
+
     fn grow(&mut self) {
         let n = self.keys.len() * 2;
         let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; n]);
-        let old_vals = std::mem::replace(&mut self.vals, vec![0.0; n]);
+        let old_vals = std::mem::replace(&mut self.vals, vec![ZERO; n]);
         self.len = 0;
-        let max_key = self.max_key;
         for (k, v) in old_keys.into_iter().zip(old_vals) {
             if k != EMPTY {
-                self.add(k, v);
+                *self.entry_mut(k) = v;
             }
         }
-        self.max_key = max_key;
     }
 
     /// Makes `self` equal to `other`, reusing its memory.
@@ -226,23 +258,52 @@ impl Policy {
             self.vals
                 .iter()
                 .enumerate()
-                .filter(|(_, v)| **v != 0.0)
-                .map(|(k, v)| (k as u64, *v))
+                .filter(|(_, v)| v[0] != 0.0)
+                .map(|(k, v)| (k as u64, v[0]))
                 .collect()
         } else {
             self.keys
                 .iter()
                 .zip(&self.vals)
-                .filter(|(k, v)| **k != EMPTY && **v != 0.0)
-                .map(|(k, v)| (*k, *v))
+                .filter(|(k, v)| **k != EMPTY && v[0] != 0.0)
+                .map(|(k, v)| (*k, v[0]))
                 .collect()
         };
-        if !self.dense && self.max_key != 0.0 {
-            out.push((EMPTY, self.max_key));
+        if !self.dense && self.max_key[0] != 0.0 {
+            out.push((EMPTY, self.max_key[0]));
         }
         out.sort_by_key(|e| e.0);
         out
     }
+}
+
+/// `exp(w)` of each code, from the cached values; when they overflow (weights beyond ~700,
+/// which NRPA's bounded steps do not produce in practice) they are recomputed shifted by the
+/// largest weight, which leaves every probability unchanged.
+#[inline]
+fn softmax_weights(policy: &Policy, codes: &[u64], out: &mut Vec<f64>) -> f64 {
+    out.clear();
+    let mut z = 0.0;
+    for &c in codes {
+        let e = policy.get_exp(c);
+        z += e;
+        out.push(e);
+    }
+    if z.is_finite() && z > 0.0 {
+        return z;
+    }
+    out.clear();
+    let max = codes
+        .iter()
+        .map(|&c| policy.get(c))
+        .fold(f64::NEG_INFINITY, f64::max);
+    z = 0.0;
+    for &c in codes {
+        let e = (policy.get(c) - max).exp();
+        z += e;
+        out.push(e);
+    }
+    z
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,30 +376,51 @@ fn record_sequence<G: SinglePlayer>(
     Ok(r)
 }
 
+/// Scratch space of Adapt: per-code sums of the changes, in first-touch order.
+struct AdaptScratch {
+    sums: Policy,
+    touched: Vec<u64>,
+    probs: Vec<f64>,
+    deltas: Vec<f64>,
+}
+
+impl AdaptScratch {
+    fn new(code_space: Option<usize>) -> Self {
+        AdaptScratch {
+            sums: Policy::new(code_space),
+            touched: Vec::new(),
+            probs: Vec::new(),
+            deltas: Vec::new(),
+        }
+    }
+}
+
 /// The seed's Adapt, in place: every probability is computed from the policy before any weight
-/// changes (the seed's `pol` versus `pol'`), then all changes are applied.
-fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, deltas: &mut Vec<f64>) {
-    deltas.clear();
+/// changes (the seed's `pol` versus `pol'`); the changes are summed per code (in the record's
+/// order) and then applied, one `exp` per distinct code.
+fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScratch) {
+    x.deltas.clear();
     for p in 0..best.chosen.len() {
         let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
-        let codes = &best.codes[a..b];
-        let max = codes
-            .iter()
-            .map(|&c| policy.get(c))
-            .fold(f64::NEG_INFINITY, f64::max);
-        let mut z = 0.0;
-        for &c in codes {
-            let e = (policy.get(c) - max).exp();
-            deltas.push(e);
-            z += e;
+        let z = softmax_weights(policy, &best.codes[a..b], &mut x.probs);
+        for &e in &x.probs {
+            x.deltas.push(-alpha * e / z);
         }
-        for d in &mut deltas[a..b] {
-            *d = -alpha * *d / z;
-        }
-        deltas[a + best.chosen[p] as usize] += alpha;
+        x.deltas[a + best.chosen[p] as usize] += alpha;
     }
-    for (&c, &d) in best.codes.iter().zip(deltas.iter()) {
-        policy.add(c, d);
+    x.touched.clear();
+    for (&c, &d) in best.codes.iter().zip(x.deltas.iter()) {
+        if x.sums.get(c) == 0.0 {
+            x.touched.push(c);
+        }
+        x.sums.add_weight(c, d);
+    }
+    for &c in &x.touched {
+        let d = x.sums.get(c);
+        if d != 0.0 {
+            policy.add(c, d);
+            x.sums.zero(c);
+        }
     }
 }
 
@@ -373,7 +455,7 @@ struct Searcher<'a, G: SinglePlayer> {
     found: Record<G::Move>,
     legal: Vec<G::Move>,
     weights: Vec<f64>,
-    deltas: Vec<f64>,
+    scratch: AdaptScratch,
     state: G::State,
     rng: ChaCha8Rng,
     rollouts: u64,
@@ -403,7 +485,7 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             found: Record::new(),
             legal: Vec::new(),
             weights: Vec::new(),
-            deltas: Vec::new(),
+            scratch: AdaptScratch::new(game.code_space()),
             state: root.clone(),
             rng: ChaCha8Rng::seed_from_u64(0),
             rollouts: 0,
@@ -423,21 +505,19 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 break;
             }
             let start = cur.codes.len();
-            let mut max = f64::NEG_INFINITY;
             for &m in &self.legal {
-                let c = game.code(&self.state, m);
-                cur.codes.push(c);
-                max = max.max(policy.get(c));
+                cur.codes.push(game.code(&self.state, m));
             }
-            self.weights.clear();
-            let mut z = 0.0;
-            for &c in &cur.codes[start..] {
-                let e = (policy.get(c) - max).exp();
-                z += e;
-                self.weights.push(z);
+            let z = softmax_weights(policy, &cur.codes[start..], &mut self.weights);
+            let mut r = self.rng.gen::<f64>() * z;
+            let mut pick = n - 1;
+            for (i, &w) in self.weights.iter().enumerate() {
+                if r < w {
+                    pick = i;
+                    break;
+                }
+                r -= w;
             }
-            let r = self.rng.gen::<f64>() * z;
-            let pick = self.weights.iter().position(|&w| r < w).unwrap_or(n - 1);
             let mv = self.legal[pick];
             cur.moves.push(mv);
             cur.chosen.push(pick as u32);
@@ -510,7 +590,7 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 &mut self.policies[l],
                 &self.bests[l],
                 self.opts.alpha,
-                &mut self.deltas,
+                &mut self.scratch,
             );
         }
     }
@@ -824,7 +904,7 @@ fn run_shared<G: SinglePlayer>(
     let mut searchers: Vec<Searcher<G>> = (0..batch)
         .map(|_| Searcher::new(game, root, opts, ctl, shared))
         .collect();
-    let mut deltas = Vec::new();
+    let mut scratch = AdaptScratch::new(game.code_space());
     let mut rollouts = 0u64;
     let mut stopped = false;
     let mut last_checkpoint = std::time::Instant::now();
@@ -862,7 +942,7 @@ fn run_shared<G: SinglePlayer>(
             if r.score >= top_best.score {
                 top_best.copy_from(r);
             }
-            adapt(&mut top, &top_best, opts.alpha, &mut deltas);
+            adapt(&mut top, &top_best, opts.alpha, &mut scratch);
             done += 1;
         }
         take_found(&mut searchers, &mut best);
@@ -1012,7 +1092,7 @@ mod tests {
             starts: vec![0, 3],
             chosen: vec![1],
         };
-        adapt(&mut pol, &best, 1.0, &mut Vec::new());
+        adapt(&mut pol, &best, 1.0, &mut AdaptScratch::new(Some(3)));
         assert!((pol.get(1) - 2.0 / 3.0).abs() < 1e-12 && (pol.get(0) + 1.0 / 3.0).abs() < 1e-12);
         let z: f64 = (0..3).map(|c| pol.get(c).exp()).sum();
         // "a-c wird nun mit rund 57,62% gewählt, a-b und a-d mit jeweils 21,19%".
@@ -1027,7 +1107,7 @@ mod tests {
             starts: vec![0, 1],
             chosen: vec![0],
         };
-        adapt(&mut pol, &one, 1.0, &mut Vec::new());
+        adapt(&mut pol, &one, 1.0, &mut AdaptScratch::new(None));
         assert_eq!(pol.get(u64::MAX), 0.0);
     }
 
