@@ -4,3 +4,5 @@
 pub mod connect4;
 pub mod mnk;
 pub mod tree;
+pub mod morpion;
+pub mod weakschur;

@@ -200,3 +200,4 @@ pub fn play_moves<G: Game>(
 }
 
 pub mod battery;
+pub mod single;

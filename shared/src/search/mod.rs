@@ -8,3 +8,5 @@ pub use control::{Control, StopReason};
 
 pub mod alphabeta;
 pub mod minimax;
+pub mod nmcs;
+pub mod nrpa;
