@@ -347,7 +347,7 @@ pub(crate) mod tests {
         let mut best: Option<Vec<f64>> = None;
         for c in v["children"].as_array().unwrap() {
             let c = naive(c);
-            if best.as_ref().map_or(true, |b| c[p] > b[p]) {
+            if best.as_ref().is_none() || c[p] > best.as_ref().unwrap()[p] {
                 best = Some(c);
             }
         }
