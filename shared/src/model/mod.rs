@@ -201,3 +201,5 @@ pub fn play_moves<G: Game>(
 
 pub mod battery;
 pub mod single;
+pub mod chance;
+pub use chance::{ChanceZeroSum, VectorEval};
