@@ -9,6 +9,7 @@ pub use control::{Control, StopReason};
 pub mod alphabeta;
 pub mod expectimax;
 pub mod maxn;
+pub mod mcts;
 pub mod minimax;
 pub mod nmcs;
 pub mod nrpa;
