@@ -7,4 +7,5 @@ pub mod control;
 pub use control::{Control, StopReason};
 
 pub mod alphabeta;
+pub mod engine;
 pub mod minimax;

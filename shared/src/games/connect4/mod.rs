@@ -604,6 +604,12 @@ impl<W: Word> Tactics for Connect4<W> {
         !(self.winning_cells(s.current | cell, mask) & self.possible(mask)).is_zero()
     }
 
+    fn table_entries_hint(&self, s: &C4State<W>) -> Option<u64> {
+        // Far fewer positions than 2^(empty cells) are ever searched; 8 x that is generous.
+        let empty = (self.cells() - s.moves as i32).clamp(0, 40) as u32;
+        Some(8u64 << empty)
+    }
+
     fn history_slots(&self) -> usize {
         2 * self.width as usize
     }
