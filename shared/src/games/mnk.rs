@@ -311,16 +311,6 @@ impl Tactics for Mnk {
     }
 }
 
-/// No search hints beyond `immediate_value`; history by cell.
-impl Tactics for Mnk {
-    fn history_slots(&self) -> usize {
-        2 * self.cells()
-    }
-    fn history_slot(&self, s: &MnkState, mv: u16) -> usize {
-        (s.plies as usize % 2) * self.cells() + mv as usize
-    }
-}
-
 impl Hashed for Mnk {
     const HASH_IS_KEY: bool = false;
     fn hash(&self, s: &MnkState) -> u64 {

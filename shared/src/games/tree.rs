@@ -562,9 +562,6 @@ pub fn json_number(u: f64) -> Value {
 /// No search hints: the engine searches every child.
 impl Tactics for Tree {}
 
-/// No search hints: the engine searches every child.
-impl Tactics for Tree {}
-
 impl Hashed for Tree {
     const HASH_IS_KEY: bool = true;
     #[inline]

@@ -35,9 +35,6 @@ pub use notation::NotationError;
 mod tactics;
 pub use tactics::Tactics;
 
-mod tactics;
-pub use tactics::Tactics;
-
 /// Who acts in a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Turn {

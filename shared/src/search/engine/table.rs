@@ -9,7 +9,7 @@
 //! ## Layout
 //! A slot is two 64-bit words, a bucket is four slots (one 64-byte cache line):
 //! ```text
-//! check = key ^ mix64(data)
+//! check = key ^ mix64(data) ^ salt
 //! data  = | gen:8 | work:6 | move:8 | draft:8 | bound:2 | value:32 |
 //!           63..56  55..50   49..42   41..34    33..32    31..0
 //! value  i32, from the point of view of the side to move at the entry's position
@@ -19,9 +19,18 @@
 //! work   log2 of the nodes searched below the entry (its replacement priority)
 //! gen    the search generation that wrote it (older generations are replaced first)
 //! ```
+//! ## Reuse without clearing
+//! Every use of a table has its own 64-bit `salt`, XORed into every check word. [`Table::reset`]
+//! draws a new salt (a bijective mix of a global counter, so salts never repeat), which makes
+//! every old entry fail its check: a reset costs nothing, whatever the size. Finished jobs give
+//! their table back to a small pool ([`Table::recycle`]) and new jobs of the same size take it
+//! ([`Table::take`]), so a batch of small jobs does not pay for fresh memory each time. A stale
+//! entry could only pass if its key differed from the probed key by exactly the XOR of two
+//! salts (probability 2^-64 per probe).
+//!
 //! ## Lock-free reads
 //! Writers store `data` then `check`; readers load both and accept the slot only if
-//! `check ^ mix64(data) == key`. A read torn by a concurrent write pairs words of two different
+//! `check ^ mix64(data) ^ salt == key`. A read torn by a concurrent write pairs words of two different
 //! writes; it passes the check only if the bijective mix of two different data words happens to
 //! XOR to the difference of the keys, a 2^-64 event, so a torn read does not turn into a wrong
 //! bound in practice; with one thread there are no torn reads at all.
@@ -34,6 +43,7 @@
 //! recent result is the likeliest to be needed again.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 
 /// What a stored value says about the true value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +102,11 @@ impl Entry {
             Bound::Upper => 2,
             Bound::Exact => 3,
         };
-        let mv = if self.mv == NO_MOVE { 0 } else { self.mv as u64 + 1 };
+        let mv = if self.mv == NO_MOVE {
+            0
+        } else {
+            self.mv as u64 + 1
+        };
         (self.value as u32 as u64)
             | bound << 32
             | (self.draft as u64) << 34
@@ -123,6 +137,18 @@ impl Entry {
 pub struct Table {
     buckets: Box<[Bucket]>,
     generation: AtomicU8,
+    salt: u64,
+}
+
+/// Counter behind the salts.
+static SALTS: AtomicU64 = AtomicU64::new(1);
+/// Tables of finished jobs, kept for reuse.
+static POOL: Mutex<Vec<Table>> = Mutex::new(Vec::new());
+/// Most memory the pool keeps (a few default-sized tables).
+const POOL_BYTES: usize = 256 << 20;
+
+fn fresh_salt() -> u64 {
+    mix64(SALTS.fetch_add(1, Ordering::Relaxed))
 }
 
 impl std::fmt::Debug for Table {
@@ -137,7 +163,8 @@ impl Table {
     /// pages of a large table are only touched (and paid for) when used.
     pub fn with_bytes(bytes: usize) -> Result<Table, String> {
         let n = (bytes / std::mem::size_of::<Bucket>()).max(1);
-        let layout = std::alloc::Layout::array::<Bucket>(n).map_err(|_| format!("table of {bytes} bytes is too large"))?;
+        let layout = std::alloc::Layout::array::<Bucket>(n)
+            .map_err(|_| format!("table of {bytes} bytes is too large"))?;
         // SAFETY: the layout has non-zero size (n >= 1, 64 bytes each). An all-zero Bucket is
         // valid (AtomicU64 has the representation of u64), so the zeroed allocation is n
         // initialised Buckets, and Box takes ownership with the same layout it frees with.
@@ -151,7 +178,37 @@ impl Table {
         Ok(Table {
             buckets,
             generation: AtomicU8::new(0),
+            salt: fresh_salt(),
         })
+    }
+
+    /// A table of `bytes` (as [`Table::with_bytes`]), reusing a pooled one of that size if
+    /// there is one (reset, so it is empty).
+    pub fn take(bytes: usize) -> Result<Table, String> {
+        let n = (bytes / std::mem::size_of::<Bucket>()).max(1);
+        let pooled = {
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            pool.iter()
+                .position(|t| t.buckets.len() == n)
+                .map(|i| pool.swap_remove(i))
+        };
+        match pooled {
+            Some(mut t) => {
+                t.reset();
+                Ok(t)
+            }
+            None => Table::with_bytes(bytes),
+        }
+    }
+
+    /// Gives the table back to the pool for [`Table::take`] (the oldest pooled tables are freed
+    /// beyond a budget).
+    pub fn recycle(self) {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        pool.push(self);
+        while pool.iter().map(Table::bytes).sum::<usize>() > POOL_BYTES {
+            pool.remove(0);
+        }
     }
 
     /// Size in bytes.
@@ -159,17 +216,9 @@ impl Table {
         self.buckets.len() * std::mem::size_of::<Bucket>()
     }
 
-    /// Forgets every entry (a fresh zeroed allocation, so a large sparse table is cheap to reset).
-    pub fn clear(&mut self) {
-        if let Ok(t) = Table::with_bytes(self.bytes()) {
-            *self = t;
-        } else {
-            for b in self.buckets.iter() {
-                for w in &b.words {
-                    w.store(0, Ordering::Relaxed);
-                }
-            }
-        }
+    /// Forgets every entry at once (a new salt; see the module doc).
+    pub fn reset(&mut self) {
+        self.salt = fresh_salt();
     }
 
     /// Starts a new search generation: entries of older ones are replaced first.
@@ -191,7 +240,7 @@ impl Table {
         for s in 0..SLOTS {
             let data = b.words[2 * s + 1].load(Ordering::Relaxed);
             let check = b.words[2 * s].load(Ordering::Relaxed);
-            if check ^ mix64(data) == key {
+            if check ^ mix64(data) ^ self.salt == key {
                 if let Some(e) = Entry::unpack(data) {
                     return Some(e);
                 }
@@ -211,14 +260,17 @@ impl Table {
         for s in 0..SLOTS {
             let data = b.words[2 * s + 1].load(Ordering::Relaxed);
             let check = b.words[2 * s].load(Ordering::Relaxed);
-            let Some(old) = Entry::unpack(data) else {
+            // Entries of an earlier use (another salt) look like other keys' entries; their old
+            // generation makes them the first to go.
+            let old = Entry::unpack(data);
+            let Some(old) = old else {
                 if victim_priority > 0 {
                     victim = s;
                     victim_priority = 0;
                 }
                 continue;
             };
-            if check ^ mix64(data) == key {
+            if check ^ mix64(data) ^ self.salt == key {
                 if entry.mv == NO_MOVE {
                     entry.mv = old.mv;
                 }
@@ -234,7 +286,7 @@ impl Table {
         }
         let data = entry.pack(generation);
         b.words[2 * victim + 1].store(data, Ordering::Relaxed);
-        b.words[2 * victim].store(key ^ mix64(data), Ordering::Relaxed);
+        b.words[2 * victim].store(key ^ mix64(data) ^ self.salt, Ordering::Relaxed);
     }
 }
 
@@ -245,17 +297,46 @@ mod tests {
     #[test]
     fn entries_round_trip_and_keys_are_checked() {
         let t = Table::with_bytes(1 << 12).unwrap();
-        let e = Entry { value: -1234, bound: Bound::Upper, draft: 7, mv: 3, work: 20 };
+        let e = Entry {
+            value: -1234,
+            bound: Bound::Upper,
+            draft: 7,
+            mv: 3,
+            work: 20,
+        };
         t.store(42, e);
         assert_eq!(t.probe(42), Some(e));
         assert_eq!(t.probe(43), None);
         // A move-less store keeps the old move.
-        t.store(42, Entry { mv: NO_MOVE, bound: Bound::Exact, ..e });
+        t.store(
+            42,
+            Entry {
+                mv: NO_MOVE,
+                bound: Bound::Exact,
+                ..e
+            },
+        );
         assert_eq!(t.probe(42).unwrap().mv, 3);
         assert_eq!(t.probe(42).unwrap().bound, Bound::Exact);
-        let e2 = Entry { value: i32::MIN + 1, bound: Bound::Lower, draft: DRAFT_EXACT, mv: NO_MOVE, work: 63 };
+        let e2 = Entry {
+            value: i32::MIN + 1,
+            bound: Bound::Lower,
+            draft: DRAFT_EXACT,
+            mv: NO_MOVE,
+            work: 63,
+        };
         t.store(0, e2);
         assert_eq!(t.probe(0), Some(e2));
+        // A reset forgets everything; a recycled table comes back empty.
+        let mut t = t;
+        t.reset();
+        assert_eq!(t.probe(0), None);
+        assert_eq!(t.probe(42), None);
+        t.store(5, e);
+        let bytes = t.bytes();
+        t.recycle();
+        let t = Table::take(bytes).unwrap();
+        assert_eq!(t.probe(5), None);
     }
 
     #[test]
@@ -263,15 +344,51 @@ mod tests {
         // One bucket: every key lands in it.
         let t = Table::with_bytes(64).unwrap();
         for k in 0..4u64 {
-            t.store(k, Entry { value: k as i32, bound: Bound::Exact, draft: 1, mv: NO_MOVE, work: 10 + k as u8 });
+            t.store(
+                k,
+                Entry {
+                    value: k as i32,
+                    bound: Bound::Exact,
+                    draft: 1,
+                    mv: NO_MOVE,
+                    work: 10 + k as u8,
+                },
+            );
         }
-        t.store(9, Entry { value: 9, bound: Bound::Exact, draft: 1, mv: NO_MOVE, work: 1 });
+        t.store(
+            9,
+            Entry {
+                value: 9,
+                bound: Bound::Exact,
+                draft: 1,
+                mv: NO_MOVE,
+                work: 1,
+            },
+        );
         assert!(t.probe(0).is_none(), "the least work goes");
         assert!(t.probe(3).is_some() && t.probe(9).is_some());
         // Older generations go first, whatever their work.
         t.new_generation();
-        t.store(10, Entry { value: 10, bound: Bound::Exact, draft: 1, mv: NO_MOVE, work: 0 });
-        t.store(11, Entry { value: 11, bound: Bound::Exact, draft: 1, mv: NO_MOVE, work: 0 });
+        t.store(
+            10,
+            Entry {
+                value: 10,
+                bound: Bound::Exact,
+                draft: 1,
+                mv: NO_MOVE,
+                work: 0,
+            },
+        );
+        t.store(
+            11,
+            Entry {
+                value: 11,
+                bound: Bound::Exact,
+                draft: 1,
+                mv: NO_MOVE,
+                work: 0,
+            },
+        );
         assert!(t.probe(10).is_some() && t.probe(11).is_some());
     }
 }
