@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 
 pub mod family;
+pub mod single;
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -95,7 +96,9 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree"];
+pub const GAMES: &[&str] = &[
+    "tictactoe", "mnk", "connect4", "tree", "morpion", "samegame", "tsptw", "weakschur",
+];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -155,6 +158,17 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "tree" => {
             params.finish()?;
             family::tree(job)?
+        }
+        "morpion" => {
+            let variant = params.raw("variant").unwrap_or("5T");
+            let v = games::morpion::Morpion::parse_variant(variant).map_err(SolveError::bad)?;
+            params.finish()?;
+            single::single(job, games::morpion::Morpion::new(v))?
+        }
+        "weakschur" => {
+            let k = params.get_or("k", 4usize)?;
+            params.finish()?;
+            single::single(job, games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?)?
         }
         other => {
             return Err(SolveError::bad(format!(
