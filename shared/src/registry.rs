@@ -165,6 +165,13 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             params.finish()?;
             single::single(job, games::morpion::Morpion::new(v))?
         }
+        "tsptw" => {
+            let instance = params
+                .raw("instance")
+                .ok_or_else(|| SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)"))?;
+            params.finish()?;
+            single::single(job, games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?)?
+        }
         "weakschur" => {
             let k = params.get_or("k", 4usize)?;
             params.finish()?;

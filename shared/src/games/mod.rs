@@ -3,5 +3,7 @@
 
 pub mod mnk;
 pub mod tree;
+pub mod data;
 pub mod morpion;
+pub mod tsptw;
 pub mod weakschur;
