@@ -165,6 +165,11 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             params.finish()?;
             single::single(job, games::morpion::Morpion::new(v))?
         }
+        "samegame" => {
+            let board = params.get_or("board", 1usize)?;
+            params.finish()?;
+            single::single(job, games::samegame::SameGame::standard(board).map_err(SolveError::bad)?)?
+        }
         "tsptw" => {
             let instance = params
                 .raw("instance")

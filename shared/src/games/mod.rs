@@ -5,5 +5,6 @@ pub mod mnk;
 pub mod tree;
 pub mod data;
 pub mod morpion;
+pub mod samegame;
 pub mod tsptw;
 pub mod weakschur;
