@@ -17,6 +17,7 @@ use std::str::FromStr;
 
 pub mod family;
 pub mod mcts;
+pub mod single;
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -96,7 +97,9 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree"];
+pub const GAMES: &[&str] = &[
+    "tictactoe", "mnk", "connect4", "tree", "morpion", "samegame", "tsptw", "weakschur",
+];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -182,6 +185,29 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "tree" => {
             params.finish()?;
             family::tree(job)?
+        }
+        "morpion" => {
+            let variant = params.raw("variant").unwrap_or("5T");
+            let v = games::morpion::Morpion::parse_variant(variant).map_err(SolveError::bad)?;
+            params.finish()?;
+            single::single(job, games::morpion::Morpion::new(v))?
+        }
+        "samegame" => {
+            let board = params.get_or("board", 1usize)?;
+            params.finish()?;
+            single::single(job, games::samegame::SameGame::standard(board).map_err(SolveError::bad)?)?
+        }
+        "tsptw" => {
+            let instance = params
+                .raw("instance")
+                .ok_or_else(|| SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)"))?;
+            params.finish()?;
+            single::single(job, games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?)?
+        }
+        "weakschur" => {
+            let k = params.get_or("k", 4usize)?;
+            params.finish()?;
+            single::single(job, games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?)?
         }
         other => {
             return Err(SolveError::bad(format!(

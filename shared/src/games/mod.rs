@@ -5,5 +5,8 @@ pub mod connect4;
 pub mod mnk;
 pub mod pig;
 pub mod tree;
+pub mod data;
 pub mod morpion;
+pub mod samegame;
+pub mod tsptw;
 pub mod weakschur;
