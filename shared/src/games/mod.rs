@@ -2,6 +2,7 @@
 //! registry is the only place that names both.
 
 pub mod connect4;
+pub mod backgammon;
 pub mod mnk;
 pub mod pig;
 pub mod tree;
