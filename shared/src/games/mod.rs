@@ -3,4 +3,7 @@
 
 pub mod connect4;
 pub mod mnk;
+pub mod pig;
 pub mod tree;
+pub mod morpion;
+pub mod weakschur;
