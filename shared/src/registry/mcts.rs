@@ -520,6 +520,39 @@ mod tests {
         assert_eq!(voted.extra["merge"], "vote");
     }
 
+    /// Connect Four through the registry: an end-game position of Pons' test set whose
+    /// published score is -1 (the side to move loses) is proven lost.
+    #[test]
+    fn connect4_job() {
+        let j = JobSpec {
+            game_params: [("width".to_string(), "7".to_string())].into(),
+            ..job(
+                "connect4",
+                "2252576253462244111563365343671351441",
+                &[("playouts", "50000")],
+            )
+        };
+        let r = solve(&j);
+        assert_eq!(r.extra["solved"], true);
+        assert_eq!(r.extra["outcome"], "loss");
+        assert_eq!(r.value, serde_json::json!(0.0));
+        let r = solve(&job(
+            "connect4",
+            "",
+            &[("playouts", "3000"), ("trees", "3")],
+        ));
+        assert_eq!(visits_sum(&r), 3000);
+        assert_eq!(
+            r.extra["votes"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum::<u64>(),
+            3
+        );
+    }
+
     #[test]
     fn trees_of_every_kind() {
         let course = r#"{"max": [{"min": [4, 9, 6]}, {"min": [2, 15, 13]}, {"min": [5, 8, 10]}], "labels": ["A", "B", "C"]}"#;

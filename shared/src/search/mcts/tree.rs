@@ -192,6 +192,13 @@ impl<'a, G: Game, C: ChanceModel<G>, P: PlayoutPolicy<G>> TreeSearch<'a, G, C, P
         {
             return false;
         }
+        let needed = self.nodes.len() + self.moves.len();
+        if needed > self.nodes.capacity() {
+            // Grow by doubling as usual, but never past the budget, so that a full arena holds
+            // `max_nodes` nodes rather than up to twice that.
+            let target = (2 * self.nodes.capacity()).clamp(needed, self.max_nodes.max(needed));
+            self.nodes.reserve_exact(target - self.nodes.len());
+        }
         let first = self.nodes.len() as u32;
         for &mv in &self.moves {
             self.nodes.push(Node::new(Some(mv), mover));
