@@ -268,6 +268,7 @@ async fn worker_register(State(c): State<Shared>, Json(r): Json<Register>) -> Re
 /// Long poll: a lease as soon as a task is queued, or 204 after `wait_ms`.
 async fn worker_lease(State(c): State<Shared>, Json(r): Json<LeaseRequest>) -> Result<Response, ApiError> {
     let deadline = tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
+    let mut closing = c.closing.subscribe();
     loop {
         let notified = c.tasks_ready.notified();
         tokio::pin!(notified);
@@ -276,12 +277,13 @@ async fn worker_lease(State(c): State<Shared>, Json(r): Json<LeaseRequest>) -> R
         if let Some(grant) = c.call(move |s| s.lease(&worker)).await? {
             return Ok(Json(grant).into_response());
         }
-        if tokio::time::Instant::now() >= deadline {
+        if tokio::time::Instant::now() >= deadline || *closing.borrow() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
         tokio::select! {
             _ = &mut notified => {}
             _ = tokio::time::sleep_until(deadline) => {}
+            _ = closing.changed() => {}
         }
     }
 }

@@ -81,6 +81,8 @@ pub struct Coordinator {
     pub api_token: Option<String>,
     /// Body limit.
     pub body_limit: usize,
+    /// Set when the coordinator shuts down: long polls end at once.
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Coordinator {
@@ -96,6 +98,7 @@ impl Coordinator {
             worker_token: config.worker_token.clone(),
             api_token: config.api_token.clone(),
             body_limit: config.body_limit,
+            closing: tokio::sync::watch::channel(false).0,
         }))
     }
 
@@ -177,10 +180,22 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
 
     let app = api::router(coord.clone());
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    let closing = {
+        let coord = coord.clone();
+        let flag = shutdown_workers.clone();
+        async move {
+            shutdown_signal().await;
+            // Local workers stop taking tasks (running ones finish or are released) and long
+            // polls end, so the graceful shutdown does not wait for them.
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = coord.closing.send(true);
+        }
+    };
+    axum::serve(listener, app).with_graceful_shutdown(closing).await?;
     sweeper.abort();
-    shutdown_workers.store(true, std::sync::atomic::Ordering::SeqCst);
-    drop(local);
+    for handle in local {
+        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+    }
     Ok(())
 }
 
