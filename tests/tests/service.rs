@@ -2,11 +2,11 @@
 //! 127.0.0.1, real HTTP, a real SQLite file. Each test starts its own coordinator on a free port
 //! with its own database, and kills everything it started when it ends.
 //!
-//! Jobs: until Connect Four is in the registry these use m,n,k positions whose running time is
-//! known on this machine: alpha-beta on 4x4 k=4 after `1,6,11,16` (two probes of ~0.1 s each)
-//! and minimax after `1,6,11,16,2,3` (one task of ~8 M nodes, a few seconds), so "mid-task" is
-//! a window of seconds. Expected values come from the same registry and planner run in this
-//! process (`local_value`).
+//! Jobs: a Connect Four position of Pons' sets (with its published score) for the two-worker
+//! test; elsewhere m,n,k positions whose running time is known: minimax on 4x4 k=4 after
+//! `1,6,11,16,2,3` is one task of ~8 M nodes (a few seconds), so "mid-task" is a window of
+//! seconds. Other expected values come from the same registry and planner run in this process
+//! (`local_value`).
 
 use gamesolver_e2e::*;
 use serde_json::{json, Value};
@@ -28,24 +28,69 @@ fn task_workers(status: &Value) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The first position of Pons' `Test_L2_R1` set (middle game, easy) with its published score.
+fn pons_position() -> (String, i64) {
+    let data = std::env::var("GAMESOLVER_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    let path = data.join("connect4/Test_L2_R1");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let line = text.lines().next().expect("a line");
+    let (moves, score) = line.split_once(' ').expect("moves and score");
+    (moves.to_string(), score.trim().parse().expect("score"))
+}
+
 #[test]
-fn a_job_over_http_runs_its_probes_on_two_worker_processes() {
+fn a_pons_position_over_http_gets_its_exact_score_with_probes_on_two_worker_processes() {
     let dir = scratch("two-workers");
     let c = Coordinator::start(&dir.join("db.sqlite"), &CoordOpts { parallelism: Some(2), ..Default::default() });
     let _w1 = start_worker(&c.url, 1, &[]);
     let _w2 = start_worker(&c.url, 1, &[]);
     wait_until(Duration::from_secs(30), "two workers registered", || c.workers() == 2);
-    let job = mnk4("1,6,11,16", "alphabeta");
+    let (moves, score) = pons_position();
+    let job = json!({"game": "connect4", "position": moves, "algorithm": "alphabeta"});
     let id = c.submit(&job, None);
     let st = c.wait_job(id, LONG);
     assert_eq!(st["state"], "done", "{st}");
-    assert_eq!(st["result"]["value"], local_value(&job));
-    assert_eq!(st["result"]["game"], "mnk");
+    assert_eq!(st["result"]["value"], score, "Pons' published score of {moves}");
+    assert_eq!(st["result"]["game"], "connect4");
     for key in ["algorithm", "best_move", "nodes", "elapsed_ms"] {
         assert!(st["result"].get(key).is_some(), "result lacks {key}: {st}");
     }
+    assert!(st["tasks"]["done"].as_u64().unwrap() >= 2, "{st}");
     let workers: std::collections::BTreeSet<String> = task_workers(&st).into_iter().flatten().collect();
     assert_eq!(workers.len(), 2, "probes should have run on both workers: {st}");
+}
+
+/// `gamesolver solve --coordinator URL` submits, follows and prints like the in-process solve.
+#[test]
+fn solve_with_coordinator_prints_the_same_result_as_in_process() {
+    let dir = scratch("solve-remote");
+    let c = Coordinator::start(&dir.join("db.sqlite"), &CoordOpts { local_workers: 1, ..Default::default() });
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(bin("gamesolver"))
+            .args(["solve", "--game", "tictactoe", "--position", "15", "--algorithm", "alphabeta", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, local, _) = run(&[]);
+    assert_eq!(code, Some(0));
+    let (code, remote, err) = run(&["--coordinator", &c.url]);
+    assert_eq!(code, Some(0), "{err}");
+    let (local, remote): (Value, Value) = (serde_json::from_str(&local).unwrap(), serde_json::from_str(&remote).unwrap());
+    for key in ["game", "algorithm", "value", "best_move"] {
+        assert_eq!(local[key], remote[key], "{key}: {local} vs {remote}");
+    }
+    // Bad input is refused by the coordinator with the registry's message: exit 2, one line.
+    let out = std::process::Command::new(bin("gamesolver"))
+        .args(["solve", "--game", "chess", "--algorithm", "alphabeta", "--coordinator", &c.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("chess") && err.trim().lines().count() == 1, "{err}");
 }
 
 #[test]
