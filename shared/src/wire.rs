@@ -157,6 +157,154 @@ pub struct JobResult {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The worker protocol (`/v1/worker/...`): what a worker and the coordinator say to each other.
+///
+/// A worker registers once, then long-polls for a lease on one task at a time per slot. While
+/// the task runs it heartbeats (carrying the kernel's latest progress); the reply tells it to
+/// stop when the job was cancelled or the task became obsolete. It ends a lease by reporting an
+/// outcome or by releasing it (shutdown). Leases are identified by an unguessable id; a lease
+/// that is not heartbeated within the lease time expires and its task goes to another worker.
+pub mod protocol {
+    use super::{TaskOutput, TaskSpec};
+    use serde::{Deserialize, Serialize};
+
+    /// `POST /v1/worker/register`.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Register {
+        /// Host name, for `/v1/status`.
+        pub host: String,
+        /// Number of task slots (tasks run at once).
+        pub threads: u32,
+        /// Worker version.
+        #[serde(default)]
+        pub version: String,
+    }
+
+    /// Reply to [`Register`].
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Registered {
+        /// The worker's id, sent with every later request.
+        pub worker_id: String,
+        /// A lease expires this long after the last heartbeat.
+        pub lease_ms: u64,
+        /// How often to heartbeat a running task.
+        pub heartbeat_ms: u64,
+    }
+
+    /// `POST /v1/worker/lease`: asks for one task, waiting up to `wait_ms` for one to appear.
+    /// The reply is 200 with a [`Lease`], or 204 when none appeared in time.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct LeaseRequest {
+        /// The worker's id.
+        pub worker_id: String,
+        /// Long-poll time in milliseconds (capped by the coordinator).
+        #[serde(default)]
+        pub wait_ms: u64,
+    }
+
+    /// A task leased to a worker.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Lease {
+        /// Identifies this lease in heartbeats and reports.
+        pub lease_id: String,
+        /// The task's id (stable across attempts).
+        pub task_id: u64,
+        /// The job's id (workers cache prepared jobs by it).
+        pub job_id: u64,
+        /// 1 for the first attempt at this task, 2 for the second, ...
+        pub attempt: u32,
+        /// What to run.
+        pub task: TaskSpec,
+        /// What is left of the job's time budget, in milliseconds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub time_ms: Option<u64>,
+    }
+
+    /// `POST /v1/worker/heartbeat`: the task is still running. 409 when the lease is no longer
+    /// this worker's (expired, foreign, unknown): the worker stops the task.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Heartbeat {
+        /// The worker's id.
+        pub worker_id: String,
+        /// The lease.
+        pub lease_id: String,
+        /// The kernel's latest progress report, if any.
+        #[serde(default)]
+        pub progress: Option<serde_json::Value>,
+    }
+
+    /// Reply to [`Heartbeat`].
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct HeartbeatReply {
+        /// Stop the task (job cancelled, or the task's answer is no longer needed) and report
+        /// [`Outcome::Cancelled`].
+        pub cancel: bool,
+    }
+
+    /// How a task ended on the worker.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "status", rename_all = "snake_case")]
+    pub enum Outcome {
+        /// The kernel returned a result.
+        Done {
+            /// The result.
+            output: TaskOutput,
+        },
+        /// The kernel failed or panicked; the coordinator retries the task up to its limit.
+        Failed {
+            /// One line on what happened.
+            message: String,
+        },
+        /// The job itself is wrong (cannot be prepared here): the job fails, no retry.
+        Rejected {
+            /// The bad-input message.
+            message: String,
+        },
+        /// A time or node limit of the job stopped the kernel before a result: the job fails.
+        Stopped {
+            /// `time` or `nodes`.
+            reason: String,
+        },
+        /// The coordinator asked the task to stop (cancel in a heartbeat reply).
+        Cancelled,
+    }
+
+    /// `POST /v1/worker/result`: the outcome of a lease. Posting the same report again is
+    /// answered 200 with `duplicate: true` and changes nothing; a report on an expired or foreign
+    /// lease is refused with 409.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Report {
+        /// The worker's id.
+        pub worker_id: String,
+        /// The lease.
+        pub lease_id: String,
+        /// How it ended.
+        pub outcome: Outcome,
+    }
+
+    /// Reply to [`Report`].
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct ReportReply {
+        /// This report was already received; nothing was counted again.
+        pub duplicate: bool,
+    }
+
+    /// `POST /v1/worker/release`: the worker gives a lease back without an outcome (shutdown);
+    /// the task goes back to the queue and the attempt is not counted.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Release {
+        /// The worker's id.
+        pub worker_id: String,
+        /// The lease.
+        pub lease_id: String,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

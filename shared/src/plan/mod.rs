@@ -64,6 +64,51 @@ impl Planner {
         }
     }
 
+    /// Rebuilds the planner of a job from what a store kept: every task it issued, in issue
+    /// order; the results received, in arrival order; and the tasks it dropped as obsolete.
+    /// Because a planner is a function of these, the rebuilt one continues exactly where the
+    /// lost one stopped (used by the coordinator after a restart).
+    pub fn restore(
+        shape: PlanShape,
+        parallelism: usize,
+        issued: &[TaskKind],
+        results: &[(TaskKind, TaskOutput)],
+        dropped: &[TaskKind],
+    ) -> Self {
+        let mut p = Planner::new(shape, parallelism);
+        for task in issued {
+            p.mark_issued(task.clone());
+        }
+        for (task, out) in results {
+            p.on_result(task, out.clone());
+        }
+        for task in dropped {
+            p.forget(task);
+        }
+        p
+    }
+
+    /// Records `task` as issued without asking for it (restore).
+    fn mark_issued(&mut self, task: TaskKind) {
+        match &task {
+            TaskKind::Whole => self.issued_single = true,
+            TaskKind::Run { index, .. } => self.next_run = self.next_run.max(index + 1),
+            TaskKind::Probe { .. } => {}
+        }
+        self.pending.push(task);
+    }
+
+    /// Changes how many tasks may be in flight from now on (the coordinator follows the number
+    /// of worker slots). Tasks already issued stay issued.
+    pub fn set_parallelism(&mut self, parallelism: usize) {
+        self.parallelism = parallelism.max(1);
+    }
+
+    /// Tasks issued and not yet answered or forgotten.
+    pub fn pending(&self) -> &[TaskKind] {
+        &self.pending
+    }
+
     /// Current bounds of a probe plan.
     pub fn bounds(&self) -> RawBounds {
         self.bounds
@@ -321,6 +366,52 @@ mod tests {
                 assert_eq!(p.bounds(), RawBounds { lower: v, upper: v });
             }
         }
+    }
+
+    /// A planner rebuilt from its issued tasks and results (in any interleaving the coordinator
+    /// stored) issues the same next tasks as the original.
+    #[test]
+    fn restore_continues_where_the_original_stopped() {
+        for v in -5..=5 {
+            let shape = PlanShape::Probes { lower: -7, upper: 7 };
+            let mut p = Planner::new(shape.clone(), 3);
+            let mut issued = Vec::new();
+            let mut results = Vec::new();
+            let mut rounds = 0;
+            while !p.is_done() {
+                let tasks = p.next_tasks();
+                issued.extend(tasks.iter().cloned());
+                // Answer only the first task of each round, so others stay pending.
+                let t = tasks.first().cloned().or_else(|| p.pending().first().cloned()).unwrap();
+                let TaskKind::Probe { target } = t else { panic!() };
+                p.on_result(&t, answer(v, target));
+                results.push((t, answer(v, target)));
+                let dropped = p.obsolete();
+                for d in &dropped {
+                    p.forget(d);
+                }
+                let all_dropped: Vec<TaskKind> =
+                    issued.iter().filter(|t| !p.pending().contains(t) && !results.iter().any(|(r, _)| r == *t)).cloned().collect();
+                let mut q = Planner::restore(shape.clone(), 3, &issued, &results, &all_dropped);
+                assert_eq!(q.bounds(), p.bounds());
+                assert_eq!(q.pending(), p.pending());
+                assert_eq!(q.is_done(), p.is_done());
+                assert_eq!(q.clone().next_tasks(), p.clone().next_tasks());
+                let _ = q.next_tasks();
+                rounds += 1;
+                assert!(rounds < 40);
+            }
+            assert_eq!(p.bounds(), RawBounds { lower: v, upper: v });
+        }
+        // Run plans continue with the next index, Single plans do not issue their task twice.
+        let shape = PlanShape::Runs { count: 4, base_seed: 1 };
+        let mut p = Planner::new(shape.clone(), 2);
+        let issued = p.next_tasks();
+        let mut q = Planner::restore(shape, 2, &issued, &[(issued[0].clone(), TaskOutput::default())], &[]);
+        let next = q.next_tasks();
+        assert!(matches!(next[..], [TaskKind::Run { index: 2, .. }]));
+        let mut s = Planner::restore(PlanShape::Single, 1, &[TaskKind::Whole], &[], &[]);
+        assert!(s.next_tasks().is_empty());
     }
 
     #[test]

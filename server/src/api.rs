@@ -1,0 +1,304 @@
+//! The HTTP API: the route table in one place, thin handlers, typed errors.
+//!
+//! Contract (CONTRACTS.md, "HTTP API"): bodies are JSON; every error, including a malformed or
+//! oversized body, an unknown path or a wrong method, is a 4xx/5xx with
+//! `{"error": {"code", "message"}}`. A job is validated by `registry::prepare` before anything is
+//! stored (400 naming the problem). Job endpoints (`/v1/jobs...`, `/v1/status`) require
+//! `Authorization: Bearer <GAMESOLVER_API_TOKEN>` when that token is set; the worker protocol
+//! (`/v1/worker/...`) requires the worker token when it is set, compared in constant time.
+//! `/healthz`, `/metrics`, `/openapi.json` and `/docs` are open.
+
+use crate::scheduler::SchedError;
+use crate::Coordinator;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use gamesolver_shared::registry;
+use gamesolver_shared::wire::protocol::{Heartbeat, LeaseRequest, Register, Release, Report};
+use gamesolver_shared::wire::JobSpec;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use subtle::ConstantTimeEq;
+
+/// Longest a lease request waits for a task (workers ask again after it).
+pub const MAX_LONG_POLL_MS: u64 = 30_000;
+/// Most jobs `GET /v1/jobs` lists at once.
+pub const MAX_LIST: usize = 1000;
+
+type Shared = Arc<Coordinator>;
+
+/// The route table.
+pub fn router(coord: Shared) -> Router {
+    let jobs = Router::new()
+        .route("/v1/jobs", post(submit_job).get(list_jobs))
+        .route("/v1/jobs/{id}", get(job_status))
+        .route("/v1/jobs/{id}/events", get(job_events))
+        .route("/v1/jobs/{id}/cancel", post(cancel_job))
+        .route("/v1/status", get(status))
+        .route_layer(middleware::from_fn_with_state(coord.clone(), require_api_token));
+    let worker = Router::new()
+        .route("/v1/worker/register", post(worker_register))
+        .route("/v1/worker/lease", post(worker_lease))
+        .route("/v1/worker/heartbeat", post(worker_heartbeat))
+        .route("/v1/worker/result", post(worker_result))
+        .route("/v1/worker/release", post(worker_release))
+        .route_layer(middleware::from_fn_with_state(coord.clone(), require_worker_token));
+    let open = Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(crate::openapi::spec()) }))
+        .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }));
+    let limit = coord.body_limit;
+    jobs.merge(worker)
+        .merge(open)
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed on this endpoint")
+        })
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(coord)
+}
+
+/// An error answer: `{"error": {"code", "message"}}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with a status, a stable code and a one-line message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(json!({"error": {"code": self.code, "message": self.message}}))).into_response()
+    }
+}
+
+impl From<SchedError> for ApiError {
+    fn from(e: SchedError) -> Self {
+        match e {
+            SchedError::BadInput(m) => ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m),
+            SchedError::NotFound(m) => ApiError::new(StatusCode::NOT_FOUND, "not_found", m),
+            SchedError::UnknownWorker(m) => ApiError::new(StatusCode::NOT_FOUND, "unknown_worker", m),
+            SchedError::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
+            SchedError::Store(m) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", m),
+        }
+    }
+}
+
+/// A JSON body whose rejections (malformed, wrong type, too large, wrong content type) are
+/// [`ApiError`]s.
+pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(Json(v)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+impl<T: serde::Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+fn json_rejection(r: JsonRejection) -> ApiError {
+    let status = r.status();
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        _ => "bad_request",
+    };
+    // 422 (valid JSON, wrong shape) is reported as 400 like every other malformed body.
+    let status = if status == StatusCode::UNPROCESSABLE_ENTITY { StatusCode::BAD_REQUEST } else { status };
+    let message = r.body_text().replace('\n', " ");
+    ApiError::new(status, code, message)
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>`, compared in constant time.
+fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
+    let Some(given) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
+    let Some(given) = given.strip_prefix("Bearer ") else { return false };
+    given.as_bytes().ct_eq(token.as_bytes()).into()
+}
+
+async fn require_api_token(State(c): State<Shared>, req: Request, next: Next) -> Response {
+    match &c.api_token {
+        Some(t) if !bearer_ok(req.headers(), t) => {
+            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong API token (GAMESOLVER_API_TOKEN)")
+                .into_response()
+        }
+        _ => next.run(req).await,
+    }
+}
+
+async fn require_worker_token(State(c): State<Shared>, req: Request, next: Next) -> Response {
+    match &c.worker_token {
+        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong worker token (GAMESOLVER_WORKER_TOKEN)",
+        )
+        .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
+fn parse_id(id: &str) -> Result<u64, ApiError> {
+    id.parse::<u64>()
+        .map_err(|_| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no job '{id}' (ids are numbers)")))
+}
+
+async fn submit_job(State(c): State<Shared>, Json(spec): Json<JobSpec>) -> Result<Response, ApiError> {
+    // Validation before anything is stored; prepare is cheap (no search) but may parse a large
+    // tree, so it runs outside the scheduler's lock.
+    let (spec, prepared) = tokio::task::spawn_blocking(move || registry::prepare(&spec).map(|p| (spec, p)))
+        .await
+        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "job validation panicked"))?
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
+    let (id, state) = c
+        .call(move |s| {
+            let id = s.submit(spec, prepared)?;
+            Ok::<_, SchedError>((id, s.job_status(id)?["state"].clone()))
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(json!({"id": id, "state": state}))).into_response())
+}
+
+#[derive(serde::Deserialize)]
+struct ListQuery {
+    limit: Option<usize>,
+}
+
+async fn list_jobs(State(c): State<Shared>, Query(q): Query<ListQuery>) -> Json<Value> {
+    let limit = q.limit.unwrap_or(100).min(MAX_LIST);
+    Json(c.with(|s| s.list(limit)))
+}
+
+async fn job_status(State(c): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let id = parse_id(&id)?;
+    Ok(Json(c.with(|s| s.job_status(id))?))
+}
+
+async fn cancel_job(State(c): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let id = parse_id(&id)?;
+    c.call(move |s| s.cancel(id)).await?;
+    Ok(Json(c.with(|s| s.job_status(id))?))
+}
+
+async fn status(State(c): State<Shared>) -> Json<Value> {
+    Json(c.with(|s| s.status()))
+}
+
+async fn metrics(State(c): State<Shared>) -> Response {
+    let text = c.with(|s| crate::metrics::render(s));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// SSE: a `status` event with the job's status whenever it changes, then `end` when the job has
+/// ended (the stream closes).
+async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let id = parse_id(&id)?;
+    let first = c.with(|s| s.job_status(id))?;
+    let rx = c.job_changed.subscribe();
+    struct St {
+        c: Shared,
+        rx: tokio::sync::broadcast::Receiver<u64>,
+        id: u64,
+        last: Option<Value>,
+        pending_first: Option<Value>,
+        ended: bool,
+    }
+    let st = St { c, rx, id, last: None, pending_first: Some(first), ended: false };
+    let stream = futures_util::stream::unfold(st, |mut st| async move {
+        if st.ended {
+            return None;
+        }
+        loop {
+            let status = match st.pending_first.take() {
+                Some(s) => s,
+                None => {
+                    match st.rx.recv().await {
+                        Ok(changed) if changed != st.id => continue,
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                    }
+                    match st.c.with(|s| s.job_status(st.id)) {
+                        Ok(s) => s,
+                        Err(_) => return None,
+                    }
+                }
+            };
+            if st.last.as_ref() == Some(&status) {
+                continue;
+            }
+            let ended = matches!(status["state"].as_str(), Some("done" | "failed" | "cancelled"));
+            let event = Event::default().event(if ended { "end" } else { "status" }).data(status.to_string());
+            st.last = Some(status);
+            st.ended = ended;
+            return Some((Ok::<Event, std::convert::Infallible>(event), st));
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response())
+}
+
+async fn worker_register(State(c): State<Shared>, Json(r): Json<Register>) -> Result<Json<Value>, ApiError> {
+    let reg = c.call(move |s| s.register(r)).await?;
+    Ok(Json(serde_json::to_value(reg).unwrap_or_default()))
+}
+
+/// Long poll: a lease as soon as a task is queued, or 204 after `wait_ms`.
+async fn worker_lease(State(c): State<Shared>, Json(r): Json<LeaseRequest>) -> Result<Response, ApiError> {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
+    let mut closing = c.closing.subscribe();
+    loop {
+        let notified = c.tasks_ready.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let worker = r.worker_id.clone();
+        if let Some(grant) = c.call(move |s| s.lease(&worker)).await? {
+            return Ok(Json(grant).into_response());
+        }
+        if tokio::time::Instant::now() >= deadline || *closing.borrow() {
+            return Ok(StatusCode::NO_CONTENT.into_response());
+        }
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+            _ = closing.changed() => {}
+        }
+    }
+}
+
+async fn worker_heartbeat(State(c): State<Shared>, Json(h): Json<Heartbeat>) -> Result<Json<Value>, ApiError> {
+    let reply = c.call(move |s| s.heartbeat(h)).await?;
+    Ok(Json(serde_json::to_value(reply).unwrap_or_default()))
+}
+
+async fn worker_result(State(c): State<Shared>, Json(r): Json<Report>) -> Result<Json<Value>, ApiError> {
+    let reply = c.call(move |s| s.report(r)).await?;
+    Ok(Json(serde_json::to_value(reply).unwrap_or_default()))
+}
+
+async fn worker_release(State(c): State<Shared>, Json(r): Json<Release>) -> Result<Json<Value>, ApiError> {
+    c.call(move |s| s.release(r)).await?;
+    Ok(Json(json!({"released": true})))
+}

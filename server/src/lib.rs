@@ -1,0 +1,229 @@
+//! # gamesolver coordinator
+//!
+//! The service that turns kernels into jobs: an HTTP API (axum on tokio), a durable SQLite store
+//! and a scheduler that leases tasks to workers. The binary `gamesolver serve` is a thin wrapper
+//! around [`serve`].
+//!
+//! ```text
+//!   api (routes, thin handlers, typed errors)   metrics   openapi
+//!            \                |                 /
+//!             Coordinator: one lock around the Scheduler (the store's single writer),
+//!             a Notify for long-polling workers, a broadcast of changed jobs for SSE
+//!                            |
+//!             scheduler (jobs, planners, queue, leases)  ->  store (SQLite, WAL)
+//! ```
+//!
+//! Handlers never run a search: a job is checked by `registry::prepare` and split by the
+//! planner; kernels run in workers (`gamesolver-worker`, or threads of `serve --local-workers`).
+
+pub mod api;
+pub mod client;
+pub mod metrics;
+pub mod openapi;
+pub mod scheduler;
+pub mod store;
+
+use parking_lot::Mutex;
+use scheduler::{SchedConfig, Scheduler};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, Notify};
+
+/// Largest request body accepted (a job with an explicit tree is the largest legitimate body).
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// Settings of `gamesolver serve`.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Address to listen on.
+    pub listen: String,
+    /// SQLite file.
+    pub db: PathBuf,
+    /// Worker threads to run inside this process (embedded mode).
+    pub local_workers: usize,
+    /// Scheduler settings.
+    pub sched: SchedConfig,
+    /// Largest request body in bytes.
+    pub body_limit: usize,
+    /// Bearer token workers must present (`GAMESOLVER_WORKER_TOKEN`); `None`: open.
+    pub worker_token: Option<String>,
+    /// Bearer token clients must present on job endpoints (`GAMESOLVER_API_TOKEN`).
+    pub api_token: Option<String>,
+}
+
+impl ServeConfig {
+    /// Defaults with the tokens read from the environment.
+    pub fn from_env(listen: String, db: PathBuf, local_workers: usize) -> Self {
+        let token = |name: &str| std::env::var(name).ok().filter(|t| !t.is_empty());
+        ServeConfig {
+            listen,
+            db,
+            local_workers,
+            sched: SchedConfig::default(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            worker_token: token("GAMESOLVER_WORKER_TOKEN"),
+            api_token: token("GAMESOLVER_API_TOKEN"),
+        }
+    }
+}
+
+/// The shared state of the coordinator.
+pub struct Coordinator {
+    sched: Mutex<Scheduler>,
+    /// Woken whenever tasks are queued (long-polling workers wait on it).
+    pub tasks_ready: Notify,
+    /// Ids of jobs whose status changed (SSE streams listen to it).
+    pub job_changed: broadcast::Sender<u64>,
+    /// Worker token, if any.
+    pub worker_token: Option<String>,
+    /// Client token, if any.
+    pub api_token: Option<String>,
+    /// Body limit.
+    pub body_limit: usize,
+    /// Set when the coordinator shuts down: long polls end at once.
+    pub closing: tokio::sync::watch::Sender<bool>,
+}
+
+impl Coordinator {
+    /// Opens the store and rebuilds the scheduler from it.
+    pub fn open(config: &ServeConfig) -> anyhow::Result<Arc<Coordinator>> {
+        let store = store::Store::open(&config.db)?;
+        let sched = Scheduler::open(store, config.sched.clone())?;
+        let (job_changed, _) = broadcast::channel(4096);
+        Ok(Arc::new(Coordinator {
+            sched: Mutex::new(sched),
+            tasks_ready: Notify::new(),
+            job_changed,
+            worker_token: config.worker_token.clone(),
+            api_token: config.api_token.clone(),
+            body_limit: config.body_limit,
+            closing: tokio::sync::watch::channel(false).0,
+        }))
+    }
+
+    /// Runs `f` on the scheduler under the lock, then wakes workers and SSE streams as its
+    /// effects require. Blocking (the lock, the store's commit): call from a blocking context.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Scheduler) -> R) -> R {
+        let (r, changed, queued) = {
+            let mut s = self.sched.lock();
+            let r = f(&mut s);
+            let (changed, queued) = s.take_effects();
+            (r, changed, queued)
+        };
+        if queued {
+            self.tasks_ready.notify_waiters();
+        }
+        for id in changed {
+            let _ = self.job_changed.send(id);
+        }
+        r
+    }
+
+    /// [`Coordinator::with`] on tokio's blocking pool, for async handlers.
+    pub async fn call<R: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut Scheduler) -> R + Send + 'static,
+    ) -> R {
+        let me = self.clone();
+        match tokio::task::spawn_blocking(move || me.with(f)).await {
+            Ok(r) => r,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+}
+
+/// Runs the coordinator until SIGINT or SIGTERM: binds, restores the store, starts the lease
+/// sweeper and the local workers, serves HTTP.
+pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    let coord = Coordinator::open(&config)?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on '{}': {e}", config.listen))?;
+    let addr: SocketAddr = listener.local_addr()?;
+    if config.worker_token.is_none() {
+        tracing::warn!("GAMESOLVER_WORKER_TOKEN is not set: any client may act as a worker");
+    }
+    tracing::info!("gamesolver coordinator listening on http://{addr} (store {})", config.db.display());
+    // Scripts wait for this line to learn the port when listening on port 0.
+    println!("listening on http://{addr}");
+
+    let sweeper = {
+        let coord = coord.clone();
+        let every = Duration::from_millis((config.sched.lease_ms / 10).clamp(20, 1000));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                if let Err(e) = coord.call(|s| s.expire_leases()).await {
+                    tracing::error!("lease sweep: {e}");
+                }
+            }
+        })
+    };
+
+    let shutdown_workers = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut local = Vec::new();
+    if config.local_workers > 0 {
+        let wc = gamesolver_worker::WorkerConfig {
+            coordinator: format!("http://{addr}"),
+            threads: config.local_workers,
+            token: config.worker_token.clone(),
+            host: format!("{}-local", gamesolver_worker::host_name()),
+        };
+        let flag = shutdown_workers.clone();
+        local.push(std::thread::spawn(move || {
+            if let Err(e) = gamesolver_worker::run(wc, flag) {
+                tracing::error!("local workers stopped: {e}");
+            }
+        }));
+    }
+
+    let app = api::router(coord.clone());
+    let closing = {
+        let coord = coord.clone();
+        let flag = shutdown_workers.clone();
+        async move {
+            shutdown_signal().await;
+            // Local workers stop taking tasks (running ones finish or are released) and long
+            // polls end, so the graceful shutdown does not wait for them.
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = coord.closing.send(true);
+        }
+    };
+    axum::serve(listener, app).with_graceful_shutdown(closing).await?;
+    sweeper.abort();
+    for handle in local {
+        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}
+
+/// [`serve`] on a new multi-threaded runtime (for the command line).
+pub fn serve_blocking(config: ServeConfig) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(serve(config))
+}

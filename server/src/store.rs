@@ -1,0 +1,353 @@
+//! The durable store: one SQLite file (WAL, one writer) holding jobs, tasks, leases, results,
+//! progress, workers and an event log.
+//!
+//! Contract: the coordinator keeps its working state in memory and writes every change here
+//! before it answers the request that caused it. Each change is one [`Store::commit`] of a batch
+//! of [`Write`]s in a single transaction, so a job and its first tasks, or a result and the tasks
+//! it caused, are stored together or not at all. [`Store::load`] reads everything back after a
+//! restart; the coordinator rebuilds its planners from it.
+//!
+//! Durability: WAL with `synchronous = NORMAL`. A committed transaction survives the death of
+//! the coordinator process at any moment (`kill -9`): the WAL frames are in the operating
+//! system's cache before `commit` returns. A power loss or kernel crash may lose the last
+//! transactions committed before the WAL was synced (at checkpoints), but never corrupts the
+//! file. `GAMESOLVER_DB_SYNC=full` switches to `synchronous = FULL` (an fsync per commit) for
+//! the power-loss guarantee as well.
+//!
+//! Bad input: a file that is not a gamesolver database, or a newer schema, is an error on open
+//! naming the file; nothing is overwritten.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// Schema version written in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    result TEXT,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    id INTEGER PRIMARY KEY,
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    progress TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_job ON tasks(job_id);
+CREATE TABLE IF NOT EXISTS leases (
+    id TEXT PRIMARY KEY,
+    task_id INTEGER NOT NULL REFERENCES tasks(id),
+    worker_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    ended_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS leases_by_state ON leases(state);
+CREATE TABLE IF NOT EXISTS results (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id INTEGER NOT NULL UNIQUE REFERENCES tasks(id),
+    lease_id TEXT NOT NULL,
+    output TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS workers (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    threads INTEGER NOT NULL,
+    registered_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id INTEGER,
+    at_ms INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+";
+
+/// One change to the store; a batch of them is committed in one transaction.
+#[derive(Clone, Debug)]
+pub enum Write {
+    /// A new job (its spec as JSON).
+    InsertJob { id: u64, spec: String, created_ms: u64 },
+    /// A job's state changed; `result`/`error` as they are now.
+    JobState {
+        id: u64,
+        state: &'static str,
+        finished_ms: Option<u64>,
+        result: Option<String>,
+        error: Option<String>,
+    },
+    /// A new task (its kind as JSON).
+    InsertTask { id: u64, job_id: u64, kind: String },
+    /// A task's state changed.
+    TaskState { id: u64, state: &'static str, attempts: u32, last_error: Option<String> },
+    /// A task's latest progress (from a heartbeat).
+    TaskProgress { id: u64, progress: String },
+    /// A lease was granted.
+    InsertLease { id: String, task_id: u64, worker_id: String, at_ms: u64 },
+    /// A lease ended (`done`, `expired`, `released`, `cancelled`).
+    LeaseState { id: String, state: &'static str, at_ms: u64 },
+    /// A task's result (at most one per task: the table enforces it).
+    InsertResult { task_id: u64, lease_id: String, output: String },
+    /// A worker registered.
+    Worker { id: String, host: String, threads: u32, at_ms: u64 },
+    /// A line in the event log.
+    Event { job_id: Option<u64>, at_ms: u64, kind: &'static str, detail: String },
+}
+
+/// A job as stored.
+#[derive(Clone, Debug)]
+pub struct StoredJob {
+    pub id: u64,
+    pub spec: String,
+    pub state: String,
+    pub created_ms: u64,
+    pub finished_ms: Option<u64>,
+    pub result: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A task as stored.
+#[derive(Clone, Debug)]
+pub struct StoredTask {
+    pub id: u64,
+    pub job_id: u64,
+    pub kind: String,
+    pub state: String,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+}
+
+/// A lease as stored.
+#[derive(Clone, Debug)]
+pub struct StoredLease {
+    pub id: String,
+    pub task_id: u64,
+    pub worker_id: String,
+    pub state: String,
+}
+
+/// Everything [`Store::load`] reads back.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// Jobs by id.
+    pub jobs: Vec<StoredJob>,
+    /// Tasks by id.
+    pub tasks: Vec<StoredTask>,
+    /// `(task_id, lease_id, output)` in arrival order.
+    pub results: Vec<(u64, String, String)>,
+    /// All leases.
+    pub leases: Vec<StoredLease>,
+    /// `(id, host, threads)`.
+    pub workers: Vec<(String, String, u32)>,
+}
+
+/// The SQLite store (one connection: the one writer).
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (or creates) the database file at `path`; `:memory:` gives a throw-away store.
+    pub fn open(path: &Path) -> anyhow::Result<Store> {
+        let conn = Connection::open(path)
+            .map_err(|e| anyhow::anyhow!("cannot open database '{}': {e}", path.display()))?;
+        let sync = match std::env::var("GAMESOLVER_DB_SYNC").as_deref() {
+            Ok("full") => "FULL",
+            _ => "NORMAL",
+        };
+        let setup = format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
+        );
+        conn.execute_batch(&setup)
+            .map_err(|e| anyhow::anyhow!("database '{}' is not usable: {e}", path.display()))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            anyhow::bail!(
+                "database '{}' has schema version {version}, newer than this gamesolver ({SCHEMA_VERSION})",
+                path.display()
+            );
+        }
+        conn.execute_batch(SCHEMA)
+            .map_err(|e| anyhow::anyhow!("database '{}' is not a gamesolver database: {e}", path.display()))?;
+        conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        Ok(Store { conn })
+    }
+
+    /// Commits `writes` in one transaction (nothing when empty).
+    pub fn commit(&mut self, writes: &[Write]) -> rusqlite::Result<()> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        for w in writes {
+            match w {
+                Write::InsertJob { id, spec, created_ms } => {
+                    tx.prepare_cached("INSERT INTO jobs (id, spec, state, created_ms) VALUES (?1, ?2, 'queued', ?3)")?
+                        .execute(params![*id as i64, spec, *created_ms as i64])?;
+                }
+                Write::JobState { id, state, finished_ms, result, error } => {
+                    tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5 WHERE id = ?1")?
+                        .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error])?;
+                }
+                Write::InsertTask { id, job_id, kind } => {
+                    tx.prepare_cached("INSERT INTO tasks (id, job_id, kind, state) VALUES (?1, ?2, ?3, 'queued')")?
+                        .execute(params![*id as i64, *job_id as i64, kind])?;
+                }
+                Write::TaskState { id, state, attempts, last_error } => {
+                    tx.prepare_cached("UPDATE tasks SET state = ?2, attempts = ?3, last_error = ?4 WHERE id = ?1")?
+                        .execute(params![*id as i64, state, attempts, last_error])?;
+                }
+                Write::TaskProgress { id, progress } => {
+                    tx.prepare_cached("UPDATE tasks SET progress = ?2 WHERE id = ?1")?
+                        .execute(params![*id as i64, progress])?;
+                }
+                Write::InsertLease { id, task_id, worker_id, at_ms } => {
+                    tx.prepare_cached(
+                        "INSERT INTO leases (id, task_id, worker_id, state, created_ms) VALUES (?1, ?2, ?3, 'active', ?4)",
+                    )?
+                    .execute(params![id, *task_id as i64, worker_id, *at_ms as i64])?;
+                }
+                Write::LeaseState { id, state, at_ms } => {
+                    tx.prepare_cached("UPDATE leases SET state = ?2, ended_ms = ?3 WHERE id = ?1")?
+                        .execute(params![id, state, *at_ms as i64])?;
+                }
+                Write::InsertResult { task_id, lease_id, output } => {
+                    tx.prepare_cached("INSERT INTO results (task_id, lease_id, output) VALUES (?1, ?2, ?3)")?
+                        .execute(params![*task_id as i64, lease_id, output])?;
+                }
+                Write::Worker { id, host, threads, at_ms } => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO workers (id, host, threads, registered_ms) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![id, host, threads, *at_ms as i64])?;
+                }
+                Write::Event { job_id, at_ms, kind, detail } => {
+                    tx.prepare_cached("INSERT INTO events (job_id, at_ms, kind, detail) VALUES (?1, ?2, ?3, ?4)")?
+                        .execute(params![job_id.map(|v| v as i64), *at_ms as i64, kind, detail])?;
+                }
+            }
+        }
+        tx.commit()
+    }
+
+    /// Reads everything back (after a restart).
+    pub fn load(&self) -> rusqlite::Result<Snapshot> {
+        let mut snap = Snapshot::default();
+        let mut q = self
+            .conn
+            .prepare("SELECT id, spec, state, created_ms, finished_ms, result, error FROM jobs ORDER BY id")?;
+        snap.jobs = q
+            .query_map([], |r| {
+                Ok(StoredJob {
+                    id: r.get::<_, i64>(0)? as u64,
+                    spec: r.get(1)?,
+                    state: r.get(2)?,
+                    created_ms: r.get::<_, i64>(3)? as u64,
+                    finished_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                    result: r.get(5)?,
+                    error: r.get(6)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut q = self
+            .conn
+            .prepare("SELECT id, job_id, kind, state, attempts, last_error FROM tasks ORDER BY id")?;
+        snap.tasks = q
+            .query_map([], |r| {
+                Ok(StoredTask {
+                    id: r.get::<_, i64>(0)? as u64,
+                    job_id: r.get::<_, i64>(1)? as u64,
+                    kind: r.get(2)?,
+                    state: r.get(3)?,
+                    attempts: r.get(4)?,
+                    last_error: r.get(5)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut q = self.conn.prepare("SELECT task_id, lease_id, output FROM results ORDER BY seq")?;
+        snap.results = q
+            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let mut q = self.conn.prepare("SELECT id, task_id, worker_id, state FROM leases ORDER BY rowid")?;
+        snap.leases = q
+            .query_map([], |r| {
+                Ok(StoredLease {
+                    id: r.get(0)?,
+                    task_id: r.get::<_, i64>(1)? as u64,
+                    worker_id: r.get(2)?,
+                    state: r.get(3)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut q = self.conn.prepare("SELECT id, host, threads FROM workers")?;
+        snap.workers = q
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(snap)
+    }
+
+    /// Number of results stored for `task_id` (tests: "counted once").
+    pub fn result_count(&self, task_id: u64) -> rusqlite::Result<u64> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM results WHERE task_id = ?1", [task_id as i64], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+    }
+
+    /// The latest event of a job, if any (tests and debugging).
+    pub fn last_event(&self, job_id: u64) -> rusqlite::Result<Option<(String, String)>> {
+        self.conn
+            .query_row(
+                "SELECT kind, detail FROM events WHERE job_id = ?1 ORDER BY seq DESC LIMIT 1",
+                [job_id as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_is_all_or_nothing_and_results_are_unique() {
+        let dir = std::env::temp_dir().join(format!("gs-store-{}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        let mut s = Store::open(&dir).unwrap();
+        s.commit(&[
+            Write::InsertJob { id: 1, spec: "{}".into(), created_ms: 5 },
+            Write::InsertTask { id: 1, job_id: 1, kind: "{}".into() },
+        ])
+        .unwrap();
+        // A batch that fails half-way (duplicate task id) leaves nothing behind.
+        let bad = s.commit(&[
+            Write::InsertJob { id: 2, spec: "{}".into(), created_ms: 6 },
+            Write::InsertTask { id: 1, job_id: 2, kind: "{}".into() },
+        ]);
+        assert!(bad.is_err());
+        s.commit(&[Write::InsertResult { task_id: 1, lease_id: "a".into(), output: "{}".into() }])
+            .unwrap();
+        assert!(s
+            .commit(&[Write::InsertResult { task_id: 1, lease_id: "b".into(), output: "{}".into() }])
+            .is_err());
+        drop(s);
+        let s = Store::open(&dir).unwrap();
+        let snap = s.load().unwrap();
+        assert_eq!(snap.jobs.len(), 1);
+        assert_eq!(snap.tasks.len(), 1);
+        assert_eq!(s.result_count(1).unwrap(), 1);
+        let _ = std::fs::remove_file(&dir);
+    }
+}
