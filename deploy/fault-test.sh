@@ -30,17 +30,17 @@ t0=$(date +%s.%N)
 say() { printf '[%7.2fs] %s\n' "$(echo "$(date +%s.%N) - $t0" | bc)" "$*"; }
 
 envfile=$(mktemp)
-printf 'GAMESOLVER_WORKER_TOKEN=fault-test-%s\nGAMESOLVER_API_TOKEN=\nGAMESOLVER_LEASE_MS=%s\n' "$$" "$lease_ms" >"$envfile"
+printf 'GAMESOLVER_WORKER_TOKEN=fault-test-%s\nGAMESOLVER_API_TOKEN=\n' "$$" >"$envfile"
 override=$(mktemp --suffix=.yml)
 cat >"$override" <<EOF
 services:
   coordinator:
     env_file: $envfile
-    ports: !override
-      - "127.0.0.1:$port:8080"
+    command: ["serve", "--listen", "0.0.0.0:8080", "--db", "/data/gamesolver.db", "--lease-ms", "$lease_ms", "--parallelism", "3"]
   worker:
     env_file: $envfile
 EOF
+export GAMESOLVER_BIND=127.0.0.1 GAMESOLVER_PORT="$port"
 compose() { docker-compose -p "$project" -f docker-compose.yml -f "$override" "$@"; }
 
 cleanup() {
@@ -66,7 +66,7 @@ for _ in $(seq 1 60); do
 done
 say "coordinator healthy"
 
-body=$(printf '{"game":"connect4","position":"%s","algorithm":"alphabeta","options":{"probes":"3"}}' "$position")
+body=$(printf '{"game":"connect4","position":"%s","algorithm":"alphabeta"}' "$position")
 id=$(api -X POST -H 'content-type: application/json' -d "$body" "http://127.0.0.1:$port/v1/jobs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 say "submitted job $id (expected value $expected)"
 
