@@ -5,6 +5,7 @@
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- morpion 5T 2 1 10
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw rc_206.1 3 1 5
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- samegame 1 3 1 1
+//! cargo run --release -p gamesolver-shared --example nrpa_bench -- samegame all 2 1 1
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- weakschur 4 3 1 5
 //! ```
 //! Arguments: game, its parameter (variant, instance, board, k), level, first seed, number of
@@ -12,6 +13,7 @@
 //! one line per seed (score, rollouts, rollouts/s) and the best, mean and median score.
 
 use gamesolver_shared::model::single::SinglePlayer;
+use gamesolver_shared::model::Game;
 use gamesolver_shared::search::nrpa::{nrpa, NrpaOptions};
 use gamesolver_shared::search::Control;
 use std::time::{Duration, Instant};
@@ -89,6 +91,34 @@ fn main() {
                 iterations,
                 secs,
             )
+        }
+        "samegame" => {
+            if a[1] == "all" {
+                // The 20 standard boards: total of the best scores.
+                let mut total = 0.0;
+                for n in 1..=20 {
+                    let g = games::samegame::SameGame::standard(n).expect("board");
+                    let opts = NrpaOptions {
+                        level,
+                        iterations,
+                        seed: first,
+                        ..NrpaOptions::default()
+                    };
+                    let ctl = Control::with_limits(secs.map(Duration::from_secs_f64), None);
+                    let o = nrpa(&g, &g.initial_state(), &opts, None, &ctl).expect("valid options");
+                    println!("board {n}: {}", o.score);
+                    total += o.score;
+                }
+                println!("total over 20 boards: {total}");
+                return;
+            }
+            let g =
+                games::samegame::SameGame::standard(a[1].parse().expect("board")).expect("board");
+            bench(&g, level, first, seeds, iterations, secs)
+        }
+        "tsptw" => {
+            let g = games::tsptw::Tsptw::load(&a[1]).expect("instance");
+            bench(&g, level, first, seeds, iterations, secs)
         }
         "weakschur" => {
             let g = games::weakschur::WeakSchur::new(a[1].parse().expect("k")).expect("k");

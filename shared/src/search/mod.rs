@@ -10,6 +10,7 @@ pub mod alphabeta;
 pub mod expectimax;
 pub mod maxn;
 pub mod mcts;
+pub mod engine;
 pub mod minimax;
 pub mod nmcs;
 pub mod nrpa;
