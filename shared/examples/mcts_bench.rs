@@ -18,6 +18,35 @@
 //! and by voting; the share of optimal choices is printed. Positions whose ground truth needs
 //! more than `TRUTH_NODES` alpha-beta nodes per move are skipped. Solver off (pure UCT), so the figure
 //! measures the statistics, not the proofs.
+//!
+//! ## Preliminary figures (measured UNDER LOAD: 2 cores shared with ~6 compiling sessions,
+//! `--profile test` build (opt-level 3, no LTO); to be re-measured in the quiet phase)
+//!
+//! `speed 2`, one thread, one tree, whole iterations from the start position:
+//!
+//! | game | playouts/s |
+//! |---|---|
+//! | connect4 7x6 | 330,000 |
+//! | tictactoe | 499,000 |
+//! | mnk 9,9,5 | 25,500 |
+//!
+//! `accuracy Test_L2_R1 60 30 300` (60 positions where some move loses the outcome; share of
+//! outcome-keeping choices; B/T per tree vs B per tree):
+//!
+//! | B | T | per tree | sum | vote |
+//! |---|---|---|---|---|
+//! | 30 | 1 | 30 | 0.717 | 0.717 |
+//! | 30 | 2 | 15 / 30 | 0.683 / 0.833 | 0.683 / 0.833 |
+//! | 30 | 4 | 7 / 30 | 0.467 / 0.883 | 0.400 / 0.900 |
+//! | 30 | 8 | 3 / 30 | 0.533 / 0.917 | 0.417 / 0.900 |
+//! | 300 | 1 | 300 | 0.967 | 0.967 |
+//! | 300 | 2 | 150 / 300 | 0.967 / 0.983 | 0.967 / 0.983 |
+//! | 300 | 4 | 75 / 300 | 0.950 / 0.983 | 0.967 / 0.983 |
+//! | 300 | 8 | 37 / 300 | 0.950 / 0.983 | 0.917 / 0.983 |
+//!
+//! With 100 positions of the same set and B = 100 / 1000 the 1-tree shares were 0.95 / 0.98:
+//! these easy positions saturate early. Harder sets (`Test_L1_R2`, `Test_L2_R2`) need a
+//! table-based solver for their per-move ground truth (plain alpha-beta skips them).
 
 use gamesolver_shared::games::connect4::Connect4;
 use gamesolver_shared::games::mnk::Mnk;
@@ -72,6 +101,17 @@ fn cases(
     files: &[&str],
     count: usize,
 ) -> Vec<(<Connect4 as Game>::State, Vec<u8>, i32)> {
+    // Ground truth is slow under plain alpha-beta, so it is cached between runs: one line per
+    // position, its moves and the class of each legal move ("-" when out of reach).
+    let cache_path = std::env::temp_dir().join("gamesolver_mcts_bench_truth.txt");
+    let mut cache: std::collections::HashMap<String, String> = std::fs::read_to_string(&cache_path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            l.split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect();
     let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(data_dir().join("connect4").join(file))
@@ -88,18 +128,46 @@ fn cases(
             let score: i32 = score.parse().unwrap();
             let mut kids = Vec::new();
             g.legal_moves(&s, &mut kids);
-            let classes: Option<Vec<i32>> = kids
-                .iter()
-                .map(|&m| {
-                    let mut c = s;
-                    g.apply(&mut c, m);
-                    if g.is_terminal(&c) {
-                        Some(-g.terminal_value(&c).signum())
-                    } else {
-                        class(g, &c).map(|v| -v)
-                    }
+            let cached = cache.get(moves).map(|c| {
+                (c != "-").then(|| {
+                    c.split(',')
+                        .map(|x| x.parse().unwrap())
+                        .collect::<Vec<i32>>()
                 })
-                .collect();
+            });
+            let classes: Option<Vec<i32>> = match cached {
+                Some(c) => c,
+                None => {
+                    let computed: Option<Vec<i32>> = kids
+                        .iter()
+                        .map(|&m| {
+                            let mut c = s;
+                            g.apply(&mut c, m);
+                            if g.is_terminal(&c) {
+                                Some(-g.terminal_value(&c).signum())
+                            } else {
+                                class(g, &c).map(|v| -v)
+                            }
+                        })
+                        .collect();
+                    let text = computed.as_ref().map_or("-".to_string(), |c| {
+                        c.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    });
+                    use std::io::Write;
+                    if let Ok(mut f) = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&cache_path)
+                    {
+                        let _ = writeln!(f, "{moves} {text}");
+                    }
+                    cache.insert(moves.to_string(), text);
+                    computed
+                }
+            };
             let Some(classes) = classes else { continue };
             let best = *classes.iter().max().unwrap();
             assert_eq!(
