@@ -11,18 +11,61 @@
 //!
 //! `accuracy`: positions from Pons' test sets (default `Test_L2_R1`; data dir: `GAMESOLVER_DATA`
 //! or `../shared/data` next to the workspace). Ground truth: the outcome class (win, draw,
-//! loss) of every child, by alpha-beta with the null window around a draw; a move is optimal
+//! loss) of every child, by the exact engine (transposition table) with the null window around a draw; a move is optimal
 //! when it keeps the position's class, and positions where every move is optimal are skipped.
 //! The class found is checked against the file's score. For each budget B: 1 tree with B
 //! playouts, T trees with B/T each and T trees with B each (T = 2, 4, 8), merged by summing
 //! and by voting; the share of optimal choices is printed. Positions whose ground truth needs
-//! more than `TRUTH_NODES` alpha-beta nodes per move are skipped. Solver off (pure UCT), so the figure
+//! more than `TRUTH_NODES` engine nodes per move are skipped. Solver off (pure UCT), so the figure
 //! measures the statistics, not the proofs.
+//!
+//! ## Preliminary figures (measured UNDER LOAD: 2 cores shared with ~6 compiling sessions,
+//! `--profile test` build (opt-level 3, no LTO); to be re-measured in the quiet phase)
+//!
+//! `speed 2`, one thread, one tree, whole iterations from the start position:
+//!
+//! | game | playouts/s |
+//! |---|---|
+//! | connect4 7x6 | 330,000 |
+//! | tictactoe | 499,000 |
+//! | mnk 9,9,5 | 25,500 |
+//!
+//! `accuracy Test_L2_R1 60 30 300` (60 positions where some move loses the outcome; share of
+//! outcome-keeping choices; B/T per tree vs B per tree):
+//!
+//! | B | T | per tree | sum | vote |
+//! |---|---|---|---|---|
+//! | 30 | 1 | 30 | 0.717 | 0.717 |
+//! | 30 | 2 | 15 / 30 | 0.683 / 0.833 | 0.683 / 0.833 |
+//! | 30 | 4 | 7 / 30 | 0.467 / 0.883 | 0.400 / 0.900 |
+//! | 30 | 8 | 3 / 30 | 0.533 / 0.917 | 0.417 / 0.900 |
+//! | 300 | 1 | 300 | 0.967 | 0.967 |
+//! | 300 | 2 | 150 / 300 | 0.967 / 0.983 | 0.967 / 0.983 |
+//! | 300 | 4 | 75 / 300 | 0.950 / 0.983 | 0.967 / 0.983 |
+//! | 300 | 8 | 37 / 300 | 0.950 / 0.983 | 0.917 / 0.983 |
+//!
+//! With 100 positions of the same set and B = 100 / 1000 the 1-tree shares were 0.95 / 0.98:
+//! these easy positions saturate early. Harder, `accuracy Test_L1_R2 40 100 1000` (opening
+//! positions, 40 with a losing move; truth by the engine in 232 s under load):
+//!
+//! | B | T | per tree | sum | vote |
+//! |---|---|---|---|---|
+//! | 100 | 1 | 100 | 0.700 | 0.700 |
+//! | 100 | 2 | 50 / 100 | 0.750 / 0.725 | 0.700 / 0.750 |
+//! | 100 | 4 | 25 / 100 | 0.675 / 0.825 | 0.675 / 0.825 |
+//! | 100 | 8 | 12 / 100 | 0.600 / 0.825 | 0.450 / 0.875 |
+//! | 1000 | 1 | 1000 | 0.900 | 0.900 |
+//! | 1000 | 2 | 500 / 1000 | 0.875 / 0.925 | 0.900 / 0.925 |
+//! | 1000 | 4 | 250 / 1000 | 0.850 / 0.900 | 0.825 / 0.900 |
+//! | 1000 | 8 | 125 / 1000 | 0.875 / 0.900 | 0.875 / 0.900 |
+//!
+//! (40 and 60 positions: one position is 2.5 and 1.7 points; differences below ~10 points are
+//! noise at these sizes.)
 
 use gamesolver_shared::games::connect4::Connect4;
 use gamesolver_shared::games::mnk::Mnk;
-use gamesolver_shared::model::{Game, ZeroSum};
-use gamesolver_shared::search::alphabeta::alphabeta;
+use gamesolver_shared::model::{Game, Hashed, Tactics, ZeroSum};
+use gamesolver_shared::search::engine::{self, Table};
 use gamesolver_shared::search::mcts::{self, Config, Merge};
 use gamesolver_shared::search::Control;
 use std::path::PathBuf;
@@ -54,15 +97,20 @@ fn speed_of<G: Game>(label: &str, game: &G, seconds: f64) {
     );
 }
 
-/// Node budget of one ground-truth search; positions that need more are skipped (plain
-/// alpha-beta has no table, so some middle-game positions are out of its reach).
-const TRUTH_NODES: u64 = 2_000_000;
+/// Node budget of one ground-truth search; positions that need more are skipped.
+const TRUTH_NODES: u64 = 20_000_000;
 
-/// The class (-1, 0, 1) of `s` for the side to move, by a null-window search around 0, or
-/// `None` when it needs more than [`TRUTH_NODES`].
-fn class<G: ZeroSum>(g: &G, s: &G::State) -> Option<i32> {
+/// The class (-1, 0, 1) of `s` for the side to move, by an exact null-window search of the
+/// engine (transposition table shared by all calls) around 0, or `None` when it needs more than
+/// [`TRUTH_NODES`].
+fn class<G: ZeroSum + Hashed + Tactics>(g: &G, s: &G::State, table: &Table) -> Option<i32> {
     let ctl = Control::with_limits(None, Some(TRUTH_NODES));
-    Some(alphabeta(g, s, -1, 1, None, true, &ctl)?.value.signum())
+    let cfg = engine::Config::default();
+    Some(
+        engine::search(g, s, -1, 1, &cfg, table, &ctl)?
+            .value
+            .signum(),
+    )
 }
 
 /// Positions with their optimal moves (outcome-preserving), skipping positions where every
@@ -72,6 +120,18 @@ fn cases(
     files: &[&str],
     count: usize,
 ) -> Vec<(<Connect4 as Game>::State, Vec<u8>, i32)> {
+    // Ground truth is slow, so it is cached between runs: one line per
+    // position, its moves and the class of each legal move ("-" when out of reach).
+    let cache_path = std::env::temp_dir().join("gamesolver_mcts_bench_truth.txt");
+    let mut cache: std::collections::HashMap<String, String> = std::fs::read_to_string(&cache_path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            l.split_once(' ')
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect();
+    let table = Table::with_bytes(256 << 20).expect("a 256 MiB table");
     let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(data_dir().join("connect4").join(file))
@@ -88,18 +148,46 @@ fn cases(
             let score: i32 = score.parse().unwrap();
             let mut kids = Vec::new();
             g.legal_moves(&s, &mut kids);
-            let classes: Option<Vec<i32>> = kids
-                .iter()
-                .map(|&m| {
-                    let mut c = s;
-                    g.apply(&mut c, m);
-                    if g.is_terminal(&c) {
-                        Some(-g.terminal_value(&c).signum())
-                    } else {
-                        class(g, &c).map(|v| -v)
-                    }
+            let cached = cache.get(moves).map(|c| {
+                (c != "-").then(|| {
+                    c.split(',')
+                        .map(|x| x.parse().unwrap())
+                        .collect::<Vec<i32>>()
                 })
-                .collect();
+            });
+            let classes: Option<Vec<i32>> = match cached {
+                Some(c) => c,
+                None => {
+                    let computed: Option<Vec<i32>> = kids
+                        .iter()
+                        .map(|&m| {
+                            let mut c = s;
+                            g.apply(&mut c, m);
+                            if g.is_terminal(&c) {
+                                Some(-g.terminal_value(&c).signum())
+                            } else {
+                                class(g, &c, &table).map(|v| -v)
+                            }
+                        })
+                        .collect();
+                    let text = computed.as_ref().map_or("-".to_string(), |c| {
+                        c.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    });
+                    use std::io::Write;
+                    if let Ok(mut f) = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&cache_path)
+                    {
+                        let _ = writeln!(f, "{moves} {text}");
+                    }
+                    cache.insert(moves.to_string(), text);
+                    computed
+                }
+            };
             let Some(classes) = classes else { continue };
             let best = *classes.iter().max().unwrap();
             assert_eq!(

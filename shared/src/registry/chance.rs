@@ -76,6 +76,7 @@ pub fn chance<G: ChanceZeroSum>(
     };
     let kernel = match job.algorithm.as_str() {
         "expectimax" => Kernel::Expectimax(if opts.get_or("prune", false)? { Pruning::ChanceBounds } else { Pruning::None }),
+        "mcts" => return super::mcts::chance_zero_sum(job, game, root),
         "star1" => Kernel::Star1,
         "star2" => Kernel::Star2,
         "star25" => {

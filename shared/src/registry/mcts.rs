@@ -33,7 +33,7 @@
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{json_number, Tree, TreeKind};
-use crate::model::{Game, ZeroSum};
+use crate::model::{ChanceZeroSum, Game, ZeroSum};
 use crate::search::mcts::{
     self, ChanceModel, Config, Merge, RandomPlayout, Rewards, Summary, TrueChance, UniformChance,
 };
@@ -54,8 +54,8 @@ pub const DEFAULT_MEMORY_MB: u64 = 1024;
 enum View {
     /// The root player's win rate (outcome rewards).
     WinRate,
-    /// MAX's utility (two-player trees) or every player's (`vector`).
-    Utility { vector: bool },
+    /// Player `player`'s utility, or every player's (`vector`).
+    Utility { vector: bool, player: u8 },
 }
 
 /// A prepared MCTS job.
@@ -233,7 +233,48 @@ pub fn tree(job: &JobSpec, tree: Tree) -> Result<Box<dyn PreparedJob>, SolveErro
         tasks,
         merge,
         chance: TrueChance::default(),
-        view: View::Utility { vector },
+        view: View::Utility { vector, player: 0 },
+    }))
+}
+
+/// Prepares `mcts` for a two-player zero-sum game with chance (Pig, backgammon): rewards scaled
+/// from the game's utility bounds (or `lower`/`upper`), outcomes drawn with their
+/// probabilities, the value from `player_side(root)`'s point of view as the chance family
+/// reports it.
+pub fn chance_zero_sum<G: ChanceZeroSum>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = Opts::new(&job.options, "option");
+    let (mut l, mut u) = game.utility_bounds();
+    if let (Some(lo), Some(hi)) = (opts.get::<f64>("lower")?, opts.get::<f64>("upper")?) {
+        (l, u) = (lo, hi);
+    }
+    if !(l.is_finite() && u.is_finite() && l < u) {
+        return Err(SolveError::bad(format!(
+            "options 'lower={l}' and 'upper={u}' must be finite with lower < upper"
+        )));
+    }
+    let rewards = Rewards::Scaled {
+        lower: vec![l, -u],
+        upper: vec![u, -l],
+    };
+    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, rewards)?;
+    opts.finish()?;
+    let player = game.player_side(&root);
+    Ok(Box::new(MctsJob {
+        job: job.clone(),
+        game,
+        root,
+        cfg,
+        tasks,
+        merge,
+        chance: TrueChance::default(),
+        view: View::Utility {
+            vector: false,
+            player,
+        },
     }))
 }
 
@@ -304,14 +345,19 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
                     None => s.mean_reward(p).map(Value::from).unwrap_or(Value::Null),
                 }
             }
-            View::Utility { vector: false } => match s.root_proven {
-                Some(v) => utility_json(self.cfg.rewards.to_return(0, v)),
-                None => s
-                    .mean_reward(0)
-                    .map(|m| utility_json(self.cfg.rewards.to_return(0, m)))
-                    .unwrap_or(Value::Null),
-            },
-            View::Utility { vector: true } => {
+            View::Utility {
+                vector: false,
+                player,
+            } => {
+                let p = player as usize;
+                // Player 0's proven reward, seen by player p (two players, rewards sum to 1).
+                let proven = s.root_proven.map(|v| if p == 0 { v } else { 1.0 - v });
+                match proven.or_else(|| s.mean_reward(p)) {
+                    Some(r) => utility_json(self.cfg.rewards.to_return(p, r)),
+                    None => Value::Null,
+                }
+            }
+            View::Utility { vector: true, .. } => {
                 if s.playouts == 0 {
                     Value::Null
                 } else {
@@ -551,6 +597,29 @@ mod tests {
                 .sum::<u64>(),
             3
         );
+    }
+
+    /// Pig (a chance game, target 10): holding 8 + 3 wins at once, which the solver proves; with
+    /// the die in the air the value is an estimate from the roller's point of view.
+    #[test]
+    fn pig_job() {
+        let params: crate::wire::Settings = [("target".to_string(), "10".to_string())].into();
+        let pig = |pos: &str| JobSpec {
+            game_params: params.clone(),
+            ..job("pig", pos, &[("playouts", "20000")])
+        };
+        let r = solve(&pig("8/9/1/3"));
+        assert_eq!(r.best_move.as_deref(), Some("hold"));
+        assert_eq!(
+            (r.extra["solved"].clone(), r.value.clone()),
+            (serde_json::json!(true), serde_json::json!(1))
+        );
+        // Player 2 needs one point and is about to roll from 0: it wins unless it rolls a 1 now
+        // or later, so its chances are good but not certain.
+        let r = solve(&pig("0/9/2/0?"));
+        assert_eq!(r.best_move, None, "chance moves at the root");
+        let v = r.value.as_f64().unwrap();
+        assert!(v > 0.3 && v < 1.0, "value {v}");
     }
 
     #[test]

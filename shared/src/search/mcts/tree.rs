@@ -232,6 +232,8 @@ impl<'a, G: Game, C: ChanceModel<G>, P: PlayoutPolicy<G>> TreeSearch<'a, G, C, P
                 }
             }
         }
+        // UCB1 with the parent's part hoisted: c * sqrt(ln N_p / N) = (c * sqrt(ln N_p)) / sqrt(N).
+        let bonus = self.c * (node.visits as f64).ln().sqrt();
         let mut best = f64::NEG_INFINITY;
         let mut pick = first;
         for (i, ch) in kids.iter().enumerate() {
@@ -244,7 +246,8 @@ impl<'a, G: Game, C: ChanceModel<G>, P: PlayoutPolicy<G>> TreeSearch<'a, G, C, P
                     continue;
                 }
             }
-            let score = ucb1(ch.reward, ch.visits, node.visits, self.c);
+            let n = ch.visits as f64;
+            let score = ch.reward / n + bonus / n.sqrt();
             if score > best {
                 best = score;
                 pick = first + i;
@@ -501,6 +504,39 @@ mod tests {
         // An unvisited child goes first, whatever the others' values.
         with_children(&mut t, 50, &[(30.0, 30), (0.0, 0), (7.0, 12)]);
         assert_eq!(t.select(0, 0), 2);
+    }
+
+    /// Selection equals the argmax of the reference [`ucb1`] on random statistics.
+    #[test]
+    fn selection_is_the_argmax_of_ucb1() {
+        use rand::Rng as _;
+        let g = Mnk::tictactoe();
+        let root = g.initial_state();
+        let rewards = Rewards::Outcome;
+        let mut t = search(&g, &root, &rewards, 1.0);
+        let mut rng = Rng::seed_from_u64(5);
+        for _ in 0..2000 {
+            let stats: Vec<(f64, u32)> = (0..rng.gen_range(1..9))
+                .map(|_| {
+                    let n = rng.gen_range(1..200u32);
+                    (rng.gen_range(0..=2 * n) as f64 / 2.0, n)
+                })
+                .collect();
+            let parent = stats.iter().map(|s| s.1).sum::<u32>() + rng.gen_range(0..3);
+            t.c = rng.gen_range(0.0..3.0);
+            with_children(&mut t, parent, &stats);
+            let scores: Vec<f64> = stats
+                .iter()
+                .map(|&(u, n)| ucb1(u, n, parent, t.c))
+                .collect();
+            let top = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let picked = t.select(0, 0) - 1;
+            assert!(
+                (scores[picked] - top).abs() < 1e-12,
+                "{stats:?} c={}: picked {picked}",
+                t.c
+            );
+        }
     }
 
     /// Course 6.2 exercise: root 100 visits, A 54/90, B 4/10: c = 1 selects B, c = 0.2 selects A;
