@@ -3,4 +3,5 @@
 
 pub mod connect4;
 pub mod mnk;
+pub mod pig;
 pub mod tree;

@@ -200,3 +200,5 @@ pub fn play_moves<G: Game>(
 }
 
 pub mod battery;
+pub mod chance;
+pub use chance::{ChanceZeroSum, VectorEval};

@@ -7,4 +7,10 @@ pub mod control;
 pub use control::{Control, StopReason};
 
 pub mod alphabeta;
+pub mod expectimax;
+pub mod maxn;
 pub mod minimax;
+pub mod paranoid;
+pub mod star1;
+pub mod star2;
+pub mod star25;
