@@ -361,3 +361,255 @@ fn evaluation_counts_incomplete_features_and_followers() {
     assert!((v - (2.0 + 2.0 - FOLLOWER_VALUE)).abs() < 1e-12, "{v}");
     assert_eq!(g.estimate(&s), -v); // P1 is to move
 }
+
+/// A from-scratch reference scorer: after every placement it rebuilds all features by a flood
+/// fill over (tile, segment) pairs from the slot geometry alone, with no union-find and no
+/// incremental counters, and scores completions, monasteries and the end as the rules say.
+struct Naive {
+    tiles: &'static Tiles,
+    placed: Vec<(i8, i8, u8, u8)>,
+    /// (tile, segment) -> player of the follower standing there.
+    followers: std::collections::HashMap<(usize, u8), u8>,
+    score: [i32; 2],
+}
+
+impl Naive {
+    fn new() -> Self {
+        Naive {
+            tiles: tables(),
+            placed: vec![(0, 0, START_TYPE, 0)],
+            followers: Default::default(),
+            score: [0, 0],
+        }
+    }
+
+    fn at(&self, x: i8, y: i8) -> Option<usize> {
+        self.placed.iter().position(|p| (p.0, p.1) == (x, y))
+    }
+
+    fn o(&self, i: usize) -> &Oriented {
+        let p = self.placed[i];
+        self.tiles.get(p.2, p.3)
+    }
+
+    /// Components of the feature graph: a list of (tile, segment) per feature.
+    fn features(&self) -> Vec<Vec<(usize, u8)>> {
+        use std::collections::HashSet;
+        let mut seen: HashSet<(usize, u8)> = HashSet::new();
+        let mut out = Vec::new();
+        for i in 0..self.placed.len() {
+            for s in 0..self.o(i).nseg {
+                if !seen.insert((i, s)) {
+                    continue;
+                }
+                let mut comp = vec![(i, s)];
+                let mut k = 0;
+                while k < comp.len() {
+                    let (ti, ts) = comp[k];
+                    k += 1;
+                    let o = self.o(ti);
+                    let (x, y) = (self.placed[ti].0, self.placed[ti].1);
+                    for slot in 0..12usize {
+                        if o.mask[ts as usize] >> slot & 1 == 0 {
+                            continue;
+                        }
+                        let side = slot / 3;
+                        let (dx, dy) = DIRS[side];
+                        let Some(j) = self.at(x + dx, y + dy) else {
+                            continue;
+                        };
+                        let other = 3 * ((side + 2) % 4) + 2 - slot % 3;
+                        let js = self.o(j).slot_seg[other];
+                        if seen.insert((j, js)) {
+                            comp.push((j, js));
+                        }
+                    }
+                }
+                out.push(comp);
+            }
+        }
+        out
+    }
+
+    fn complete(&self, comp: &[(usize, u8)]) -> bool {
+        comp.iter().all(|&(ti, ts)| {
+            let o = self.o(ti);
+            (0..4).all(|side| {
+                o.mask[ts as usize] >> (3 * side + 1) & 1 == 0 || {
+                    let (dx, dy) = DIRS[side];
+                    self.at(self.placed[ti].0 + dx, self.placed[ti].1 + dy)
+                        .is_some()
+                }
+            })
+        })
+    }
+
+    fn majority(&self, comp: &[(usize, u8)]) -> [bool; 2] {
+        let mut c = [0; 2];
+        for k in comp {
+            if let Some(&p) = self.followers.get(k) {
+                c[p as usize] += 1;
+            }
+        }
+        let best = c[0].max(c[1]);
+        [best > 0 && c[0] == best, best > 0 && c[1] == best]
+    }
+
+    fn tiles_shields(&self, comp: &[(usize, u8)]) -> (i32, i32) {
+        let tiles: std::collections::HashSet<usize> = comp.iter().map(|k| k.0).collect();
+        let shields = comp
+            .iter()
+            .filter(|&&(t, s)| self.o(t).shield[s as usize])
+            .count();
+        (tiles.len() as i32, shields as i32)
+    }
+
+    fn neighbours(&self, x: i8, y: i8) -> i32 {
+        let mut n = 0;
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                n += ((dx, dy) != (0, 0) && self.at(x + dx, y + dy).is_some()) as i32;
+            }
+        }
+        n
+    }
+
+    fn give(&mut self, who: [bool; 2], points: i32) {
+        for p in 0..2 {
+            if who[p] {
+                self.score[p] += points;
+            }
+        }
+    }
+
+    fn place(&mut self, x: i8, y: i8, t: u8, rot: u8, seg: u8, player: u8) {
+        self.placed.push((x, y, t, rot));
+        let new = self.placed.len() - 1;
+        if seg != NO_FOLLOWER {
+            self.followers.insert((new, seg), player);
+        }
+        for comp in self.features() {
+            let (ti, ts) = comp[0];
+            let kind = self.o(ti).kind[ts as usize];
+            if !matches!(kind, Kind::Road | Kind::City)
+                || !comp.iter().any(|k| k.0 == new)
+                || !self.complete(&comp)
+            {
+                continue;
+            }
+            let (tiles, shields) = self.tiles_shields(&comp);
+            let points = if kind == Kind::City {
+                2 * (tiles + shields)
+            } else {
+                tiles
+            };
+            let who = self.majority(&comp);
+            self.give(who, points);
+            for k in &comp {
+                self.followers.remove(k);
+            }
+        }
+        for i in 0..self.placed.len() {
+            let (mx, my) = (self.placed[i].0, self.placed[i].1);
+            if (mx - x).abs() > 1 || (my - y).abs() > 1 {
+                continue;
+            }
+            if let Some(m) = self.o(i).monastery {
+                if self.neighbours(mx, my) == 8 {
+                    if let Some(p) = self.followers.remove(&(i, m)) {
+                        self.score[p as usize] += 9;
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let comps = self.features();
+        let complete_city = |naive: &Naive, key: (usize, u8)| {
+            comps
+                .iter()
+                .position(|c| c.contains(&key))
+                .filter(|&c| naive.complete(&comps[c]))
+        };
+        for comp in &comps {
+            let who = self.majority(comp);
+            if who == [false, false] {
+                continue;
+            }
+            let (ti, ts) = comp[0];
+            let points = match self.o(ti).kind[ts as usize] {
+                Kind::Road => self.tiles_shields(comp).0,
+                Kind::City => {
+                    let (t, s) = self.tiles_shields(comp);
+                    t + s
+                }
+                Kind::Monastery => 1 + self.neighbours(self.placed[ti].0, self.placed[ti].1),
+                Kind::Field => {
+                    let mut cities = std::collections::HashSet::new();
+                    for &(t, s) in comp {
+                        let o = self.o(t);
+                        for j in 0..o.nseg {
+                            if o.field_cities[s as usize] >> j & 1 == 1 {
+                                if let Some(c) = complete_city(self, (t, j)) {
+                                    cities.insert(c);
+                                }
+                            }
+                        }
+                    }
+                    3 * cities.len() as i32
+                }
+            };
+            self.give(who, points);
+        }
+    }
+}
+
+#[test]
+fn incremental_scoring_agrees_with_a_from_scratch_reference() {
+    let g = game();
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut moves = Vec::new();
+    for _ in 0..12 {
+        let mut s = g.initial_state();
+        let mut naive = Naive::new();
+        while !g.is_terminal(&s) {
+            g.legal_moves(&s, &mut moves);
+            // Prefer placing followers, so that scoring happens often.
+            let with: Vec<Move> = moves
+                .iter()
+                .copied()
+                .filter(|m| matches!(m, Move::Place { seg, .. } if *seg != NO_FOLLOWER))
+                .collect();
+            let mv = if !with.is_empty() && rng.gen_bool(0.7) {
+                with[rng.gen_range(0..with.len())]
+            } else {
+                moves[rng.gen_range(0..moves.len())]
+            };
+            let (p, t) = (s.to_move, s.drawn);
+            g.apply(&mut s, mv);
+            if let Move::Place { x, y, rot, seg } = mv {
+                naive.place(x, y, t, rot, seg, p);
+                if !g.is_terminal(&s) {
+                    assert_eq!(
+                        [s.score[0] as i32, s.score[1] as i32],
+                        naive.score,
+                        "{}",
+                        g.format_position(&s)
+                    );
+                    for q in 0..2u8 {
+                        let on = naive.followers.values().filter(|&&v| v == q).count();
+                        assert_eq!(s.hand[q as usize] as usize, 7 - on);
+                    }
+                }
+            }
+        }
+        naive.finish();
+        assert_eq!(
+            [s.score[0] as i32, s.score[1] as i32],
+            naive.score,
+            "final: {}",
+            g.format_position(&s)
+        );
+    }
+}
