@@ -6,3 +6,5 @@ pub mod connect4;
 pub mod mnk;
 pub mod pig;
 pub mod tree;
+pub mod morpion;
+pub mod weakschur;

@@ -59,6 +59,7 @@ fn zero_sum_at<G: ZeroSum + Hashed>(
             }
         }
         "alphabeta" => {}
+        "mcts" => return super::mcts::zero_sum(job, game, root),
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",
@@ -249,6 +250,9 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
 /// Explicit trees: the kind of tree decides the family.
 pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     let tree = Tree::parse(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+    if job.algorithm == "mcts" {
+        return super::mcts::tree(job, tree);
+    }
     match tree.kind() {
         TreeKind::MinMax => zero_sum_at(job, tree, 0),
         TreeKind::Chance => Err(SolveError::bad(format!(
