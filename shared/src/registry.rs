@@ -9,14 +9,17 @@
 //! Adding a game touches `games/` and one arm of [`build_game`]'s match; adding a kernel touches
 //! `search/` and one arm in the family that fits its capabilities (e.g. [`family::zero_sum`]).
 
+use crate::model::Game;
 use crate::search::Control;
 use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 
+pub mod chance;
 pub mod family;
 pub mod mcts;
+pub mod multi;
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -96,7 +99,7 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree"];
+pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree", "pig", "backgammon"];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -182,6 +185,20 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "tree" => {
             params.finish()?;
             family::tree(job)?
+        }
+        "pig" => {
+            let target = params.get_or("target", 100u16)?;
+            let die = params.get_or("die", 6u8)?;
+            params.finish()?;
+            let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
+            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            chance::chance(job, game, root, true, false)?
+        }
+        "backgammon" => {
+            params.finish()?;
+            let game = games::backgammon::Backgammon;
+            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            chance::chance(job, game, root, true, false)?
         }
         other => {
             return Err(SolveError::bad(format!(

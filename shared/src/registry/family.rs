@@ -253,15 +253,10 @@ pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     if job.algorithm == "mcts" {
         return super::mcts::tree(job, tree);
     }
+    let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
     match tree.kind() {
-        TreeKind::MinMax => zero_sum_at(job, tree, 0),
-        TreeKind::Chance => Err(SolveError::bad(format!(
-            "algorithm '{}' does not apply to a tree with chance nodes",
-            job.algorithm
-        ))),
-        TreeKind::MultiPlayer => Err(SolveError::bad(format!(
-            "algorithm '{}' does not apply to a tree with player nodes",
-            job.algorithm
-        ))),
+        TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0),
+        TreeKind::MinMax | TreeKind::Chance => super::chance::chance(job, tree, 0, false, true),
+        TreeKind::MultiPlayer => super::multi::multi(job, tree, 0, false),
     }
 }
