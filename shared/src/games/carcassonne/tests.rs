@@ -613,3 +613,93 @@ fn incremental_scoring_agrees_with_a_from_scratch_reference() {
         );
     }
 }
+
+/// Positions from seeded random games: the state after `plies` plies of game `seed`.
+fn random_position(seed: u64, plies: usize) -> State {
+    let g = game();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = g.initial_state();
+    let mut moves = Vec::new();
+    for _ in 0..plies {
+        if g.is_terminal(&s) {
+            break;
+        }
+        g.legal_moves(&s, &mut moves);
+        let mv = moves[rng.gen_range(0..moves.len())];
+        g.apply(&mut s, mv);
+    }
+    s
+}
+
+/// Positions `left` tiles before the end of game `seed`, at a chance node (`drawn` false) or
+/// with the tile drawn.
+fn late_position(seed: u64, left: u8, drawn: bool) -> State {
+    let g = game();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = g.initial_state();
+    let mut moves = Vec::new();
+    loop {
+        if s.left <= left && (s.drawn != NONE) == drawn {
+            return s;
+        }
+        assert!(!g.is_terminal(&s));
+        g.legal_moves(&s, &mut moves);
+        let mv = moves[rng.gen_range(0..moves.len())];
+        g.apply(&mut s, mv);
+    }
+}
+
+#[test]
+fn star_kernels_equal_expectimax_at_depths_1_and_2() {
+    use crate::search::expectimax::{expectimax, Pruning};
+    use crate::search::star1::star1;
+    use crate::search::star2::star2;
+    use crate::search::star25::{star25, ProbingMode};
+    use crate::search::Control;
+    let g = game();
+    let ctl = Control::unlimited();
+    let mut cases: Vec<(State, u32)> = Vec::new();
+    for (seed, plies) in [(21, 0), (22, 1), (23, 30), (24, 61), (25, 100), (26, 131)] {
+        cases.push((random_position(seed, plies), 1));
+    }
+    for (seed, left, drawn) in [(31, 4, false), (32, 5, true), (33, 3, false), (34, 6, true)] {
+        cases.push((late_position(seed, left, drawn), 2));
+    }
+    // Mid-game decision roots at depth 2 (place, draw, place): about 10^5 leaves each.
+    for (seed, left) in [(35, 40), (36, 25)] {
+        cases.push((late_position(seed, left, true), 2));
+    }
+    let mut kinds = [0; 2];
+    for (s, depth) in &cases {
+        kinds[(s.drawn != NONE) as usize] += 1;
+        let text = g.format_position(s);
+        let reference = expectimax(&g, s, Some(*depth), Pruning::None, None, &ctl).unwrap();
+        let close = |name: &str, v: f64| {
+            assert!(
+                (v - reference.value).abs() <= 1e-9 * reference.value.abs().max(1.0),
+                "{name} depth {depth}: {v} != expectimax {} at '{text}'",
+                reference.value
+            );
+        };
+        let pruned = expectimax(&g, s, Some(*depth), Pruning::ChanceBounds, None, &ctl).unwrap();
+        close("expectimax with chance cut", pruned.value);
+        close(
+            "star1",
+            star1(&g, s, Some(*depth), None, &ctl).unwrap().value,
+        );
+        close(
+            "star2",
+            star2(&g, s, Some(*depth), None, &ctl).unwrap().value,
+        );
+        for probing in 1..=5 {
+            for mode in [ProbingMode::Sequential, ProbingMode::Cyclic] {
+                let r = star25(&g, s, Some(*depth), probing, mode, None, &ctl).unwrap();
+                close(&format!("star25 {probing} {mode:?}"), r.value);
+            }
+        }
+    }
+    assert!(
+        kinds[0] > 0 && kinds[1] > 0,
+        "both chance and decision roots"
+    );
+}
