@@ -99,7 +99,15 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree", "pig", "backgammon"];
+pub const GAMES: &[&str] = &[
+    "tictactoe",
+    "mnk",
+    "connect4",
+    "tree",
+    "pig",
+    "backgammon",
+    "carcassonne",
+];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -191,14 +199,30 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let die = params.get_or("die", 6u8)?;
             params.finish()?;
             let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
-            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             chance::chance(job, game, root, true, false)?
         }
         "backgammon" => {
             params.finish()?;
             let game = games::backgammon::Backgammon;
-            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             chance::chance(job, game, root, true, false)?
+        }
+        "carcassonne" => {
+            params.finish()?;
+            let game = games::carcassonne::Carcassonne::new();
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            if job.algorithm == "mcts" {
+                mcts::stochastic(job, game, root)?
+            } else {
+                chance::chance(job, game, root, true, false)?
+            }
         }
         other => {
             return Err(SolveError::bad(format!(

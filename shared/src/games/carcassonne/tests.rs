@@ -703,3 +703,80 @@ fn star_kernels_equal_expectimax_at_depths_1_and_2() {
         "both chance and decision roots"
     );
 }
+
+#[test]
+fn service_jobs_run_the_chance_kernels_and_mcts() {
+    use crate::plan::run_local;
+    use crate::registry::{prepare, SolveError};
+    use crate::search::expectimax::{expectimax, Pruning};
+    use crate::search::Control;
+    use crate::wire::JobSpec;
+    let job = |position: &str, algorithm: &str, options: &[(&str, &str)]| JobSpec {
+        game: "carcassonne".into(),
+        position: position.into(),
+        algorithm: algorithm.into(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..JobSpec::default()
+    };
+    let solve = |j: &JobSpec| run_local(prepare(j)?.as_ref(), &Control::unlimited());
+    // A position with a tile drawn: every kernel finds expectimax's value and a legal move.
+    let position = "N 0,1r2@E U";
+    let g = game();
+    let s = play(position);
+    let reference = expectimax(&g, &s, Some(1), Pruning::None, None, &Control::unlimited())
+        .unwrap()
+        .value;
+    let mut moves = Vec::new();
+    g.legal_moves(&s, &mut moves);
+    let legal: Vec<String> = moves.iter().map(|&m| g.format_move(&s, m)).collect();
+    for (algorithm, options) in [
+        ("expectimax", vec![("depth", "1")]),
+        ("star1", vec![("depth", "1")]),
+        ("star2", vec![("depth", "1")]),
+        (
+            "star25",
+            vec![("depth", "1"), ("probing", "5"), ("probing_mode", "cyclic")],
+        ),
+        (
+            "star25",
+            vec![
+                ("depth", "1"),
+                ("probing", "3"),
+                ("probing_mode", "sequential"),
+            ],
+        ),
+    ] {
+        let r = solve(&job(position, algorithm, &options)).unwrap();
+        let v = r.value.as_f64().unwrap();
+        assert!(
+            (v - reference).abs() < 1e-9,
+            "{algorithm}: {v} != {reference}"
+        );
+        let best = r.best_move.unwrap();
+        assert!(legal.contains(&best), "{algorithm}: {best}");
+    }
+    let r = solve(&job(
+        position,
+        "mcts",
+        &[("playouts", "200"), ("seed", "1")],
+    ))
+    .unwrap();
+    assert!(legal.contains(&r.best_move.unwrap()));
+    assert_eq!(r.nodes, 200);
+    // Bad input is one line naming the problem.
+    let err = solve(&job("N 0,1r2@E Q 9,9r0", "star2", &[("depth", "1")])).unwrap_err();
+    assert_eq!(
+        err,
+        SolveError::BadInput("position: move 4 ('9,9r0'): cell 9,9 touches no tile".into())
+    );
+    let err = solve(&job(
+        "",
+        "star25",
+        &[("depth", "1"), ("probing_mode", "zigzag")],
+    ))
+    .unwrap_err();
+    assert!(matches!(err, SolveError::BadInput(m) if m.contains("probing_mode")));
+}
