@@ -465,8 +465,8 @@ impl State {
             }
         }
         if guess {
-            for p in 0..2 {
-                out[p] += FOLLOWER_VALUE * self.hand[p] as f64;
+            for (o, &h) in out.iter_mut().zip(&self.hand) {
+                *o += FOLLOWER_VALUE * h as f64;
             }
         }
         out

@@ -475,9 +475,9 @@ impl Naive {
     }
 
     fn give(&mut self, who: [bool; 2], points: i32) {
-        for p in 0..2 {
-            if who[p] {
-                self.score[p] += points;
+        for (score, &w) in self.score.iter_mut().zip(&who) {
+            if w {
+                *score += points;
             }
         }
     }
@@ -779,4 +779,14 @@ fn service_jobs_run_the_chance_kernels_and_mcts() {
     ))
     .unwrap_err();
     assert!(matches!(err, SolveError::BadInput(m) if m.contains("probing_mode")));
+}
+
+#[test]
+fn state_is_a_small_fixed_size_value() {
+    // Copy-make kernels copy the state per node: keep it one flat block (no heap).
+    assert!(
+        std::mem::size_of::<State>() <= 3584,
+        "{}",
+        std::mem::size_of::<State>()
+    );
 }
