@@ -189,8 +189,9 @@ fn random_games_end_with_every_tile_placed_or_discarded() {
         assert!(g.same_state(&s, &back));
         assert_eq!(back.score, s.score);
     }
-    // Random play now and then draws a tile that fits nowhere (sanity of the discard path).
-    let _ = discards;
+    // Random play now and then draws a tile that fits nowhere, so the discard path is taken
+    // (4 times in these 60 seeded games).
+    assert!(discards > 0, "no discard in 60 random games");
 }
 
 #[test]
