@@ -111,6 +111,7 @@ pub const GAMES: &[&str] = &[
     "weakschur",
     "pig",
     "backgammon",
+    "carcassonne",
 ];
 
 /// Algorithm names of CONTRACTS.md.
@@ -226,14 +227,30 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let die = params.get_or("die", 6u8)?;
             params.finish()?;
             let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
-            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             chance::chance(job, game, root, true, false)?
         }
         "backgammon" => {
             params.finish()?;
             let game = games::backgammon::Backgammon;
-            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             chance::chance(job, game, root, true, false)?
+        }
+        "carcassonne" => {
+            params.finish()?;
+            let game = games::carcassonne::Carcassonne::new();
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            if job.algorithm == "mcts" {
+                mcts::stochastic(job, game, root)?
+            } else {
+                chance::chance(job, game, root, true, false)?
+            }
         }
         other => {
             return Err(SolveError::bad(format!(

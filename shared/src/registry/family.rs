@@ -368,7 +368,8 @@ pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     if job.algorithm == "mcts" {
         return super::mcts::tree(job, tree);
     }
-    let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
+    let chance_kernel =
+        ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
     match tree.kind() {
         TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0),
         TreeKind::MinMax | TreeKind::Chance => super::chance::chance(job, tree, 0, false, true),

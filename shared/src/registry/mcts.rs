@@ -33,7 +33,7 @@
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{json_number, Tree, TreeKind};
-use crate::model::{ChanceZeroSum, Game, ZeroSum};
+use crate::model::{ChanceZeroSum, Game, Stochastic, ZeroSum};
 use crate::search::mcts::{
     self, ChanceModel, Config, Merge, RandomPlayout, Rewards, Summary, TrueChance, UniformChance,
 };
@@ -167,6 +167,28 @@ pub fn zero_sum<G: ZeroSum>(
         tasks,
         merge,
         chance: UniformChance::default(),
+        view: View::WinRate,
+    }))
+}
+
+/// Prepares `mcts` for a two-player game with chance nodes at `root`: outcome rewards (win 1,
+/// draw 0.5, loss 0 by the final returns), chance outcomes drawn with the game's probabilities.
+pub fn stochastic<G: Stochastic>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = Opts::new(&job.options, "option");
+    let (cfg, tasks, merge) = config::<G>(job, &opts, game.num_players(), Rewards::Outcome)?;
+    opts.finish()?;
+    Ok(Box::new(MctsJob {
+        job: job.clone(),
+        game,
+        root,
+        cfg,
+        tasks,
+        merge,
+        chance: TrueChance::default(),
         view: View::WinRate,
     }))
 }
