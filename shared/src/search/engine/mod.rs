@@ -481,7 +481,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
                     self.cfg.extensions && ply < MAX_EXTENDED_PLY && game.is_forcing(s, mv);
                 depth - 1 + extend as i32
             };
-            let v = if i == 0 || b - a <= 1 {
+            let v = if i == 0 || a + 1 >= b {
                 self.child::<EXACT>(&c, side, a, b, d, ply + 1)
             } else {
                 let v = self.child::<EXACT>(&c, side, a, a + 1, d, ply + 1);
