@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// "Infinity" for windows; negating it never overflows.
 pub const INF: i32 = i32::MAX - 1;
-/// Nodes between two polls of the limits and the stop flag.
+/// Nodes between two polls of the limits and the stop flag (a power of two).
 const POLL_INTERVAL: u64 = 1024;
 /// Quiescence plies past the depth cut (bounds a search of noisy moves that never ends).
 const QUIESCENCE_PLIES: u32 = 8;
@@ -297,7 +297,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
     #[inline(always)]
     fn count_node(&mut self) {
         self.nodes += 1;
-        if self.nodes % POLL_INTERVAL == 0 {
+        if self.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
     }
@@ -458,7 +458,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         if self.helper != 0
             && next == 0
             && n > 1
-            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) % 3 == 0
+            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
         {
             moves.swap(0, 1);
             order.swap(0, 1);
@@ -470,8 +470,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         let mut a = a0;
         let mut best = i32::MIN;
         let mut best_i = 0;
-        for i in 0..n {
-            let mv = moves[i];
+        for (i, &mv) in moves.iter().enumerate() {
             let mut c = s.clone();
             game.apply(&mut c, mv);
             let d = if EXACT {
