@@ -369,6 +369,9 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
 pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     let tree = Tree::parse(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
     match tree.kind() {
+        TreeKind::MinMax if job.options.contains_key("weak") => Err(SolveError::bad(
+            "option 'weak' does not apply to trees (their values are leaf numbers, not win/draw/loss)",
+        )),
         TreeKind::MinMax => zero_sum_at(job, tree, 0),
         TreeKind::Chance => Err(SolveError::bad(format!(
             "algorithm '{}' does not apply to a tree with chance nodes",
