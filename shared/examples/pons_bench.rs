@@ -70,7 +70,7 @@ fn main() {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
     };
     println!(
-        "set          positions   mean time     mean nodes   (threads {threads}{})",
+        "set          positions   mean wall     mean cpu      mean nodes   (threads {threads}{})",
         if weak { ", weak" } else { "" }
     );
     for set in sets {

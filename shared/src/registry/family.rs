@@ -31,6 +31,8 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
     weak: bool,
     /// Table budget (`memory_mb`).
     memory_mb: Option<u64>,
+    /// The `threads` option (else the runner's threads).
+    threads: Option<usize>,
     /// The engine's table, made on first use and shared by every task of this job (the
     /// null-window probes of one exact value reuse each other's work). Lock-free inside.
     table: OnceLock<Result<engine::Table, String>>,
@@ -114,11 +116,11 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
         ask,
         engine: engine::Config {
             depth,
-            threads: threads.unwrap_or(1),
             ..engine::Config::default()
         },
         weak,
         memory_mb,
+        threads,
         table: OnceLock::new(),
     }))
 }
@@ -145,12 +147,17 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         beta: i32,
         ctl: &Control,
     ) -> Result<(minimax::Outcome<G::Move>, u32, Option<StopReason>), SolveError> {
+        // The job's `threads` option, else the threads the runner gives (`--threads`).
+        let cfg = engine::Config {
+            threads: self.threads.unwrap_or(ctl.threads()),
+            ..self.engine.clone()
+        };
         let e = engine::search(
             &self.game,
             &self.root,
             alpha,
             beta,
-            &self.engine,
+            &cfg,
             self.table()?,
             ctl,
         )
