@@ -125,6 +125,10 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     }))
 }
 
+/// What the engine gives a job: the outcome, the deepest finished iteration, and why it stopped
+/// early (depth-limited search).
+type EngineRun<M> = (minimax::Outcome<M>, u32, Option<StopReason>);
+
 /// Most threads a job may ask for.
 const MAX_THREADS: usize = 256;
 
@@ -146,7 +150,7 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         alpha: i32,
         beta: i32,
         ctl: &Control,
-    ) -> Result<(minimax::Outcome<G::Move>, u32, Option<StopReason>), SolveError> {
+    ) -> Result<EngineRun<G::Move>, SolveError> {
         // The job's `threads` option, else the threads the runner gives (`--threads`).
         let cfg = engine::Config {
             threads: self.threads.unwrap_or(ctl.threads()),
