@@ -5,7 +5,9 @@
 //! cargo run --release -p gamesolver-shared --example pons_bench -- [N] [SET...] [--threads T] [--weak]
 //! ```
 //! `N` (default 100) is how many positions of each set to run (from the top); sets default to
-//! all six. Prints mean time and mean nodes per position, and checks every score.
+//! all six. Prints mean wall time, mean CPU time of this thread (Linux; the figure to trust on a
+//! loaded machine) and mean nodes per position, and checks every score. With `--threads`, the
+//! CPU column counts the main thread only.
 
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
@@ -13,6 +15,23 @@ use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::JobSpec;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// CPU time of the calling thread in seconds (Linux `schedstat`), if available.
+fn thread_cpu() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+fn show(secs: f64) -> String {
+    if secs < 1e-3 {
+        format!("{:8.1} us", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:8.2} ms", secs * 1e3)
+    } else {
+        format!("{:8.2} s ", secs)
+    }
+}
 
 fn main() {
     let mut n = 100usize;
@@ -51,12 +70,13 @@ fn main() {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
     };
     println!(
-        "set          positions   mean time     mean nodes   (threads {threads}{})",
+        "set          positions   mean wall     mean cpu      mean nodes   (threads {threads}{})",
         if weak { ", weak" } else { "" }
     );
     for set in sets {
         let text = std::fs::read_to_string(data.join("connect4").join(&set)).expect("read set");
         let mut total = 0.0f64;
+        let cpu0 = thread_cpu();
         let mut nodes = 0u64;
         let mut count = 0usize;
         for line in text.lines().filter(|l| !l.trim().is_empty()).take(n) {
@@ -89,17 +109,15 @@ fn main() {
             }
             count += 1;
         }
-        let mean = total / count.max(1) as f64;
-        let (v, unit) = if mean < 1e-3 {
-            (mean * 1e6, "us")
-        } else if mean < 1.0 {
-            (mean * 1e3, "ms")
-        } else {
-            (mean, "s")
+        let per = |x: f64| x / count.max(1) as f64;
+        let cpu = match (cpu0, thread_cpu()) {
+            (Some(a), Some(b)) => show(per(b - a)),
+            _ => "     n/a   ".into(),
         };
         println!(
-            "{set:<12} {count:>9}   {v:>8.2} {unit}   {:>12.0}",
-            nodes as f64 / count.max(1) as f64
+            "{set:<12} {count:>9}   {}   {cpu}   {:>12.0}",
+            show(per(total)),
+            per(nodes as f64)
         );
     }
 }

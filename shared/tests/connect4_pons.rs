@@ -91,3 +91,179 @@ fn weak_gives_the_sign() {
         assert_eq!(result.value, serde_json::json!(want.signum()), "'{moves}'");
     }
 }
+
+fn solve(
+    game: &str,
+    params: &[(&str, &str)],
+    position: &str,
+    algorithm: &str,
+    options: &[(&str, &str)],
+) -> serde_json::Value {
+    let job = JobSpec {
+        game: game.into(),
+        game_params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        position: position.into(),
+        algorithm: algorithm.into(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..JobSpec::default()
+    };
+    let prepared = prepare(&job).unwrap_or_else(|e| panic!("{game} '{position}': {e}"));
+    let result = run_local(prepared.as_ref(), &Control::unlimited()).unwrap();
+    serde_json::to_value(result).unwrap()
+}
+
+/// Fhourstones' inputs (SOURCE.txt): the first is a win for the side to move. The others (a
+/// loss after 8.7 M Fhourstones positions, a draw after 170 M, and the empty board, a win) take
+/// minutes: `cargo test --release -p gamesolver-shared --test connect4_pons -- --ignored`.
+#[test]
+fn fhourstones_first_input() {
+    assert_eq!(
+        solve(
+            "connect4",
+            &[],
+            "45461667",
+            "alphabeta",
+            &[("weak", "true")]
+        )["value"],
+        1
+    );
+}
+
+#[test]
+#[ignore = "minutes: Fhourstones' long inputs"]
+fn fhourstones_long_inputs() {
+    for (position, want) in [("35333571", -1), ("13333111", 0), ("", 1)] {
+        let r = solve(
+            "connect4",
+            &[],
+            position,
+            "alphabeta",
+            &[("weak", "true"), ("threads", "2")],
+        );
+        assert_eq!(r["value"], want, "'{position}'");
+    }
+}
+
+/// Through the registry: m,n,k values, a board wider than 64 bits against the registry's own
+/// minimax, and a depth-limited job.
+#[test]
+fn registry_paths() {
+    assert_eq!(
+        solve(
+            "mnk",
+            &[("m", "4"), ("n", "4"), ("k", "3")],
+            "",
+            "alphabeta",
+            &[]
+        )["value"],
+        1
+    );
+    assert_eq!(
+        solve(
+            "mnk",
+            &[("m", "4"), ("n", "4"), ("k", "4")],
+            "",
+            "alphabeta",
+            &[]
+        )["value"],
+        0
+    );
+    let big = [("width", "9"), ("height", "7")];
+    // A random game of 54 stones on 9 x 7 (72 bits: the u128 board), nobody having won yet.
+    let position = {
+        use gamesolver_shared::games::connect4::Connect4;
+        use gamesolver_shared::model::Game;
+        use rand::{Rng, SeedableRng};
+        let g = Connect4::<u128>::new(9, 7, 1).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        'retry: loop {
+            let mut s = g.initial_state();
+            let mut moves = Vec::new();
+            for _ in 0..54 {
+                g.legal_moves(&s, &mut moves);
+                let safe: Vec<u8> = moves
+                    .iter()
+                    .copied()
+                    .filter(|&m| {
+                        let mut c = s;
+                        g.apply(&mut c, m);
+                        !g.is_terminal(&c)
+                    })
+                    .collect();
+                if safe.is_empty() {
+                    continue 'retry;
+                }
+                g.apply(&mut s, safe[rng.gen_range(0..safe.len())]);
+            }
+            break g.format_position(&s);
+        }
+    };
+    let position = position.as_str();
+    let exact = solve("connect4", &big, position, "alphabeta", &[]);
+    let reference = solve("connect4", &big, position, "minimax", &[]);
+    assert_eq!(exact["value"], reference["value"], "{exact}");
+    let r = solve("connect4", &[], "4453", "alphabeta", &[("depth", "6")]);
+    assert_eq!(r["depth"], 6);
+    assert!(
+        r["best_move"]
+            .as_str()
+            .is_some_and(|m| ("1".."8").contains(&m)),
+        "{r}"
+    );
+    let weak = solve(
+        "connect4",
+        &[("width", "4"), ("height", "4")],
+        "",
+        "alphabeta",
+        &[("weak", "true")],
+    );
+    assert_eq!(
+        weak["value"],
+        solve(
+            "connect4",
+            &[("width", "4"), ("height", "4")],
+            "",
+            "alphabeta",
+            &[]
+        )["value"]
+            .as_i64()
+            .unwrap()
+            .signum()
+    );
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    let err = |params: &[(&str, &str)], position: &str, options: &[(&str, &str)]| {
+        let job = JobSpec {
+            game: "connect4".into(),
+            game_params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            position: position.into(),
+            algorithm: "alphabeta".into(),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..JobSpec::default()
+        };
+        prepare(&job).err().expect("an error").to_string()
+    };
+    assert_eq!(
+        err(&[], "4444444", &[]),
+        "position: move 7 ('4'): column 4 is full"
+    );
+    assert!(err(&[("width", "0")], "", &[]).contains("not supported"));
+    assert!(err(&[("width", "x")], "", &[]).contains("width=x"));
+    assert!(err(&[], "", &[("threads", "0")]).contains("threads"));
+    assert!(err(&[], "", &[("weak", "true"), ("depth", "3")]).contains("weak"));
+    assert!(err(&[], "", &[("colour", "red")]).contains("colour"));
+}

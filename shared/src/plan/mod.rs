@@ -179,14 +179,16 @@ impl Planner {
             return targets;
         }
         if self.parallelism == 1 {
-            // Bisection leaning towards 0 (Pons): the midpoint, moved halfway to 0 when 0 is
-            // inside the interval on that side.
-            let mut mid = lo + ((hi as i64 - lo as i64) / 2) as i32 + 1;
-            if mid <= 0 && lo / 2 + 1 > mid {
-                mid = lo / 2 + 1;
-            } else if mid >= 0 && hi / 2 < mid && hi / 2 > lo {
-                mid = hi / 2;
+            // Pons' bisection: from the midpoint `med`, move out to half of the bound on the
+            // same side of 0 (min/2 or max/2) when that is further out, then ask "value > med".
+            let width = ((hi as i64 - lo as i64) / 2) as i32;
+            let mut med = lo + width;
+            if med <= 0 && lo / 2 < med {
+                med = lo / 2;
+            } else if med >= 0 && hi / 2 > med {
+                med = hi / 2;
             }
+            let mid = med + 1;
             let mid = mid.clamp(lo + 1, hi);
             if !pending.contains(&mid) {
                 targets.push(mid);

@@ -5,7 +5,7 @@ use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{Tree, TreeKind};
 use crate::model::{Hashed, Tactics, ZeroSum};
 
-use crate::search::{engine, minimax, Control};
+use crate::search::{engine, minimax, Control, StopReason};
 use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
 
@@ -31,6 +31,8 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
     weak: bool,
     /// Table budget (`memory_mb`).
     memory_mb: Option<u64>,
+    /// The `threads` option (else the runner's threads).
+    threads: Option<usize>,
     /// The engine's table, made on first use and shared by every task of this job (the
     /// null-window probes of one exact value reuse each other's work). Lock-free inside.
     table: OnceLock<Result<engine::Table, String>>,
@@ -115,14 +117,18 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
         ask,
         engine: engine::Config {
             depth,
-            threads: threads.unwrap_or(1),
             ..engine::Config::default()
         },
         weak,
         memory_mb,
+        threads,
         table: OnceLock::new(),
     }))
 }
+
+/// What the engine gives a job: the outcome, the deepest finished iteration, and why it stopped
+/// early (depth-limited search).
+type EngineRun<M> = (minimax::Outcome<M>, u32, Option<StopReason>);
 
 /// Most threads a job may ask for.
 const MAX_THREADS: usize = 256;
@@ -138,30 +144,37 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
     }
 
-    /// Runs the engine on the root with a window.
+    /// Runs the engine on the root with a window; also returns the deepest finished iteration
+    /// and why it stopped early (depth-limited search).
     fn engine(
         &self,
         alpha: i32,
         beta: i32,
         ctl: &Control,
-    ) -> Result<minimax::Outcome<G::Move>, SolveError> {
+    ) -> Result<EngineRun<G::Move>, SolveError> {
+        // The job's `threads` option, else the threads the runner gives (`--threads`).
+        let cfg = engine::Config {
+            threads: self.threads.unwrap_or(ctl.threads()),
+            ..self.engine.clone()
+        };
         let e = engine::search(
             &self.game,
             &self.root,
             alpha,
             beta,
-            &self.engine,
+            &cfg,
             self.table()?,
             ctl,
         )
         .ok_or_else(|| Self::stopped(ctl))?;
-        Ok(minimax::Outcome {
+        let o = minimax::Outcome {
             value: e.value,
             best_move: e.best_move,
             pv: e.pv,
             nodes: e.nodes,
-            leaves: e.depth as u64,
-        })
+            leaves: 0,
+        };
+        Ok((o, e.depth, e.stopped))
     }
 
     /// The root's bounds on the scale the planner sees: the game's values, or -1..1 when weak.
@@ -231,7 +244,7 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         }
         // Weak: targets 0 and 1 mean the same on both scales (value >= 1 is a win, value >= 0
         // not a loss), and fail-soft bounds map to their signs.
-        let o = self.engine(target - 1, target, ctl)?;
+        let (o, _, _) = self.engine(target - 1, target, ctl)?;
         let v = if self.weak { o.value.signum() } else { o.value };
         let raw = if o.value >= target {
             RawBounds {
@@ -285,9 +298,12 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
             (TaskKind::Probe { target }, _) => self.probe(*target, ctl),
             (TaskKind::Whole, Ask::Decide(target)) => self.probe(target, ctl),
             (TaskKind::Whole, Ask::Value) => {
-                let o = match self.job.algorithm.as_str() {
-                    "minimax" => minimax::minimax(&self.game, &self.root, self.depth, ctl)
-                        .ok_or_else(|| Self::stopped(ctl))?,
+                let (o, reached, stopped) = match self.job.algorithm.as_str() {
+                    "minimax" => {
+                        let o = minimax::minimax(&self.game, &self.root, self.depth, ctl)
+                            .ok_or_else(|| Self::stopped(ctl))?;
+                        (o, 0, None)
+                    }
                     _ => self.engine(-engine::INF, engine::INF, ctl)?,
                 };
                 let value = if self.weak {
@@ -299,13 +315,12 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
                     lower: o.value,
                     upper: o.value,
                 };
-                let reached = o.leaves;
                 let mut out = self.output(o, value, raw, t0.elapsed().as_millis() as u64);
                 if self.job.algorithm == "alphabeta" && self.depth.is_some() {
                     // Iterative deepening: the deepest finished iteration, and whether a limit
                     // stopped it early.
                     out.extra.insert("depth".into(), reached.into());
-                    if let Some(r) = ctl.should_stop() {
+                    if let Some(r) = stopped {
                         out.extra.insert("stopped".into(), r.as_str().into());
                     }
                 }
@@ -371,6 +386,9 @@ pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     let chance_kernel =
         ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
     match tree.kind() {
+        TreeKind::MinMax if job.options.contains_key("weak") => Err(SolveError::bad(
+            "option 'weak' does not apply to trees (their values are leaf numbers, not win/draw/loss)",
+        )),
         TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0),
         TreeKind::MinMax | TreeKind::Chance => super::chance::chance(job, tree, 0, false, true),
         TreeKind::MultiPlayer => super::multi::multi(job, tree, 0, false),

@@ -235,10 +235,10 @@ impl<const N: usize> Word for Wide<N> {
     fn add(self, o: Self) -> Self {
         let mut r = [0u64; N];
         let mut carry = false;
-        for i in 0..N {
-            let (s1, c1) = self.0[i].overflowing_add(o.0[i]);
+        for ((r, a), b) in r.iter_mut().zip(self.0).zip(o.0) {
+            let (s1, c1) = a.overflowing_add(b);
             let (s2, c2) = s1.overflowing_add(carry as u64);
-            r[i] = s2;
+            *r = s2;
             carry = c1 || c2;
         }
         Wide(r)
@@ -247,10 +247,10 @@ impl<const N: usize> Word for Wide<N> {
     fn sub(self, o: Self) -> Self {
         let mut r = [0u64; N];
         let mut borrow = false;
-        for i in 0..N {
-            let (d1, b1) = self.0[i].overflowing_sub(o.0[i]);
+        for ((r, a), b) in r.iter_mut().zip(self.0).zip(o.0) {
+            let (d1, b1) = a.overflowing_sub(b);
             let (d2, b2) = d1.overflowing_sub(borrow as u64);
-            r[i] = d2;
+            *r = d2;
             borrow = b1 || b2;
         }
         Wide(r)

@@ -589,14 +589,11 @@ impl<W: Word> Tactics for Connect4<W> {
     }
 
     fn is_noisy(&self, s: &C4State<W>, c: u8) -> bool {
-        // A move that blocks an immediate win of the opponent or makes a playable threat.
+        // A move onto a cell that completes four for either side: it wins, or it blocks.
         let cell = s.mask.add(self.column_bottom[c as usize]) & self.column[c as usize];
-        let opp = self.winning_cells(s.mask ^ s.current, s.mask);
-        if !(opp & cell).is_zero() {
-            return true;
-        }
-        let mask = s.mask | cell;
-        !(self.winning_cells(s.current | cell, mask) & self.possible(mask)).is_zero()
+        let either =
+            self.winning_cells(s.current, s.mask) | self.winning_cells(s.mask ^ s.current, s.mask);
+        !(either & cell).is_zero()
     }
 
     fn is_forcing(&self, s: &C4State<W>, c: u8) -> bool {

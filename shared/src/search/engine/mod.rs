@@ -15,7 +15,8 @@
 //! moves and by one ply per forcing move ([`Tactics::is_noisy`], [`Tactics::is_forcing`]).
 //! With neither (and quiescence off) the depth-limited value equals [`super::minimax`]'s at the
 //! same depth: table entries are reused only at equal draft, so the result is a function of the
-//! position and depth, not of the search history.
+//! position and depth, not of the search history. (Extensions stop at twice the iteration's
+//! depth from the root, so with them a value also depends a little on the path.)
 //!
 //! Exact search uses the game's hints ([`ZeroSum::immediate_value`], [`Tactics::exact_moves`]),
 //! which may prune moves and narrow the window, never change the value. Depth-limited search
@@ -41,13 +42,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// "Infinity" for windows; negating it never overflows.
 pub const INF: i32 = i32::MAX - 1;
-/// Nodes between two polls of the limits and the stop flag.
+/// Nodes between two polls of the limits and the stop flag (a power of two).
 const POLL_INTERVAL: u64 = 1024;
 /// Quiescence plies past the depth cut (bounds a search of noisy moves that never ends).
-const QUIESCENCE_PLIES: u32 = 8;
-/// Forcing moves are extended only this many plies from the root, so a game whose forcing moves
-/// never run out still terminates.
-const MAX_EXTENDED_PLY: usize = 128;
+const QUIESCENCE_PLIES: u32 = 6;
+/// Forcing moves are extended only up to this many times the iteration's depth from the root
+/// (ply), so a line of forcing moves cannot grow the search without bound.
+const EXTENSION_HORIZON: usize = 2;
 /// Default table budget in MB when the job gives no `memory_mb` (Pons' solver uses 64 MB too).
 pub const DEFAULT_TABLE_MB: u64 = 64;
 /// Smallest table, in bytes.
@@ -214,6 +215,8 @@ struct Worker<'a, G: ZeroSum + Hashed + Tactics> {
     stopped: bool,
     interruptible: bool,
     root_best: Option<G::Move>,
+    /// Plies from the root below which forcing moves are extended (this iteration).
+    extension_horizon: usize,
 }
 
 type Found<M> = Option<(i32, Option<M>, u32, Option<StopReason>)>;
@@ -243,6 +246,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             stopped: false,
             interruptible: true,
             root_best: None,
+            extension_horizon: 0,
         }
     }
 
@@ -263,6 +267,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
                     // The first iteration always finishes, so there is always a move.
                     self.interruptible = d > 1;
                     self.root_best = None;
+                    self.extension_horizon = EXTENSION_HORIZON * d as usize;
                     let v = self.node::<false>(root, alpha, beta, d as i32, 0);
                     if self.stopped {
                         stopped = Some(self.ctl.should_stop().unwrap_or(StopReason::Cancelled));
@@ -297,7 +302,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
     #[inline(always)]
     fn count_node(&mut self) {
         self.nodes += 1;
-        if self.nodes % POLL_INTERVAL == 0 {
+        if self.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
     }
@@ -458,7 +463,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         if self.helper != 0
             && next == 0
             && n > 1
-            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) % 3 == 0
+            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
         {
             moves.swap(0, 1);
             order.swap(0, 1);
@@ -470,18 +475,17 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         let mut a = a0;
         let mut best = i32::MIN;
         let mut best_i = 0;
-        for i in 0..n {
-            let mv = moves[i];
+        for (i, &mv) in moves.iter().enumerate() {
             let mut c = s.clone();
             game.apply(&mut c, mv);
             let d = if EXACT {
                 0
             } else {
                 let extend =
-                    self.cfg.extensions && ply < MAX_EXTENDED_PLY && game.is_forcing(s, mv);
+                    self.cfg.extensions && ply < self.extension_horizon && game.is_forcing(s, mv);
                 depth - 1 + extend as i32
             };
-            let v = if i == 0 || b - a <= 1 {
+            let v = if i == 0 || a + 1 >= b {
                 self.child::<EXACT>(&c, side, a, b, d, ply + 1)
             } else {
                 let v = self.child::<EXACT>(&c, side, a, a + 1, d, ply + 1);
