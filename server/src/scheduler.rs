@@ -181,6 +181,8 @@ struct Job {
     error: Option<String>,
     /// Latest kernel progress of any of its tasks.
     kernel_progress: Option<Value>,
+    /// The planner's progress when the job ended (the planner itself is dropped then).
+    final_progress: Option<Value>,
     tasks: Vec<u64>,
 }
 
@@ -365,6 +367,7 @@ impl Scheduler {
                     .and_then(|r| serde_json::from_str(r).ok()),
                 error: sj.error,
                 kernel_progress: None,
+                final_progress: None,
                 tasks: Vec::new(),
             };
             let stored_tasks = by_job.remove(&sj.id).unwrap_or_default();
@@ -575,6 +578,7 @@ impl Scheduler {
                 result: None,
                 error: None,
                 kernel_progress: None,
+                final_progress: None,
                 tasks: Vec::new(),
             },
         );
@@ -689,6 +693,7 @@ impl Scheduler {
         job.finished_ms = Some(now_ms());
         job.result = result;
         job.error = error.clone();
+        job.final_progress = job.planner.as_ref().map(Planner::progress);
         job.prepared = None;
         job.planner = None;
         for tid in &job.tasks {
@@ -1150,9 +1155,10 @@ impl Scheduler {
                 }));
             }
         }
-        let mut progress = match &job.planner {
-            Some(p) => p.progress(),
-            None => json!({}),
+        let mut progress = match (&job.planner, &job.final_progress) {
+            (Some(p), _) => p.progress(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => json!({}),
         };
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {
