@@ -193,6 +193,11 @@ impl Coordinator {
 
     /// Waits until job `id` has ended; returns its status.
     pub fn wait_job(&self, id: u64, timeout: Duration) -> Value {
+        self.wait_job_polling(id, timeout, Duration::from_millis(50))
+    }
+
+    /// [`Coordinator::wait_job`], polling the status every `every`.
+    pub fn wait_job_polling(&self, id: u64, timeout: Duration, every: Duration) -> Value {
         let mut last = Value::Null;
         let end = Instant::now() + timeout;
         while Instant::now() < end {
@@ -201,7 +206,7 @@ impl Coordinator {
                 return v;
             }
             last = v;
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(every);
         }
         panic!("job {id} did not end within {timeout:?}; last status: {last}");
     }
