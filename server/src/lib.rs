@@ -145,7 +145,10 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     if config.worker_token.is_none() {
         tracing::warn!("GAMESOLVER_WORKER_TOKEN is not set: any client may act as a worker");
     }
-    tracing::info!("gamesolver coordinator listening on http://{addr} (store {})", config.db.display());
+    tracing::info!(
+        "gamesolver coordinator listening on http://{addr} (store {})",
+        config.db.display()
+    );
     // Scripts wait for this line to learn the port when listening on port 0.
     println!("listening on http://{addr}");
 
@@ -192,7 +195,9 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
             let _ = coord.closing.send(true);
         }
     };
-    axum::serve(listener, app).with_graceful_shutdown(closing).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(closing)
+        .await?;
     sweeper.abort();
     for handle in local {
         let _ = tokio::task::spawn_blocking(move || handle.join()).await;
@@ -224,6 +229,8 @@ async fn shutdown_signal() {
 
 /// [`serve`] on a new multi-threaded runtime (for the command line).
 pub fn serve_blocking(config: ServeConfig) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(serve(config))
 }

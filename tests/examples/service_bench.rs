@@ -22,9 +22,15 @@ fn main() {
     if std::env::var("GAMESOLVER_BIN_DIR").is_err() {
         // Examples live in target/<profile>/examples: the binaries are one level up.
         let exe = std::env::current_exe().unwrap();
-        std::env::set_var("GAMESOLVER_BIN_DIR", exe.parent().unwrap().parent().unwrap());
+        std::env::set_var(
+            "GAMESOLVER_BIN_DIR",
+            exe.parent().unwrap().parent().unwrap(),
+        );
     }
-    let jobs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let jobs: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2000);
     let dir = scratch("bench");
 
     // 1. Throughput.
@@ -40,14 +46,20 @@ fn main() {
                 (0..jobs / 8)
                     .map(|i| {
                         let p = format!("{}{}", 1 + (k + i) % 9, 1 + (k + i + 1) % 9);
-                        let job = json!({"game": "tictactoe", "position": p, "algorithm": "alphabeta"});
-                        http("POST", &format!("{url}/v1/jobs"), Some(&job), None).1["id"].as_u64().unwrap()
+                        let job =
+                            json!({"game": "tictactoe", "position": p, "algorithm": "alphabeta"});
+                        http("POST", &format!("{url}/v1/jobs"), Some(&job), None).1["id"]
+                            .as_u64()
+                            .unwrap()
                     })
                     .collect::<Vec<_>>()
             })
         })
         .collect();
-    let ids: Vec<u64> = clients.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    let ids: Vec<u64> = clients
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
     let submit_s = t0.elapsed().as_secs_f64();
     for id in &ids {
         c.wait_job(*id, Duration::from_secs(600));
@@ -76,22 +88,30 @@ fn main() {
         let t = Instant::now();
         for _ in 0..reps {
             let id = c.submit(&job, None);
-            c.wait_job(id, Duration::from_secs(600));
+            c.wait_job_polling(id, Duration::from_secs(600), Duration::from_millis(1));
         }
         let remote = t.elapsed().as_secs_f64() * 1000.0 / reps as f64;
-        println!("overhead: {} {} '{}': direct {direct:.1} ms, through the service {remote:.1} ms (+{:.1} ms; status polled every 50 ms by this client)",
+        println!("overhead: {} {} '{}': direct {direct:.1} ms, through the service {remote:.1} ms (+{:.1} ms; status polled every 1 ms by this client)",
             job["game"].as_str().unwrap(), job["algorithm"].as_str().unwrap(), job["position"].as_str().unwrap(), remote - direct);
     }
     drop(c);
 
     // 3. Status latency with 4 busy workers.
-    let c = Coordinator::start(&dir.join("s.sqlite"), &CoordOpts { lease_ms: Some(3000), ..Default::default() });
+    let c = Coordinator::start(
+        &dir.join("s.sqlite"),
+        &CoordOpts {
+            lease_ms: Some(3000),
+            ..Default::default()
+        },
+    );
     let _w: Vec<Proc> = (0..4).map(|_| start_worker(&c.url, 1, &[])).collect();
     wait_until(Duration::from_secs(30), "workers", || c.workers() == 4);
     let busy: Vec<u64> = (0..4)
         .map(|_| c.submit(&json!({"game": "mnk", "game_params": {"m": 4, "n": 4, "k": 4}, "position": "1,6,11,16", "algorithm": "minimax"}), None))
         .collect();
-    wait_until(Duration::from_secs(30), "4 tasks running", || c.get("/v1/status", None).1["running"] == 4);
+    wait_until(Duration::from_secs(30), "4 tasks running", || {
+        c.get("/v1/status", None).1["running"] == 4
+    });
     for path in [format!("/v1/jobs/{}", busy[0]), "/v1/status".to_string()] {
         let mut ms: Vec<f64> = (0..400)
             .map(|_| {
@@ -102,7 +122,11 @@ fn main() {
             })
             .collect();
         ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        println!("latency of GET {path} with 4 busy workers: p50 {:.2} ms, p99 {:.2} ms (400 requests)", percentile(&ms, 0.5), percentile(&ms, 0.99));
+        println!(
+            "latency of GET {path} with 4 busy workers: p50 {:.2} ms, p99 {:.2} ms (400 requests)",
+            percentile(&ms, 0.5),
+            percentile(&ms, 0.99)
+        );
     }
     for id in busy {
         c.post(&format!("/v1/jobs/{id}/cancel"), &json!({}), None);

@@ -21,7 +21,10 @@ pub fn bin_dir() -> PathBuf {
     }
     let exe = std::env::current_exe().expect("current exe");
     // target/<profile>/deps/<test binary>
-    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
 }
 
 /// Path of binary `name`, checked to exist.
@@ -45,7 +48,11 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// A free port on 127.0.0.1 (bound and released; the coordinator binds it right after).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
 }
 
 /// A child process, killed (SIGKILL) when dropped.
@@ -66,7 +73,9 @@ impl Proc {
     }
     /// SIGTERM, then waits up to `timeout` for the exit; returns the exit code.
     pub fn terminate(&mut self, timeout: Duration) -> Option<i32> {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
         let end = Instant::now() + timeout;
         while Instant::now() < end {
             if let Ok(Some(st)) = self.child.try_wait() {
@@ -126,14 +135,17 @@ impl Coordinator {
         if let Some(p) = o.parallelism {
             cmd.args(["--parallelism", &p.to_string()]);
         }
-        cmd.env_remove("GAMESOLVER_WORKER_TOKEN").env_remove("GAMESOLVER_API_TOKEN");
+        cmd.env_remove("GAMESOLVER_WORKER_TOKEN")
+            .env_remove("GAMESOLVER_API_TOKEN");
         if let Some(t) = &o.worker_token {
             cmd.env("GAMESOLVER_WORKER_TOKEN", t);
         }
         if let Some(t) = &o.api_token {
             cmd.env("GAMESOLVER_API_TOKEN", t);
         }
-        cmd.env("RUST_LOG", "error").stdout(Stdio::piped()).stderr(Stdio::inherit());
+        cmd.env("RUST_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("spawn gamesolver serve");
         // Drain stdout so the process never blocks on a full pipe.
         let out = child.stdout.take().expect("stdout");
@@ -143,11 +155,19 @@ impl Coordinator {
                 let _ = tx.send(line);
             }
         });
-        let proc = Proc { child, name: format!("coordinator :{port}") };
+        let proc = Proc {
+            child,
+            name: format!("coordinator :{port}"),
+        };
         let url = format!("http://127.0.0.1:{port}");
         let c = Coordinator { proc, url, port };
-        let line = rx.recv_timeout(Duration::from_secs(60)).expect("coordinator printed no 'listening' line");
-        assert!(line.contains("listening on"), "unexpected first line: {line}");
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("coordinator printed no 'listening' line");
+        assert!(
+            line.contains("listening on"),
+            "unexpected first line: {line}"
+        );
         wait_until(Duration::from_secs(30), "coordinator healthy", || {
             http("GET", &format!("{}/healthz", c.url), None, None).0 == 200
         });
@@ -173,6 +193,11 @@ impl Coordinator {
 
     /// Waits until job `id` has ended; returns its status.
     pub fn wait_job(&self, id: u64, timeout: Duration) -> Value {
+        self.wait_job_polling(id, timeout, Duration::from_millis(50))
+    }
+
+    /// [`Coordinator::wait_job`], polling the status every `every`.
+    pub fn wait_job_polling(&self, id: u64, timeout: Duration, every: Duration) -> Value {
         let mut last = Value::Null;
         let end = Instant::now() + timeout;
         while Instant::now() < end {
@@ -181,21 +206,27 @@ impl Coordinator {
                 return v;
             }
             last = v;
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(every);
         }
         panic!("job {id} did not end within {timeout:?}; last status: {last}");
     }
 
     /// Number of workers in `/v1/status`.
     pub fn workers(&self) -> usize {
-        self.get("/v1/status", None).1["workers"].as_array().map_or(0, |w| w.len())
+        self.get("/v1/status", None).1["workers"]
+            .as_array()
+            .map_or(0, |w| w.len())
     }
 
     /// Value of a Prometheus sample.
     pub fn metric(&self, name: &str) -> f64 {
         let text = raw("GET", &format!("{}/metrics", self.url), None, None).1;
         text.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()))
+            .find_map(|l| {
+                l.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix(' '))
+                    .and_then(|v| v.trim().parse().ok())
+            })
             .unwrap_or_else(|| panic!("metric {name} missing"))
     }
 }
@@ -213,12 +244,17 @@ pub fn start_worker(url: &str, threads: usize, env: &[(&str, &str)]) -> Proc {
         cmd.env(k, v);
     }
     let child = cmd.spawn().expect("spawn gamesolver-worker");
-    Proc { name: format!("worker pid {}", child.id()), child }
+    Proc {
+        name: format!("worker pid {}", child.id()),
+        child,
+    }
 }
 
 /// An HTTP request; returns (status, body text). Status 0: no connection.
 pub fn raw(method: &str, url: &str, body: Option<&str>, token: Option<&str>) -> (u16, String) {
-    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build();
     let mut req = agent.request(method, url);
     if let Some(t) = token {
         req = req.set("Authorization", &format!("Bearer {t}"));
@@ -260,8 +296,11 @@ pub fn wait_until(timeout: Duration, what: &str, mut cond: impl FnMut() -> bool)
 /// The value of `job` computed in this process through the same registry and planner
 /// (`plan::run_local`): the reference the service must agree with.
 pub fn local_value(job: &Value) -> Value {
-    let spec: gamesolver_shared::wire::JobSpec = serde_json::from_value(job.clone()).expect("job spec");
+    let spec: gamesolver_shared::wire::JobSpec =
+        serde_json::from_value(job.clone()).expect("job spec");
     let prepared = gamesolver_shared::registry::prepare(&spec).expect("valid job");
     let ctl = gamesolver_shared::search::Control::unlimited();
-    gamesolver_shared::plan::run_local(&*prepared, &ctl).expect("local run").value
+    gamesolver_shared::plan::run_local(&*prepared, &ctl)
+        .expect("local run")
+        .value
 }
