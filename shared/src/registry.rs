@@ -18,6 +18,7 @@ use std::str::FromStr;
 
 pub mod chance;
 pub mod family;
+pub mod mcts;
 pub mod multi;
 
 /// Why a job or task could not give a result.
@@ -155,6 +156,32 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let game = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
             family::zero_sum(job, game)?
         }
+        "connect4" => {
+            use games::connect4::{word_size, Connect4, Wide, WordSize};
+            let width = params.get_or("width", 7u32)?;
+            let height = params.get_or("height", 6u32)?;
+            let base = params.get_or("base", 1u8)?;
+            params.finish()?;
+            // The smallest bitboard word that holds the board (7 x 6 runs on u64).
+            match word_size(width, height, base).map_err(SolveError::bad)? {
+                WordSize::U64 => family::zero_sum(
+                    job,
+                    Connect4::<u64>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::U128 => family::zero_sum(
+                    job,
+                    Connect4::<u128>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::W256 => family::zero_sum(
+                    job,
+                    Connect4::<Wide<4>>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::W512 => family::zero_sum(
+                    job,
+                    Connect4::<Wide<8>>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+            }
+        }
         "tree" => {
             params.finish()?;
             family::tree(job)?
@@ -164,13 +191,17 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let die = params.get_or("die", 6u8)?;
             params.finish()?;
             let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
-            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             chance::chance(job, game, root, true, false)?
         }
         "backgammon" => {
             params.finish()?;
             let game = games::backgammon::Backgammon;
-            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             chance::chance(job, game, root, true, false)?
         }
         other => {

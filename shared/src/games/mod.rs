@@ -2,6 +2,9 @@
 //! registry is the only place that names both.
 
 pub mod backgammon;
+pub mod connect4;
 pub mod mnk;
+pub mod morpion;
 pub mod pig;
 pub mod tree;
+pub mod weakschur;
