@@ -4,11 +4,11 @@
 pub mod backgammon;
 pub mod carcassonne;
 pub mod connect4;
-pub mod mnk;
-pub mod pig;
-pub mod tree;
 pub mod data;
+pub mod mnk;
 pub mod morpion;
+pub mod pig;
 pub mod samegame;
+pub mod tree;
 pub mod tsptw;
 pub mod weakschur;

@@ -200,6 +200,6 @@ pub fn play_moves<G: Game>(
 }
 
 pub mod battery;
-pub mod single;
 pub mod chance;
+pub mod single;
 pub use chance::{ChanceZeroSum, VectorEval};

@@ -105,6 +105,16 @@ pub fn chance<G: ChanceZeroSum>(
             job.game
         )));
     }
+    if let (Some((l, u)), false) = (bounds, evaluates) {
+        // Without an evaluator (explicit trees) the game's bounds are the exact range of the
+        // leaves, so declared bounds that exclude one would give wrong values.
+        let (gl, gu) = game.utility_bounds();
+        if l > gl || u < gu {
+            return Err(SolveError::bad(format!(
+                "options 'lower={l}', 'upper={u}' exclude utilities of this game (it ranges over [{gl}, {gu}])"
+            )));
+        }
+    }
     if depth == Some(0) {
         return Err(SolveError::bad("option 'depth' must be at least 1"));
     }
@@ -312,6 +322,10 @@ mod tests {
             (
                 job("tree", COIN, "star1", &[("lower", "5"), ("upper", "1")]),
                 "lower < upper",
+            ),
+            (
+                job("tree", COIN, "star1", &[("lower", "2"), ("upper", "10")]),
+                "exclude utilities",
             ),
             (
                 job("tree", COIN, "star1", &[("probing", "2")]),

@@ -405,4 +405,58 @@ mod tests {
             "root, 7, chance, 2: the outcome 10 is skipped"
         );
     }
+
+    /// A random chance tree with dyadic probabilities (eighths) and integer leaves, so that
+    /// expected values are exact in floating point; `f` maps every leaf.
+    fn dyadic_tree(seed: u64, f: &dyn Fn(f64) -> f64) -> Tree {
+        use rand::{Rng, SeedableRng};
+        use serde_json::{json, Value};
+        fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32, f: &dyn Fn(f64) -> f64) -> Value {
+            if depth == 0 || rng.gen_ratio(1, 8) {
+                return json!(f(rng.gen_range(-10..=10) as f64));
+            }
+            match rng.gen_range(0..3) {
+                0 => {
+                    // Split 8 eighths into 2..4 positive parts.
+                    let n = rng.gen_range(2..=4);
+                    let mut cuts: Vec<u32> = (1..8).collect();
+                    while cuts.len() > n - 1 {
+                        cuts.remove(rng.gen_range(0..cuts.len()));
+                    }
+                    let mut prev = 0;
+                    let mut kids = Vec::new();
+                    for c in cuts.into_iter().chain(std::iter::once(8)) {
+                        kids.push(json!([(c - prev) as f64 / 8.0, node(rng, depth - 1, f)]));
+                        prev = c;
+                    }
+                    json!({ "chance": kids })
+                }
+                k => {
+                    let n = rng.gen_range(1..=3);
+                    let kids: Vec<Value> = (0..n).map(|_| node(rng, depth - 1, f)).collect();
+                    json!({ if k == 1 { "max" } else { "min" }: kids })
+                }
+            }
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        Tree::from_json(&node(&mut rng, 6, f)).unwrap()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// Course 5.2: a positive affine map of the leaves (a x + c, a > 0) maps the value the
+        /// same way and keeps the decision, on random trees with chance nodes.
+        #[test]
+        fn positive_affine_maps_keep_decisions(seed in proptest::prelude::any::<u64>(), a in 1i32..6, c in -10i32..10) {
+            let (a, c) = (a as f64, c as f64);
+            let plain = dyadic_tree(seed, &|x| x);
+            let mapped = dyadic_tree(seed, &|x| a * x + c);
+            let p = run(&plain, Pruning::None);
+            let m = run(&mapped, Pruning::None);
+            let side = ChanceZeroSum::player_side(&plain, &0);
+            let (pv, mv) = (to_side(side, 0, p.value), to_side(side, 0, m.value));
+            proptest::prop_assert!((mv - (a * pv + c)).abs() < 1e-9, "{} vs {}", mv, a * pv + c);
+            proptest::prop_assert_eq!(p.best_move, m.best_move);
+        }
+    }
 }

@@ -399,18 +399,16 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         if ax >= bx {
             return None;
         }
-        if !self.enter() {
-            return None;
-        }
         let mut moves = std::mem::take(&mut self.frames[ply].moves);
         self.game.legal_moves(child, &mut moves);
+        // A cyclic round past the outcome's last move has nothing to probe (and visits nothing).
+        if range.0 >= moves.len() || !self.enter() {
+            self.frames[ply].moves = moves;
+            return None;
+        }
         self.game.order_decisions(child, &mut moves);
         let mut cut = None;
         let end = range.1.min(moves.len());
-        // When this call probes every move of the outcome, a result strictly inside the window it
-        // started with is the outcome's exact value (the probe was a full negamax search).
-        let whole = range.0 == 0 && end == moves.len();
-        let (start_ax, start_bx) = (ax, bx);
         for r in range.0..end {
             let mv = moves[r];
             // The child's window, from the child's side.
@@ -469,10 +467,24 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                 break;
             }
         }
+        let len = moves.len();
         self.frames[ply].moves = moves;
-        if whole && cut.is_none() && !self.stopped {
-            let v = if same { known.lower } else { known.upper };
-            if start_ax < v && v < start_bx {
+        // When every move of the outcome has been probed (in this call or earlier rounds), the
+        // outcome's exact value is known if the best exact result is at least every upper bound
+        // and no probe failed high.
+        if cut.is_none() && !self.stopped && len <= hints.len() {
+            let mut best: Option<f64> = None;
+            let mut ceiling = f64::NEG_INFINITY;
+            let mut complete = true;
+            for h in &hints[..len] {
+                match *h {
+                    Hint::Exact(v) => best = Some(best.map_or(v, |b: f64| b.max(v))),
+                    Hint::Upper(b) => ceiling = ceiling.max(b),
+                    Hint::Lower(_) | Hint::None => complete = false,
+                }
+            }
+            if let (true, Some(v)) = (complete, best.filter(|&b| b >= ceiling)) {
+                let v = to_side(cs, side, v);
                 let delta_lower = p * (v - known.lower);
                 let delta_upper = p * (v - known.upper);
                 *sum_lower += delta_lower;
