@@ -68,7 +68,8 @@ pub struct Morpion {
 pub struct MorpionState {
     dots: [[u64; LANES]; 4],
     used: [[u64; LANES]; 4],
-    legal: Vec<u32>,
+    /// Legal moves as [`Entry`] words.
+    legal: Vec<u64>,
     history: Vec<u32>,
 }
 
@@ -87,6 +88,49 @@ impl Clone for MorpionState {
         self.used = o.used;
         self.legal.clone_from(&o.legal);
         self.history.clone_from(&o.history);
+    }
+}
+
+/// A legal move with what the incremental update needs, packed in one word:
+///
+/// ```text
+/// bits  0..17  the move (its code)        bits 29..31  direction
+/// bits 17..29  the new dot's grid point   bits 31..38  lane of the line, bits 38..44 its first bit
+/// ```
+struct Entry;
+
+impl Entry {
+    #[inline(always)]
+    fn pack(start: usize, dir: usize, pos: usize) -> u64 {
+        let (sx, sy) = xy(start);
+        let (dx, dy) = DIRS[dir];
+        let q = point(sx + pos as i32 * dx, sy + pos as i32 * dy);
+        let (l, b) = lane(dir, sx, sy);
+        encode(start, dir, pos) as u64
+            | (q as u64) << 17
+            | (dir as u64) << 29
+            | (l as u64) << 31
+            | (b as u64) << 38
+    }
+    #[inline(always)]
+    fn mv(e: u64) -> u32 {
+        (e & 0x1_FFFF) as u32
+    }
+    #[inline(always)]
+    fn dot(e: u64) -> usize {
+        (e >> 17 & 0xFFF) as usize
+    }
+    #[inline(always)]
+    fn dir(e: u64) -> usize {
+        (e >> 29 & 3) as usize
+    }
+    #[inline(always)]
+    fn lane(e: u64) -> usize {
+        (e >> 31 & 0x7F) as usize
+    }
+    #[inline(always)]
+    fn bit(e: u64) -> u32 {
+        (e >> 38 & 0x3F) as u32
     }
 }
 
@@ -196,7 +240,7 @@ impl Morpion {
         for p in 0..POINTS {
             for d in 0..4 {
                 if let Some(pos) = g.line_move(&s, p, d) {
-                    s.legal.push(encode(p, d, pos));
+                    s.legal.push(Entry::pack(p, d, pos));
                 }
             }
         }
@@ -452,7 +496,7 @@ impl Game for Morpion {
     #[inline]
     fn legal_moves(&self, s: &MorpionState, moves: &mut Vec<u32>) {
         moves.clear();
-        moves.extend_from_slice(&s.legal);
+        moves.extend(s.legal.iter().map(|&e| Entry::mv(e)));
     }
     fn apply(&self, s: &mut MorpionState, mv: u32) {
         let (start, dir, pos) = decode(mv);
@@ -465,10 +509,10 @@ impl Game for Morpion {
         s.history.push(mv);
         // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
         let mut legal = std::mem::take(&mut s.legal);
-        legal.retain(|&m| {
-            let (ms, md, mp) = decode(m);
-            let mq = (ms as isize + mp as isize * Self::step(md)) as usize;
-            mq != q && (md != dir || self.free(s, ms, md))
+        let (used, mask) = (&s.used[dir], self.use_mask());
+        legal.retain(|&e| {
+            Entry::dot(e) != q
+                && (Entry::dir(e) != dir || (used[Entry::lane(e)] >> Entry::bit(e)) & mask == 0)
         });
         // New moves: lines through q with q as one of their 4 dots, read off each direction's
         // lane word around q's bit.
@@ -482,7 +526,7 @@ impl Game for Morpion {
                 let m = (dots >> b) & 0x1F;
                 if m.count_ones() == 4 && (used >> b) & mask == 0 {
                     let (sx, sy) = lane_point(d, l, b);
-                    legal.push(encode(
+                    legal.push(Entry::pack(
                         point(sx, sy),
                         d,
                         (!m & 0x1F).trailing_zeros() as usize,
@@ -604,10 +648,10 @@ mod tests {
                             }
                         }
                     }
-                    let mut inc = s.legal.clone();
+                    let mut inc: Vec<u32> = s.legal.iter().map(|&e| Entry::mv(e)).collect();
                     inc.sort_unstable();
                     assert_eq!(inc, scan);
-                    let mv = s.legal[rng.gen_range(0..s.legal.len())];
+                    let mv = inc[rng.gen_range(0..inc.len())];
                     g.apply(&mut s, mv);
                 }
             }
