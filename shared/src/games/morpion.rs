@@ -373,8 +373,9 @@ impl Morpion {
     ) -> Result<u32, NotationError> {
         let bad = |msg: &str| NotationError::new(msg.to_string()).with_fragment(line.trim());
         let t = line.trim();
-        let close = t.find(')').ok_or_else(|| bad("expected '(x,y) D k'"))?;
-        let (x, y) = parse_pair(&t[..=close]).ok_or_else(|| bad("expected '(x,y) D k'"))?;
+        let shape = "expected '(x,y) D k' with |x|, |y| <= 100000";
+        let close = t.find(')').ok_or_else(|| bad(shape))?;
+        let (x, y) = parse_pair(&t[..=close]).ok_or_else(|| bad(shape))?;
         let mut rest = t[close + 1..].split_whitespace();
         let d = rest
             .next()
@@ -424,7 +425,12 @@ impl Morpion {
                     .with_fragment(m.to_string())
                     .at_move(i + 1)
             };
-            let num = |k: &str| m.get(k).and_then(|x| x.as_i64()).map(|x| x as i32);
+            let num = |k: &str| {
+                m.get(k)
+                    .and_then(|x| x.as_i64())
+                    .filter(|v| v.abs() <= COORD_LIMIT as i64)
+                    .map(|x| x as i32)
+            };
             let (Some(x), Some(y), Some(pos)) = (num("x"), num("y"), num("pos")) else {
                 return Err(err("a move needs integer x, y and pos".into()));
             };
@@ -466,10 +472,19 @@ fn fmt_point(p: usize) -> String {
     format!("({},{})", x - OFF - 3 + OUT_REF.0, y - OFF - 3 + OUT_REF.1)
 }
 
+/// Largest coordinate magnitude read (far beyond the grid; keeps the arithmetic from overflowing).
+const COORD_LIMIT: i32 = 100_000;
+
 fn parse_pair(t: &str) -> Option<(i32, i32)> {
     let inner = t.trim().strip_prefix('(')?.strip_suffix(')')?;
     let (a, b) = inner.split_once(',')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    let num = |x: &str| {
+        x.trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|v| v.abs() <= COORD_LIMIT)
+    };
+    Some((num(a)?, num(b)?))
 }
 
 impl Game for Morpion {
@@ -778,6 +793,12 @@ mod tests {
             e.to_string(),
             "move 1 ('(27,27) x 0'): direction must be one of - | \\ /"
         );
+        let e = g
+            .parse_position("(28,28)\n(2147483647,-2147483648) / 0")
+            .unwrap_err();
+        assert_eq!(e.move_number, Some(1), "{e}");
+        let e = g.parse_position("(2147483647,0)\n(27,27) / 0").unwrap_err();
+        assert!(e.to_string().contains("reference point"), "{e}");
         let e = g.parse_position("(27,27) / 0").unwrap_err();
         assert!(e.to_string().contains("reference point"), "{e}");
         assert!(Morpion::parse_variant("4T").is_err());

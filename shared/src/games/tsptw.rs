@@ -57,12 +57,15 @@ impl Tsptw {
     /// Reads an instance file: `n`, the `n x n` matrix, `n` lines `open close`.
     pub fn parse_instance(name: &str, text: &str) -> Result<Self, String> {
         let mut nums = text.split_whitespace().enumerate().map(|(i, t)| {
-            t.parse::<f64>().map_err(|_| {
-                format!(
-                    "tsptw instance {name}: token {} ('{t}') is not a number",
-                    i + 1
-                )
-            })
+            t.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    format!(
+                        "tsptw instance {name}: token {} ('{t}') is not a finite number",
+                        i + 1
+                    )
+                })
         });
         let mut next = |what: &str| -> Result<f64, String> {
             nums.next().unwrap_or_else(|| {
@@ -428,6 +431,8 @@ mod tests {
         assert!(Tsptw::parse_instance("x", "2 0 1 1 0 0 10")
             .unwrap_err()
             .contains("ends before"));
+        let nan = Tsptw::parse_instance("x", "1 NaN 0 1").unwrap_err();
+        assert!(nan.contains("'NaN') is not a finite number"), "{nan}");
     }
 
     #[test]
