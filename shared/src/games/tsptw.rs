@@ -480,4 +480,20 @@ mod tests {
             assert_eq!(o.score, best, "nmcs on {}", g.name);
         }
     }
+
+    /// Benchmark-sized check (about 10 s of CPU, so ignored in CI; run with `--ignored`):
+    /// level-3 NRPA with seed 1 reaches the best-known (exact) cost 304.14 of rc_202.2.
+    #[test]
+    #[ignore]
+    fn level3_reaches_best_known_on_rc_202_2() {
+        let g = Tsptw::load("rc_202.2").unwrap();
+        let opts = NrpaOptions {
+            level: 3,
+            iterations: 100,
+            seed: 1,
+            ..Default::default()
+        };
+        let o = nrpa(&g, &g.initial_state(), &opts, None, &Control::unlimited()).unwrap();
+        assert_eq!(format!("{:.2}", -o.score), "304.14");
+    }
 }
