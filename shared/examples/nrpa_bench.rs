@@ -4,6 +4,8 @@
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- morpion 5D 3 1 1 [iterations] [seconds]
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- morpion 5T 2 1 10
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw rc_206.1 3 1 5
+//! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw all 2 1 1
+//! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw-pruned all 3 1 1
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- samegame 1 3 1 1
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- samegame all 2 1 1
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- weakschur 4 3 1 5
@@ -116,8 +118,45 @@ fn main() {
                 games::samegame::SameGame::standard(a[1].parse().expect("board")).expect("board");
             bench(&g, level, first, seeds, iterations, secs)
         }
-        "tsptw" => {
-            let g = games::tsptw::Tsptw::load(&a[1]).expect("instance");
+        "tsptw" | "tsptw-pruned" if a[1] == "all" => {
+            let prune = a[0] == "tsptw-pruned";
+            // Every instance of BEST_KNOWN.tsv: best cost found and gap to the best-known cost.
+            let table = games::data::read("nrpa/tsptw_solomon_potvin_bengio/BEST_KNOWN.tsv")
+                .expect("BEST_KNOWN.tsv");
+            let mut gaps = Vec::new();
+            for line in table
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            {
+                let mut f = line.split('\t');
+                let (name, known) = (f.next().unwrap(), f.next().unwrap().parse::<f64>().unwrap());
+                let g = games::tsptw::Tsptw::load(name)
+                    .expect("instance")
+                    .with_pruning(prune);
+                let opts = NrpaOptions {
+                    level,
+                    iterations,
+                    seed: first,
+                    ..NrpaOptions::default()
+                };
+                let ctl = Control::with_limits(secs.map(Duration::from_secs_f64), None);
+                let o = nrpa(&g, &g.initial_state(), &opts, None, &ctl).expect("valid options");
+                let gap = 100.0 * (-o.score - known) / known;
+                println!(
+                    "{name}: {:.2} best-known {known:.2} gap {gap:.2}%",
+                    -o.score
+                );
+                gaps.push(gap);
+            }
+            println!(
+                "mean gap {:.2}%",
+                gaps.iter().sum::<f64>() / gaps.len() as f64
+            );
+        }
+        "tsptw" | "tsptw-pruned" => {
+            let g = games::tsptw::Tsptw::load(&a[1])
+                .expect("instance")
+                .with_pruning(a[0] == "tsptw-pruned");
             bench(&g, level, first, seeds, iterations, secs)
         }
         "weakschur" => {

@@ -214,8 +214,10 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let instance = params
                 .raw("instance")
                 .ok_or_else(|| SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)"))?;
+            let prune = params.get_or("prune", false)?;
             params.finish()?;
-            single::single(job, games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?)?
+            let game = games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?;
+            single::single(job, game.with_pruning(prune))?
         }
         "weakschur" => {
             let k = params.get_or("k", 4usize)?;

@@ -68,7 +68,8 @@ pub struct Morpion {
 pub struct MorpionState {
     dots: [[u64; LANES]; 4],
     used: [[u64; LANES]; 4],
-    legal: Vec<u32>,
+    /// Legal moves as [`Entry`] words.
+    legal: Vec<u64>,
     history: Vec<u32>,
 }
 
@@ -87,6 +88,49 @@ impl Clone for MorpionState {
         self.used = o.used;
         self.legal.clone_from(&o.legal);
         self.history.clone_from(&o.history);
+    }
+}
+
+/// A legal move with what the incremental update needs, packed in one word:
+///
+/// ```text
+/// bits  0..17  the move (its code)        bits 29..31  direction
+/// bits 17..29  the new dot's grid point   bits 31..38  lane of the line, bits 38..44 its first bit
+/// ```
+struct Entry;
+
+impl Entry {
+    #[inline(always)]
+    fn pack(start: usize, dir: usize, pos: usize) -> u64 {
+        let (sx, sy) = xy(start);
+        let (dx, dy) = DIRS[dir];
+        let q = point(sx + pos as i32 * dx, sy + pos as i32 * dy);
+        let (l, b) = lane(dir, sx, sy);
+        encode(start, dir, pos) as u64
+            | (q as u64) << 17
+            | (dir as u64) << 29
+            | (l as u64) << 31
+            | (b as u64) << 38
+    }
+    #[inline(always)]
+    fn mv(e: u64) -> u32 {
+        (e & 0x1_FFFF) as u32
+    }
+    #[inline(always)]
+    fn dot(e: u64) -> usize {
+        (e >> 17 & 0xFFF) as usize
+    }
+    #[inline(always)]
+    fn dir(e: u64) -> usize {
+        (e >> 29 & 3) as usize
+    }
+    #[inline(always)]
+    fn lane(e: u64) -> usize {
+        (e >> 31 & 0x7F) as usize
+    }
+    #[inline(always)]
+    fn bit(e: u64) -> u32 {
+        (e >> 38 & 0x3F) as u32
     }
 }
 
@@ -196,7 +240,7 @@ impl Morpion {
         for p in 0..POINTS {
             for d in 0..4 {
                 if let Some(pos) = g.line_move(&s, p, d) {
-                    s.legal.push(encode(p, d, pos));
+                    s.legal.push(Entry::pack(p, d, pos));
                 }
             }
         }
@@ -329,8 +373,9 @@ impl Morpion {
     ) -> Result<u32, NotationError> {
         let bad = |msg: &str| NotationError::new(msg.to_string()).with_fragment(line.trim());
         let t = line.trim();
-        let close = t.find(')').ok_or_else(|| bad("expected '(x,y) D k'"))?;
-        let (x, y) = parse_pair(&t[..=close]).ok_or_else(|| bad("expected '(x,y) D k'"))?;
+        let shape = "expected '(x,y) D k' with |x|, |y| <= 100000";
+        let close = t.find(')').ok_or_else(|| bad(shape))?;
+        let (x, y) = parse_pair(&t[..=close]).ok_or_else(|| bad(shape))?;
         let mut rest = t[close + 1..].split_whitespace();
         let d = rest
             .next()
@@ -380,7 +425,12 @@ impl Morpion {
                     .with_fragment(m.to_string())
                     .at_move(i + 1)
             };
-            let num = |k: &str| m.get(k).and_then(|x| x.as_i64()).map(|x| x as i32);
+            let num = |k: &str| {
+                m.get(k)
+                    .and_then(|x| x.as_i64())
+                    .filter(|v| v.abs() <= COORD_LIMIT as i64)
+                    .map(|x| x as i32)
+            };
             let (Some(x), Some(y), Some(pos)) = (num("x"), num("y"), num("pos")) else {
                 return Err(err("a move needs integer x, y and pos".into()));
             };
@@ -422,10 +472,19 @@ fn fmt_point(p: usize) -> String {
     format!("({},{})", x - OFF - 3 + OUT_REF.0, y - OFF - 3 + OUT_REF.1)
 }
 
+/// Largest coordinate magnitude read (far beyond the grid; keeps the arithmetic from overflowing).
+const COORD_LIMIT: i32 = 100_000;
+
 fn parse_pair(t: &str) -> Option<(i32, i32)> {
     let inner = t.trim().strip_prefix('(')?.strip_suffix(')')?;
     let (a, b) = inner.split_once(',')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    let num = |x: &str| {
+        x.trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|v| v.abs() <= COORD_LIMIT)
+    };
+    Some((num(a)?, num(b)?))
 }
 
 impl Game for Morpion {
@@ -452,7 +511,7 @@ impl Game for Morpion {
     #[inline]
     fn legal_moves(&self, s: &MorpionState, moves: &mut Vec<u32>) {
         moves.clear();
-        moves.extend_from_slice(&s.legal);
+        moves.extend(s.legal.iter().map(|&e| Entry::mv(e)));
     }
     fn apply(&self, s: &mut MorpionState, mv: u32) {
         let (start, dir, pos) = decode(mv);
@@ -465,10 +524,10 @@ impl Game for Morpion {
         s.history.push(mv);
         // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
         let mut legal = std::mem::take(&mut s.legal);
-        legal.retain(|&m| {
-            let (ms, md, mp) = decode(m);
-            let mq = (ms as isize + mp as isize * Self::step(md)) as usize;
-            mq != q && (md != dir || self.free(s, ms, md))
+        let (used, mask) = (&s.used[dir], self.use_mask());
+        legal.retain(|&e| {
+            Entry::dot(e) != q
+                && (Entry::dir(e) != dir || (used[Entry::lane(e)] >> Entry::bit(e)) & mask == 0)
         });
         // New moves: lines through q with q as one of their 4 dots, read off each direction's
         // lane word around q's bit.
@@ -482,7 +541,7 @@ impl Game for Morpion {
                 let m = (dots >> b) & 0x1F;
                 if m.count_ones() == 4 && (used >> b) & mask == 0 {
                     let (sx, sy) = lane_point(d, l, b);
-                    legal.push(encode(
+                    legal.push(Entry::pack(
                         point(sx, sy),
                         d,
                         (!m & 0x1F).trailing_zeros() as usize,
@@ -604,10 +663,10 @@ mod tests {
                             }
                         }
                     }
-                    let mut inc = s.legal.clone();
+                    let mut inc: Vec<u32> = s.legal.iter().map(|&e| Entry::mv(e)).collect();
                     inc.sort_unstable();
                     assert_eq!(inc, scan);
-                    let mv = s.legal[rng.gen_range(0..s.legal.len())];
+                    let mv = inc[rng.gen_range(0..inc.len())];
                     g.apply(&mut s, mv);
                 }
             }
@@ -734,6 +793,12 @@ mod tests {
             e.to_string(),
             "move 1 ('(27,27) x 0'): direction must be one of - | \\ /"
         );
+        let e = g
+            .parse_position("(28,28)\n(2147483647,-2147483648) / 0")
+            .unwrap_err();
+        assert_eq!(e.move_number, Some(1), "{e}");
+        let e = g.parse_position("(2147483647,0)\n(27,27) / 0").unwrap_err();
+        assert!(e.to_string().contains("reference point"), "{e}");
         let e = g.parse_position("(27,27) / 0").unwrap_err();
         assert!(e.to_string().contains("reference point"), "{e}");
         assert!(Morpion::parse_variant("4T").is_err());

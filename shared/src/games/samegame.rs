@@ -153,11 +153,22 @@ impl SameGame {
 
     /// The group of `cell` into `out` (cells), returning its size.
     fn group(&self, s: &SameState, cell: usize, out: &mut [u8; CELLS]) -> usize {
+        let mut seen = [false; CELLS];
+        self.flood(s, cell, &mut seen, out)
+    }
+
+    /// Flood fill from `cell` over unseen cells of its colour, marking them in `seen`.
+    fn flood(
+        &self,
+        s: &SameState,
+        cell: usize,
+        seen: &mut [bool; CELLS],
+        out: &mut [u8; CELLS],
+    ) -> usize {
         let colour = s.cells[cell];
         if colour == EMPTY {
             return 0;
         }
-        let mut seen = [false; CELLS];
         let mut n = 0;
         out[0] = cell as u8;
         seen[cell] = true;
@@ -193,14 +204,15 @@ impl SameGame {
     /// For every cell, the first cell of its group (or EMPTY), and for each first cell its size.
     fn groups(&self, s: &SameState, first: &mut [u8; CELLS], size: &mut [u8; CELLS]) {
         first.fill(EMPTY);
+        let mut seen = [false; CELLS];
         let mut buf = [0u8; CELLS];
         for c in 0..self.width {
             for r in 0..self.height {
                 let p = c * MAX_SIDE + r;
-                if s.cells[p] == EMPTY || first[p] != EMPTY {
+                if s.cells[p] == EMPTY || seen[p] {
                     continue;
                 }
-                let n = self.group(s, p, &mut buf);
+                let n = self.flood(s, p, &mut seen, &mut buf);
                 for &q in &buf[..n] {
                     first[q as usize] = p as u8;
                 }

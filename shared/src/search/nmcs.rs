@@ -26,7 +26,10 @@ pub struct NmcsOutcome<M> {
     pub stopped: Option<StopReason>,
 }
 
-struct Level<M> {
+struct Level<S, M> {
+    /// The state this level walks along, and a child of it (reused: no allocation per child).
+    cur: Option<S>,
+    child: Option<S>,
     /// Legal moves at the current state of this level.
     legal: Vec<M>,
     /// Best sequence from this level's start state.
@@ -34,11 +37,25 @@ struct Level<M> {
     best_score: f64,
 }
 
+impl<S, M> Level<S, M> {
+    fn new() -> Self {
+        Level {
+            cur: None,
+            child: None,
+            legal: Vec::new(),
+            best: Vec::new(),
+            best_score: 0.0,
+        }
+    }
+}
+
 struct Search<'a, G: SinglePlayer> {
     game: &'a G,
     ctl: &'a Control,
     rng: ChaCha8Rng,
-    levels: Vec<Level<G::Move>>,
+    levels: Vec<Level<G::State, G::Move>>,
+    /// The state a rollout plays on.
+    scratch: Option<G::State>,
     /// The sequence returned by the last call of each level (index = level).
     result: Vec<Vec<G::Move>>,
     rollouts: u64,
@@ -50,8 +67,10 @@ struct Search<'a, G: SinglePlayer> {
 }
 
 impl<G: SinglePlayer> Search<'_, G> {
-    /// Level 0 from `state`: its score, the moves in `result[0]`.
-    fn rollout(&mut self, mut state: G::State) -> f64 {
+    /// Level 0 from `from`: its score, the moves in `result[0]`.
+    fn rollout(&mut self, from: &G::State) -> f64 {
+        let mut state = self.scratch.take().unwrap_or_else(|| from.clone());
+        state.clone_from(from);
         let seq = &mut self.result[0];
         seq.clear();
         let legal = &mut self.levels[0].legal;
@@ -65,6 +84,7 @@ impl<G: SinglePlayer> Search<'_, G> {
             self.game.apply(&mut state, mv);
         }
         let score = self.game.score(&state);
+        self.scratch = Some(state);
         self.rollouts += 1;
         self.ctl.add_nodes(1);
         if score > self.overall {
@@ -80,20 +100,15 @@ impl<G: SinglePlayer> Search<'_, G> {
     /// Level `l` from `state`: its score, the moves in `result[l]`.
     fn nested(&mut self, l: usize, state: &G::State) -> f64 {
         if l == 0 {
-            return self.rollout(state.clone());
+            return self.rollout(state);
         }
         let base = self.prefix.len();
-        let mut lv = std::mem::replace(
-            &mut self.levels[l],
-            Level {
-                legal: Vec::new(),
-                best: Vec::new(),
-                best_score: 0.0,
-            },
-        );
+        let mut lv = std::mem::replace(&mut self.levels[l], Level::new());
         lv.best.clear();
         lv.best_score = f64::NEG_INFINITY;
-        let mut cur = state.clone();
+        let mut cur = lv.cur.take().unwrap_or_else(|| state.clone());
+        cur.clone_from(state);
+        let mut child = lv.child.take().unwrap_or_else(|| state.clone());
         let mut played = 0;
         loop {
             self.game.legal_moves(&cur, &mut lv.legal);
@@ -102,7 +117,7 @@ impl<G: SinglePlayer> Search<'_, G> {
             }
             for i in 0..lv.legal.len() {
                 let mv = lv.legal[i];
-                let mut child = cur.clone();
+                child.clone_from(&cur);
                 self.game.apply(&mut child, mv);
                 self.prefix.push(mv);
                 let score = self.nested(l - 1, &child);
@@ -130,6 +145,8 @@ impl<G: SinglePlayer> Search<'_, G> {
         out.clear();
         out.extend_from_slice(&lv.best);
         let score = lv.best_score;
+        lv.cur = Some(cur);
+        lv.child = Some(child);
         self.levels[l] = lv;
         score
     }
@@ -148,13 +165,8 @@ pub fn nmcs<G: SinglePlayer>(
         game,
         ctl,
         rng: ChaCha8Rng::seed_from_u64(seed),
-        levels: (0..n)
-            .map(|_| Level {
-                legal: Vec::new(),
-                best: Vec::new(),
-                best_score: 0.0,
-            })
-            .collect(),
+        levels: (0..n).map(|_| Level::new()).collect(),
+        scratch: None,
         result: (0..n).map(|_| Vec::new()).collect(),
         rollouts: 0,
         stopped: false,
