@@ -208,12 +208,15 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "samegame" => {
             let board = params.get_or("board", 1usize)?;
             params.finish()?;
-            single::single(job, games::samegame::SameGame::standard(board).map_err(SolveError::bad)?)?
+            single::single(
+                job,
+                games::samegame::SameGame::standard(board).map_err(SolveError::bad)?,
+            )?
         }
         "tsptw" => {
-            let instance = params
-                .raw("instance")
-                .ok_or_else(|| SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)"))?;
+            let instance = params.raw("instance").ok_or_else(|| {
+                SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)")
+            })?;
             let prune = params.get_or("prune", false)?;
             params.finish()?;
             let game = games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?;
@@ -222,7 +225,10 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "weakschur" => {
             let k = params.get_or("k", 4usize)?;
             params.finish()?;
-            single::single(job, games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?)?
+            single::single(
+                job,
+                games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?,
+            )?
         }
         "pig" => {
             let target = params.get_or("target", 100u16)?;

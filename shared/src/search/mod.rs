@@ -7,10 +7,10 @@ pub mod control;
 pub use control::{Control, StopReason};
 
 pub mod alphabeta;
+pub mod engine;
 pub mod expectimax;
 pub mod maxn;
 pub mod mcts;
-pub mod engine;
 pub mod minimax;
 pub mod nmcs;
 pub mod nrpa;
