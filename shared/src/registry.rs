@@ -95,7 +95,7 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree"];
+pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree", "othello"];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -155,6 +155,12 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "tree" => {
             params.finish()?;
             family::tree(job)?
+        }
+        "othello" => {
+            let size = params.get_or("size", 8usize)?;
+            params.finish()?;
+            let game = games::othello::Othello::new(size).map_err(SolveError::bad)?;
+            family::zero_sum(job, game)?
         }
         other => {
             return Err(SolveError::bad(format!(

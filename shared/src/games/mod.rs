@@ -2,4 +2,5 @@
 //! registry is the only place that names both.
 
 pub mod mnk;
+pub mod othello;
 pub mod tree;
