@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 
 pub mod family;
+pub mod pn;
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -8,3 +8,4 @@ pub use control::{Control, StopReason};
 
 pub mod alphabeta;
 pub mod minimax;
+pub mod pns;
