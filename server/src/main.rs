@@ -1,1 +1,48 @@
-fn main() {}
+//! `gamesolver`: coordinator, local runner and command-line client. Thin: parse, run, exit.
+
+mod cli;
+
+use clap::Parser;
+
+fn main() {
+    let parsed = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                std::process::exit(
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        2
+                    } else {
+                        0
+                    },
+                );
+            }
+            // One line naming the problem (clap's first line), never the usage block.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("error: bad arguments");
+            eprintln!("{}", first.trim());
+            std::process::exit(2);
+        }
+    };
+    let outcome = match parsed.command {
+        cli::Command::Solve(args) => cli::solve(args),
+        cli::Command::Batch(args) => cli::batch(args),
+        cli::Command::Healthcheck(args) => cli::healthcheck(args),
+    };
+    if let Err(f) = outcome {
+        if !f.message.is_empty() {
+            eprintln!("error: {}", f.message);
+        }
+        std::process::exit(f.status);
+    }
+}

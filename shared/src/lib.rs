@@ -25,4 +25,5 @@ pub mod plan;
 pub mod proof;
 pub mod registry;
 pub mod search;
+pub mod viz;
 pub mod wire;

@@ -9,14 +9,19 @@
 //! Adding a game touches `games/` and one arm of [`build_game`]'s match; adding a kernel touches
 //! `search/` and one arm in the family that fits its capabilities (e.g. [`family::zero_sum`]).
 
+use crate::model::Game;
 use crate::search::Control;
 use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 
+pub mod chance;
 pub mod family;
 pub mod pn;
+pub mod mcts;
+pub mod multi;
+pub mod single;
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -96,7 +101,19 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree", "othello"];
+pub const GAMES: &[&str] = &[
+    "tictactoe",
+    "mnk",
+    "connect4",
+    "tree",
+    "morpion",
+    "samegame",
+    "tsptw",
+    "weakschur",
+    "pig",
+    "backgammon",
+    "othello",
+];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -153,9 +170,72 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let game = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
             family::zero_sum(job, game)?
         }
+        "connect4" => {
+            use games::connect4::{word_size, Connect4, Wide, WordSize};
+            let width = params.get_or("width", 7u32)?;
+            let height = params.get_or("height", 6u32)?;
+            let base = params.get_or("base", 1u8)?;
+            params.finish()?;
+            // The smallest bitboard word that holds the board (7 x 6 runs on u64).
+            match word_size(width, height, base).map_err(SolveError::bad)? {
+                WordSize::U64 => family::zero_sum(
+                    job,
+                    Connect4::<u64>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::U128 => family::zero_sum(
+                    job,
+                    Connect4::<u128>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::W256 => family::zero_sum(
+                    job,
+                    Connect4::<Wide<4>>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::W512 => family::zero_sum(
+                    job,
+                    Connect4::<Wide<8>>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+            }
+        }
         "tree" => {
             params.finish()?;
             family::tree(job)?
+        }
+        "morpion" => {
+            let variant = params.raw("variant").unwrap_or("5T");
+            let v = games::morpion::Morpion::parse_variant(variant).map_err(SolveError::bad)?;
+            params.finish()?;
+            single::single(job, games::morpion::Morpion::new(v))?
+        }
+        "samegame" => {
+            let board = params.get_or("board", 1usize)?;
+            params.finish()?;
+            single::single(job, games::samegame::SameGame::standard(board).map_err(SolveError::bad)?)?
+        }
+        "tsptw" => {
+            let instance = params
+                .raw("instance")
+                .ok_or_else(|| SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)"))?;
+            params.finish()?;
+            single::single(job, games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?)?
+        }
+        "weakschur" => {
+            let k = params.get_or("k", 4usize)?;
+            params.finish()?;
+            single::single(job, games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?)?
+        }
+        "pig" => {
+            let target = params.get_or("target", 100u16)?;
+            let die = params.get_or("die", 6u8)?;
+            params.finish()?;
+            let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
+            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            chance::chance(job, game, root, true, false)?
+        }
+        "backgammon" => {
+            params.finish()?;
+            let game = games::backgammon::Backgammon;
+            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            chance::chance(job, game, root, true, false)?
         }
         "othello" => {
             let size = params.get_or("size", 8usize)?;

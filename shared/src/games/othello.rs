@@ -30,7 +30,7 @@
 //! history so that [`Game::format_position`] writes the moves back; equality of positions
 //! ([`Game::same_state`], [`Hashed::hash`]) ignores the history.
 
-use crate::model::{Game, Hashed, NotationError, Turn, ZeroSum};
+use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 
 /// The move code of a pass.
 pub const PASS: u8 = 64;
@@ -393,6 +393,9 @@ impl ZeroSum for Othello {
         self.disc_difference(s, s.to_move)
     }
 }
+
+/// The engine's defaults: every legal move, in `order_moves`'s order.
+impl Tactics for Othello {}
 
 /// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
 #[inline(always)]

@@ -361,6 +361,26 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
             let s = at(&g, position)?;
             Ok(visitor.visit(g, s))
         }
+        "connect4" => {
+            use games::connect4::{word_size, Connect4, Wide, WordSize};
+            let width = p.get_or("width", 7u32)?;
+            let height = p.get_or("height", 6u32)?;
+            let base = p.get_or("base", 1u8)?;
+            p.finish()?;
+            macro_rules! visit_c4 {
+                ($w:ty) => {{
+                    let g = Connect4::<$w>::new(width, height, base).map_err(SolveError::bad)?;
+                    let s = at(&g, position)?;
+                    Ok(visitor.visit(g, s))
+                }};
+            }
+            match word_size(width, height, base).map_err(SolveError::bad)? {
+                WordSize::U64 => visit_c4!(u64),
+                WordSize::U128 => visit_c4!(u128),
+                WordSize::W256 => visit_c4!(Wide<4>),
+                WordSize::W512 => visit_c4!(Wide<8>),
+            }
+        }
         "othello" => {
             let size = p.get_or("size", 8usize)?;
             p.finish()?;
