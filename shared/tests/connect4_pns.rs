@@ -148,3 +148,57 @@ fn another_board_size_agrees_with_alphabeta() {
         }
     }
 }
+
+/// A proof written for Connect Four positions verifies with the game rules alone, and flipping
+/// any single move of it (to any other column) makes verification fail.
+#[test]
+fn connect4_proofs_verify_and_every_flipped_move_fails() {
+    use gamesolver_shared::proof::{verify, verify_proof_file, Claim, ProofFile};
+    let dir = std::env::temp_dir().join(format!("gamesolver-c4-proof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = read_set("Test_L3_R1");
+    for (k, (moves, score)) in lines.iter().step_by(97).take(6).enumerate() {
+        // Prove the exact score from both sides: "value >= score" and "value < score + 1".
+        for (target, claim, algorithm) in [
+            (*score, Claim::AtLeast, "pns"),
+            (score + 1, Claim::Below, "dfpn"),
+        ] {
+            let path = dir.join(format!("{k}-{target}.json"));
+            let p = path.to_str().unwrap().to_string();
+            let t = target.to_string();
+            let r = run(&[], moves, algorithm, &[("target", &t), ("proof", &p)]);
+            assert_eq!(
+                r.extra["proved"],
+                serde_json::json!(claim == Claim::AtLeast),
+                "'{moves}' {t}"
+            );
+            let c = verify_proof_file(&path).unwrap_or_else(|e| panic!("'{moves}' {t}: {e}"));
+            assert_eq!(c.claim, claim);
+            let bound = match claim {
+                Claim::AtLeast => c.lower.clone(),
+                Claim::Below => c.upper.clone(),
+            };
+            assert_eq!(bound, Some(serde_json::json!(score)), "'{moves}'");
+            let file: ProofFile =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let mut flipped = 0;
+            for (i, tok) in file.tree.iter().enumerate() {
+                let Some(text) = tok.as_str() else { continue };
+                if text.len() == 16 {
+                    continue; // a position hash
+                }
+                for col in (1..=7).map(|c| c.to_string()).filter(|c| c != text) {
+                    let mut bad = file.clone();
+                    bad.tree[i] = col.clone().into();
+                    assert!(
+                        verify(&bad).is_err(),
+                        "'{moves}': token {i} '{text}' -> '{col}' still verifies"
+                    );
+                    flipped += 1;
+                }
+            }
+            assert!(flipped > 0);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
