@@ -81,8 +81,9 @@ pub struct Certified {
     pub claim: Claim,
     /// Lower bound on the value it certifies (as the outside world reads values), if any.
     pub lower: Option<Value>,
-    /// Upper bound on the value it certifies, if any.
-    pub upper: Option<Value>,
+    /// Strict upper bound: the value is below this, if any (`value < below`; games whose
+    /// internal scale is finer than their outside values make `<=` bounds read oddly).
+    pub below: Option<Value>,
     /// Positions the checker visited.
     pub positions: u64,
 }
@@ -94,10 +95,10 @@ impl std::fmt::Display for Certified {
         } else {
             &self.position
         };
-        match (&self.lower, &self.upper) {
+        match (&self.lower, &self.below) {
             (Some(l), None) => write!(f, "{} {position}: value >= {l}", self.game)?,
-            (None, Some(u)) => write!(f, "{} {position}: value <= {u}", self.game)?,
-            (Some(l), Some(u)) => write!(f, "{} {position}: {l} <= value <= {u}", self.game)?,
+            (None, Some(u)) => write!(f, "{} {position}: value < {u}", self.game)?,
+            (Some(l), Some(u)) => write!(f, "{} {position}: {l} <= value < {u}", self.game)?,
             (None, None) => write!(f, "{} {position}: nothing", self.game)?,
         }
         write!(f, " (proof of {} positions verified)", self.positions)
@@ -142,16 +143,16 @@ impl crate::registry::pn::ZeroSumVisitor for Checker<'_> {
             self.file.target,
             &self.file.tree,
         )?;
-        let (lower, upper) = match self.file.claim {
+        let (lower, below) = match self.file.claim {
             Claim::AtLeast => (Some(game.value_to_json(&root, self.file.target)), None),
-            Claim::Below => (None, Some(game.value_to_json(&root, self.file.target - 1))),
+            Claim::Below => (None, Some(game.value_to_json(&root, self.file.target))),
         };
         Ok(Certified {
             game: self.file.game.clone(),
             position: self.file.position.clone(),
             claim: self.file.claim,
             lower,
-            upper,
+            below,
             positions,
         })
     }

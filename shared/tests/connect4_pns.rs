@@ -174,11 +174,12 @@ fn connect4_proofs_verify_and_every_flipped_move_fails() {
             );
             let c = verify_proof_file(&path).unwrap_or_else(|e| panic!("'{moves}' {t}: {e}"));
             assert_eq!(c.claim, claim);
-            let bound = match claim {
-                Claim::AtLeast => c.lower.clone(),
-                Claim::Below => c.upper.clone(),
-            };
-            assert_eq!(bound, Some(serde_json::json!(score)), "'{moves}'");
+            match claim {
+                Claim::AtLeast => assert_eq!(c.lower, Some(serde_json::json!(score)), "'{moves}'"),
+                Claim::Below => {
+                    assert_eq!(c.below, Some(serde_json::json!(score + 1)), "'{moves}'")
+                }
+            }
             let file: ProofFile =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let mut flipped = 0;

@@ -407,7 +407,7 @@ fn proofs_verify_and_tampered_proofs_fail() {
         // After X's centre, O to move holds the draw: value (O's view) >= 0 and < 1.
         match claim {
             Claim::AtLeast => assert_eq!(c.lower, Some(serde_json::json!(0))),
-            Claim::Below => assert_eq!(c.upper, Some(serde_json::json!(0))),
+            Claim::Below => assert_eq!(c.below, Some(serde_json::json!(1))),
         }
         let file: proof::ProofFile =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
