@@ -53,7 +53,7 @@ pub struct Geometry {
 impl Geometry {
     /// The board of side `size` (even, 4 to 8).
     pub fn new(size: usize) -> Result<Geometry, String> {
-        if !(4..=8).contains(&size) || size % 2 != 0 {
+        if !(4..=8).contains(&size) || !size.is_multiple_of(2) {
             return Err(format!(
                 "othello size {size} is not supported (even sizes 4 to 8)"
             ));

@@ -288,8 +288,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         // The probe that proved the final lower bound carries a move that reaches it.
         let best = probes
             .iter()
-            .filter(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower))
-            .last();
+            .rfind(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower));
         let mut out = match best {
             Some(p) => p.clone(),
             None => {

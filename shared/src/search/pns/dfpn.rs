@@ -307,7 +307,7 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
     ) -> (u32, u32) {
         self.expansions += 1;
         let start_work = self.expansions;
-        if self.expansions % POLL == 0 {
+        if self.expansions.is_multiple_of(POLL) {
             ctl.add_nodes(self.nodes - self.reported);
             self.reported = self.nodes;
             if let Some(r) = ctl.should_stop() {
@@ -386,7 +386,7 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             // Thresholds of the best child: its "lose" number may grow by what is left of n's δ
             // budget; its "win" number up to the second-best child's, widened by 1+ε.
             let t_l = (th_delta as u64 - delta as u64 + l as u64).min(INF as u64) as u32;
-            let t_w = if w2 >= INF {
+            let t_w = if w2 == INF {
                 th_phi
             } else {
                 let widened = ((w2 as f64) * (1.0 + self.epsilon)).ceil() as u64;

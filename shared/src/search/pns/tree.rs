@@ -549,7 +549,7 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
             if self.expansions >= max_expansions {
                 break Err(StopReason::Nodes);
             }
-            if self.expansions % POLL == 0 {
+            if self.expansions.is_multiple_of(POLL) {
                 ctl.add_nodes(self.created - self.reported);
                 self.reported = self.created;
                 if let Some(reason) = ctl.should_stop() {
