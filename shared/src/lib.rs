@@ -22,6 +22,7 @@
 pub mod games;
 pub mod model;
 pub mod plan;
+pub mod proof;
 pub mod registry;
 pub mod search;
 pub mod viz;

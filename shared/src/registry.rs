@@ -18,6 +18,7 @@ use std::str::FromStr;
 
 pub mod chance;
 pub mod family;
+pub mod pn;
 pub mod mcts;
 pub mod multi;
 pub mod single;
@@ -112,6 +113,7 @@ pub const GAMES: &[&str] = &[
     "pig",
     "backgammon",
     "carcassonne",
+    "othello",
 ];
 
 /// Algorithm names of CONTRACTS.md.
@@ -259,6 +261,12 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             } else {
                 chance::chance(job, game, root, true, false)?
             }
+        }
+        "othello" => {
+            let size = params.get_or("size", 8usize)?;
+            params.finish()?;
+            let game = games::othello::Othello::new(size).map_err(SolveError::bad)?;
+            family::zero_sum(job, game)?
         }
         other => {
             return Err(SolveError::bad(format!(

@@ -7,6 +7,7 @@ pub mod connect4;
 pub mod data;
 pub mod mnk;
 pub mod morpion;
+pub mod othello;
 pub mod pig;
 pub mod samegame;
 pub mod tree;

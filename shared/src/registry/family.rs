@@ -89,6 +89,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
                 ));
             }
         }
+        "pns" | "dfpn" | "pn2" => return super::pn::prepare(job, game, root),
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",

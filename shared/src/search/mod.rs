@@ -12,6 +12,7 @@ pub mod expectimax;
 pub mod maxn;
 pub mod mcts;
 pub mod minimax;
+pub mod pns;
 pub mod nmcs;
 pub mod nrpa;
 pub mod paranoid;

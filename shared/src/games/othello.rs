@@ -1,0 +1,530 @@
+//! Othello (Reversi) on even square boards of 4 x 4 to 8 x 8.
+//!
+//! Values (CONTRACTS.md): the final disc difference from the point of view of the side to move
+//! (negamax): own discs minus the opponent's discs when neither side can move. Empty squares
+//! count for nobody. Bounds are `±size²`.
+//!
+//! Rules: Black moves first from the usual centre cross (White on d4 and e5 of an 8 x 8 board,
+//! the same pattern in the centre of smaller boards). A move must flip at least one line of
+//! opponent discs. A side without a legal move passes; a pass is a move here (written `--`) and is
+//! the only legal move in that case. The game ends when neither side can move.
+//!
+//! Board layout: one `u64` bitboard per colour with a fixed stride of 8, whatever the size, so
+//! that the shifts are the same for every board; squares outside the `size x size` corner are
+//! masked out by [`Geometry::valid`].
+//!
+//! ```text
+//!        a  b  c  d  e  f  g  h           bit = row * 8 + col
+//!    1   0  1  2  3  4  5  6  7           (row 0 is rank 1, at the top; col 0 is file a)
+//!    2   8  9 10 11 12 13 14 15
+//!    ...                                  4 x 4: bits 0-3, 8-11, 16-19, 24-27 are valid
+//!    8  56 57 58 59 60 61 62 63
+//! ```
+//!
+//! The board functions ([`Geometry::moves`], [`Geometry::flips`], [`Geometry::neighbours`]) take
+//! "my discs" and "the other discs" and know nothing of players, so multi-player variants (Rolit)
+//! reuse them with the union of all opponents as "other".
+//!
+//! Notation: moves as `c4`-style coordinates (file letter, rank digit) joined by nothing, a pass
+//! as `--` (whitespace and commas between moves are accepted on input). A state keeps its move
+//! history so that [`Game::format_position`] writes the moves back; equality of positions
+//! ([`Game::same_state`], [`Hashed::hash`]) ignores the history.
+
+use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
+
+/// The move code of a pass.
+pub const PASS: u8 = 64;
+/// Longest possible game: every placement can be followed by at most one pass (two passes in a
+/// row end the game), and an 8 x 8 board has 60 placements.
+pub const MAX_PLIES: usize = 120;
+
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+const FILE_H: u64 = FILE_A << 7;
+
+/// The shape of a board: its size and the mask of its squares. All board arithmetic lives here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Side length (even, 4..8).
+    pub size: u8,
+    /// The squares of the board (stride-8 layout, see the module doc).
+    pub valid: u64,
+}
+
+impl Geometry {
+    /// The board of side `size` (even, 4 to 8).
+    pub fn new(size: usize) -> Result<Geometry, String> {
+        if !(4..=8).contains(&size) || !size.is_multiple_of(2) {
+            return Err(format!(
+                "othello size {size} is not supported (even sizes 4 to 8)"
+            ));
+        }
+        let mut valid = 0u64;
+        for r in 0..size {
+            for c in 0..size {
+                valid |= 1 << (r * 8 + c);
+            }
+        }
+        Ok(Geometry {
+            size: size as u8,
+            valid,
+        })
+    }
+
+    /// Shifts a set one step in direction `dir` (0..8), dropping squares that leave the board.
+    #[inline(always)]
+    pub fn shift(&self, x: u64, dir: usize) -> u64 {
+        let y = match dir {
+            0 => (x << 1) & !FILE_A, // east
+            1 => (x >> 1) & !FILE_H, // west
+            2 => x << 8,             // south (towards higher ranks)
+            3 => x >> 8,             // north
+            4 => (x << 9) & !FILE_A, // south-east
+            5 => (x << 7) & !FILE_H, // south-west
+            6 => (x >> 7) & !FILE_A, // north-east
+            _ => (x >> 9) & !FILE_H, // north-west
+        };
+        y & self.valid
+    }
+
+    /// The empty squares where `me` may play: each brackets at least one line of `other`.
+    #[inline]
+    pub fn moves(&self, me: u64, other: u64) -> u64 {
+        let empty = self.valid & !(me | other);
+        let mut out = 0;
+        for dir in 0..8 {
+            let mut x = self.shift(me, dir) & other;
+            // A line of `other` discs is at most size - 2 long.
+            for _ in 0..self.size.saturating_sub(3) {
+                x |= self.shift(x, dir) & other;
+            }
+            out |= self.shift(x, dir) & empty;
+        }
+        out
+    }
+
+    /// The discs of `other` that flip when `me` plays on square `sq` (empty if the move is
+    /// illegal).
+    #[inline]
+    pub fn flips(&self, me: u64, other: u64, sq: u8) -> u64 {
+        let start = 1u64 << sq;
+        let mut out = 0;
+        for dir in 0..8 {
+            let mut line = 0;
+            let mut x = self.shift(start, dir);
+            while x & other != 0 {
+                line |= x;
+                x = self.shift(x, dir);
+            }
+            if x & me != 0 {
+                out |= line;
+            }
+        }
+        out
+    }
+
+    /// Squares next to some square of `set` (in any of the 8 directions), on the board.
+    #[inline]
+    pub fn neighbours(&self, set: u64) -> u64 {
+        (0..8).fold(0, |acc, dir| acc | self.shift(set, dir))
+    }
+
+    /// The initial discs: (first player's, second player's), the centre cross.
+    pub fn start(&self) -> (u64, u64) {
+        let m = (self.size / 2) as u32;
+        let sq = |r: u32, c: u32| 1u64 << (r * 8 + c);
+        // 8 x 8: d4 (r3 c3) and e5 (r4 c4) are White, e4 and d5 are Black.
+        let second = sq(m - 1, m - 1) | sq(m, m);
+        let first = sq(m - 1, m) | sq(m, m - 1);
+        (first, second)
+    }
+
+    /// The name of square `sq`: `a1` is the top left.
+    pub fn square_name(&self, sq: u8) -> String {
+        format!("{}{}", (b'a' + sq % 8) as char, sq / 8 + 1)
+    }
+
+    /// Reads a square name (`c4`), checking that it is on this board.
+    pub fn parse_square(&self, text: &str) -> Result<u8, NotationError> {
+        let b = text.as_bytes();
+        let bad = || {
+            NotationError::new(format!(
+                "not a square of the {0} x {0} board (files a..{1}, ranks 1..{0})",
+                self.size,
+                (b'a' + self.size - 1) as char
+            ))
+            .with_fragment(text)
+        };
+        if b.len() != 2 {
+            return Err(bad());
+        }
+        let f = b[0].to_ascii_lowercase().wrapping_sub(b'a');
+        let r = b[1].wrapping_sub(b'1');
+        if f >= self.size || r >= self.size {
+            return Err(bad());
+        }
+        Ok(r * 8 + f)
+    }
+}
+
+/// Othello of a given size.
+#[derive(Clone, Debug)]
+pub struct Othello {
+    geo: Geometry,
+}
+
+/// A position: discs by colour, who moves, the cached legal moves of the side to move, and the
+/// move history (for the notation only).
+#[derive(Clone, Debug)]
+pub struct OthelloState {
+    /// Discs of Black (index 0, moves first) and White (index 1).
+    pub discs: [u64; 2],
+    /// The colour to move (at a terminal state: the colour that would move).
+    pub to_move: u8,
+    /// Legal placements of the side to move (0: it must pass, or the game is over).
+    moves: u64,
+    /// Neither side can move.
+    over: bool,
+    len: u8,
+    history: [u8; MAX_PLIES],
+}
+
+impl Othello {
+    /// Othello on a `size x size` board (even, 4..8).
+    pub fn new(size: usize) -> Result<Othello, String> {
+        Ok(Othello {
+            geo: Geometry::new(size)?,
+        })
+    }
+
+    /// The board shape.
+    pub fn geometry(&self) -> Geometry {
+        self.geo
+    }
+
+    /// Side length.
+    pub fn size(&self) -> usize {
+        self.geo.size as usize
+    }
+
+    /// Sets the cached move set and end flag after the discs or the side changed.
+    fn settle(&self, s: &mut OthelloState) {
+        let p = s.to_move as usize;
+        s.moves = self.geo.moves(s.discs[p], s.discs[1 - p]);
+        s.over = s.moves == 0 && self.geo.moves(s.discs[1 - p], s.discs[p]) == 0;
+    }
+
+    /// The disc difference from `colour`'s point of view.
+    pub fn disc_difference(&self, s: &OthelloState, colour: u8) -> i32 {
+        let c = colour as usize;
+        s.discs[c].count_ones() as i32 - s.discs[1 - c].count_ones() as i32
+    }
+}
+
+impl Game for Othello {
+    type State = OthelloState;
+    /// A square 0..63 (stride-8 layout) or [`PASS`].
+    type Move = u8;
+
+    fn name(&self) -> &'static str {
+        "othello"
+    }
+    fn num_players(&self) -> usize {
+        2
+    }
+    fn initial_state(&self) -> OthelloState {
+        let (b, w) = self.geo.start();
+        let mut s = OthelloState {
+            discs: [b, w],
+            to_move: 0,
+            moves: 0,
+            over: false,
+            len: 0,
+            history: [0; MAX_PLIES],
+        };
+        self.settle(&mut s);
+        s
+    }
+    #[inline]
+    fn turn(&self, s: &OthelloState) -> Turn {
+        if s.over {
+            Turn::Terminal
+        } else {
+            Turn::Player(s.to_move)
+        }
+    }
+    fn legal_moves(&self, s: &OthelloState, moves: &mut Vec<u8>) {
+        moves.clear();
+        if s.over {
+            return;
+        }
+        if s.moves == 0 {
+            moves.push(PASS);
+            return;
+        }
+        let mut m = s.moves;
+        while m != 0 {
+            moves.push(m.trailing_zeros() as u8);
+            m &= m - 1;
+        }
+    }
+    #[inline]
+    fn apply(&self, s: &mut OthelloState, mv: u8) {
+        let p = s.to_move as usize;
+        if mv != PASS {
+            let f = self.geo.flips(s.discs[p], s.discs[1 - p], mv);
+            s.discs[p] |= f | (1 << mv);
+            s.discs[1 - p] &= !f;
+        }
+        if (s.len as usize) < MAX_PLIES {
+            s.history[s.len as usize] = mv;
+            s.len += 1;
+        }
+        s.to_move = 1 - s.to_move;
+        self.settle(s);
+    }
+    fn returns(&self, s: &OthelloState, out: &mut [f64]) {
+        let d = self.disc_difference(s, 0) as f64;
+        out[0] = d;
+        out[1] = -d;
+    }
+
+    fn parse_position(&self, text: &str) -> Result<OthelloState, NotationError> {
+        let mut s = self.initial_state();
+        let b = text.as_bytes();
+        let mut i = 0;
+        let mut number = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_whitespace() || c == b',' {
+                i += 1;
+                continue;
+            }
+            number += 1;
+            let end = (i + 2).min(b.len());
+            let token = &text[i..end];
+            if !text.is_char_boundary(end) {
+                return Err(NotationError::new("not a move")
+                    .with_fragment(&text[i..])
+                    .at_move(number));
+            }
+            let mv = self.parse_move(&s, token).map_err(|e| e.at_move(number))?;
+            self.apply(&mut s, mv);
+            i = end;
+        }
+        Ok(s)
+    }
+
+    fn format_position(&self, s: &OthelloState) -> String {
+        s.history[..s.len as usize]
+            .iter()
+            .map(|&m| self.format_move(s, m))
+            .collect()
+    }
+
+    fn parse_move(&self, s: &OthelloState, text: &str) -> Result<u8, NotationError> {
+        let t = text.trim();
+        if s.over {
+            return Err(NotationError::new("the game is already over").with_fragment(t));
+        }
+        if t == "--" {
+            if s.moves != 0 {
+                return Err(
+                    NotationError::new("a pass is only legal without another move")
+                        .with_fragment(t),
+                );
+            }
+            return Ok(PASS);
+        }
+        let sq = self.geo.parse_square(t)?;
+        if s.moves == 0 {
+            return Err(NotationError::new(
+                "no placement is possible here, the side to move must pass (--)",
+            )
+            .with_fragment(t));
+        }
+        if s.moves >> sq & 1 == 0 {
+            return Err(
+                NotationError::new("not a legal move (it must flip at least one disc)")
+                    .with_fragment(t),
+            );
+        }
+        Ok(sq)
+    }
+
+    fn format_move(&self, _s: &OthelloState, mv: u8) -> String {
+        if mv == PASS {
+            "--".to_string()
+        } else {
+            self.geo.square_name(mv)
+        }
+    }
+
+    fn same_state(&self, a: &OthelloState, b: &OthelloState) -> bool {
+        a.discs == b.discs && a.to_move == b.to_move
+    }
+}
+
+/// Corners first: a cheap ordering that helps every threshold search on Othello.
+fn corners(geo: &Geometry) -> u64 {
+    let s = geo.size as u32 - 1;
+    1 | 1 << s | 1 << (s * 8) | 1 << (s * 8 + s)
+}
+
+impl ZeroSum for Othello {
+    #[inline]
+    fn side(&self, s: &OthelloState) -> u8 {
+        s.to_move
+    }
+    #[inline]
+    fn terminal_value(&self, s: &OthelloState) -> i32 {
+        self.disc_difference(s, s.to_move)
+    }
+    fn value_bounds(&self, _s: &OthelloState) -> (i32, i32) {
+        let n = (self.geo.size as i32).pow(2);
+        (-n, n)
+    }
+    fn order_moves(&self, _s: &OthelloState, moves: &mut [u8]) {
+        let c = corners(&self.geo);
+        // Stable: corners to the front, the rest keep the board order.
+        moves.sort_by_key(|&m| m == PASS || c >> m & 1 == 0);
+    }
+    fn evaluate(&self, s: &OthelloState) -> i32 {
+        // The disc difference so far: inside the bounds, since a non-terminal board is not full.
+        self.disc_difference(s, s.to_move)
+    }
+}
+
+/// The engine's defaults: every legal move, in `order_moves`'s order.
+impl Tactics for Othello {}
+
+/// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
+#[inline(always)]
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+impl Hashed for Othello {
+    /// 128 bits of board and a side bit do not fit in 64: a mix, not a key.
+    const HASH_IS_KEY: bool = false;
+    #[inline]
+    fn hash(&self, s: &OthelloState) -> u64 {
+        fmix64(
+            s.discs[0]
+                ^ fmix64(s.discs[1] ^ (s.to_move as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::battery;
+
+    fn perft(g: &Othello, s: &OthelloState, depth: u32) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        let mut moves = Vec::new();
+        g.legal_moves(s, &mut moves);
+        if moves.is_empty() {
+            return 1;
+        }
+        moves
+            .iter()
+            .map(|&m| {
+                let mut c = s.clone();
+                g.apply(&mut c, m);
+                perft(g, &c, depth - 1)
+            })
+            .sum()
+    }
+
+    #[test]
+    fn battery_all_sizes() {
+        for (size, n) in [(4, 300), (6, 100), (8, 50)] {
+            let g = Othello::new(size).unwrap();
+            let s = g.initial_state();
+            battery::check_game(&g, &s, n, 1);
+            battery::check_hashed(&g, &s, n, 2);
+            battery::check_zero_sum(&g, &s, n, 3);
+        }
+    }
+
+    /// Published perft counts of 8 x 8 Othello (leaf nodes at depth 1..8 from the start; passes
+    /// do not occur this early).
+    #[test]
+    fn perft_8x8() {
+        let g = Othello::new(8).unwrap();
+        let s = g.initial_state();
+        let want = [4, 12, 56, 244, 1396, 8200, 55092, 390216];
+        for (d, &w) in want.iter().enumerate() {
+            assert_eq!(perft(&g, &s, d as u32 + 1), w, "depth {}", d + 1);
+        }
+    }
+
+    #[test]
+    fn notation_and_passes() {
+        let g = Othello::new(8).unwrap();
+        let s = g.parse_position("f5d6c3").unwrap();
+        assert_eq!(g.format_position(&s), "f5d6c3");
+        assert_eq!(g.parse_position("f5 d6, c3").unwrap().discs, s.discs);
+        let e = g.parse_position("f5f5").unwrap_err().to_string();
+        assert!(e.starts_with("move 2 ('f5')"), "{e}");
+        let e = g.parse_position("f5i9").unwrap_err().to_string();
+        assert!(e.contains("not a square"), "{e}");
+        let e = g.parse_position("--").unwrap_err().to_string();
+        assert!(e.contains("only legal"), "{e}");
+        // Find a game with a pass by random play on 4 x 4 and check it round-trips with `--`.
+        let g = Othello::new(4).unwrap();
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut found = false;
+        for _ in 0..200 {
+            let mut s = g.initial_state();
+            let mut moves = Vec::new();
+            while !g.is_terminal(&s) {
+                g.legal_moves(&s, &mut moves);
+                let m = moves[rng.gen_range(0..moves.len())];
+                g.apply(&mut s, m);
+            }
+            let text = g.format_position(&s);
+            if text.contains("--") {
+                found = true;
+                let back = g.parse_position(&text).unwrap();
+                assert!(g.same_state(&back, &s) && g.is_terminal(&back));
+            }
+        }
+        assert!(found, "no random 4 x 4 game passed");
+        assert!(Othello::new(5).is_err() && Othello::new(10).is_err());
+    }
+
+    #[test]
+    fn geometry_start_and_flips() {
+        let g = Othello::new(8).unwrap();
+        let geo = g.geometry();
+        let s = g.initial_state();
+        // d4 and e5 are White, d3 c4 f5 e6 are Black's first moves.
+        assert_eq!(
+            s.discs[1],
+            1 << geo.parse_square("d4").unwrap() | 1 << geo.parse_square("e5").unwrap()
+        );
+        let mut first: Vec<String> = Vec::new();
+        let mut moves = Vec::new();
+        g.legal_moves(&s, &mut moves);
+        for m in moves {
+            first.push(g.format_move(&s, m));
+        }
+        assert_eq!(first, ["d3", "c4", "f5", "e6"]);
+        let f = geo.flips(s.discs[0], s.discs[1], geo.parse_square("f5").unwrap());
+        assert_eq!(f, 1 << geo.parse_square("e5").unwrap());
+        let g4 = Othello::new(4).unwrap();
+        let s4 = g4.initial_state();
+        assert_eq!(g4.format_position(&s4), "");
+        assert_eq!(s4.discs[0].count_ones() + s4.discs[1].count_ones(), 4);
+        assert_eq!(g4.geometry().neighbours(1), 2 | 1 << 8 | 1 << 9);
+    }
+}

@@ -1,0 +1,320 @@
+//! Proof certificates: a decided threshold written as a proof tree, and a checker that verifies
+//! it with the game rules alone.
+//!
+//! A certificate claims "value >= target" ([`Claim::AtLeast`]) or "value < target"
+//! ([`Claim::Below`]) for a position, the value seen from the side to move there (negamax
+//! convention, the game's internal integer scale, see `ZeroSum::parse_target`). The player for
+//! whom the claim is a win is the *prover* (the side to move for `AtLeast`, the other side for
+//! `Below`). The tree is a flat list of JSON tokens in preorder, so files of any depth parse
+//! without recursion limits:
+//!
+//! ```text
+//! node := (nothing)                            a terminal position; its value must satisfy the claim
+//!       | MOVE HASH node                       the prover moves: one move, in the game's notation,
+//!                                              and the hash of the position it leads to (hex)
+//!       | COUNT (MOVE node){COUNT}             the opponent moves: every legal reply, each once
+//! ```
+//!
+//! The file is one JSON object: `{"format": "gamesolver-proof/1", "game", "game_params",
+//! "position", "claim": "at_least" | "below", "target", "tree": [tokens...]}`.
+//!
+//! [`verify_proof_file`] rebuilds the game from the file (through the registry, which alone
+//! knows game names), then [`check`] walks the tree with nothing but the game's rules: it parses
+//! every move with `parse_move` (so it must be legal), compares the set of replies with
+//! `legal_moves`, recomputes the hash of each position the prover reaches, and evaluates
+//! terminal positions with `terminal_value`. No search code is involved. A tampered move fails:
+//! a changed reply no longer matches the legal set (or repeats one), and a changed prover move
+//! leads to a position whose hash differs from the recorded one, even where the altered tree
+//! would happen to be a proof as well.
+//!
+//! Bad input (unreadable file, malformed JSON, unknown game, wrong format) gives `Err` with one
+//! line; so does every failed check, naming the token where it failed.
+
+use crate::model::{Game, Hashed, ZeroSum};
+use crate::wire::Settings;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The format tag of version 1.
+pub const FORMAT: &str = "gamesolver-proof/1";
+
+/// What a certificate claims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Claim {
+    /// value >= target.
+    AtLeast,
+    /// value < target.
+    Below,
+}
+
+/// A certificate file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProofFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Game name, as in a job.
+    pub game: String,
+    /// Game parameters, as in a job.
+    #[serde(default)]
+    pub game_params: Settings,
+    /// The position, in the game's notation (empty: the start).
+    #[serde(default)]
+    pub position: String,
+    /// The claim.
+    pub claim: Claim,
+    /// The threshold, in the game's internal integer scale.
+    pub target: i32,
+    /// The proof tree (see the module doc).
+    pub tree: Vec<Value>,
+}
+
+/// What a verified certificate establishes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Certified {
+    /// Game name.
+    pub game: String,
+    /// The position.
+    pub position: String,
+    /// The claim that holds.
+    pub claim: Claim,
+    /// Lower bound on the value it certifies (as the outside world reads values), if any.
+    pub lower: Option<Value>,
+    /// Strict upper bound: the value is below this, if any (`value < below`; games whose
+    /// internal scale is finer than their outside values make `<=` bounds read oddly).
+    pub below: Option<Value>,
+    /// Positions the checker visited.
+    pub positions: u64,
+}
+
+impl std::fmt::Display for Certified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let position = if self.position.is_empty() {
+            "the start"
+        } else {
+            &self.position
+        };
+        match (&self.lower, &self.below) {
+            (Some(l), None) => write!(f, "{} {position}: value >= {l}", self.game)?,
+            (None, Some(u)) => write!(f, "{} {position}: value < {u}", self.game)?,
+            (Some(l), Some(u)) => write!(f, "{} {position}: {l} <= value < {u}", self.game)?,
+            (None, None) => write!(f, "{} {position}: nothing", self.game)?,
+        }
+        write!(f, " (proof of {} positions verified)", self.positions)
+    }
+}
+
+/// Reads a certificate file and verifies it (see the module doc).
+pub fn verify_proof_file(path: impl AsRef<std::path::Path>) -> Result<Certified, String> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read proof file '{}': {e}", path.display()))?;
+    let file: ProofFile = serde_json::from_str(&text)
+        .map_err(|e| format!("proof file '{}' is malformed: {e}", path.display()))?;
+    verify(&file)
+}
+
+/// Verifies a certificate already read.
+pub fn verify(file: &ProofFile) -> Result<Certified, String> {
+    if file.format != FORMAT {
+        return Err(format!("proof format '{}' is not '{FORMAT}'", file.format));
+    }
+    crate::registry::pn::visit_zero_sum(
+        &file.game,
+        &file.game_params,
+        &file.position,
+        Checker { file },
+    )
+    .map_err(|e| e.to_string())?
+}
+
+struct Checker<'a> {
+    file: &'a ProofFile,
+}
+
+impl crate::registry::pn::ZeroSumVisitor for Checker<'_> {
+    type Output = Result<Certified, String>;
+    fn visit<G: ZeroSum + Hashed>(self, game: G, root: G::State) -> Self::Output {
+        let positions = check(
+            &game,
+            &root,
+            self.file.claim,
+            self.file.target,
+            &self.file.tree,
+        )?;
+        let (lower, below) = match self.file.claim {
+            Claim::AtLeast => (Some(game.value_to_json(&root, self.file.target)), None),
+            Claim::Below => (None, Some(game.value_to_json(&root, self.file.target))),
+        };
+        Ok(Certified {
+            game: self.file.game.clone(),
+            position: self.file.position.clone(),
+            claim: self.file.claim,
+            lower,
+            below,
+            positions,
+        })
+    }
+}
+
+/// Checks a proof tree for `claim` about `root` with the rules of `game` only; returns the
+/// number of positions visited.
+pub fn check<G: ZeroSum + Hashed>(
+    game: &G,
+    root: &G::State,
+    claim: Claim,
+    target: i32,
+    tree: &[Value],
+) -> Result<u64, String> {
+    let mut c = Check {
+        game,
+        tokens: tree,
+        at: 0,
+        root_side: game.side(root),
+        claim,
+        target,
+        positions: 0,
+        moves: Vec::new(),
+    };
+    c.node(root, 0)?;
+    if c.at != tree.len() {
+        return Err(format!(
+            "token {}: the proof continues after its tree ended",
+            c.at
+        ));
+    }
+    Ok(c.positions)
+}
+
+/// Deepest proof the checker follows (every game of the model ends well before this).
+const MAX_DEPTH: usize = 10_000;
+
+struct Check<'a, G: Game> {
+    game: &'a G,
+    tokens: &'a [Value],
+    at: usize,
+    root_side: u8,
+    claim: Claim,
+    target: i32,
+    positions: u64,
+    moves: Vec<G::Move>,
+}
+
+impl<G: ZeroSum + Hashed> Check<'_, G> {
+    fn next(&mut self, what: &str) -> Result<&Value, String> {
+        let t = self
+            .tokens
+            .get(self.at)
+            .ok_or_else(|| format!("token {}: the proof ends where {what} is expected", self.at))?;
+        self.at += 1;
+        Ok(t)
+    }
+
+    fn next_str(&mut self, what: &str) -> Result<String, String> {
+        let at = self.at;
+        match self.next(what)? {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(format!("token {at}: expected {what}, found {other}")),
+        }
+    }
+
+    fn node(&mut self, state: &G::State, depth: usize) -> Result<(), String> {
+        self.positions += 1;
+        if depth > MAX_DEPTH {
+            return Err(format!("the proof is deeper than {MAX_DEPTH} plies"));
+        }
+        let here = || self.game.format_position(state);
+        if self.game.is_terminal(state) {
+            let v = self.game.terminal_value(state);
+            let v = if self.game.side(state) == self.root_side {
+                v
+            } else {
+                -v
+            };
+            let ok = match self.claim {
+                Claim::AtLeast => v >= self.target,
+                Claim::Below => v < self.target,
+            };
+            if !ok {
+                return Err(format!(
+                    "token {}: the game ends at '{}' with value {v} (root's view), which breaks the claim",
+                    self.at,
+                    here()
+                ));
+            }
+            return Ok(());
+        }
+        let mover_is_root = self.game.side(state) == self.root_side;
+        let prover_moves = mover_is_root == (self.claim == Claim::AtLeast);
+        if prover_moves {
+            let at = self.at;
+            let text = self.next_str("a move")?;
+            let mv = self
+                .game
+                .parse_move(state, &text)
+                .map_err(|e| format!("token {at}: move '{text}' at '{}': {e}", here()))?;
+            let mut child = state.clone();
+            self.game.apply(&mut child, mv);
+            let at = self.at;
+            let hash = self.next_str("a position hash")?;
+            let want = format!("{:016x}", self.game.hash(&child));
+            if hash != want {
+                return Err(format!(
+                    "token {at}: the position after '{text}' at '{}' does not have the recorded hash",
+                    here()
+                ));
+            }
+            self.node(&child, depth + 1)
+        } else {
+            let at = self.at;
+            let count = self
+                .next("a reply count")?
+                .as_u64()
+                .ok_or_else(|| format!("token {at}: expected the number of replies"))?;
+            self.game.legal_moves(state, &mut self.moves);
+            let legal = self.moves.clone();
+            if count != legal.len() as u64 {
+                return Err(format!(
+                    "token {at}: {count} replies listed at '{}', but there are {} legal moves",
+                    here(),
+                    legal.len()
+                ));
+            }
+            let mut seen = vec![false; legal.len()];
+            for _ in 0..count {
+                let at = self.at;
+                let text = self.next_str("a reply")?;
+                let mv = self
+                    .game
+                    .parse_move(state, &text)
+                    .map_err(|e| format!("token {at}: reply '{text}' at '{}': {e}", here()))?;
+                let i = legal.iter().position(|&m| m == mv).ok_or_else(|| {
+                    format!(
+                        "token {at}: reply '{text}' at '{}' is not among the legal moves",
+                        here()
+                    )
+                })?;
+                if seen[i] {
+                    return Err(format!(
+                        "token {at}: reply '{text}' at '{}' is listed twice",
+                        here()
+                    ));
+                }
+                seen[i] = true;
+                let mut child = state.clone();
+                self.game.apply(&mut child, mv);
+                self.node(&child, depth + 1)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Writes a certificate file.
+pub fn write_proof_file(path: impl AsRef<std::path::Path>, file: &ProofFile) -> Result<(), String> {
+    let path = path.as_ref();
+    let text = serde_json::to_string(file).map_err(|e| format!("cannot encode the proof: {e}"))?;
+    std::fs::write(path, text)
+        .map_err(|e| format!("cannot write proof file '{}': {e}", path.display()))
+}

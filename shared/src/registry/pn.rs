@@ -1,0 +1,403 @@
+//! The proof-number algorithms (`pns`, `dfpn`, `pn2`) as jobs.
+//!
+//! With `--option target=V` a job decides "value >= V" in one task: the result has `proved`
+//! (true or false), `value` (null unless the decision pins the value, i.e. V is the top or the
+//! bottom of the game's bounds) and `bounds`. Without `target` the job finds the exact value as
+//! the seed's `multi_valued_pn_search` does, but through the planner: the plan shape is
+//! `Probes` over the game's bounds, each probe a threshold decision that may run on another
+//! worker; the result has the exact `value` and the final `bounds`.
+//!
+//! Options (all checked here, unknown ones are bad input):
+//!
+//! | option | algorithms | meaning (default) |
+//! |---|---|---|
+//! | `target` | all | decide "value >= target" (none: exact value by probes) |
+//! | `memory_mb` | all | tree (pns, pn2) or table (dfpn) budget in MiB (512) |
+//! | `threads` | all | root splitting over this many threads (1) |
+//! | `proof` | all, with `target` | write a proof certificate of the decision to this path |
+//! | `current_node` | pns, pn2 | current-node enhancement (true) |
+//! | `remember_best` | pns, pn2 | most-proving child remembered during the update (true) |
+//! | `delete_solved` | pns, pn2 | DeleteSolvedSubtrees (true) |
+//! | `epsilon` | dfpn | the 1+ε trick's ε (0.25; 0 is plain df-pn) |
+//! | `pn2_factor` | pn2 | second-level budget as a multiple of the first-level tree (1) |
+//!
+//! A memory budget too small for the proof tree (pns, pn2; df-pn's table never overflows) ends a
+//! decision job with a result: `proved: null`, `stopped: "memory"`, `error: "memory limit ..."`.
+//! In a probe plan the probe fails with a bad-input error naming `memory_mb`, since running it
+//! again would fail again. Other stops (time, nodes, cancel) end the task with an error, as
+//! alpha-beta's probes do.
+
+use super::{Opts, PlanShape, PreparedJob, SolveError};
+use crate::model::{Hashed, ZeroSum};
+use crate::proof::{Claim, ProofFile};
+use crate::search::pns::{certify, parallel, Algorithm, PnOptions, Verdict};
+use crate::search::{Control, StopReason};
+use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
+
+/// Largest `threads` accepted.
+const MAX_THREADS: usize = 256;
+
+/// A prepared proof-number job.
+pub struct PnJob<G: ZeroSum + Hashed> {
+    job: JobSpec,
+    game: G,
+    root: G::State,
+    algorithm: Algorithm,
+    opts: PnOptions,
+    target: Option<i32>,
+    threads: usize,
+    proof: Option<String>,
+}
+
+/// Prepares a `pns`, `dfpn` or `pn2` job on a two-player zero-sum game.
+pub fn prepare<G: ZeroSum + Hashed>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let algorithm = match job.algorithm.as_str() {
+        "pns" => Algorithm::Pns,
+        "dfpn" => Algorithm::Dfpn,
+        "pn2" => Algorithm::Pn2,
+        other => {
+            return Err(SolveError::bad(format!(
+                "'{other}' is not a proof-number algorithm"
+            )))
+        }
+    };
+    let o = Opts::new(&job.options, "option");
+    let target = match o.raw("target") {
+        None => None,
+        Some(t) => Some(
+            game.parse_target(&root, t)
+                .map_err(|e| SolveError::bad(format!("option target: {e}")))?,
+        ),
+    };
+    let mut opts = PnOptions::default();
+    opts.memory_mb = o.get_or("memory_mb", opts.memory_mb)?;
+    if opts.memory_mb == 0 {
+        return Err(SolveError::bad("option 'memory_mb' must be at least 1"));
+    }
+    let threads: usize = o.get_or("threads", 1)?;
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(SolveError::bad(format!(
+            "option 'threads={threads}' must be between 1 and {MAX_THREADS}"
+        )));
+    }
+    let proof: Option<String> = o.raw("proof").map(|p| p.trim().to_string());
+    if proof.is_some() && target.is_none() {
+        return Err(SolveError::bad(
+            "option 'proof' needs 'target' (a certificate proves one decision)",
+        ));
+    }
+    if proof.as_deref() == Some("") {
+        return Err(SolveError::bad("option 'proof' needs a file path"));
+    }
+    if algorithm != Algorithm::Dfpn {
+        opts.current_node = o.get_or("current_node", opts.current_node)?;
+        opts.remember_best = o.get_or("remember_best", opts.remember_best)?;
+        opts.delete_solved = o.get_or("delete_solved", opts.delete_solved)?;
+    } else {
+        opts.epsilon = o.get_or("epsilon", opts.epsilon)?;
+        if !(0.0..=100.0).contains(&opts.epsilon) {
+            return Err(SolveError::bad(
+                "option 'epsilon' must be between 0 and 100",
+            ));
+        }
+    }
+    if algorithm == Algorithm::Pn2 {
+        opts.pn2_factor = o.get_or("pn2_factor", opts.pn2_factor)?;
+        if !(opts.pn2_factor > 0.0 && opts.pn2_factor <= 1e6) {
+            return Err(SolveError::bad("option 'pn2_factor' must be positive"));
+        }
+    }
+    if o.raw("depth").is_some() {
+        return Err(SolveError::bad(format!(
+            "option 'depth' does not apply to '{}' (it solves exactly)",
+            job.algorithm
+        )));
+    }
+    o.finish()?;
+    Ok(Box::new(PnJob {
+        job: job.clone(),
+        game,
+        root,
+        algorithm,
+        opts,
+        target,
+        threads,
+        proof,
+    }))
+}
+
+impl<G: ZeroSum + Hashed> PnJob<G> {
+    fn bounds_json(&self, lower: i32, upper: i32) -> serde_json::Value {
+        serde_json::json!([
+            self.game.value_to_json(&self.root, lower),
+            self.game.value_to_json(&self.root, upper)
+        ])
+    }
+
+    /// Decides "value >= target"; `single` when the decision is the whole job.
+    fn decide(&self, target: i32, single: bool, ctl: &Control) -> Result<TaskOutput, SolveError> {
+        let t0 = std::time::Instant::now();
+        let (lo, hi) = self.game.value_bounds(&self.root);
+        let mut out = TaskOutput::default();
+        let (verdict, raw) = if target <= lo || target > hi {
+            // Decided by the bounds alone.
+            let v = if target <= lo {
+                Verdict::Proved
+            } else {
+                Verdict::Disproved
+            };
+            (
+                v,
+                RawBounds {
+                    lower: lo,
+                    upper: hi,
+                },
+            )
+        } else {
+            let d = parallel::decide_parallel(
+                self.algorithm,
+                &self.game,
+                &self.root,
+                target,
+                &self.opts,
+                self.threads,
+                ctl,
+            );
+            out.nodes = d.nodes;
+            out.best_move = d.best_move.map(|m| self.game.format_move(&self.root, m));
+            out.extra.insert("expansions".into(), d.expansions.into());
+            out.extra.insert("peak_nodes".into(), d.peak_nodes.into());
+            out.extra
+                .insert("bytes_per_node".into(), d.node_bytes.into());
+            let raw = match d.verdict {
+                Verdict::Proved => RawBounds {
+                    lower: target,
+                    upper: hi,
+                },
+                Verdict::Disproved => RawBounds {
+                    lower: lo,
+                    upper: target - 1,
+                },
+                Verdict::Unknown(StopReason::Memory) => {
+                    let msg = format!(
+                        "memory limit: the proof tree needs more than memory_mb={} MiB",
+                        self.opts.memory_mb
+                    );
+                    if !single {
+                        return Err(SolveError::bad(msg));
+                    }
+                    out.value = serde_json::Value::Null;
+                    out.elapsed_ms = t0.elapsed().as_millis() as u64;
+                    out.extra.insert("proved".into(), serde_json::Value::Null);
+                    out.extra.insert("stopped".into(), "memory".into());
+                    out.extra.insert("error".into(), msg.into());
+                    out.extra.insert("bounds".into(), self.bounds_json(lo, hi));
+                    out.raw = Some(RawBounds {
+                        lower: lo,
+                        upper: hi,
+                    });
+                    return Ok(out);
+                }
+                Verdict::Unknown(r) => {
+                    return Err(SolveError::Internal(format!(
+                        "stopped before a result ({})",
+                        r.as_str()
+                    )))
+                }
+            };
+            (d.verdict, raw)
+        };
+        let proved = verdict == Verdict::Proved;
+        if let (Some(path), true) = (&self.proof, single) {
+            let claim = if proved { Claim::AtLeast } else { Claim::Below };
+            let tree = certify::build_proof(&self.game, &self.root, claim, target, &self.opts, ctl)
+                .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?;
+            let file = ProofFile {
+                format: crate::proof::FORMAT.to_string(),
+                game: self.job.game.clone(),
+                game_params: self.job.game_params.clone(),
+                position: self.job.position.clone(),
+                claim,
+                target,
+                tree,
+            };
+            crate::proof::write_proof_file(path, &file).map_err(SolveError::Internal)?;
+            out.extra.insert("proof".into(), path.clone().into());
+        }
+        out.value = if raw.is_exact() {
+            self.game.value_to_json(&self.root, raw.lower)
+        } else {
+            serde_json::Value::Null
+        };
+        out.raw = Some(raw);
+        out.elapsed_ms = t0.elapsed().as_millis() as u64;
+        out.extra.insert("proved".into(), proved.into());
+        out.extra
+            .insert("bounds".into(), self.bounds_json(raw.lower, raw.upper));
+        if !proved {
+            out.best_move = None;
+        }
+        Ok(out)
+    }
+}
+
+impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
+    fn job(&self) -> &JobSpec {
+        &self.job
+    }
+
+    fn plan_shape(&self) -> PlanShape {
+        match self.target {
+            Some(_) => PlanShape::Single,
+            None if self.game.is_terminal(&self.root) => PlanShape::Single,
+            None => {
+                let (lower, upper) = self.game.value_bounds(&self.root);
+                PlanShape::Probes { lower, upper }
+            }
+        }
+    }
+
+    fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
+        match (task, self.target) {
+            (TaskKind::Probe { target }, _) => self.decide(*target, false, ctl),
+            (TaskKind::Whole, Some(target)) => self.decide(target, true, ctl),
+            (TaskKind::Whole, None) => {
+                // Only for a terminal root: its value is known without search.
+                let v = self.game.terminal_value(&self.root);
+                Ok(TaskOutput {
+                    value: self.game.value_to_json(&self.root, v),
+                    nodes: 1,
+                    raw: Some(RawBounds { lower: v, upper: v }),
+                    extra: [("bounds".to_string(), self.bounds_json(v, v))]
+                        .into_iter()
+                        .collect(),
+                    ..TaskOutput::default()
+                })
+            }
+            (TaskKind::Run { .. }, _) => Err(SolveError::Internal(
+                "run tasks do not apply to this job".into(),
+            )),
+        }
+    }
+
+    fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
+        // The probe that proved the final lower bound carries a move that reaches it.
+        let best = probes
+            .iter()
+            .rfind(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower));
+        let mut out = match best {
+            Some(p) => p.clone(),
+            None => {
+                // No probe proved anything above the bottom: every move reaches the minimum.
+                let mut moves = Vec::new();
+                self.game.legal_moves(&self.root, &mut moves);
+                self.game.order_moves(&self.root, &mut moves);
+                TaskOutput {
+                    best_move: moves.first().map(|&m| self.game.format_move(&self.root, m)),
+                    ..TaskOutput::default()
+                }
+            }
+        };
+        out.nodes = probes.iter().map(|p| p.nodes).sum();
+        out.elapsed_ms = probes.iter().map(|p| p.elapsed_ms).sum();
+        out.raw = Some(bounds);
+        out.extra.remove("proved");
+        out.value = if bounds.is_exact() {
+            self.game.value_to_json(&self.root, bounds.lower)
+        } else {
+            serde_json::Value::Null
+        };
+        out.extra.insert(
+            "bounds".into(),
+            self.bounds_json(bounds.lower, bounds.upper),
+        );
+        out.extra.insert("probes".into(), probes.len().into());
+        out
+    }
+}
+
+/// Something to do with a two-player zero-sum game and a position, whatever the game's type.
+pub trait ZeroSumVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Called with the game and the parsed position.
+    fn visit<G: ZeroSum + Hashed>(self, game: G, root: G::State) -> Self::Output;
+}
+
+/// Builds the two-player zero-sum game named `game` with `params`, parses `position`, and hands
+/// both to `visitor` (used by the proof checker, which must know the game from its file).
+pub fn visit_zero_sum<V: ZeroSumVisitor>(
+    game: &str,
+    params: &Settings,
+    position: &str,
+    visitor: V,
+) -> Result<V::Output, SolveError> {
+    use crate::games;
+    let p = Opts::new(params, "game parameter");
+    fn at<G: ZeroSum + Hashed>(g: &G, position: &str) -> Result<G::State, SolveError> {
+        g.parse_position(position)
+            .map_err(|e| SolveError::bad(format!("position: {e}")))
+    }
+    match game {
+        "tictactoe" => {
+            p.finish()?;
+            let g = games::mnk::Mnk::tictactoe();
+            let s = at(&g, position)?;
+            Ok(visitor.visit(g, s))
+        }
+        "mnk" => {
+            let (m, n, k) = (
+                p.get_or("m", 3usize)?,
+                p.get_or("n", 3usize)?,
+                p.get_or("k", 3usize)?,
+            );
+            p.finish()?;
+            let g = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
+            let s = at(&g, position)?;
+            Ok(visitor.visit(g, s))
+        }
+        "connect4" => {
+            use games::connect4::{word_size, Connect4, Wide, WordSize};
+            let width = p.get_or("width", 7u32)?;
+            let height = p.get_or("height", 6u32)?;
+            let base = p.get_or("base", 1u8)?;
+            p.finish()?;
+            macro_rules! visit_c4 {
+                ($w:ty) => {{
+                    let g = Connect4::<$w>::new(width, height, base).map_err(SolveError::bad)?;
+                    let s = at(&g, position)?;
+                    Ok(visitor.visit(g, s))
+                }};
+            }
+            match word_size(width, height, base).map_err(SolveError::bad)? {
+                WordSize::U64 => visit_c4!(u64),
+                WordSize::U128 => visit_c4!(u128),
+                WordSize::W256 => visit_c4!(Wide<4>),
+                WordSize::W512 => visit_c4!(Wide<8>),
+            }
+        }
+        "othello" => {
+            let size = p.get_or("size", 8usize)?;
+            p.finish()?;
+            let g = games::othello::Othello::new(size).map_err(SolveError::bad)?;
+            let s = at(&g, position)?;
+            Ok(visitor.visit(g, s))
+        }
+        "tree" => {
+            p.finish()?;
+            let t = games::tree::Tree::parse(position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            if t.kind() != games::tree::TreeKind::MinMax {
+                return Err(SolveError::bad("proofs need a max/min tree"));
+            }
+            Ok(visitor.visit(t, 0))
+        }
+        other => Err(SolveError::bad(format!(
+            "game '{other}' has no two-player proof checker here"
+        ))),
+    }
+}

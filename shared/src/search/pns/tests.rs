@@ -1,0 +1,474 @@
+//! Differential tests of the proof-number family against minimax and alpha-beta, the seed's
+//! example, the optimisations' invariance, the memory limit and proof certificates.
+
+use super::tree::{Leaf, Pns};
+use super::*;
+use crate::games::{mnk::Mnk, othello::Othello, tree::Tree};
+use crate::model::{Game, Hashed, ZeroSum};
+use crate::proof::{self, Claim};
+use crate::search::{alphabeta, minimax, Control};
+use crate::wire::{JobResult, JobSpec};
+use rand::{Rng, SeedableRng};
+
+const ALL: [Algorithm; 3] = [Algorithm::Pns, Algorithm::Dfpn, Algorithm::Pn2];
+
+fn exact<G: ZeroSum>(g: &G, s: &G::State) -> i32 {
+    alphabeta::alphabeta(
+        g,
+        s,
+        i32::MIN + 1,
+        i32::MAX,
+        None,
+        true,
+        &Control::unlimited(),
+    )
+    .unwrap()
+    .value
+}
+
+/// Every algorithm, on one and two threads, decides every useful threshold like `value`.
+fn check_decisions<G: ZeroSum + Hashed>(
+    g: &G,
+    s: &G::State,
+    value: i32,
+    targets: impl Iterator<Item = i32> + Clone,
+    threads: &[usize],
+) {
+    let opts = PnOptions::default();
+    for alg in ALL {
+        for &threads in threads {
+            for t in targets.clone() {
+                let d =
+                    parallel::decide_parallel(alg, g, s, t, &opts, threads, &Control::unlimited());
+                assert_eq!(
+                    d.verdict.as_bool(),
+                    Some(value >= t),
+                    "{alg:?} x{threads} at '{}' target {t}: value is {value}",
+                    g.format_position(s)
+                );
+                if let Some(m) = d.best_move {
+                    let mut c = s.clone();
+                    g.apply(&mut c, m);
+                    let v = to_root(g, s, &c, exact(g, &c));
+                    assert!(
+                        v >= t,
+                        "{alg:?}: move {} does not reach {t}",
+                        g.format_move(s, m)
+                    );
+                } else {
+                    assert!(
+                        value < t || g.is_terminal(s),
+                        "{alg:?}: proved without a move"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn to_root<G: ZeroSum>(g: &G, root: &G::State, s: &G::State, v: i32) -> i32 {
+    if g.side(s) == g.side(root) {
+        v
+    } else {
+        -v
+    }
+}
+
+fn random_tree(seed: u64, depth: u32) -> String {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> String {
+        if depth == 0 || rng.gen_ratio(1, 6) {
+            return rng.gen_range(-6..=6).to_string();
+        }
+        // Mostly alternating, sometimes the same player twice.
+        let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
+        let n = rng.gen_range(1..=4);
+        let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1)).collect();
+        format!("{{\"{kind}\": [{}]}}", kids.join(","))
+    }
+    node(&mut rng, depth)
+}
+
+fn job(
+    game: &str,
+    params: &[(&str, &str)],
+    position: &str,
+    algorithm: &str,
+    options: &[(&str, &str)],
+) -> JobSpec {
+    JobSpec {
+        game: game.into(),
+        game_params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        position: position.into(),
+        algorithm: algorithm.into(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..JobSpec::default()
+    }
+}
+
+fn solve(j: &JobSpec) -> JobResult {
+    let prepared = crate::registry::prepare(j).unwrap_or_else(|e| panic!("{j:?}: {e}"));
+    crate::plan::run_local(prepared.as_ref(), &Control::unlimited())
+        .unwrap_or_else(|e| panic!("{j:?}: {e}"))
+}
+
+#[test]
+fn random_trees_agree_with_minimax() {
+    for seed in 0..150 {
+        let text = random_tree(seed, 7);
+        let t = Tree::parse(&text).unwrap();
+        let v = minimax::minimax(&t, &0, None, &Control::unlimited())
+            .unwrap()
+            .value;
+        let (lo, hi) = t.value_bounds(&0);
+        check_decisions(
+            &t,
+            &0,
+            v,
+            lo - 1..=hi + 1,
+            if seed % 10 == 0 { &[1, 2] } else { &[1] },
+        );
+        // The exact value through the registry and the planner's probes.
+        if seed % 5 == 0 {
+            let want = t.value_to_json(&0, v);
+            for alg in ["pns", "dfpn", "pn2"] {
+                let r = solve(&job("tree", &[], &text, alg, &[]));
+                assert_eq!(r.value, want, "{alg} on tree {seed}");
+                assert_eq!(r.extra["bounds"], serde_json::json!([want, want]));
+            }
+        }
+    }
+}
+
+#[test]
+fn tictactoe_is_a_draw_target_1_disproved_target_0_proved() {
+    for alg in ["pns", "dfpn", "pn2"] {
+        let r = solve(&job("tictactoe", &[], "", alg, &[("target", "1")]));
+        assert_eq!(r.extra["proved"], false, "{alg}");
+        assert_eq!(r.value, serde_json::Value::Null);
+        let r = solve(&job("tictactoe", &[], "", alg, &[("target", "0")]));
+        assert_eq!(r.extra["proved"], true, "{alg}");
+        assert_eq!(r.extra["bounds"], serde_json::json!([0, 1]));
+        let r = solve(&job("tictactoe", &[], "", alg, &[]));
+        assert_eq!(r.value, 0, "{alg}");
+        assert_eq!(r.extra["bounds"], serde_json::json!([0, 0]));
+    }
+}
+
+#[test]
+fn tictactoe_and_mnk_positions_agree_with_alphabeta() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut moves = Vec::new();
+    for (g, every) in [
+        (Mnk::tictactoe(), 1),
+        (Mnk::new(4, 3, 3).unwrap(), 1),
+        (Mnk::new(4, 4, 4).unwrap(), 3),
+    ] {
+        for i in 0..25 {
+            let mut s = g.initial_state();
+            let plies = if g.name() == "tictactoe" {
+                rng.gen_range(0..7)
+            } else {
+                rng.gen_range(4..9)
+            };
+            for _ in 0..plies {
+                g.legal_moves(&s, &mut moves);
+                if moves.is_empty() {
+                    break;
+                }
+                g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
+            }
+            if i % every != 0 {
+                continue;
+            }
+            let v = exact(&g, &s);
+            check_decisions(&g, &s, v, -1..=2, &[1, (i % 4 == 0) as usize + 1]);
+        }
+    }
+}
+
+/// Seed 000, figure 1: a (White, OR) has children b and c (Black, AND); in b White must win both
+/// e and f (d is already won), in c only h is open (g is won): h is the most-proving node, and
+/// the root's numbers are (1, 2).
+#[test]
+fn seed_figure_most_proving_node_is_h() {
+    let open = r#"{"max": [1, -1]}"#;
+    let text = format!(
+        r#"{{"max": [{{"min": [1, {open}, {open}], "labels": ["d", "e", "f"]}}, {{"min": [1, {open}], "labels": ["g", "h"]}}], "labels": ["b", "c"]}}"#
+    );
+    let t = Tree::parse(&text).unwrap();
+    let target = t.parse_target(&0, "1").unwrap();
+    for (current_node, remember_best) in
+        [(true, true), (false, false), (true, false), (false, true)]
+    {
+        let opts = PnOptions {
+            current_node,
+            remember_best,
+            ..PnOptions::default()
+        };
+        let mut pns = Pns::new(&t, &opts);
+        // Expand a, then b, then c: the leftmost-tie rule picks b before c.
+        let r = pns.search(
+            &0,
+            target,
+            &Control::unlimited(),
+            &mut Leaf::Rules,
+            3,
+            usize::MAX,
+        );
+        assert_eq!(r, Err(crate::search::StopReason::Nodes));
+        let path: Vec<String> = {
+            let mut s = 0u32;
+            pns.most_proving_path()
+                .into_iter()
+                .map(|m| {
+                    let name = t.format_move(&s, m);
+                    t.apply(&mut s, m);
+                    name
+                })
+                .collect()
+        };
+        assert_eq!(path, ["c", "h"]);
+        assert_eq!(pns.root_numbers(), (1, 2));
+    }
+}
+
+/// The seed's optimisations change the work per iteration, never the nodes expanded.
+#[test]
+fn optimisations_do_not_change_the_search() {
+    let g = Othello::new(4).unwrap();
+    let s = g.parse_position("a2").unwrap();
+    let mut counts = Vec::new();
+    for bits in 0..8u32 {
+        let opts = PnOptions {
+            current_node: bits & 1 != 0,
+            remember_best: bits & 2 != 0,
+            delete_solved: bits & 4 != 0,
+            ..PnOptions::default()
+        };
+        let d = Pns::new(&g, &opts).decide(&s, 0, &Control::unlimited());
+        counts.push((d.verdict, d.expansions, d.nodes));
+        if opts.delete_solved {
+            // Freed subtrees: the tree never held every node it created.
+            assert!(d.peak_nodes < d.nodes, "{opts:?}");
+        }
+    }
+    assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
+}
+
+/// 4 x 4 Othello solved exactly by every algorithm through the planner's probes, checked against
+/// exhaustive minimax (no pruning: every node of the game tree).
+#[test]
+fn othello_4x4_solved_exactly_matches_minimax() {
+    let g = Othello::new(4).unwrap();
+    let s = g.initial_state();
+    let m = minimax::minimax(&g, &s, None, &Control::unlimited()).unwrap();
+    for alg in ["pns", "dfpn", "pn2"] {
+        let r = solve(&job("othello", &[("size", "4")], "", alg, &[]));
+        assert_eq!(r.value, m.value, "{alg}");
+    }
+    // Known: 4 x 4 Othello is a win for the second player (White).
+    assert!(m.value < 0, "value {}", m.value);
+}
+
+#[test]
+fn othello_positions_agree_with_alphabeta() {
+    let g = Othello::new(4).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let mut moves = Vec::new();
+    for _ in 0..6 {
+        let mut s = g.initial_state();
+        for _ in 0..rng.gen_range(1..6) {
+            g.legal_moves(&s, &mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
+        }
+        let v = exact(&g, &s);
+        check_decisions(&g, &s, v, [v - 1, v, v + 1, v + 2].into_iter(), &[1, 2]);
+    }
+}
+
+#[test]
+fn memory_limit_is_a_result_not_a_crash() {
+    {
+        let alg = "pns";
+        let r = solve(&job(
+            "othello",
+            &[("size", "6")],
+            "",
+            alg,
+            &[("target", "0"), ("memory_mb", "1")],
+        ));
+        assert_eq!(r.extra["stopped"], "memory", "{alg}: {r:?}");
+        assert_eq!(r.extra["proved"], serde_json::Value::Null);
+        assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
+    }
+    // In a probe plan the probe fails with a one-line bad-input error.
+    let j = job(
+        "othello",
+        &[("size", "6")],
+        "",
+        "pns",
+        &[("memory_mb", "1")],
+    );
+    let p = crate::registry::prepare(&j).unwrap();
+    let e = crate::plan::run_local(p.as_ref(), &Control::unlimited()).unwrap_err();
+    assert!(e.to_string().contains("memory_mb"), "{e}");
+    // A budget that fits: DeleteLeastProving keeps the search inside it and still decides.
+    let g = Othello::new(4).unwrap();
+    let s = g.initial_state();
+    let full = Pns::new(&g, &PnOptions::default()).decide(&s, -4, &Control::unlimited());
+    let opts = PnOptions {
+        memory_mb: 1,
+        ..PnOptions::default()
+    };
+    let budget = (full.peak_nodes * 3 / 4) as usize;
+    let mut small = Pns::with_max_nodes(&g, &opts, budget);
+    let d = small.decide(&s, -4, &Control::unlimited());
+    assert_eq!(d.verdict, full.verdict);
+    assert!(
+        d.peak_nodes <= budget as u64 && d.expansions > full.expansions,
+        "{d:?} vs {full:?}"
+    );
+}
+
+#[test]
+fn bad_options_are_one_line_errors() {
+    for (opts, want) in [
+        (vec![("target", "x")], "target"),
+        (vec![("memory_mb", "0")], "memory_mb"),
+        (vec![("threads", "0")], "threads"),
+        (vec![("proof", "/tmp/x")], "needs 'target'"),
+        (vec![("epsilon", "1")], "unknown option 'epsilon'"),
+        (vec![("depth", "3")], "depth"),
+    ] {
+        let e = crate::registry::prepare(&job("tictactoe", &[], "", "pns", &opts))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(want) && !e.contains('\n'), "{opts:?}: {e}");
+    }
+    assert!(
+        crate::registry::prepare(&job("tictactoe", &[], "", "dfpn", &[("epsilon", "0")])).is_ok()
+    );
+}
+
+/// Replaces every `step`-th move token by each alternative: verification must fail every time.
+fn tamper_all(file: &proof::ProofFile, alternatives: &[&str], step: usize) -> usize {
+    let mut checked = 0;
+    for (i, tok) in file.tree.iter().enumerate().step_by(step) {
+        let Some(text) = tok.as_str() else { continue };
+        if text.len() == 16 && text.chars().all(|c| c.is_ascii_hexdigit()) {
+            continue; // a position hash, not a move
+        }
+        for alt in alternatives.iter().filter(|a| **a != text) {
+            let mut bad = file.clone();
+            bad.tree[i] = (*alt).into();
+            assert!(
+                proof::verify(&bad).is_err(),
+                "token {i} '{text}' -> '{alt}' still verifies"
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn proofs_verify_and_tampered_proofs_fail() {
+    let dir = std::env::temp_dir().join(format!("gamesolver-proof-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cells: Vec<String> = (1..=9).map(|c| c.to_string()).collect();
+    let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+    for (target, claim, alg) in [
+        ("0", Claim::AtLeast, "pns"),
+        ("1", Claim::Below, "dfpn"),
+        ("0", Claim::AtLeast, "pn2"),
+    ] {
+        let path = dir.join(format!("ttt-{alg}.json"));
+        let p = path.to_str().unwrap();
+        let r = solve(&job(
+            "tictactoe",
+            &[],
+            "5",
+            alg,
+            &[("target", target), ("proof", p)],
+        ));
+        assert_eq!(r.extra["proof"], p);
+        let c = proof::verify_proof_file(&path).unwrap();
+        assert_eq!(c.claim, claim);
+        // After X's centre, O to move holds the draw: value (O's view) >= 0 and < 1.
+        match claim {
+            Claim::AtLeast => assert_eq!(c.lower, Some(serde_json::json!(0))),
+            Claim::Below => assert_eq!(c.below, Some(serde_json::json!(1))),
+        }
+        let file: proof::ProofFile =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(tamper_all(&file, &cells, 1) > 100);
+        // A wrong claim fails too.
+        let mut wrong = file.clone();
+        wrong.target += if claim == Claim::AtLeast { 1 } else { -1 };
+        assert!(proof::verify(&wrong).is_err());
+    }
+    // Othello 4 x 4, a win for White by the minimax value: certify it and tamper a few moves.
+    let g = Othello::new(4).unwrap();
+    let v = exact(&g, &g.initial_state());
+    let path = dir.join("othello.json");
+    let p = path.to_str().unwrap().to_string();
+    let t = v.to_string();
+    let r = solve(&job(
+        "othello",
+        &[("size", "4")],
+        "",
+        "dfpn",
+        &[("target", &t), ("proof", &p)],
+    ));
+    assert_eq!(r.extra["proved"], true);
+    let c = proof::verify_proof_file(&path).unwrap();
+    assert_eq!(c.lower, Some(serde_json::json!(v)));
+    let file: proof::ProofFile =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let squares = ["a1", "b2", "c3", "d4", "a4", "d1", "--"];
+    // Each verification walks the whole proof: tamper a sample of its tokens.
+    let step = (file.tree.len() / 40).max(1);
+    assert!(tamper_all(&file, &squares, step) > 50);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(proof::verify_proof_file("/nonexistent/proof.json")
+        .unwrap_err()
+        .contains("cannot read"));
+}
+
+#[test]
+fn parallel_root_splitting_agrees() {
+    let g = Othello::new(4).unwrap();
+    let s = g.parse_position("a2").unwrap();
+    let v = exact(&g, &s);
+    for alg in ALL {
+        for threads in [2, 3] {
+            for t in [v, v + 1] {
+                let d = parallel::decide_parallel(
+                    alg,
+                    &g,
+                    &s,
+                    t,
+                    &PnOptions::default(),
+                    threads,
+                    &Control::unlimited(),
+                );
+                assert_eq!(
+                    d.verdict.as_bool(),
+                    Some(v >= t),
+                    "{alg:?} x{threads} t={t}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The proof-number algorithms (`pns`, `dfpn`, `pn2`) on Pons' Connect Four test sets, through
+//! the same path as `gamesolver solve`: `registry::prepare` and `plan::run_local`.
+//!
+//! For every checked position, each algorithm must give the published exact score (the
+//! planner's probes, i.e. the seed's multi-valued search) and the published win/not-win decision
+//! with `target=1`. CI runs all of `Test_L3_R1` and a sample of `Test_L2_R1` (every
+//! [`CI_STEP`]-th line, about 12 s for the three algorithms); the full L2 set runs as an ignored
+//! test (about 4 minutes under load):
+//! `cargo test --release -p gamesolver-shared --test connect4_pns -- --ignored`.
+//! Another board size (6 x 5) is checked against alpha-beta on positions of random games.
+
+use gamesolver_shared::plan::run_local;
+use gamesolver_shared::registry::prepare;
+use gamesolver_shared::search::Control;
+use gamesolver_shared::wire::{JobResult, JobSpec};
+use std::path::{Path, PathBuf};
+
+/// Every CI_STEP-th line of `Test_L2_R1` runs in CI (all of `Test_L3_R1` does: about 5 s).
+const CI_STEP: usize = 20;
+
+fn data_dir() -> PathBuf {
+    match std::env::var_os("GAMESOLVER_DATA") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+    }
+}
+
+fn read_set(name: &str) -> Vec<(String, i64)> {
+    let path = data_dir().join("connect4").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (moves, score) = l.split_once(' ').expect("'<moves> <score>'");
+            (moves.to_string(), score.trim().parse().expect("score"))
+        })
+        .collect()
+}
+
+fn run(
+    params: &[(&str, &str)],
+    position: &str,
+    algorithm: &str,
+    options: &[(&str, &str)],
+) -> JobResult {
+    let job = JobSpec {
+        game: "connect4".into(),
+        game_params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        position: position.into(),
+        algorithm: algorithm.into(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..JobSpec::default()
+    };
+    let prepared = prepare(&job).unwrap_or_else(|e| panic!("{algorithm} '{position}': {e}"));
+    run_local(prepared.as_ref(), &Control::unlimited())
+        .unwrap_or_else(|e| panic!("{algorithm} '{position}': {e}"))
+}
+
+fn check_set(name: &str, step: usize) {
+    let lines = read_set(name);
+    assert_eq!(lines.len(), 1000, "{name} has 1000 lines");
+    for algorithm in ["pns", "dfpn", "pn2"] {
+        let t0 = std::time::Instant::now();
+        let mut nodes = 0;
+        let mut checked = 0;
+        for (moves, want) in lines.iter().step_by(step) {
+            let r = run(&[], moves, algorithm, &[]);
+            assert_eq!(
+                r.value,
+                serde_json::json!(want),
+                "{algorithm} {name} '{moves}'"
+            );
+            nodes += r.nodes;
+            let r = run(&[], moves, algorithm, &[("target", "1")]);
+            assert_eq!(
+                r.extra["proved"],
+                serde_json::json!(*want >= 1),
+                "{algorithm} {name} '{moves}' target 1"
+            );
+            nodes += r.nodes;
+            checked += 1;
+        }
+        eprintln!(
+            "{algorithm} {name}: {checked} positions, {nodes} nodes, {:?}",
+            t0.elapsed()
+        );
+    }
+}
+
+#[test]
+fn pons_l3_r1_all() {
+    check_set("Test_L3_R1", 1);
+}
+
+#[test]
+fn pons_l2_r1_sample() {
+    check_set("Test_L2_R1", CI_STEP);
+}
+
+#[test]
+#[ignore = "full set: several minutes per algorithm in the test profile; run with --ignored"]
+fn pons_l2_r1_all() {
+    check_set("Test_L2_R1", 1);
+}
+
+/// 6 x 5 Connect Four: positions of pseudo-random games, every algorithm against alpha-beta.
+#[test]
+fn another_board_size_agrees_with_alphabeta() {
+    let params = [("width", "6"), ("height", "5")];
+    let mut seed = 12345u64;
+    for i in 0..12 {
+        // A cheap LCG picks columns; illegal ones (full columns, moves after the end) are skipped.
+        let mut position = String::new();
+        let plies = 12 + i % 6;
+        let mut attempts = 0;
+        // Stops early if the game ended (no column is legal any more).
+        while position.len() < plies && attempts < 100 {
+            attempts += 1;
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let col = ((seed >> 33) % 6 + 1).to_string();
+            let next = format!("{position}{col}");
+            let probe = JobSpec {
+                game: "connect4".into(),
+                game_params: params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                position: next.clone(),
+                algorithm: "alphabeta".into(),
+                ..JobSpec::default()
+            };
+            if prepare(&probe).is_ok() {
+                position = next;
+            }
+        }
+        let want = run(&params, &position, "alphabeta", &[]).value;
+        for algorithm in ["pns", "dfpn", "pn2"] {
+            let r = run(&params, &position, algorithm, &[]);
+            assert_eq!(r.value, want, "{algorithm} 6x5 '{position}'");
+        }
+    }
+}
+
+/// A proof written for Connect Four positions verifies with the game rules alone, and flipping
+/// any single move of it (to any other column) makes verification fail.
+#[test]
+fn connect4_proofs_verify_and_every_flipped_move_fails() {
+    use gamesolver_shared::proof::{verify, verify_proof_file, Claim, ProofFile};
+    let dir = std::env::temp_dir().join(format!("gamesolver-c4-proof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lines = read_set("Test_L3_R1");
+    for (k, (moves, score)) in lines.iter().step_by(97).take(6).enumerate() {
+        // Prove the exact score from both sides: "value >= score" and "value < score + 1".
+        for (target, claim, algorithm) in [
+            (*score, Claim::AtLeast, "pns"),
+            (score + 1, Claim::Below, "dfpn"),
+        ] {
+            let path = dir.join(format!("{k}-{target}.json"));
+            let p = path.to_str().unwrap().to_string();
+            let t = target.to_string();
+            let r = run(&[], moves, algorithm, &[("target", &t), ("proof", &p)]);
+            assert_eq!(
+                r.extra["proved"],
+                serde_json::json!(claim == Claim::AtLeast),
+                "'{moves}' {t}"
+            );
+            let c = verify_proof_file(&path).unwrap_or_else(|e| panic!("'{moves}' {t}: {e}"));
+            assert_eq!(c.claim, claim);
+            match claim {
+                Claim::AtLeast => assert_eq!(c.lower, Some(serde_json::json!(score)), "'{moves}'"),
+                Claim::Below => {
+                    assert_eq!(c.below, Some(serde_json::json!(score + 1)), "'{moves}'")
+                }
+            }
+            let file: ProofFile =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let mut flipped = 0;
+            for (i, tok) in file.tree.iter().enumerate() {
+                let Some(text) = tok.as_str() else { continue };
+                if text.len() == 16 {
+                    continue; // a position hash
+                }
+                for col in (1..=7).map(|c| c.to_string()).filter(|c| c != text) {
+                    let mut bad = file.clone();
+                    bad.tree[i] = col.clone().into();
+                    assert!(
+                        verify(&bad).is_err(),
+                        "'{moves}': token {i} '{text}' -> '{col}' still verifies"
+                    );
+                    flipped += 1;
+                }
+            }
+            assert!(flipped > 0);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
