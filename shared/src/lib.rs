@@ -24,4 +24,5 @@ pub mod model;
 pub mod plan;
 pub mod registry;
 pub mod search;
+pub mod viz;
 pub mod wire;

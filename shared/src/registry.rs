@@ -152,6 +152,32 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let game = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
             family::zero_sum(job, game)?
         }
+        "connect4" => {
+            use games::connect4::{word_size, Connect4, Wide, WordSize};
+            let width = params.get_or("width", 7u32)?;
+            let height = params.get_or("height", 6u32)?;
+            let base = params.get_or("base", 1u8)?;
+            params.finish()?;
+            // The smallest bitboard word that holds the board (7 x 6 runs on u64).
+            match word_size(width, height, base).map_err(SolveError::bad)? {
+                WordSize::U64 => family::zero_sum(
+                    job,
+                    Connect4::<u64>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::U128 => family::zero_sum(
+                    job,
+                    Connect4::<u128>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::W256 => family::zero_sum(
+                    job,
+                    Connect4::<Wide<4>>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+                WordSize::W512 => family::zero_sum(
+                    job,
+                    Connect4::<Wide<8>>::new(width, height, base).map_err(SolveError::bad)?,
+                )?,
+            }
+        }
         "tree" => {
             params.finish()?;
             family::tree(job)?

@@ -320,7 +320,8 @@ mod tests {
         assert_eq!(job.options["weak"], "true");
         let bad = serde_json::from_str::<JobSpec>(r#"{"game":"x","algorithm":"y","colour":1}"#);
         assert!(bad.unwrap_err().to_string().contains("colour"));
-        let nested = serde_json::from_str::<JobSpec>(r#"{"game":"x","algorithm":"y","options":{"a":[1]}}"#);
+        let nested =
+            serde_json::from_str::<JobSpec>(r#"{"game":"x","algorithm":"y","options":{"a":[1]}}"#);
         assert!(nested.unwrap_err().to_string().contains("setting 'a'"));
     }
 

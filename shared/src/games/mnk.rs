@@ -11,7 +11,7 @@
 //! A finished game is reconstructed into a legal order for [`Game::format_position`]: the cells of
 //! each player in ascending order, with the winner's completing stone last.
 
-use crate::model::{Game, Hashed, NotationError, Turn, ZeroSum};
+use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 
 /// Largest board: 256 cells (16 x 16 and all smaller shapes).
 pub const MAX_CELLS: usize = 256;
@@ -87,7 +87,10 @@ impl Mnk {
             ));
         }
         if k == 0 || k > m.max(n) {
-            return Err(format!("mnk k={k} must be between 1 and max(m, n) = {}", m.max(n)));
+            return Err(format!(
+                "mnk k={k} must be between 1 and max(m, n) = {}",
+                m.max(n)
+            ));
         }
         Ok(Mnk {
             m,
@@ -249,7 +252,8 @@ impl Game for Mnk {
         }
         if s.stones[0].has(cell) || s.stones[1].has(cell) {
             return Err(
-                NotationError::new(format!("cell {} is already taken", cell + 1)).with_fragment(text.trim()),
+                NotationError::new(format!("cell {} is already taken", cell + 1))
+                    .with_fragment(text.trim()),
             );
         }
         Ok(cell as u16)
@@ -294,6 +298,16 @@ impl ZeroSum for Mnk {
             }
         }
         None
+    }
+}
+
+/// No search hints beyond `immediate_value`; history by cell.
+impl Tactics for Mnk {
+    fn history_slots(&self) -> usize {
+        2 * self.cells()
+    }
+    fn history_slot(&self, s: &MnkState, mv: u16) -> usize {
+        (s.plies as usize % 2) * self.cells() + mv as usize
     }
 }
 
@@ -349,12 +363,23 @@ mod tests {
     /// 5,478 distinct legal positions including the empty board.
     #[test]
     fn tictactoe_counts_from_the_course() {
-        fn walk(g: &Mnk, s: &MnkState, counts: &mut [u64; 3], seen: &mut std::collections::HashSet<MnkState>) {
+        fn walk(
+            g: &Mnk,
+            s: &MnkState,
+            counts: &mut [u64; 3],
+            seen: &mut std::collections::HashSet<MnkState>,
+        ) {
             seen.insert(s.clone());
             if g.is_terminal(s) {
                 let mut r = [0.0; 2];
                 g.returns(s, &mut r);
-                counts[if r[0] > 0.0 { 0 } else if r[1] > 0.0 { 1 } else { 2 }] += 1;
+                counts[if r[0] > 0.0 {
+                    0
+                } else if r[1] > 0.0 {
+                    1
+                } else {
+                    2
+                }] += 1;
                 return;
             }
             let mut moves = Vec::new();
@@ -387,7 +412,10 @@ mod tests {
         let e = g.parse_position("142536").unwrap_err();
         assert!(e.to_string().contains("already over"), "{e}");
         let g = Mnk::new(4, 4, 3).unwrap();
-        assert_eq!(g.format_position(&g.parse_position("16,1,6").unwrap()), "6,1,16");
+        assert_eq!(
+            g.format_position(&g.parse_position("16,1,6").unwrap()),
+            "6,1,16"
+        );
         assert!(Mnk::new(3, 3, 4).is_err());
     }
 }

@@ -1,5 +1,6 @@
 //! Concrete games. Each implements the model traits it can; no kernel names a game, and the
 //! registry is the only place that names both.
 
+pub mod connect4;
 pub mod mnk;
 pub mod tree;

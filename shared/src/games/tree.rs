@@ -23,7 +23,7 @@
 //! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
 //! point of view as CONTRACTS.md asks.
 
-use crate::model::{Game, Hashed, NotationError, Stochastic, Turn, ZeroSum};
+use crate::model::{Game, Hashed, NotationError, Stochastic, Tactics, Turn, ZeroSum};
 use serde_json::Value;
 
 /// What a tree contains, which decides the kernels that apply.
@@ -84,7 +84,9 @@ impl Tree {
             t
         };
         if json_text.is_empty() {
-            return Err(NotationError::new("the tree game needs a tree as its position (JSON or @file)"));
+            return Err(NotationError::new(
+                "the tree game needs a tree as its position (JSON or @file)",
+            ));
         }
         let v: Value = serde_json::from_str(json_text)
             .map_err(|e| NotationError::new(format!("tree JSON is malformed: {e}")))?;
@@ -109,7 +111,9 @@ impl Tree {
             ));
         }
         if b.has_minmax && players != 2 {
-            return Err(NotationError::new("max/min trees need number leaves (MAX's utility)"));
+            return Err(NotationError::new(
+                "max/min trees need number leaves (MAX's utility)",
+            ));
         }
         let mut max_player = 0usize;
         for e in &b.nodes {
@@ -201,9 +205,9 @@ struct Builder {
 
 impl Builder {
     fn number(v: &Value, path: &str) -> Result<f64, NotationError> {
-        v.as_f64()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| NotationError::new(format!("tree node {path}: expected a number, found {v}")))
+        v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+            NotationError::new(format!("tree node {path}: expected a number, found {v}"))
+        })
     }
 
     fn set_players(&mut self, n: usize, path: &str) -> Result<(), NotationError> {
@@ -224,7 +228,9 @@ impl Builder {
             return Err(NotationError::new("tree is deeper than 10,000 levels"));
         }
         if self.nodes.len() >= MAX_NODES {
-            return Err(NotationError::new(format!("tree has more than {MAX_NODES} nodes")));
+            return Err(NotationError::new(format!(
+                "tree has more than {MAX_NODES} nodes"
+            )));
         }
         let id = self.nodes.len() as u32;
         if v.is_number() {
@@ -233,24 +239,37 @@ impl Builder {
             let first = self.utilities.len() as u32;
             self.utilities.push(u);
             self.utilities.push(-u);
-            self.nodes.push(Entry { node: Node::Leaf { first }, children: vec![], probs: vec![], labels: None });
+            self.nodes.push(Entry {
+                node: Node::Leaf { first },
+                children: vec![],
+                probs: vec![],
+                labels: None,
+            });
             return Ok(id);
         }
-        let obj = v
-            .as_object()
-            .ok_or_else(|| NotationError::new(format!("tree node {path}: expected a number or an object, found {v}")))?;
+        let obj = v.as_object().ok_or_else(|| {
+            NotationError::new(format!(
+                "tree node {path}: expected a number or an object, found {v}"
+            ))
+        })?;
         if let Some(u) = obj.get("utility") {
-            let arr = u
-                .as_array()
-                .filter(|a| !a.is_empty())
-                .ok_or_else(|| NotationError::new(format!("tree node {path}: \"utility\" must be a non-empty array")))?;
+            let arr = u.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+                NotationError::new(format!(
+                    "tree node {path}: \"utility\" must be a non-empty array"
+                ))
+            })?;
             self.set_players(arr.len(), path)?;
             let first = self.utilities.len() as u32;
             for (i, x) in arr.iter().enumerate() {
                 let u = Self::number(x, &format!("{path}.utility[{i}]"))?;
                 self.utilities.push(u);
             }
-            self.nodes.push(Entry { node: Node::Leaf { first }, children: vec![], probs: vec![], labels: None });
+            self.nodes.push(Entry {
+                node: Node::Leaf { first },
+                children: vec![],
+                probs: vec![],
+                labels: None,
+            });
             return Ok(id);
         }
         let (node, list): (Node, &Value) = if let Some(c) = obj.get("max") {
@@ -261,13 +280,16 @@ impl Builder {
             (Node::Min, c)
         } else if let Some(p) = obj.get("player") {
             self.has_player = true;
-            let p = p
-                .as_u64()
-                .filter(|&p| p < 64)
-                .ok_or_else(|| NotationError::new(format!("tree node {path}: \"player\" must be an integer 0..63")))?;
-            let c = obj
-                .get("children")
-                .ok_or_else(|| NotationError::new(format!("tree node {path}: player node without \"children\"")))?;
+            let p = p.as_u64().filter(|&p| p < 64).ok_or_else(|| {
+                NotationError::new(format!(
+                    "tree node {path}: \"player\" must be an integer 0..63"
+                ))
+            })?;
+            let c = obj.get("children").ok_or_else(|| {
+                NotationError::new(format!(
+                    "tree node {path}: player node without \"children\""
+                ))
+            })?;
             (Node::Player(p as u8), c)
         } else if let Some(c) = obj.get("chance") {
             self.has_chance = true;
@@ -279,28 +301,42 @@ impl Builder {
         };
         for key in obj.keys() {
             if !["max", "min", "player", "children", "chance", "labels"].contains(&key.as_str()) {
-                return Err(NotationError::new(format!("tree node {path}: unknown key \"{key}\"")));
+                return Err(NotationError::new(format!(
+                    "tree node {path}: unknown key \"{key}\""
+                )));
             }
         }
-        let items = list
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| NotationError::new(format!("tree node {path}: children must be a non-empty array")))?;
+        let items = list.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+            NotationError::new(format!(
+                "tree node {path}: children must be a non-empty array"
+            ))
+        })?;
         if items.len() > u32::MAX as usize {
-            return Err(NotationError::new(format!("tree node {path}: too many children")));
+            return Err(NotationError::new(format!(
+                "tree node {path}: too many children"
+            )));
         }
-        self.nodes.push(Entry { node: node.clone(), children: vec![], probs: vec![], labels: None });
+        self.nodes.push(Entry {
+            node: node.clone(),
+            children: vec![],
+            probs: vec![],
+            labels: None,
+        });
         let mut children = Vec::with_capacity(items.len());
         let mut probs = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let child_path = format!("{path}[{i}]");
             let child_value = if matches!(node, Node::Chance) {
                 let pair = item.as_array().filter(|a| a.len() == 2).ok_or_else(|| {
-                    NotationError::new(format!("tree node {child_path}: chance children are [probability, node] pairs"))
+                    NotationError::new(format!(
+                        "tree node {child_path}: chance children are [probability, node] pairs"
+                    ))
                 })?;
                 let p = Self::number(&pair[0], &child_path)?;
                 if !(p > 0.0 && p <= 1.0) {
-                    return Err(NotationError::new(format!("tree node {child_path}: probability {p} is not in (0, 1]")));
+                    return Err(NotationError::new(format!(
+                        "tree node {child_path}: probability {p} is not in (0, 1]"
+                    )));
                 }
                 probs.push(p);
                 &pair[1]
@@ -312,13 +348,17 @@ impl Builder {
         if !probs.is_empty() {
             let total: f64 = probs.iter().sum();
             if (total - 1.0).abs() > 1e-9 {
-                return Err(NotationError::new(format!("tree node {path}: chance probabilities sum to {total}, not 1")));
+                return Err(NotationError::new(format!(
+                    "tree node {path}: chance probabilities sum to {total}, not 1"
+                )));
             }
         }
         let labels = match obj.get("labels") {
             None => None,
             Some(l) => {
-                let arr = l.as_array().ok_or_else(|| NotationError::new(format!("tree node {path}: \"labels\" must be an array")))?;
+                let arr = l.as_array().ok_or_else(|| {
+                    NotationError::new(format!("tree node {path}: \"labels\" must be an array"))
+                })?;
                 if arr.len() != children.len() {
                     return Err(NotationError::new(format!(
                         "tree node {path}: {} labels for {} children",
@@ -328,9 +368,13 @@ impl Builder {
                 }
                 let mut out = Vec::with_capacity(arr.len());
                 for x in arr {
-                    let s = x.as_str().ok_or_else(|| NotationError::new(format!("tree node {path}: labels must be strings")))?;
+                    let s = x.as_str().ok_or_else(|| {
+                        NotationError::new(format!("tree node {path}: labels must be strings"))
+                    })?;
                     if out.iter().any(|o: &String| o == s) {
-                        return Err(NotationError::new(format!("tree node {path}: label \"{s}\" appears twice")));
+                        return Err(NotationError::new(format!(
+                            "tree node {path}: label \"{s}\" appears twice"
+                        )));
                     }
                     out.push(s.to_string());
                 }
@@ -409,7 +453,12 @@ impl Game for Tree {
                 .nodes
                 .iter()
                 .enumerate()
-                .find_map(|(p, e)| e.children.iter().position(|&c| c == cur).map(|i| (p as u32, i as u32)))
+                .find_map(|(p, e)| {
+                    e.children
+                        .iter()
+                        .position(|&c| c == cur)
+                        .map(|i| (p as u32, i as u32))
+                })
                 .expect("every node but the root has a parent");
             path.push(self.format_move(&parent, idx));
             cur = parent;
@@ -510,6 +559,9 @@ pub fn json_number(u: f64) -> Value {
     }
 }
 
+/// No search hints: the engine searches every child.
+impl Tactics for Tree {}
+
 impl Hashed for Tree {
     const HASH_IS_KEY: bool = true;
     #[inline]
@@ -549,13 +601,19 @@ mod tests {
         let chance = Tree::parse(r#"{"max": [{"chance": [[0.5, 2], [0.5, 5]]}, 4]}"#).unwrap();
         assert_eq!(chance.kind(), TreeKind::Chance);
         battery::check_stochastic(&chance, &0, 20, 1);
-        let three = Tree::parse(r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#).unwrap();
+        let three = Tree::parse(
+            r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#,
+        )
+        .unwrap();
         assert_eq!(three.kind(), TreeKind::MultiPlayer);
         assert_eq!(three.num_players(), 3);
         for (bad, want) in [
             (r#"{"chance": [[0.5, 1], [0.4, 2]]}"#, "sum to"),
             (r#"{"max": []}"#, "non-empty"),
-            (r#"{"max": [1, 2], "labels": ["A"]}"#, "1 labels for 2 children"),
+            (
+                r#"{"max": [1, 2], "labels": ["A"]}"#,
+                "1 labels for 2 children",
+            ),
             (r#"{"foo": [1]}"#, "expected one of"),
             (r#"{"max": [1, {"utility": [1, 2, 3]}]}"#, "utilities"),
             (r#"{"max": [1, "x"]}"#, "root[1]"),

@@ -43,7 +43,10 @@ fn random_walk<G: Game>(
         let mv = moves[rng.gen_range(0..moves.len())];
         game.apply(&mut state, mv);
     }
-    panic!("{}: a random game did not end in {MAX_PLIES} plies", game.name());
+    panic!(
+        "{}: a random game did not end in {MAX_PLIES} plies",
+        game.name()
+    );
 }
 
 /// Legality, copy determinism, notation round trip, terminal sanity. See the module doc.
@@ -62,28 +65,55 @@ pub fn check_game<G: Game>(game: &G, start: &G::State, playouts: usize, seed: u6
                 "{}: playout {playout}: '{text}' does not round-trip",
                 game.name()
             );
-            assert_eq!(game.turn(&back), game.turn(state), "{}: turn differs after round trip of '{text}'", game.name());
+            assert_eq!(
+                game.turn(&back),
+                game.turn(state),
+                "{}: turn differs after round trip of '{text}'",
+                game.name()
+            );
             match game.turn(state) {
-                Turn::Terminal => assert!(moves.is_empty(), "{}: terminal '{text}' lists moves", game.name()),
-                Turn::Player(p) => assert!((p as usize) < n, "{}: player {p} out of range", game.name()),
+                Turn::Terminal => assert!(
+                    moves.is_empty(),
+                    "{}: terminal '{text}' lists moves",
+                    game.name()
+                ),
+                Turn::Player(p) => {
+                    assert!((p as usize) < n, "{}: player {p} out of range", game.name())
+                }
                 Turn::Chance => {}
             }
             for &mv in moves {
                 let mtext = game.format_move(state, mv);
                 let parsed = game.parse_move(state, &mtext).unwrap_or_else(|e| {
-                    panic!("{}: move '{mtext}' in '{text}' does not parse back: {e}", game.name())
+                    panic!(
+                        "{}: move '{mtext}' in '{text}' does not parse back: {e}",
+                        game.name()
+                    )
                 });
-                assert_eq!(parsed, mv, "{}: move '{mtext}' in '{text}' parses to another move", game.name());
+                assert_eq!(
+                    parsed,
+                    mv,
+                    "{}: move '{mtext}' in '{text}' parses to another move",
+                    game.name()
+                );
                 let mut a = state.clone();
                 let mut b = back.clone();
                 game.apply(&mut a, mv);
                 game.apply(&mut b, mv);
-                assert!(game.same_state(&a, &b), "{}: copies diverge after '{mtext}' in '{text}'", game.name());
+                assert!(
+                    game.same_state(&a, &b),
+                    "{}: copies diverge after '{mtext}' in '{text}'",
+                    game.name()
+                );
             }
         });
         game.returns(&end, &mut returns);
         for (p, r) in returns.iter().enumerate().take(n) {
-            assert!(r.is_finite(), "{}: return of player {p} is not finite", game.name());
+            assert!(
+                r.is_finite(),
+                "{}: return of player {p} is not finite",
+                game.name()
+            );
         }
     }
 }
@@ -95,9 +125,16 @@ pub fn check_hashed<G: Hashed>(game: &G, start: &G::State, playouts: usize, seed
     for _ in 0..playouts {
         random_walk(game, start, &mut rng, |state, _| {
             let text = game.format_position(state);
-            let back = game.parse_position(&text).expect("round trip checked by check_game");
+            let back = game
+                .parse_position(&text)
+                .expect("round trip checked by check_game");
             let h = game.hash(state);
-            assert_eq!(h, game.hash(&back), "{}: hash differs for equal positions '{text}'", game.name());
+            assert_eq!(
+                h,
+                game.hash(&back),
+                "{}: hash differs for equal positions '{text}'",
+                game.name()
+            );
             if let Some(&old) = seen.get(&text) {
                 assert_eq!(old, h, "{}: hash of '{text}' is not stable", game.name());
             } else if seen.len() < 200_000 {
@@ -112,7 +149,11 @@ pub fn check_hashed<G: Hashed>(game: &G, start: &G::State, playouts: usize, seed
             if let Some(other) = by_hash.insert(*h, text) {
                 let a = game.parse_position(text).unwrap();
                 let b = game.parse_position(other).unwrap();
-                assert!(game.same_state(&a, &b), "{}: '{text}' and '{other}' share the key {h:#x}", game.name());
+                assert!(
+                    game.same_state(&a, &b),
+                    "{}: '{text}' and '{other}' share the key {h:#x}",
+                    game.name()
+                );
             }
         }
     }
@@ -121,7 +162,12 @@ pub fn check_hashed<G: Hashed>(game: &G, start: &G::State, playouts: usize, seed
 /// Terminal values agree with `returns`; values respect the bounds; the optional speed-ups are
 /// exact. See the module doc.
 pub fn check_zero_sum<G: ZeroSum>(game: &G, start: &G::State, playouts: usize, seed: u64) {
-    assert_eq!(game.num_players(), 2, "{}: ZeroSum needs two players", game.name());
+    assert_eq!(
+        game.num_players(),
+        2,
+        "{}: ZeroSum needs two players",
+        game.name()
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut returns = [0.0; 2];
     let mut pairs: Vec<(f64, i32, String)> = Vec::new();
@@ -133,18 +179,31 @@ pub fn check_zero_sum<G: ZeroSum>(game: &G, start: &G::State, playouts: usize, s
             let (lo, hi) = game.value_bounds(state);
             assert!(lo <= hi, "{}: empty bounds at '{text}'", game.name());
             if let Turn::Player(p) = game.turn(state) {
-                assert_eq!(p, side, "{}: side differs from the player to move at '{text}'", game.name());
+                assert_eq!(
+                    p,
+                    side,
+                    "{}: side differs from the player to move at '{text}'",
+                    game.name()
+                );
             }
             if game.is_terminal(state) {
                 let v = game.terminal_value(state);
-                assert!(lo <= v && v <= hi, "{}: value {v} outside [{lo}, {hi}] at '{text}'", game.name());
+                assert!(
+                    lo <= v && v <= hi,
+                    "{}: value {v} outside [{lo}, {hi}] at '{text}'",
+                    game.name()
+                );
                 game.returns(state, &mut returns);
                 // Values order terminal states as the side's returns do (0 need not be a draw:
                 // games may map values order-preservingly, like explicit trees).
                 pairs.push((returns[side as usize] - returns[1 - side as usize], v, text));
             } else {
                 let e = game.evaluate(state);
-                assert!(lo <= e && e <= hi, "{}: evaluation {e} outside [{lo}, {hi}] at '{text}'", game.name());
+                assert!(
+                    lo <= e && e <= hi,
+                    "{}: evaluation {e} outside [{lo}, {hi}] at '{text}'",
+                    game.name()
+                );
                 let mut ordered = moves.to_vec();
                 game.order_moves(state, &mut ordered);
                 let mut a = moves.to_vec();
@@ -152,9 +211,18 @@ pub fn check_zero_sum<G: ZeroSum>(game: &G, start: &G::State, playouts: usize, s
                 let key = |m: &G::Move| format!("{m:?}");
                 a.sort_by_key(key);
                 b.sort_by_key(key);
-                assert_eq!(a, b, "{}: order_moves changed the move set at '{text}'", game.name());
+                assert_eq!(
+                    a,
+                    b,
+                    "{}: order_moves changed the move set at '{text}'",
+                    game.name()
+                );
                 if let Some(v) = game.immediate_value(state) {
-                    assert!(lo <= v && v <= hi, "{}: immediate value {v} outside bounds at '{text}'", game.name());
+                    assert!(
+                        lo <= v && v <= hi,
+                        "{}: immediate value {v} outside bounds at '{text}'",
+                        game.name()
+                    );
                 }
             }
         });
@@ -187,7 +255,11 @@ pub fn check_stochastic<G: Stochastic>(game: &G, start: &G::State, playouts: usi
                 );
                 for (mv, p) in &outcomes {
                     assert!(*p > 0.0, "{}: outcome with probability {p}", game.name());
-                    assert!(moves.contains(mv), "{}: outcome {mv:?} not listed by legal_moves", game.name());
+                    assert!(
+                        moves.contains(mv),
+                        "{}: outcome {mv:?} not listed by legal_moves",
+                        game.name()
+                    );
                 }
             }
         });

@@ -32,6 +32,9 @@ use std::hash::Hash;
 mod notation;
 pub use notation::NotationError;
 
+mod tactics;
+pub use tactics::Tactics;
+
 /// Who acts in a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Turn {
@@ -190,9 +193,7 @@ pub fn play_moves<G: Game>(
     moves: &[&str],
 ) -> Result<(), NotationError> {
     for (i, text) in moves.iter().enumerate() {
-        let mv = game
-            .parse_move(state, text)
-            .map_err(|e| e.at_move(i + 1))?;
+        let mv = game.parse_move(state, text).map_err(|e| e.at_move(i + 1))?;
         game.apply(state, mv);
     }
     Ok(())

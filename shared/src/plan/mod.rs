@@ -48,7 +48,10 @@ impl Planner {
     pub fn new(shape: PlanShape, parallelism: usize) -> Self {
         let bounds = match shape {
             PlanShape::Probes { lower, upper } => RawBounds { lower, upper },
-            _ => RawBounds { lower: i32::MIN, upper: i32::MAX },
+            _ => RawBounds {
+                lower: i32::MIN,
+                upper: i32::MAX,
+            },
         };
         Planner {
             shape,
@@ -114,7 +117,9 @@ impl Planner {
     /// Whether every needed result is in.
     pub fn is_done(&self) -> bool {
         match self.shape {
-            PlanShape::Single => self.issued_single && self.pending.is_empty() && !self.outputs.is_empty(),
+            PlanShape::Single => {
+                self.issued_single && self.pending.is_empty() && !self.outputs.is_empty()
+            }
             PlanShape::Probes { .. } => self.bounds.is_exact(),
             PlanShape::Runs { count, .. } => self.outputs.len() as u32 >= count,
         }
@@ -157,7 +162,10 @@ impl Planner {
     /// Probe targets for `free` new probes, not already pending. A probe "value >= t" is useful
     /// for `lower < t <= upper`.
     fn probe_targets(&self, free: usize) -> Vec<i32> {
-        let RawBounds { lower: lo, upper: hi } = self.bounds;
+        let RawBounds {
+            lower: lo,
+            upper: hi,
+        } = self.bounds;
         let pending: Vec<i32> = self
             .pending
             .iter()
@@ -223,7 +231,9 @@ impl Planner {
         self.pending
             .iter()
             .filter(|t| match t {
-                TaskKind::Probe { target } => *target <= self.bounds.lower || *target > self.bounds.upper,
+                TaskKind::Probe { target } => {
+                    *target <= self.bounds.lower || *target > self.bounds.upper
+                }
                 _ => false,
             })
             .cloned()
@@ -246,7 +256,9 @@ impl Planner {
                 "upper": self.bounds.upper,
                 "probes_done": self.outputs.len(),
             }),
-            PlanShape::Runs { count, .. } => serde_json::json!({"runs_done": self.outputs.len(), "runs": count}),
+            PlanShape::Runs { count, .. } => {
+                serde_json::json!({"runs_done": self.outputs.len(), "runs": count})
+            }
         }
     }
 
@@ -292,7 +304,9 @@ pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, Solv
         }
     }
     if !planner.is_done() {
-        return Err(SolveError::Internal("the plan ended without a result".into()));
+        return Err(SolveError::Internal(
+            "the plan ended without a result".into(),
+        ));
     }
     let out = planner.finish(job);
     Ok(job_result(job, out, ctl.elapsed().as_millis() as u64))
@@ -306,9 +320,15 @@ mod tests {
     fn answer(v: i32, t: i32) -> TaskOutput {
         TaskOutput {
             raw: Some(if v >= t {
-                RawBounds { lower: t, upper: i32::MAX }
+                RawBounds {
+                    lower: t,
+                    upper: i32::MAX,
+                }
             } else {
-                RawBounds { lower: i32::MIN, upper: t - 1 }
+                RawBounds {
+                    lower: i32::MIN,
+                    upper: t - 1,
+                }
             }),
             ..TaskOutput::default()
         }
@@ -318,16 +338,27 @@ mod tests {
     fn probes_find_every_value_with_any_parallelism() {
         for k in 1..=5 {
             for v in -21..=21 {
-                let mut p = Planner::new(PlanShape::Probes { lower: -21, upper: 21 }, k);
+                let mut p = Planner::new(
+                    PlanShape::Probes {
+                        lower: -21,
+                        upper: 21,
+                    },
+                    k,
+                );
                 let mut rounds = 0;
                 while !p.is_done() {
                     let tasks = p.next_tasks();
                     assert!(!tasks.is_empty(), "stuck at {:?}", p.bounds());
                     assert!(tasks.len() <= k);
                     for t in tasks {
-                        let TaskKind::Probe { target } = t else { panic!() };
+                        let TaskKind::Probe { target } = t else {
+                            panic!()
+                        };
                         assert!(p.on_result(&t, answer(v, target)));
-                        assert!(!p.on_result(&t, answer(v, target)), "a repeated result is ignored");
+                        assert!(
+                            !p.on_result(&t, answer(v, target)),
+                            "a repeated result is ignored"
+                        );
                     }
                     rounds += 1;
                     assert!(rounds < 50);

@@ -28,7 +28,10 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed> {
 
 /// Prepares a job over a two-player zero-sum game: parses the position and the options of the
 /// algorithms of this family.
-pub fn zero_sum<G: ZeroSum + Hashed>(job: &JobSpec, game: G) -> Result<Box<dyn PreparedJob>, SolveError> {
+pub fn zero_sum<G: ZeroSum + Hashed>(
+    job: &JobSpec,
+    game: G,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
     let root = game
         .parse_position(&job.position)
         .map_err(|e| SolveError::bad(format!("position: {e}")))?;
@@ -64,7 +67,9 @@ fn zero_sum_at<G: ZeroSum + Hashed>(
         }
     }
     if depth.is_some() && matches!(ask, Ask::Decide(_)) {
-        return Err(SolveError::bad("options 'depth' and 'target' cannot be combined"));
+        return Err(SolveError::bad(
+            "options 'depth' and 'target' cannot be combined",
+        ));
     }
     opts.finish()?;
     Ok(Box::new(ZeroSumJob {
@@ -77,7 +82,13 @@ fn zero_sum_at<G: ZeroSum + Hashed>(
 }
 
 impl<G: ZeroSum + Hashed> ZeroSumJob<G> {
-    fn output(&self, o: minimax::Outcome<G::Move>, value: serde_json::Value, raw: RawBounds, ms: u64) -> TaskOutput {
+    fn output(
+        &self,
+        o: minimax::Outcome<G::Move>,
+        value: serde_json::Value,
+        raw: RawBounds,
+        ms: u64,
+    ) -> TaskOutput {
         let mut extra = serde_json::Map::new();
         let mut s = self.root.clone();
         let mut pv = Vec::new();
@@ -114,17 +125,30 @@ impl<G: ZeroSum + Hashed> ZeroSumJob<G> {
         if target <= lo || target > hi {
             // Decided by the bounds alone.
             let holds = target <= lo;
-            let raw = RawBounds { lower: lo, upper: hi };
-            let mut out = TaskOutput { raw: Some(raw), elapsed_ms: ms(), ..TaskOutput::default() };
+            let raw = RawBounds {
+                lower: lo,
+                upper: hi,
+            };
+            let mut out = TaskOutput {
+                raw: Some(raw),
+                elapsed_ms: ms(),
+                ..TaskOutput::default()
+            };
             out.extra.insert("proved".into(), holds.into());
             return Ok(out);
         }
         let o = alphabeta::alphabeta(&self.game, &self.root, target - 1, target, None, true, ctl)
             .ok_or_else(|| Self::stopped(ctl))?;
         let raw = if o.value >= target {
-            RawBounds { lower: o.value, upper: hi }
+            RawBounds {
+                lower: o.value,
+                upper: hi,
+            }
         } else {
-            RawBounds { lower: lo, upper: o.value }
+            RawBounds {
+                lower: lo,
+                upper: o.value,
+            }
         };
         let holds = o.value >= target;
         let mut out = self.output(o, serde_json::Value::Null, raw, ms());
@@ -160,14 +184,27 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
             (TaskKind::Whole, Ask::Value) => {
                 let o = match self.job.algorithm.as_str() {
                     "minimax" => minimax::minimax(&self.game, &self.root, self.depth, ctl),
-                    _ => alphabeta::alphabeta(&self.game, &self.root, i32::MIN + 1, i32::MAX, self.depth, true, ctl),
+                    _ => alphabeta::alphabeta(
+                        &self.game,
+                        &self.root,
+                        i32::MIN + 1,
+                        i32::MAX,
+                        self.depth,
+                        true,
+                        ctl,
+                    ),
                 }
                 .ok_or_else(|| Self::stopped(ctl))?;
                 let value = self.game.value_to_json(&self.root, o.value);
-                let raw = RawBounds { lower: o.value, upper: o.value };
+                let raw = RawBounds {
+                    lower: o.value,
+                    upper: o.value,
+                };
                 Ok(self.output(o, value, raw, t0.elapsed().as_millis() as u64))
             }
-            (TaskKind::Run { .. }, _) => Err(SolveError::Internal("run tasks do not apply to this job".into())),
+            (TaskKind::Run { .. }, _) => Err(SolveError::Internal(
+                "run tasks do not apply to this job".into(),
+            )),
         }
     }
 
@@ -175,8 +212,8 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
         // The probe that proved the final lower bound carries a move that reaches it.
         let best = probes
             .iter()
-            .filter(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower))
-            .last();
+            .rev()
+            .find(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower));
         let mut out = match best {
             Some(p) => p.clone(),
             None => {

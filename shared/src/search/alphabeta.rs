@@ -68,7 +68,11 @@ impl<G: ZeroSum> Search<'_, G> {
             self.game.apply(&mut child, mv);
             let child_side = self.game.side(&child);
             // The child's window, seen from the child's side.
-            let (ca, cb) = if child_side == side { (alpha, beta) } else { (-beta, -alpha) };
+            let (ca, cb) = if child_side == side {
+                (alpha, beta)
+            } else {
+                (-beta, -alpha)
+            };
             let (v, mut line) = self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1));
             let v = to_parent(side, child_side, v);
             if v > best {
@@ -131,7 +135,16 @@ mod tests {
     use proptest::prelude::*;
 
     fn full<G: ZeroSum>(g: &G, s: &G::State) -> Outcome<G::Move> {
-        alphabeta(g, s, i32::MIN + 1, i32::MAX, None, false, &Control::unlimited()).unwrap()
+        alphabeta(
+            g,
+            s,
+            i32::MIN + 1,
+            i32::MAX,
+            None,
+            false,
+            &Control::unlimited(),
+        )
+        .unwrap()
     }
 
     /// Course 3.1: A=(4,9,6), B=(2,15,13), C=(5,8,10): value 5, move C, 7 of 9 leaves; with C
@@ -207,7 +220,9 @@ mod tests {
             let mut s = g.initial_state();
             for _ in 0..rng.gen_range(0..6) {
                 g.legal_moves(&s, &mut moves);
-                if moves.is_empty() { break; }
+                if moves.is_empty() {
+                    break;
+                }
                 g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
             }
             let m = minimax(&g, &s, None, &Control::unlimited()).unwrap();

@@ -47,6 +47,7 @@ pub struct Control {
     nodes: Arc<AtomicU64>,
     started: Instant,
     progress: Option<ProgressSink>,
+    threads: usize,
 }
 
 impl std::fmt::Debug for Control {
@@ -74,6 +75,7 @@ impl Control {
             nodes: Arc::new(AtomicU64::new(0)),
             started: Instant::now(),
             progress: None,
+            threads: 1,
         }
     }
     /// With an optional time limit and node limit.
@@ -87,6 +89,16 @@ impl Control {
     pub fn with_cancel_flag(mut self, flag: Arc<AtomicBool>) -> Self {
         self.cancel = flag;
         self
+    }
+    /// Sets how many threads the kernel may use (the worker's or the CLI's `--threads`). A job
+    /// option `threads` overrides it for kernels that read it.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+    /// Threads the kernel may use (at least 1).
+    pub fn threads(&self) -> usize {
+        self.threads
     }
     /// Installs a progress sink.
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {

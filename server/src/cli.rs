@@ -1,0 +1,552 @@
+//! The command line (CONTRACTS.md, "Command line"): argument parsing and the in-process
+//! `solve` and `batch` commands.
+//!
+//! Exit statuses: 0 success; 1 a job ran but gave no result (limit reached, kernel failure) or a
+//! `batch` line failed; 2 bad input (unknown game, illegal position, malformed option,
+//! unreadable file), always with exactly one line on stderr naming the offending input.
+
+use clap::{Args, Parser, Subcommand};
+use gamesolver_shared::plan;
+use gamesolver_shared::registry::{self, SolveError};
+use gamesolver_shared::search::{control::ProgressSink, Control};
+use gamesolver_shared::viz::{self, Snapshot};
+use gamesolver_shared::wire::{JobResult, JobSpec, Limits, Settings};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// gamesolver: solve and search games, locally or through a coordinator.
+#[derive(Debug, Parser)]
+#[command(name = "gamesolver", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one job and print its result.
+    Solve(SolveArgs),
+    /// Solve one position per line of FILE and compare with the expected values.
+    Batch(BatchArgs),
+    /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
+    /// which have no shell or curl in our images).
+    Healthcheck(HealthArgs),
+}
+
+/// `gamesolver healthcheck`.
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Base URL of the coordinator.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 3.0)]
+    pub timeout: f64,
+}
+
+/// `gamesolver healthcheck`: a plain HTTP/1.1 GET over a TCP socket (http only; the check runs
+/// inside the coordinator's own container or pod).
+pub fn healthcheck(args: HealthArgs) -> Result<(), Failure> {
+    use std::io::Read;
+    use std::net::{TcpStream, ToSocketAddrs};
+    let rest = args.url.strip_prefix("http://").ok_or_else(|| {
+        Failure::bad_input(format!("--url '{}' must start with http://", args.url))
+    })?;
+    let (hostport, base) = match rest.split_once('/') {
+        Some((h, p)) => (h, format!("/{}", p.trim_end_matches('/'))),
+        None => (rest, String::new()),
+    };
+    let hostport = if hostport.contains(':') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:80")
+    };
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure::bad_input(
+            "--timeout must be a positive number of seconds",
+        ));
+    }
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let addr = hostport
+        .to_socket_addrs()
+        .map_err(|e| Failure::bad_input(format!("cannot resolve '{hostport}': {e}")))?
+        .next()
+        .ok_or_else(|| Failure::bad_input(format!("cannot resolve '{hostport}'")))?;
+    let unhealthy = |m: String| Failure::no_result(format!("unhealthy: {m}"));
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| unhealthy(format!("{hostport}: {e}")))?;
+    stream.set_read_timeout(Some(timeout)).ok();
+    stream.set_write_timeout(Some(timeout)).ok();
+    let request =
+        format!("GET {base}/healthz HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| unhealthy(e.to_string()))?;
+    let mut head = [0u8; 64];
+    let n = stream
+        .read(&mut head)
+        .map_err(|e| unhealthy(e.to_string()))?;
+    let status_line = String::from_utf8_lossy(&head[..n]);
+    let ok = status_line.split_whitespace().nth(1) == Some("200");
+    if ok {
+        Ok(())
+    } else {
+        Err(unhealthy(format!(
+            "answer '{}'",
+            status_line.lines().next().unwrap_or("")
+        )))
+    }
+}
+
+/// What defines a job, shared by `solve` and `batch`.
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    /// Game name (tictactoe, mnk, connect4, tree, ...).
+    #[arg(long)]
+    pub game: String,
+    /// Game parameter KEY=VALUE (repeatable), e.g. --game-param width=8.
+    #[arg(long = "game-param", value_name = "KEY=VALUE")]
+    pub game_params: Vec<String>,
+    /// Algorithm name (minimax, alphabeta, pns, mcts, ...).
+    #[arg(long)]
+    pub algorithm: String,
+    /// Algorithm option KEY=VALUE (repeatable), e.g. --option depth=6.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// Threads the kernel may use.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `gamesolver solve`.
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Position in the game's notation (default: the start).
+    #[arg(long, conflicts_with = "position_file")]
+    pub position: Option<String>,
+    /// File holding the position text.
+    #[arg(long, value_name = "FILE")]
+    pub position_file: Option<PathBuf>,
+    /// Time limit in seconds (decimals allowed).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub time_limit: Option<f64>,
+    /// Node limit.
+    #[arg(long, value_name = "N")]
+    pub node_limit: Option<u64>,
+    /// Write a plot of the search's progress (bounds, best score, visits) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// `gamesolver batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// One position per line, optionally followed by whitespace and the expected value.
+    pub file: PathBuf,
+}
+
+/// A failure with its exit status and one-line message.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: i32,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        Failure {
+            status: 2,
+            message: message.into(),
+        }
+    }
+    pub fn no_result(message: impl Into<String>) -> Self {
+        Failure {
+            status: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SolveError> for Failure {
+    fn from(e: SolveError) -> Self {
+        match e {
+            SolveError::BadInput(m) => Failure::bad_input(m),
+            SolveError::Internal(m) => Failure::no_result(m),
+        }
+    }
+}
+
+/// Parses repeated `KEY=VALUE` arguments.
+pub fn parse_settings(items: &[String], what: &str) -> Result<Settings, Failure> {
+    let mut out = Settings::new();
+    for item in items {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(Failure::bad_input(format!(
+                "{what} '{item}' is not KEY=VALUE"
+            )));
+        };
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(Failure::bad_input(format!(
+                "{what} '{item}' has an empty key"
+            )));
+        }
+        if out.insert(k.to_string(), v.trim().to_string()).is_some() {
+            return Err(Failure::bad_input(format!("{what} '{k}' is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobSpec, Failure> {
+    if args.threads == 0 {
+        return Err(Failure::bad_input("--threads must be at least 1"));
+    }
+    Ok(JobSpec {
+        game: args.game.clone(),
+        game_params: parse_settings(&args.game_params, "game parameter")?,
+        position,
+        algorithm: args.algorithm.clone(),
+        options: parse_settings(&args.options, "option")?,
+        limits,
+    })
+}
+
+/// Runs a job in this process through the planner (the one way a job runs).
+pub fn run_job(job: &JobSpec, threads: usize) -> Result<JobResult, Failure> {
+    run_job_with(job, threads, None)
+}
+
+/// Like [`run_job`], with a progress sink.
+pub fn run_job_with(
+    job: &JobSpec,
+    threads: usize,
+    progress: Option<ProgressSink>,
+) -> Result<JobResult, Failure> {
+    let prepared = registry::prepare(job)?;
+    let mut ctl = Control::with_limits(
+        job.limits.time_ms.map(Duration::from_millis),
+        job.limits.node_limit,
+    )
+    .with_threads(threads);
+    if let Some(sink) = progress {
+        ctl = ctl.with_progress(sink);
+    }
+    Ok(plan::run_local(prepared.as_ref(), &ctl)?)
+}
+
+/// The figure that matters in a progress report, for the progress bar.
+pub fn progress_message(p: &serde_json::Value) -> Option<String> {
+    let n = |k: &str| p.get(k).and_then(|v| v.as_f64());
+    if let (Some(lo), Some(hi)) = (n("lower"), n("upper")) {
+        return Some(format!("bounds [{lo}, {hi}]"));
+    }
+    for (key, label) in [
+        ("best_score", "best score"),
+        ("playouts", "playouts"),
+        ("rollouts", "rollouts"),
+        ("nodes", "nodes"),
+    ] {
+        if let Some(v) = n(key) {
+            return Some(format!("{label} {v}"));
+        }
+    }
+    None
+}
+
+/// Progress for `solve`: a spinner on a terminal (not with `--json`), and the history for
+/// `--plot`.
+struct Watch {
+    history: Arc<Mutex<Vec<Snapshot>>>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Watch {
+    fn new(show_bar: bool) -> Self {
+        let bar = show_bar.then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    .expect("static template"),
+            );
+            b.enable_steady_tick(Duration::from_millis(120));
+            b.set_message("searching");
+            b
+        });
+        Watch {
+            history: Arc::new(Mutex::new(Vec::new())),
+            bar,
+        }
+    }
+
+    fn sink(&self) -> ProgressSink {
+        let history = self.history.clone();
+        let bar = self.bar.clone();
+        let start = Instant::now();
+        Arc::new(move |p: serde_json::Value| {
+            if let (Some(b), Some(m)) = (&bar, progress_message(&p)) {
+                b.set_message(m);
+            }
+            let snap = Snapshot {
+                t_ms: start.elapsed().as_millis() as u64,
+                progress: p,
+            };
+            if let Ok(mut h) = history.lock() {
+                h.push(snap);
+            }
+        })
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Text rendering of a result for people.
+pub fn render_text(r: &JobResult) -> String {
+    let mut s = String::new();
+    let show = |v: &serde_json::Value| match v {
+        serde_json::Value::String(t) => t.clone(),
+        other => other.to_string(),
+    };
+    s += &format!("value      {}\n", show(&r.value));
+    s += &format!("best move  {}\n", r.best_move.as_deref().unwrap_or("-"));
+    for (k, v) in &r.extra {
+        let text = match v {
+            serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
+                items.iter().map(show).collect::<Vec<_>>().join(" ")
+            }
+            other => show(other),
+        };
+        s += &format!("{:<10} {}\n", k.replace('_', " "), text);
+    }
+    s += &format!("nodes      {}\n", r.nodes);
+    s += &format!("time       {:.3} s\n", r.elapsed_ms as f64 / 1000.0);
+    s
+}
+
+/// `gamesolver solve`.
+pub fn solve(args: SolveArgs) -> Result<(), Failure> {
+    let position = match (&args.position, &args.position_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| {
+            Failure::bad_input(format!(
+                "cannot read position file '{}': {e}",
+                path.display()
+            ))
+        })?,
+        (None, None) => String::new(),
+    };
+    let time_ms = match args.time_limit {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(((t * 1000.0).ceil() as u64).max(1)),
+        Some(t) => {
+            return Err(Failure::bad_input(format!(
+                "--time-limit {t} must be a positive number of seconds"
+            )))
+        }
+    };
+    if args.node_limit == Some(0) {
+        return Err(Failure::bad_input("--node-limit must be at least 1"));
+    }
+    let job = job_spec(
+        &args.job,
+        position,
+        Limits {
+            time_ms,
+            node_limit: args.node_limit,
+        },
+    )?;
+    let watch = Watch::new(!args.job.json && std::io::stderr().is_terminal());
+    let result = run_job_with(&job, args.job.threads, Some(watch.sink()));
+    watch.finish();
+    let result = result?;
+    if let Some(path) = &args.plot {
+        let history = watch.history.lock().map(|h| h.clone()).unwrap_or_default();
+        let title = format!("{} {}", job.game, job.algorithm);
+        std::fs::write(path, viz::progress_plot(&title, &history)).map_err(|e| {
+            Failure::no_result(format!("cannot write plot '{}': {e}", path.display()))
+        })?;
+    }
+    let mut out = std::io::stdout().lock();
+    if args.job.json {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&result).expect("results serialise")
+        );
+    } else {
+        let _ = write!(out, "{}", render_text(&result));
+    }
+    Ok(())
+}
+
+/// Splits a batch line into position and optional expected value: the last whitespace-separated
+/// token is the expected value when it reads as a JSON scalar and something precedes it.
+/// A line that starts with whitespace and holds one token is the start position (empty text)
+/// with an expected value.
+pub fn split_batch_line(line: &str) -> (&str, Option<&str>) {
+    let t = line.trim_end();
+    if let Some(idx) = t.rfind(char::is_whitespace) {
+        let (head, tail) = (t[..idx].trim(), t[idx..].trim());
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(tail) {
+            if v.is_number() || v.is_boolean() || v.is_string() {
+                return (head, Some(tail));
+            }
+        }
+    }
+    (t.trim(), None)
+}
+
+/// Whether a result matches the expected text: numbers compare numerically, booleans against
+/// `proved` when the value is unknown (threshold decisions).
+pub fn matches_expected(r: &JobResult, expected: &str) -> bool {
+    let Ok(want) = serde_json::from_str::<serde_json::Value>(expected) else {
+        return false;
+    };
+    let got = if r.value.is_null() {
+        r.extra
+            .get("proved")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null)
+    } else {
+        r.value.clone()
+    };
+    match (got.as_f64(), want.as_f64()) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+        _ => got == want,
+    }
+}
+
+/// `gamesolver batch`.
+pub fn batch(args: BatchArgs) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(&args.file).map_err(|e| {
+        Failure::bad_input(format!(
+            "cannot read batch file '{}': {e}",
+            args.file.display()
+        ))
+    })?;
+    // Check the game, algorithm and options once, on the start position, so that a wrong
+    // name fails at once with status 2 instead of on every line. (Some games, like `tree`,
+    // have no start position without a tree; their lines are checked one by one.)
+    let probe = job_spec(&args.job, String::new(), Limits::default())?;
+    if let Err(SolveError::BadInput(m)) = registry::prepare(&probe) {
+        if !m.starts_with("position") {
+            return Err(Failure::bad_input(m));
+        }
+    }
+    let (mut passed, mut failed, mut broken) = (0u64, 0u64, 0u64);
+    let mut out = std::io::stdout().lock();
+    for (lineno, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let (position, expected) = split_batch_line(line);
+        let job = job_spec(&args.job, position.to_string(), Limits::default())?;
+        let outcome = run_job(&job, args.job.threads);
+        let verdict = match (&outcome, expected) {
+            (Ok(r), Some(e)) => Some(matches_expected(r, e)),
+            (Err(_), Some(_)) => Some(false),
+            _ => None,
+        };
+        match verdict {
+            Some(true) => passed += 1,
+            Some(false) => failed += 1,
+            None => {}
+        }
+        if outcome.is_err() {
+            broken += 1;
+        }
+        let line_no = lineno + 1;
+        if args.job.json {
+            let mut obj = match &outcome {
+                Ok(r) => serde_json::to_value(r).expect("results serialise"),
+                Err(e) => serde_json::json!({"error": e.message}),
+            };
+            obj["line"] = line_no.into();
+            obj["position"] = position.into();
+            if let Some(e) = expected {
+                obj["expected"] = serde_json::from_str(e).unwrap_or(serde_json::Value::Null);
+                obj["ok"] = verdict.unwrap_or(false).into();
+            }
+            let _ = writeln!(out, "{obj}");
+        } else {
+            let mark = match verdict {
+                Some(true) => "ok  ",
+                Some(false) => "FAIL",
+                None => "-   ",
+            };
+            let _ = match &outcome {
+                Ok(r) => writeln!(
+                    out,
+                    "{mark} {position} value {} expected {} best {} nodes {} {} ms",
+                    r.value,
+                    expected.unwrap_or("-"),
+                    r.best_move.as_deref().unwrap_or("-"),
+                    r.nodes,
+                    r.elapsed_ms
+                ),
+                Err(e) => writeln!(
+                    out,
+                    "{mark} {position} error (line {line_no}): {}",
+                    e.message
+                ),
+            };
+        }
+    }
+    let _ = writeln!(out, "{passed} passed, {failed} failed");
+    let _ = out.flush();
+    if failed > 0 || broken > 0 {
+        return Err(Failure {
+            status: 1,
+            message: String::new(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_lines_split_on_a_trailing_scalar() {
+        assert_eq!(split_batch_line("4455 -3"), ("4455", Some("-3")));
+        assert_eq!(split_batch_line("4455"), ("4455", None));
+        assert_eq!(split_batch_line("12 true "), ("12", Some("true")));
+        assert_eq!(split_batch_line(" 0"), ("", Some("0")));
+        assert_eq!(
+            split_batch_line(r#"{"max": [1, 2]}"#),
+            (r#"{"max": [1, 2]}"#, None)
+        );
+        assert_eq!(
+            split_batch_line(r#"{"max": [1, 2]} 2"#),
+            (r#"{"max": [1, 2]}"#, Some("2"))
+        );
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        assert!(parse_settings(&["a=1".into(), "b = 2".into()], "option").is_ok());
+        assert_eq!(
+            parse_settings(&["a".into()], "option").unwrap_err().status,
+            2
+        );
+        assert!(parse_settings(&["a=1".into(), "a=2".into()], "option")
+            .unwrap_err()
+            .message
+            .contains("twice"));
+    }
+}

@@ -1,0 +1,286 @@
+//! The command line as users run it: the real `gamesolver` binary in a child process.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gamesolver(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gamesolver"))
+        .args(args)
+        .output()
+        .expect("run gamesolver")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const COURSE_TREE: &str = r#"{"max": [{"min": [4, 9, 6]}, {"min": [2, 15, 13]}, {"min": [5, 8, 10]}], "labels": ["A", "B", "C"]}"#;
+
+#[test]
+fn solve_json_has_the_contract_keys() {
+    for alg in ["minimax", "alphabeta"] {
+        let o = gamesolver(&["solve", "--game", "tictactoe", "--algorithm", alg, "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        for key in [
+            "game",
+            "algorithm",
+            "value",
+            "best_move",
+            "nodes",
+            "elapsed_ms",
+        ] {
+            assert!(v.get(key).is_some(), "{alg}: missing {key} in {v}");
+        }
+        assert_eq!(v["value"], 0, "{alg}");
+        assert_eq!(stdout(&o).trim().lines().count(), 1);
+    }
+}
+
+#[test]
+fn course_tree_value_and_move() {
+    for alg in ["minimax", "alphabeta"] {
+        let o = gamesolver(&[
+            "solve",
+            "--game",
+            "tree",
+            "--position",
+            COURSE_TREE,
+            "--algorithm",
+            alg,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["value"], 5);
+        assert_eq!(v["best_move"], "C");
+    }
+}
+
+#[test]
+fn decisions_with_a_target() {
+    // Tic-tac-toe is a draw: "value >= 1" is false, "value >= 0" is true.
+    for (target, proved) in [("1", false), ("0", true)] {
+        let o = gamesolver(&[
+            "solve",
+            "--game",
+            "tictactoe",
+            "--algorithm",
+            "alphabeta",
+            "--option",
+            &format!("target={target}"),
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["proved"], proved, "target {target}: {v}");
+        assert!(v["value"].is_null());
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["solve", "--game", "chess", "--algorithm", "alphabeta"],
+            "chess",
+        ),
+        (
+            &["solve", "--game", "tictactoe", "--algorithm", "magic"],
+            "magic",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--position",
+                "1x",
+            ],
+            "'x'",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--position",
+                "11",
+            ],
+            "already taken",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--option",
+                "depth=deep",
+            ],
+            "depth=deep",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--option",
+                "nonsense=1",
+            ],
+            "nonsense",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--option",
+                "depth",
+            ],
+            "KEY=VALUE",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--time-limit",
+                "-1",
+            ],
+            "time-limit",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--node-limit",
+                "0",
+            ],
+            "node-limit",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "mnk",
+                "--game-param",
+                "k=9",
+                "--algorithm",
+                "alphabeta",
+            ],
+            "k=9",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tree",
+                "--position",
+                "{\"max\": []}",
+                "--algorithm",
+                "alphabeta",
+            ],
+            "non-empty",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "--frobnicate",
+            ],
+            "--frobnicate",
+        ),
+        (
+            &[
+                "batch",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "alphabeta",
+                "/nonexistent/file",
+            ],
+            "/nonexistent/file",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = gamesolver(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: not one line: {err}"
+        );
+        assert!(
+            err.contains(needle),
+            "{args:?}: '{err}' does not name '{needle}'"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gamesolver-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn batch_counts_and_exit_status() {
+    // Values for the side to move: empty board draw; X to win at once; a finished game.
+    let good = temp_file("good.txt", "\n 0\n12 1\n1235 0\n4152\n");
+    let o = gamesolver(&[
+        "batch",
+        "--game",
+        "tictactoe",
+        "--algorithm",
+        "alphabeta",
+        good.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o).lines().last().unwrap(), "3 passed, 0 failed");
+
+    let bad = temp_file("bad.txt", "12 1\n1235 1\n11 0\n");
+    let o = gamesolver(&[
+        "batch",
+        "--game",
+        "tictactoe",
+        "--algorithm",
+        "alphabeta",
+        "--json",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.last().unwrap(), &"1 passed, 2 failed");
+    assert_eq!(lines.len(), 4);
+    for l in &lines[..3] {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert!(v.get("ok").is_some(), "{v}");
+    }
+}

@@ -1,0 +1,637 @@
+//! Connect Four on any board of W columns and H rows (Tromp's table: 4..11 and beyond).
+//!
+//! ## Values (CONTRACTS.md, generalised to W x H)
+//! A draw is 0. If the side to move wins with its last stone on ply `n` of the whole game (plies
+//! counted from 1 on the empty board) the score is `1 + (W*H - n) / 2`; a loss is the negative of
+//! the winner's score. Internally every score is multiplied by [`VALUE_SCALE`] so that the
+//! threat-counting [`ZeroSum::evaluate`] fits strictly between a real draw and a real win;
+//! [`ZeroSum::value_to_json`] and [`ZeroSum::parse_target`] convert, so users only see scores.
+//!
+//! ## Bitboard (Pons' layout, any size)
+//! Bit `c * (H + 1) + r` is the cell of column `c` (0 = left) and row `r` (0 = bottom). Each
+//! column has one extra sentinel row on top that is never occupied, so shifting a row pattern
+//! by `H + 1` (horizontal), `H` or `H + 2` (diagonals) or `1` (vertical) can never carry a line
+//! from one column into the next. For 7 x 6 (49 bits):
+//! ```text
+//!   .  .  .  .  .  .  .      sentinel row: 6 13 20 27 34 41 48
+//!   5 12 19 26 33 40 47
+//!   4 11 18 25 32 39 46
+//!   3 10 17 24 31 38 45
+//!   2  9 16 23 30 37 44
+//!   1  8 15 22 29 36 43
+//!   0  7 14 21 28 35 42
+//! ```
+//! A state holds two words: `mask` (every stone) and `current` (the stones of the side to
+//! move). Worked example, moves `4 4 5` (1-based columns): X has 21 and 28, O has 22, so O is to
+//! move with `current = 1<<22` and `mask = 1<<21 | 1<<22 | 1<<28`. Playing column `c` is
+//! `current ^= mask; mask |= mask + bottom(c)`: the addition carries the column's lowest free
+//! bit into place. The key `current + mask + bottom` (bottom = bit 0 of every column) is unique
+//! per position: in every column it is a 1 above the stones followed by the stones of the side to
+//! move (Pons' key plus the bottom row, so the empty board's key is not 0).
+//!
+//! The word is generic ([`Word`]): the registry uses `u64` when `W * (H + 1) <= 64`, `u128` up
+//! to 128 bits and [`Wide`] beyond, so the 7 x 6 path is plain 64-bit arithmetic.
+//!
+//! ## Notation
+//! Columns played, one character each: with `base=1` the columns are `1`..`9` then `a`, `b`, ...
+//! (10, 11, ...); with `base=0` they are `0`..`9` then `a`, ... . Parse errors name the move:
+//! `move 3 ('8'): column 8 is full`. A position is written back as a legal move order
+//! reconstructed from the board (not necessarily the order it was typed in).
+
+pub mod bits;
+
+pub use bits::{Wide, Word};
+
+use crate::model::{Game, Hashed, NotationError, Symmetric, Tactics, Turn, ZeroSum};
+
+/// Internal values are scores times this, so the static evaluation (threat counting, at most
+/// `VALUE_SCALE - 1` in magnitude) lies strictly between a draw and the smallest win.
+pub const VALUE_SCALE: i32 = 100;
+/// Largest width (the notation has 9 digits and 26 letters after the base).
+pub const MAX_WIDTH: u32 = 35;
+/// Largest height.
+pub const MAX_HEIGHT: u32 = 64;
+/// Largest bitboard: 512 bits (e.g. 16 x 16 = 272 bits, 35 x 13 = 490 bits).
+pub const MAX_BITS: u32 = 512;
+/// Weight of one threat (a cell that would complete four) in [`ZeroSum::evaluate`].
+const THREAT_WEIGHT: i32 = 8;
+
+/// Connect Four on a `width` x `height` board, with bitboards of type `W`.
+#[derive(Clone, Debug)]
+pub struct Connect4<W: Word = u64> {
+    width: u32,
+    height: u32,
+    base: u8,
+    /// Bit 0 of every column.
+    bottom: W,
+    /// Every playable cell (no sentinel row).
+    board: W,
+    /// Per column: the cells of the column.
+    column: Vec<W>,
+    /// Per column: its lowest cell.
+    column_bottom: Vec<W>,
+    /// Per column: its highest playable cell.
+    column_top: Vec<W>,
+    /// Columns from the centre outwards (the default move order).
+    centre_first: Vec<u8>,
+}
+
+/// A position: the side to move's stones, all stones, the number of stones, and whether the
+/// last stone made four.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct C4State<W: Word = u64> {
+    current: W,
+    mask: W,
+    moves: u16,
+    won: bool,
+}
+
+impl<W: Word> C4State<W> {
+    /// Stones on the board.
+    pub fn moves(&self) -> u32 {
+        self.moves as u32
+    }
+}
+
+/// The smallest bitboard word for a board: what the registry uses to pick the type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordSize {
+    /// `u64`.
+    U64,
+    /// `u128`.
+    U128,
+    /// [`Wide<4>`] (256 bits).
+    W256,
+    /// [`Wide<8>`] (512 bits).
+    W512,
+}
+
+/// Checks the board size and base and returns the word size it needs.
+pub fn word_size(width: u32, height: u32, base: u8) -> Result<WordSize, String> {
+    if !(1..=MAX_WIDTH).contains(&width) || !(1..=MAX_HEIGHT).contains(&height) {
+        return Err(format!(
+            "connect4 board {width} x {height} is not supported (width 1..{MAX_WIDTH}, height 1..{MAX_HEIGHT})"
+        ));
+    }
+    if base > 1 {
+        return Err(format!("connect4 base={base} must be 0 or 1"));
+    }
+    if base == 0 && width > 36 {
+        return Err("connect4 base=0 names at most 36 columns".into());
+    }
+    let bits = needed_bits(width, height);
+    Ok(match bits {
+        0..=64 => WordSize::U64,
+        65..=128 => WordSize::U128,
+        129..=256 => WordSize::W256,
+        257..=MAX_BITS => WordSize::W512,
+        _ => return Err(format!(
+            "connect4 board {width} x {height} needs {bits} bits; at most {MAX_BITS} are supported"
+        )),
+    })
+}
+
+/// Bits a board needs: its cells with the sentinel row, and room for the longest shift the
+/// threat detection makes (three diagonal steps), so no shift reaches past the word.
+fn needed_bits(width: u32, height: u32) -> u32 {
+    (width * (height + 1)).max(3 * (height + 2) + 1)
+}
+
+impl<W: Word> Connect4<W> {
+    /// A `width` x `height` game; `base` is 1 (columns `1`..) or 0 (columns `0`..). Fails when
+    /// the board does not fit in `W` or the size is out of range.
+    pub fn new(width: u32, height: u32, base: u8) -> Result<Self, String> {
+        word_size(width, height, base)?;
+        if needed_bits(width, height) > W::BITS {
+            return Err(format!(
+                "connect4 board {width} x {height} needs {} bits, more than this bitboard's {}",
+                needed_bits(width, height),
+                W::BITS
+            ));
+        }
+        let h1 = height + 1;
+        let mut bottom = W::ZERO;
+        let mut board = W::ZERO;
+        let mut column = Vec::new();
+        let mut column_bottom = Vec::new();
+        let mut column_top = Vec::new();
+        for c in 0..width {
+            let mut col = W::ZERO;
+            for r in 0..height {
+                col = col | W::bit(c * h1 + r);
+            }
+            bottom = bottom | W::bit(c * h1);
+            board = board | col;
+            column.push(col);
+            column_bottom.push(W::bit(c * h1));
+            column_top.push(W::bit(c * h1 + height - 1));
+        }
+        let mut centre_first: Vec<u8> = (0..width as u8).collect();
+        // Centre first, then alternately left and right of it (left first on ties).
+        let centre2 = width as i32 - 1; // twice the centre column
+        centre_first.sort_by_key(|&c| ((2 * c as i32 - centre2).abs(), c));
+        Ok(Connect4 {
+            width,
+            height,
+            base,
+            bottom,
+            board,
+            column,
+            column_bottom,
+            column_top,
+            centre_first,
+        })
+    }
+
+    /// Board width.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+    /// Board height.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+    fn cells(&self) -> i32 {
+        (self.width * self.height) as i32
+    }
+
+    /// Score (not scaled) of winning with the stone of ply `n` (1-based).
+    #[inline]
+    fn win_score(&self, n: i32) -> i32 {
+        1 + (self.cells() - n) / 2
+    }
+
+    /// Whether `pos` has four in a row (any direction).
+    #[inline]
+    pub fn alignment(&self, pos: W) -> bool {
+        let h = self.height;
+        for shift in [h + 1, h, h + 2, 1] {
+            let m = pos & (pos >> shift);
+            if !(m & (m >> (2 * shift))).is_zero() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Empty cells (sentinels excluded) that would complete four for the owner of `pos`,
+    /// whether or not they are playable now.
+    #[inline]
+    fn winning_cells(&self, pos: W, mask: W) -> W {
+        let h = self.height;
+        // Vertical: three stones below.
+        let mut r = (pos << 1) & (pos << 2) & (pos << 3);
+        for shift in [h + 1, h, h + 2] {
+            // Three in a line on one side, or two and one across the gap.
+            let p = (pos << shift) & (pos << (2 * shift));
+            r = r | (p & (pos << (3 * shift)));
+            r = r | (p & (pos >> shift));
+            let p = (pos >> shift) & (pos >> (2 * shift));
+            r = r | (p & (pos << shift));
+            r = r | (p & (pos >> (3 * shift)));
+        }
+        r & (self.board ^ mask)
+    }
+
+    /// Cells where a stone can be played now (one per non-full column).
+    #[inline]
+    fn possible(&self, mask: W) -> W {
+        mask.add(self.bottom) & self.board
+    }
+
+    /// Whether column `c` has room.
+    #[inline]
+    fn can_play(&self, s: &C4State<W>, c: u8) -> bool {
+        (s.mask & self.column_top[c as usize]).is_zero()
+    }
+
+    /// Threats the side to move would have after playing `cell` (the move ordering score).
+    #[inline]
+    fn move_score(&self, s: &C4State<W>, cell: W) -> u32 {
+        self.winning_cells(s.current | cell, s.mask | cell)
+            .count_ones()
+    }
+
+    fn column_char(&self, c: u8) -> char {
+        let v = c as u32 + self.base as u32;
+        if v < 10 {
+            char::from(b'0' + v as u8)
+        } else {
+            char::from(b'a' + (v - 10) as u8)
+        }
+    }
+
+    fn parse_column(&self, text: &str) -> Result<u8, NotationError> {
+        let t = text.trim();
+        let mut chars = t.chars();
+        let (Some(ch), None) = (chars.next(), chars.next()) else {
+            return Err(NotationError::new("a move is one column character").with_fragment(t));
+        };
+        let v = match ch {
+            '0'..='9' => ch as u32 - '0' as u32,
+            'a'..='z' => ch as u32 - 'a' as u32 + 10,
+            'A'..='Z' => ch as u32 - 'A' as u32 + 10,
+            _ => return Err(NotationError::new("not a column").with_fragment(t)),
+        };
+        let base = self.base as u32;
+        if v < base || v >= base + self.width {
+            return Err(NotationError::new(format!(
+                "column {ch} is outside the board (columns {}..{})",
+                self.column_char(0),
+                self.column_char((self.width - 1) as u8)
+            ))
+            .with_fragment(t));
+        }
+        Ok((v - base) as u8)
+    }
+
+    /// The mirror image of a word (column c goes to column W-1-c).
+    fn mirror(&self, w: W) -> W {
+        let mut out = W::ZERO;
+        let h1 = self.height + 1;
+        for c in 0..self.width {
+            let col = (w & self.column[c as usize]) >> (c * h1);
+            out = out | (col << ((self.width - 1 - c) * h1));
+        }
+        out
+    }
+
+    #[inline]
+    fn key(&self, s: &C4State<W>) -> W {
+        s.current.add(s.mask).add(self.bottom)
+    }
+
+    /// Reconstructs a legal move order for `s` (backwards: take back a top stone of the player
+    /// who moved last, never leaving a four on the board).
+    fn move_order(&self, s: &C4State<W>) -> Vec<u8> {
+        let mut order = Vec::with_capacity(s.moves as usize);
+        let mut failed = std::collections::HashSet::new();
+        // `last` holds the stones of the player who moved last.
+        let last = s.mask ^ s.current;
+        let found = self.unplay(last, s.current, &mut order, &mut failed);
+        debug_assert!(found, "a state made by legal moves has a legal order");
+        order.reverse();
+        order
+    }
+
+    fn unplay(
+        &self,
+        last: W,
+        other: W,
+        order: &mut Vec<u8>,
+        failed: &mut std::collections::HashSet<(W, W)>,
+    ) -> bool {
+        let mask = last | other;
+        if mask.is_zero() {
+            return true;
+        }
+        if failed.contains(&(last, other)) {
+            return false;
+        }
+        for c in 0..self.width as u8 {
+            let col = mask & self.column[c as usize];
+            if col.is_zero() {
+                continue;
+            }
+            // Stones fill a column from the bottom: the top one is at row count - 1.
+            let top_cell = W::bit(c as u32 * (self.height + 1) + col.count_ones() - 1);
+            if (top_cell & last).is_zero() {
+                continue;
+            }
+            let before = last ^ top_cell;
+            if self.alignment(before) {
+                continue;
+            }
+            order.push(c);
+            if self.unplay(other, before, order, failed) {
+                return true;
+            }
+            order.pop();
+        }
+        failed.insert((last, other));
+        false
+    }
+}
+
+impl<W: Word> Game for Connect4<W> {
+    type State = C4State<W>;
+    type Move = u8;
+
+    fn name(&self) -> &'static str {
+        "connect4"
+    }
+    fn num_players(&self) -> usize {
+        2
+    }
+    fn initial_state(&self) -> C4State<W> {
+        C4State {
+            current: W::ZERO,
+            mask: W::ZERO,
+            moves: 0,
+            won: false,
+        }
+    }
+    #[inline]
+    fn turn(&self, s: &C4State<W>) -> Turn {
+        if s.won || s.moves as i32 == self.cells() {
+            Turn::Terminal
+        } else {
+            Turn::Player((s.moves % 2) as u8)
+        }
+    }
+    #[inline]
+    fn legal_moves(&self, s: &C4State<W>, moves: &mut Vec<u8>) {
+        moves.clear();
+        if s.won {
+            return;
+        }
+        for c in 0..self.width as u8 {
+            if self.can_play(s, c) {
+                moves.push(c);
+            }
+        }
+    }
+    #[inline]
+    fn apply(&self, s: &mut C4State<W>, c: u8) {
+        let mover =
+            s.current | (s.mask.add(self.column_bottom[c as usize]) & self.column[c as usize]);
+        s.mask = s.mask | mover;
+        s.current = s.mask ^ mover;
+        s.moves += 1;
+        s.won = self.alignment(mover);
+    }
+    fn returns(&self, s: &C4State<W>, out: &mut [f64]) {
+        let v = self.terminal_value(s) as f64 / VALUE_SCALE as f64;
+        let side = (s.moves % 2) as usize;
+        out[side] = v;
+        out[1 - side] = -v;
+    }
+
+    fn parse_position(&self, text: &str) -> Result<C4State<W>, NotationError> {
+        let mut s = self.initial_state();
+        for (i, ch) in text.trim().chars().enumerate() {
+            let mut buf = [0u8; 4];
+            let mv = self
+                .parse_move(&s, ch.encode_utf8(&mut buf))
+                .map_err(|e| e.at_move(i + 1))?;
+            self.apply(&mut s, mv);
+        }
+        Ok(s)
+    }
+
+    fn format_position(&self, s: &C4State<W>) -> String {
+        self.move_order(s)
+            .into_iter()
+            .map(|c| self.column_char(c))
+            .collect()
+    }
+
+    fn parse_move(&self, s: &C4State<W>, text: &str) -> Result<u8, NotationError> {
+        let c = self.parse_column(text)?;
+        if self.is_terminal(s) {
+            return Err(NotationError::new("the game is already over").with_fragment(text.trim()));
+        }
+        if !self.can_play(s, c) {
+            return Err(
+                NotationError::new(format!("column {} is full", self.column_char(c)))
+                    .with_fragment(text.trim()),
+            );
+        }
+        Ok(c)
+    }
+
+    fn format_move(&self, _s: &C4State<W>, c: u8) -> String {
+        self.column_char(c).to_string()
+    }
+
+    fn same_state(&self, a: &C4State<W>, b: &C4State<W>) -> bool {
+        a == b
+    }
+}
+
+impl<W: Word> ZeroSum for Connect4<W> {
+    #[inline]
+    fn side(&self, s: &C4State<W>) -> u8 {
+        (s.moves % 2) as u8
+    }
+    #[inline]
+    fn terminal_value(&self, s: &C4State<W>) -> i32 {
+        if s.won {
+            // The side to move lost: the winner's last stone was ply `moves`.
+            -self.win_score(s.moves as i32) * VALUE_SCALE
+        } else {
+            0
+        }
+    }
+    fn value_bounds(&self, s: &C4State<W>) -> (i32, i32) {
+        if self.is_terminal(s) {
+            let v = self.terminal_value(s);
+            return (v, v);
+        }
+        // Best: win with the next stone (ply n+1); worst: lose to the opponent's next (n+2).
+        let n = s.moves as i32;
+        let hi = self.win_score(n + 1);
+        let lo = if n + 2 <= self.cells() {
+            -self.win_score(n + 2)
+        } else {
+            0
+        };
+        (lo.min(0) * VALUE_SCALE, hi * VALUE_SCALE)
+    }
+    fn value_to_json(&self, _s: &C4State<W>, value: i32) -> serde_json::Value {
+        // Exact values are multiples of the scale; an estimate is shown as a fraction.
+        if value % VALUE_SCALE == 0 {
+            (value / VALUE_SCALE).into()
+        } else {
+            (value as f64 / VALUE_SCALE as f64).into()
+        }
+    }
+    fn parse_target(&self, _s: &C4State<W>, text: &str) -> Result<i32, NotationError> {
+        let v: i32 = text
+            .trim()
+            .parse()
+            .map_err(|_| NotationError::new(format!("target '{text}' is not an integer score")))?;
+        v.checked_mul(VALUE_SCALE)
+            .ok_or_else(|| NotationError::new(format!("target '{text}' is out of range")))
+    }
+    #[inline]
+    fn immediate_value(&self, s: &C4State<W>) -> Option<i32> {
+        if s.won {
+            return None;
+        }
+        let wins = self.winning_cells(s.current, s.mask) & self.possible(s.mask);
+        if wins.is_zero() {
+            None
+        } else {
+            Some(self.win_score(s.moves as i32 + 1) * VALUE_SCALE)
+        }
+    }
+    fn order_moves(&self, s: &C4State<W>, moves: &mut [u8]) {
+        // Most threats after the move first, then centre first.
+        let rank = |c: u8| {
+            let cell = s.mask.add(self.column_bottom[c as usize]) & self.column[c as usize];
+            let centre = self.centre_first.iter().position(|&x| x == c).unwrap_or(0);
+            (std::cmp::Reverse(self.move_score(s, cell)), centre)
+        };
+        moves.sort_by_key(|&c| rank(c));
+    }
+    fn evaluate(&self, s: &C4State<W>) -> i32 {
+        // Threat counting: own threats minus the opponent's, weighted; kept strictly inside
+        // (-VALUE_SCALE, VALUE_SCALE), i.e. strictly between any real loss and any real win.
+        if s.moves as i32 + 2 > self.cells() {
+            // One cell left: the opponent can never win, so no estimate below a draw.
+            return 0;
+        }
+        let own = self.winning_cells(s.current, s.mask).count_ones() as i32;
+        let theirs = self.winning_cells(s.mask ^ s.current, s.mask).count_ones() as i32;
+        ((own - theirs) * THREAT_WEIGHT).clamp(-(VALUE_SCALE - 1), VALUE_SCALE - 1)
+    }
+}
+
+impl<W: Word> Tactics for Connect4<W> {
+    #[inline]
+    fn exact_moves(&self, s: &C4State<W>, moves: &mut Vec<u8>) -> (i32, i32) {
+        moves.clear();
+        let n = s.moves as i32;
+        // Pons: without a win at once, the best is a win with our stone after next.
+        let hi = if n + 3 <= self.cells() {
+            self.win_score(n + 3)
+        } else {
+            0
+        };
+        let lose_now = if n + 2 <= self.cells() {
+            -self.win_score(n + 2)
+        } else {
+            0
+        };
+        let mut possible = self.possible(s.mask);
+        let opponent_wins = self.winning_cells(s.mask ^ s.current, s.mask);
+        let forced = possible & opponent_wins;
+        if !forced.is_zero() {
+            if !(forced & forced.sub(W::bit(0))).is_zero() {
+                // Two threats to block: the opponent wins with its next stone.
+                return (lose_now * VALUE_SCALE, lose_now * VALUE_SCALE);
+            }
+            possible = forced;
+        }
+        // Never play right below an opponent's winning cell.
+        let safe = possible & !(opponent_wins >> 1);
+        if safe.is_zero() {
+            return (lose_now * VALUE_SCALE, lose_now * VALUE_SCALE);
+        }
+        // The opponent cannot win with its next stone any more.
+        let lo = if n + 4 <= self.cells() {
+            -self.win_score(n + 4)
+        } else {
+            0
+        };
+        // Order: most threats after the move, ties centre first (insertion sort, <= W moves).
+        let mut scores = [0u32; MAX_WIDTH as usize];
+        for &c in &self.centre_first {
+            let cell = safe & self.column[c as usize];
+            if cell.is_zero() {
+                continue;
+            }
+            let score = self.move_score(s, cell);
+            let mut i = moves.len();
+            moves.push(c);
+            while i > 0 && scores[i - 1] < score {
+                moves[i] = moves[i - 1];
+                scores[i] = scores[i - 1];
+                i -= 1;
+            }
+            moves[i] = c;
+            scores[i] = score;
+        }
+        (lo.min(0) * VALUE_SCALE, hi.max(0) * VALUE_SCALE)
+    }
+
+    fn is_noisy(&self, s: &C4State<W>, c: u8) -> bool {
+        // A move that blocks an immediate win of the opponent or makes a playable threat.
+        let cell = s.mask.add(self.column_bottom[c as usize]) & self.column[c as usize];
+        let opp = self.winning_cells(s.mask ^ s.current, s.mask);
+        if !(opp & cell).is_zero() {
+            return true;
+        }
+        let mask = s.mask | cell;
+        !(self.winning_cells(s.current | cell, mask) & self.possible(mask)).is_zero()
+    }
+
+    fn is_forcing(&self, s: &C4State<W>, c: u8) -> bool {
+        // A move that creates a threat the opponent must answer at once.
+        let cell = s.mask.add(self.column_bottom[c as usize]) & self.column[c as usize];
+        let mask = s.mask | cell;
+        !(self.winning_cells(s.current | cell, mask) & self.possible(mask)).is_zero()
+    }
+
+    fn history_slots(&self) -> usize {
+        2 * self.width as usize
+    }
+
+    fn history_slot(&self, s: &C4State<W>, c: u8) -> usize {
+        (s.moves as usize % 2) * self.width as usize + c as usize
+    }
+}
+
+impl<W: Word> Hashed for Connect4<W> {
+    /// For boards of at most 64 bits the hash is the position key itself.
+    const HASH_IS_KEY: bool = W::BITS <= 64;
+    #[inline]
+    fn hash(&self, s: &C4State<W>) -> u64 {
+        self.key(s).hash64()
+    }
+}
+
+impl<W: Word> Symmetric for Connect4<W> {
+    fn canonical_hash(&self, s: &C4State<W>) -> u64 {
+        let m = C4State {
+            current: self.mirror(s.current),
+            mask: self.mirror(s.mask),
+            ..*s
+        };
+        self.hash(s).min(self.hash(&m))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,476 @@
+//! Pictures of the search: line charts over time and bar charts, as standalone SVG text.
+//!
+//! Hand-written SVG rather than a plotting crate: the charts are simple (a few series, axes
+//! with round ticks, a legend), the output must not depend on system fonts or on anything
+//! fetched at run time, and the same code serves the coordinator's dashboard and
+//! `gamesolver solve --plot`. Text is escaped; non-finite points are skipped; an empty series
+//! gives a chart that says "no data yet" instead of failing.
+//!
+//! [`progress_plot`] chooses the chart that matters for a job from its progress history:
+//! bounds closing in (threshold probes, proof-number search), the best score climbing (NRPA,
+//! NMCS), the visit distribution of root moves (MCTS), or work done over time otherwise.
+
+use std::fmt::Write;
+
+/// One line of a line chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// CSS colour.
+    pub color: &'static str,
+    /// Points (x, y).
+    pub points: Vec<(f64, f64)>,
+    /// Draw as steps (value holds until the next point), as bounds and best scores do.
+    pub steps: bool,
+}
+
+/// Colours of the series, in order (colour-blind safe palette by Okabe and Ito).
+pub const PALETTE: [&str; 6] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+];
+
+const W: f64 = 640.0;
+const H: f64 = 360.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 48.0;
+
+/// Escapes text for SVG.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Round tick positions covering `[lo, hi]` (about `n` of them).
+pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let mut t = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while t <= hi + step * 1e-9 {
+        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+        t += step;
+    }
+    out
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.abs() >= 1e6 {
+        format!("{:.3e}", v)
+    } else if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        let s = format!("{:.3}", v);
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn header(out: &mut String, title: &str, kind: &str) {
+    let _ = write!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" class="gs-plot" data-kind="{kind}" font-family="sans-serif" font-size="12"><rect width="{W}" height="{H}" fill="#ffffff"/><text x="{x}" y="22" text-anchor="middle" font-size="15">{t}</text>"##,
+        x = W / 2.0,
+        t = escape(title)
+    );
+}
+
+/// A line chart of `series` against a shared x axis.
+pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let mut out = String::new();
+    header(&mut out, title, "line");
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    if pts.is_empty() {
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle" class="gs-empty">no data yet</text></svg>"#,
+            W / 2.0,
+            H / 2.0
+        );
+        return out;
+    }
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for (x, y) in &pts {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+        y0 = y0.min(*y);
+        y1 = y1.max(*y);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y0 -= 1.0;
+        y1 += 1.0;
+    }
+    let pad = (y1 - y0) * 0.05;
+    let (y0, y1) = (y0 - pad, y1 + pad);
+    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    // Axes, grid and ticks.
+    let _ = write!(out, r##"<g stroke="#cccccc" stroke-width="1">"##);
+    for t in ticks(y0, y1, 6) {
+        let _ = write!(
+            out,
+            r#"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}"/>"#,
+            W - RIGHT,
+            y = py(t)
+        );
+    }
+    let _ = write!(out, "</g>");
+    for t in ticks(y0, y1, 6) {
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            LEFT - 6.0,
+            py(t) + 4.0,
+            fmt_num(t)
+        );
+    }
+    for t in ticks(x0, x1, 6) {
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            px(t),
+            H - BOTTOM + 16.0,
+            fmt_num(t)
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{LEFT}" y1="{b}" x2="{r}" y2="{b}" stroke="#333333"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{b}" stroke="#333333"/>"##,
+        b = H - BOTTOM,
+        r = W - RIGHT
+    );
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        escape(x_label)
+    );
+    let _ = write!(
+        out,
+        r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        (TOP + H - BOTTOM) / 2.0,
+        escape(y_label)
+    );
+    // Series.
+    for (i, s) in series.iter().enumerate() {
+        let mut d = String::new();
+        let mut last: Option<(f64, f64)> = None;
+        for &(x, y) in s
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+        {
+            match last {
+                None => {
+                    let _ = write!(d, "M{:.1},{:.1}", px(x), py(y));
+                }
+                Some((_, ly)) if s.steps => {
+                    let _ = write!(d, " L{:.1},{:.1} L{:.1},{:.1}", px(x), py(ly), px(x), py(y));
+                }
+                Some(_) => {
+                    let _ = write!(d, " L{:.1},{:.1}", px(x), py(y));
+                }
+            }
+            last = Some((x, y));
+        }
+        if s.points.len() == 1 {
+            if let Some((x, y)) = last {
+                let _ = write!(
+                    out,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
+                    px(x),
+                    py(y),
+                    s.color
+                );
+            }
+        }
+        let _ = write!(
+            out,
+            r#"<path class="gs-series" d="{d}" fill="none" stroke="{}" stroke-width="2"/>"#,
+            s.color
+        );
+        let ly = TOP + 4.0 + 16.0 * i as f64;
+        let _ = write!(
+            out,
+            r#"<rect x="{}" y="{}" width="12" height="3" fill="{c}"/><text x="{}" y="{}">{}</text>"#,
+            LEFT + 10.0,
+            ly,
+            LEFT + 26.0,
+            ly + 4.0,
+            escape(&s.name),
+            c = s.color
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// A bar chart: one bar per (label, value), values >= 0.
+pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
+    let mut out = String::new();
+    header(&mut out, title, "bar");
+    let bars: Vec<&(String, f64)> = bars
+        .iter()
+        .filter(|(_, v)| v.is_finite() && *v >= 0.0)
+        .collect();
+    if bars.is_empty() {
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle" class="gs-empty">no data yet</text></svg>"#,
+            W / 2.0,
+            H / 2.0
+        );
+        return out;
+    }
+    let top = bars.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-12);
+    let slot = (W - LEFT - RIGHT) / bars.len() as f64;
+    let py = |y: f64| H - BOTTOM - y / top * (H - TOP - BOTTOM);
+    for t in ticks(0.0, top, 5) {
+        let _ = write!(
+            out,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#cccccc"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - RIGHT,
+            LEFT - 6.0,
+            py(t) + 4.0,
+            fmt_num(t),
+            y = py(t)
+        );
+    }
+    for (i, (label, v)) in bars.iter().enumerate() {
+        let x = LEFT + slot * i as f64 + slot * 0.15;
+        let _ = write!(
+            out,
+            r#"<rect class="gs-bar" x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {}</title></rect>"#,
+            py(*v),
+            slot * 0.7,
+            (H - BOTTOM) - py(*v),
+            PALETTE[0],
+            escape(label),
+            fmt_num(*v)
+        );
+        if bars.len() <= 40 {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                x + slot * 0.35,
+                H - BOTTOM + 16.0,
+                escape(label)
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{LEFT}" y1="{b}" x2="{r}" y2="{b}" stroke="#333333"/><text transform="translate(16 {m}) rotate(-90)" text-anchor="middle">{}</text></svg>"##,
+        escape(y_label),
+        b = H - BOTTOM,
+        r = W - RIGHT,
+        m = (TOP + H - BOTTOM) / 2.0
+    );
+    out
+}
+
+/// One progress snapshot of a job: when (ms since the job started) and what the kernel or
+/// planner reported.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Milliseconds since the job started.
+    pub t_ms: u64,
+    /// The progress JSON.
+    pub progress: serde_json::Value,
+}
+
+fn num(v: &serde_json::Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(|x| x.as_f64())
+}
+
+/// The chart that matters for a job's progress history (see the module doc).
+pub fn progress_plot(title: &str, history: &[Snapshot]) -> String {
+    let secs = |s: &Snapshot| s.t_ms as f64 / 1000.0;
+    let last = history.last().map(|s| &s.progress);
+    // MCTS: the latest visit distribution of root moves.
+    if let Some(visits) = last
+        .and_then(|p| p.get("visits"))
+        .and_then(|v| v.as_object())
+    {
+        let bars: Vec<(String, f64)> = visits
+            .iter()
+            .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+            .collect();
+        return bar_chart(&format!("{title}: root visits"), "visits", &bars);
+    }
+    let has = |key: &str| history.iter().any(|s| num(&s.progress, key).is_some());
+    if has("lower") || has("upper") {
+        let lower = history
+            .iter()
+            .filter_map(|s| num(&s.progress, "lower").map(|v| (secs(s), v)))
+            .collect();
+        let upper = history
+            .iter()
+            .filter_map(|s| num(&s.progress, "upper").map(|v| (secs(s), v)))
+            .collect();
+        return line_chart(
+            &format!("{title}: bounds"),
+            "seconds",
+            "value",
+            &[
+                Series {
+                    name: "upper bound".into(),
+                    color: PALETTE[1],
+                    points: upper,
+                    steps: true,
+                },
+                Series {
+                    name: "lower bound".into(),
+                    color: PALETTE[0],
+                    points: lower,
+                    steps: true,
+                },
+            ],
+        );
+    }
+    for key in ["best_score", "best"] {
+        if has(key) {
+            let pts = history
+                .iter()
+                .filter_map(|s| num(&s.progress, key).map(|v| (secs(s), v)))
+                .collect();
+            return line_chart(
+                &format!("{title}: best score"),
+                "seconds",
+                "score",
+                &[Series {
+                    name: "best score".into(),
+                    color: PALETTE[2],
+                    points: pts,
+                    steps: true,
+                }],
+            );
+        }
+    }
+    for key in [
+        "playouts",
+        "nodes",
+        "rollouts",
+        "tasks_done",
+        "probes_done",
+        "runs_done",
+    ] {
+        if has(key) {
+            let pts = history
+                .iter()
+                .filter_map(|s| num(&s.progress, key).map(|v| (secs(s), v)))
+                .collect();
+            return line_chart(
+                &format!("{title}: {}", key.replace('_', " ")),
+                "seconds",
+                key,
+                &[Series {
+                    name: key.replace('_', " "),
+                    color: PALETTE[0],
+                    points: pts,
+                    steps: false,
+                }],
+            );
+        }
+    }
+    line_chart(title, "seconds", "", &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn well_formed(svg: &str) {
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+        // Every opened element is closed (self-closing or with an end tag).
+        let opens = svg.matches('<').count();
+        let closes = svg.matches("/>").count() + svg.matches("</").count() * 2;
+        assert_eq!(opens, closes, "unbalanced tags: {svg}");
+    }
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let t = ticks(-3.7, 12.2, 6);
+        assert!(t.first().unwrap() >= &-3.7 && t.last().unwrap() <= &12.2 && t.len() >= 3);
+        assert_eq!(ticks(5.0, 5.0, 4), vec![5.0]);
+    }
+
+    #[test]
+    fn bounds_closing_in() {
+        let h: Vec<Snapshot> = [(0, -21, 21), (100, 0, 21), (250, 0, 1), (400, 1, 1)]
+            .iter()
+            .map(|&(t, lo, hi)| Snapshot {
+                t_ms: t,
+                progress: json!({"lower": lo, "upper": hi}),
+            })
+            .collect();
+        let svg = progress_plot("job <1>", &h);
+        well_formed(&svg);
+        assert!(svg.contains("job &lt;1&gt;: bounds"));
+        assert_eq!(svg.matches("class=\"gs-series\"").count(), 2);
+    }
+
+    #[test]
+    fn visits_and_scores_and_empty() {
+        let svg = progress_plot(
+            "m",
+            &[Snapshot {
+                t_ms: 5,
+                progress: json!({"visits": {"4": 900, "3": 50}}),
+            }],
+        );
+        well_formed(&svg);
+        assert_eq!(svg.matches("class=\"gs-bar\"").count(), 2);
+        let svg = progress_plot(
+            "n",
+            &[
+                Snapshot {
+                    t_ms: 5,
+                    progress: json!({"best_score": 60}),
+                },
+                Snapshot {
+                    t_ms: 900,
+                    progress: json!({"best_score": 71}),
+                },
+            ],
+        );
+        well_formed(&svg);
+        assert!(svg.contains("best score"));
+        let svg = progress_plot("e", &[]);
+        well_formed(&svg);
+        assert!(svg.contains("no data yet"));
+        let svg = line_chart(
+            "nan",
+            "x",
+            "y",
+            &[Series {
+                name: "s".into(),
+                color: PALETTE[0],
+                points: vec![(f64::NAN, 1.0)],
+                steps: false,
+            }],
+        );
+        assert!(svg.contains("no data yet"));
+    }
+}
