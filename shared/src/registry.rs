@@ -9,13 +9,18 @@
 //! Adding a game touches `games/` and one arm of [`build_game`]'s match; adding a kernel touches
 //! `search/` and one arm in the family that fits its capabilities (e.g. [`family::zero_sum`]).
 
+use crate::model::Game;
 use crate::search::Control;
 use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 
+pub mod chance;
 pub mod family;
+pub mod mcts;
+pub mod multi;
+pub mod single;
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -95,7 +100,18 @@ pub trait PreparedJob: Send + Sync {
 }
 
 /// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "tree"];
+pub const GAMES: &[&str] = &[
+    "tictactoe",
+    "mnk",
+    "connect4",
+    "tree",
+    "morpion",
+    "samegame",
+    "tsptw",
+    "weakschur",
+    "pig",
+    "backgammon",
+];
 
 /// Algorithm names of CONTRACTS.md.
 pub const ALGORITHMS: &[&str] = &[
@@ -181,6 +197,43 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "tree" => {
             params.finish()?;
             family::tree(job)?
+        }
+        "morpion" => {
+            let variant = params.raw("variant").unwrap_or("5T");
+            let v = games::morpion::Morpion::parse_variant(variant).map_err(SolveError::bad)?;
+            params.finish()?;
+            single::single(job, games::morpion::Morpion::new(v))?
+        }
+        "samegame" => {
+            let board = params.get_or("board", 1usize)?;
+            params.finish()?;
+            single::single(job, games::samegame::SameGame::standard(board).map_err(SolveError::bad)?)?
+        }
+        "tsptw" => {
+            let instance = params
+                .raw("instance")
+                .ok_or_else(|| SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)"))?;
+            params.finish()?;
+            single::single(job, games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?)?
+        }
+        "weakschur" => {
+            let k = params.get_or("k", 4usize)?;
+            params.finish()?;
+            single::single(job, games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?)?
+        }
+        "pig" => {
+            let target = params.get_or("target", 100u16)?;
+            let die = params.get_or("die", 6u8)?;
+            params.finish()?;
+            let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
+            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            chance::chance(job, game, root, true, false)?
+        }
+        "backgammon" => {
+            params.finish()?;
+            let game = games::backgammon::Backgammon;
+            let root = game.parse_position(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            chance::chance(job, game, root, true, false)?
         }
         other => {
             return Err(SolveError::bad(format!(

@@ -23,7 +23,9 @@
 //! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
 //! point of view as CONTRACTS.md asks.
 
-use crate::model::{Game, Hashed, NotationError, Stochastic, Tactics, Turn, ZeroSum};
+use crate::model::{
+    ChanceZeroSum, Game, Hashed, NotationError, Stochastic, Tactics, Turn, VectorEval, ZeroSum,
+};
 use serde_json::Value;
 
 /// What a tree contains, which decides the kernels that apply.
@@ -575,6 +577,55 @@ impl Stochastic for Tree {
         out.clear();
         let e = &self.nodes[*s as usize];
         out.extend(e.probs.iter().enumerate().map(|(i, &p)| (i as u32, p)));
+    }
+}
+
+/// Chance trees (and min/max trees) in real values: side 1 at MIN nodes, side 0 elsewhere, so a
+/// chance node's value is MAX's expected utility. A tree has no evaluator: the registry refuses
+/// `depth` for trees, and [`ChanceZeroSum::estimate`] gives the middle of the utility range.
+impl ChanceZeroSum for Tree {
+    #[inline]
+    fn player_side(&self, s: &u32) -> u8 {
+        ZeroSum::side(self, s)
+    }
+    #[inline]
+    fn terminal_score(&self, s: &u32) -> f64 {
+        let u = self
+            .leaf_value(*s)
+            .expect("terminal_value of an inner node");
+        if ZeroSum::side(self, s) == 0 {
+            u
+        } else {
+            -u
+        }
+    }
+    fn utility_bounds(&self) -> (f64, f64) {
+        self.utility_range()
+    }
+    fn estimate(&self, s: &u32) -> f64 {
+        let (lo, hi) = self.utility_range();
+        let mid = 0.5 * (lo + hi);
+        if ZeroSum::side(self, s) == 0 {
+            mid
+        } else {
+            -mid
+        }
+    }
+}
+
+/// A tree has no evaluator (the registry refuses `depth` for trees); this gives, per player, the
+/// middle of that player's utility range.
+impl VectorEval for Tree {
+    fn evaluate_vector(&self, _s: &u32, out: &mut [f64]) {
+        let n = self.players;
+        for (p, o) in out.iter_mut().enumerate().take(n) {
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for u in self.utilities.iter().skip(p).step_by(n) {
+                lo = lo.min(*u);
+                hi = hi.max(*u);
+            }
+            *o = 0.5 * (lo + hi);
+        }
     }
 }
 

@@ -200,3 +200,6 @@ pub fn play_moves<G: Game>(
 }
 
 pub mod battery;
+pub mod single;
+pub mod chance;
+pub use chance::{ChanceZeroSum, VectorEval};

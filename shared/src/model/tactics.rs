@@ -56,4 +56,12 @@ pub trait Tactics: ZeroSum {
         let _ = (state, mv);
         0
     }
+
+    /// A rough upper bound on the number of positions an exact search from `state` stores,
+    /// so the engine can size its table below the memory budget for small searches (a large
+    /// table costs page faults on first touch). Default: unknown (the whole budget).
+    fn table_entries_hint(&self, state: &Self::State) -> Option<u64> {
+        let _ = state;
+        None
+    }
 }

@@ -3,10 +3,11 @@
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{Tree, TreeKind};
-use crate::model::{Hashed, ZeroSum};
+use crate::model::{Hashed, Tactics, ZeroSum};
 
-use crate::search::{alphabeta, minimax, Control};
+use crate::search::{engine, minimax, Control};
 use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
+use std::sync::OnceLock;
 
 /// What a two-player job asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,17 +19,26 @@ enum Ask {
 }
 
 /// A prepared two-player zero-sum job.
-pub struct ZeroSumJob<G: ZeroSum + Hashed> {
+pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
     job: JobSpec,
     game: G,
     root: G::State,
     depth: Option<u32>,
     ask: Ask,
+    /// `alphabeta`: the engine's settings (`depth`, `threads`).
+    engine: engine::Config,
+    /// `weak=true`: only win (+1), draw (0) or loss (-1).
+    weak: bool,
+    /// Table budget (`memory_mb`).
+    memory_mb: Option<u64>,
+    /// The engine's table, made on first use and shared by every task of this job (the
+    /// null-window probes of one exact value reuse each other's work). Lock-free inside.
+    table: OnceLock<Result<engine::Table, String>>,
 }
 
 /// Prepares a job over a two-player zero-sum game: parses the position and the options of the
 /// algorithms of this family.
-pub fn zero_sum<G: ZeroSum + Hashed>(
+pub fn zero_sum<G: ZeroSum + Hashed + Tactics>(
     job: &JobSpec,
     game: G,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
@@ -38,13 +48,16 @@ pub fn zero_sum<G: ZeroSum + Hashed>(
     zero_sum_at(job, game, root)
 }
 
-fn zero_sum_at<G: ZeroSum + Hashed>(
+fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     job: &JobSpec,
     game: G,
     root: G::State,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let depth: Option<u32> = opts.get("depth")?;
+    let threads: Option<usize> = opts.get("threads")?;
+    let memory_mb: Option<u64> = opts.get("memory_mb")?;
+    let weak = opts.get_or("weak", false)?;
     let ask = match opts.raw("target") {
         None => Ask::Value,
         Some(t) => Ask::Decide(
@@ -58,7 +71,22 @@ fn zero_sum_at<G: ZeroSum + Hashed>(
                 return Err(SolveError::bad("option 'target' is for alphabeta and the proof-number algorithms"));
             }
         }
-        "alphabeta" => {}
+        "mcts" => return super::mcts::zero_sum(job, game, root),
+        "alphabeta" => {
+            if threads == Some(0) || threads.is_some_and(|t| t > MAX_THREADS) {
+                return Err(SolveError::bad(format!(
+                    "option 'threads' must be between 1 and {MAX_THREADS}"
+                )));
+            }
+            if memory_mb == Some(0) {
+                return Err(SolveError::bad("option 'memory_mb' must be positive"));
+            }
+            if weak && (depth.is_some() || matches!(ask, Ask::Decide(_))) {
+                return Err(SolveError::bad(
+                    "option 'weak' is for the exact value (no 'depth', no 'target')",
+                ));
+            }
+        }
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",
@@ -71,6 +99,13 @@ fn zero_sum_at<G: ZeroSum + Hashed>(
             "options 'depth' and 'target' cannot be combined",
         ));
     }
+    if job.algorithm != "alphabeta" {
+        for key in ["threads", "memory_mb", "weak"] {
+            if job.options.contains_key(key) {
+                return Err(SolveError::bad(format!("option '{key}' is for alphabeta")));
+            }
+        }
+    }
     opts.finish()?;
     Ok(Box::new(ZeroSumJob {
         job: job.clone(),
@@ -78,10 +113,67 @@ fn zero_sum_at<G: ZeroSum + Hashed>(
         root,
         depth,
         ask,
+        engine: engine::Config {
+            depth,
+            threads: threads.unwrap_or(1),
+            ..engine::Config::default()
+        },
+        weak,
+        memory_mb,
+        table: OnceLock::new(),
     }))
 }
 
-impl<G: ZeroSum + Hashed> ZeroSumJob<G> {
+/// Most threads a job may ask for.
+const MAX_THREADS: usize = 256;
+
+impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
+    /// The job's table (made on first use).
+    fn table(&self) -> Result<&engine::Table, SolveError> {
+        self.table
+            .get_or_init(|| {
+                engine::Table::take(engine::table_bytes(&self.game, &self.root, self.memory_mb))
+            })
+            .as_ref()
+            .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
+    }
+
+    /// Runs the engine on the root with a window.
+    fn engine(
+        &self,
+        alpha: i32,
+        beta: i32,
+        ctl: &Control,
+    ) -> Result<minimax::Outcome<G::Move>, SolveError> {
+        let e = engine::search(
+            &self.game,
+            &self.root,
+            alpha,
+            beta,
+            &self.engine,
+            self.table()?,
+            ctl,
+        )
+        .ok_or_else(|| Self::stopped(ctl))?;
+        Ok(minimax::Outcome {
+            value: e.value,
+            best_move: e.best_move,
+            pv: e.pv,
+            nodes: e.nodes,
+            leaves: e.depth as u64,
+        })
+    }
+
+    /// The root's bounds on the scale the planner sees: the game's values, or -1..1 when weak.
+    fn root_bounds(&self) -> (i32, i32) {
+        let (lo, hi) = self.game.value_bounds(&self.root);
+        if self.weak {
+            (lo.signum(), hi.signum())
+        } else {
+            (lo, hi)
+        }
+    }
+
     fn output(
         &self,
         o: minimax::Outcome<G::Move>,
@@ -120,7 +212,7 @@ impl<G: ZeroSum + Hashed> ZeroSumJob<G> {
     /// Null-window probe "value >= target": returns fail-soft bounds.
     fn probe(&self, target: i32, ctl: &Control) -> Result<TaskOutput, SolveError> {
         let t0 = std::time::Instant::now();
-        let (lo, hi) = self.game.value_bounds(&self.root);
+        let (lo, hi) = self.root_bounds();
         let ms = || t0.elapsed().as_millis() as u64;
         if target <= lo || target > hi {
             // Decided by the bounds alone.
@@ -137,17 +229,19 @@ impl<G: ZeroSum + Hashed> ZeroSumJob<G> {
             out.extra.insert("proved".into(), holds.into());
             return Ok(out);
         }
-        let o = alphabeta::alphabeta(&self.game, &self.root, target - 1, target, None, true, ctl)
-            .ok_or_else(|| Self::stopped(ctl))?;
+        // Weak: targets 0 and 1 mean the same on both scales (value >= 1 is a win, value >= 0
+        // not a loss), and fail-soft bounds map to their signs.
+        let o = self.engine(target - 1, target, ctl)?;
+        let v = if self.weak { o.value.signum() } else { o.value };
         let raw = if o.value >= target {
             RawBounds {
-                lower: o.value,
+                lower: v,
                 upper: hi,
             }
         } else {
             RawBounds {
                 lower: lo,
-                upper: o.value,
+                upper: v,
             }
         };
         let holds = o.value >= target;
@@ -161,7 +255,16 @@ impl<G: ZeroSum + Hashed> ZeroSumJob<G> {
     }
 }
 
-impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
+impl<G: ZeroSum + Hashed + Tactics> Drop for ZeroSumJob<G> {
+    fn drop(&mut self) {
+        // The next job of the same table size reuses the memory (see engine::table).
+        if let Some(Ok(table)) = self.table.take() {
+            table.recycle();
+        }
+    }
+}
+
+impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
     }
@@ -169,7 +272,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
     fn plan_shape(&self) -> PlanShape {
         match (self.job.algorithm.as_str(), self.ask, self.depth) {
             ("alphabeta", Ask::Value, None) if !self.game.is_terminal(&self.root) => {
-                let (lower, upper) = self.game.value_bounds(&self.root);
+                let (lower, upper) = self.root_bounds();
                 PlanShape::Probes { lower, upper }
             }
             _ => PlanShape::Single,
@@ -183,24 +286,30 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
             (TaskKind::Whole, Ask::Decide(target)) => self.probe(target, ctl),
             (TaskKind::Whole, Ask::Value) => {
                 let o = match self.job.algorithm.as_str() {
-                    "minimax" => minimax::minimax(&self.game, &self.root, self.depth, ctl),
-                    _ => alphabeta::alphabeta(
-                        &self.game,
-                        &self.root,
-                        i32::MIN + 1,
-                        i32::MAX,
-                        self.depth,
-                        true,
-                        ctl,
-                    ),
-                }
-                .ok_or_else(|| Self::stopped(ctl))?;
-                let value = self.game.value_to_json(&self.root, o.value);
+                    "minimax" => minimax::minimax(&self.game, &self.root, self.depth, ctl)
+                        .ok_or_else(|| Self::stopped(ctl))?,
+                    _ => self.engine(-engine::INF, engine::INF, ctl)?,
+                };
+                let value = if self.weak {
+                    o.value.signum().into()
+                } else {
+                    self.game.value_to_json(&self.root, o.value)
+                };
                 let raw = RawBounds {
                     lower: o.value,
                     upper: o.value,
                 };
-                Ok(self.output(o, value, raw, t0.elapsed().as_millis() as u64))
+                let reached = o.leaves;
+                let mut out = self.output(o, value, raw, t0.elapsed().as_millis() as u64);
+                if self.job.algorithm == "alphabeta" && self.depth.is_some() {
+                    // Iterative deepening: the deepest finished iteration, and whether a limit
+                    // stopped it early.
+                    out.extra.insert("depth".into(), reached.into());
+                    if let Some(r) = ctl.should_stop() {
+                        out.extra.insert("stopped".into(), r.as_str().into());
+                    }
+                }
+                Ok(out)
             }
             (TaskKind::Run { .. }, _) => Err(SolveError::Internal(
                 "run tasks do not apply to this job".into(),
@@ -229,18 +338,25 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
         out.nodes = probes.iter().map(|p| p.nodes).sum();
         out.raw = Some(bounds);
         out.extra.remove("proved");
+        let show = |v: i32| {
+            if self.weak {
+                serde_json::Value::from(v)
+            } else {
+                self.game.value_to_json(&self.root, v)
+            }
+        };
         out.value = if bounds.is_exact() {
-            self.game.value_to_json(&self.root, bounds.lower)
+            show(bounds.lower)
         } else {
             serde_json::Value::Null
         };
         out.extra.insert(
             "bounds".into(),
-            serde_json::json!([
-                self.game.value_to_json(&self.root, bounds.lower),
-                self.game.value_to_json(&self.root, bounds.upper)
-            ]),
+            serde_json::json!([show(bounds.lower), show(bounds.upper)]),
         );
+        if self.weak {
+            out.extra.insert("weak".into(), true.into());
+        }
         out.extra.insert("probes".into(), probes.len().into());
         out
     }
@@ -249,15 +365,13 @@ impl<G: ZeroSum + Hashed> PreparedJob for ZeroSumJob<G> {
 /// Explicit trees: the kind of tree decides the family.
 pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     let tree = Tree::parse(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+    if job.algorithm == "mcts" {
+        return super::mcts::tree(job, tree);
+    }
+    let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
     match tree.kind() {
-        TreeKind::MinMax => zero_sum_at(job, tree, 0),
-        TreeKind::Chance => Err(SolveError::bad(format!(
-            "algorithm '{}' does not apply to a tree with chance nodes",
-            job.algorithm
-        ))),
-        TreeKind::MultiPlayer => Err(SolveError::bad(format!(
-            "algorithm '{}' does not apply to a tree with player nodes",
-            job.algorithm
-        ))),
+        TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0),
+        TreeKind::MinMax | TreeKind::Chance => super::chance::chance(job, tree, 0, false, true),
+        TreeKind::MultiPlayer => super::multi::multi(job, tree, 0, false),
     }
 }

@@ -7,4 +7,14 @@ pub mod control;
 pub use control::{Control, StopReason};
 
 pub mod alphabeta;
+pub mod expectimax;
+pub mod maxn;
+pub mod mcts;
+pub mod engine;
 pub mod minimax;
+pub mod nmcs;
+pub mod nrpa;
+pub mod paranoid;
+pub mod star1;
+pub mod star2;
+pub mod star25;

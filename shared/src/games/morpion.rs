@@ -1,0 +1,741 @@
+//! Morpion Solitaire, variants 5T (touching) and 5D (disjoint), from the 36-dot Greek cross.
+//!
+//! A move puts a new dot on an empty grid point and draws a line of 5 consecutive points through
+//! it (horizontal, vertical or diagonal) whose other 4 points are dots. Lines in the same
+//! direction may not overlap: in 5T they may share an end point (no shared unit segment), in 5D
+//! they may share no point at all. Lines in different directions may cross. The game ends when
+//! no move is left; the score is the number of moves (records: 5D 82, 5T 178).
+//!
+//! Board: a 64 x 64 grid, point `y * 64 + x`, y growing downward; the cross sits at 27..36 in
+//! both coordinates (cross-local (0,0) = grid (27,27)), which leaves room for any known game (the
+//! records span about 25 points). A move needing a point outside the grid is not legal here.
+//! Bitboards are kept per direction in lane coordinates, so that the 5 points of a line are 5
+//! consecutive bits of one word: direction `-` lane y, bit x; `|` lane x, bit y; `\` lane
+//! x - y + 63, bit y; `/` lane x + y, bit x. Per direction one board holds the dots (the same
+//! dots, rotated) and one what lines use: unit segments (5T, bit at the segment's first point) or
+//! points (5D). A line test is a shift, a mask and a popcount. The legal moves are kept
+//! incrementally: after a move, the old list is filtered and the 20 lines through the new dot are
+//! tested.
+//!
+//! Moves: `((start * 4 + dir) * 5 + pos)`, `start` the line's first point, `dir` 0..3 for
+//! `-` (1,0), `|` (0,1), `\` (1,1), `/` (1,-1), `pos` 0..4 the new dot's index along the line.
+//! The move is its own NRPA code (dense, [`CODE_SPACE`]): one code per line and new dot.
+//!
+//! Notation (Pentasol, `.psol`): line 1 `(rx,ry)` is a reference point; each further line
+//! `(x,y) D k` is a move: new dot (x,y), direction D in `- | \ /`, line centre = new dot + k * dir
+//! (k in -2..2, so the new dot has index 2 - k). Cross-local = (x - rx + 3, y - ry + 3). Output
+//! uses the reference (28,28) of the published records. A position may also be an MSR JSON record
+//! (`{"variant", "score", "moves": [{"x","y","dir","pos"}]}`, cross-local coordinates, dir
+//! `H V DN DP`, pos = new dot's index). Every illegal move is reported with its number and reason.
+
+use crate::model::single::SinglePlayer;
+use crate::model::{Game, MoveCodes, NotationError, Turn};
+
+const SIZE: i32 = 64;
+const POINTS: usize = (SIZE * SIZE) as usize;
+/// Lanes per direction (127 used by the diagonals).
+const LANES: usize = 128;
+/// Grid coordinate of cross-local 0.
+const OFF: i32 = 27;
+/// Reference point written into `.psol` output (the one of the published records).
+const OUT_REF: (i32, i32) = (28, 28);
+/// Number of distinct moves (and NRPA codes).
+pub const CODE_SPACE: usize = POINTS * 4 * 5;
+const DIRS: [(i32, i32); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
+const DIR_CHARS: [char; 4] = ['-', '|', '\\', '/'];
+const MSR_DIRS: [&str; 4] = ["H", "V", "DN", "DP"];
+
+/// The two rule variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Touching: same-direction lines may share an end point.
+    T5,
+    /// Disjoint: same-direction lines share no point.
+    D5,
+}
+
+/// Morpion Solitaire in one variant.
+#[derive(Clone, Debug)]
+pub struct Morpion {
+    variant: Variant,
+    start: MorpionState,
+    /// Per direction and lane, the first and last bit where a line of 5 starts on the grid.
+    bit_range: Box<[[(u8, u8); LANES]; 4]>,
+}
+
+/// A position: dots, line usage per direction, legal moves, and the moves played.
+#[derive(Debug)]
+pub struct MorpionState {
+    dots: [[u64; LANES]; 4],
+    used: [[u64; LANES]; 4],
+    legal: Vec<u32>,
+    history: Vec<u32>,
+}
+
+impl Clone for MorpionState {
+    fn clone(&self) -> Self {
+        MorpionState {
+            dots: self.dots,
+            used: self.used,
+            legal: self.legal.clone(),
+            history: self.history.clone(),
+        }
+    }
+    /// Reuses the vectors' memory: kernels that restart from a root allocate nothing.
+    fn clone_from(&mut self, o: &Self) {
+        self.dots = o.dots;
+        self.used = o.used;
+        self.legal.clone_from(&o.legal);
+        self.history.clone_from(&o.history);
+    }
+}
+
+/// Grid point of lane `l`, bit `b` in direction `d` (inverse of [`lane`]).
+#[inline(always)]
+fn lane_point(d: usize, l: usize, b: u32) -> (i32, i32) {
+    let (l, b) = (l as i32, b as i32);
+    match d {
+        0 => (b, l),
+        1 => (l, b),
+        2 => (l - 63 + b, b),
+        _ => (b, l - b),
+    }
+}
+
+/// Lane and bit of grid point (x, y) for direction `d`.
+#[inline(always)]
+fn lane(d: usize, x: i32, y: i32) -> (usize, u32) {
+    match d {
+        0 => (y as usize, x as u32),
+        1 => (x as usize, y as u32),
+        2 => ((x - y + 63) as usize, y as u32),
+        _ => ((x + y) as usize, x as u32),
+    }
+}
+#[inline]
+fn has_dot(s: &MorpionState, p: usize) -> bool {
+    let (x, y) = xy(p);
+    s.dots[0][y as usize] >> x & 1 == 1
+}
+#[inline]
+fn set_dot(s: &mut MorpionState, p: usize) {
+    let (x, y) = xy(p);
+    for d in 0..4 {
+        let (l, b) = lane(d, x, y);
+        s.dots[d][l] |= 1 << b;
+    }
+}
+#[inline]
+fn point(x: i32, y: i32) -> usize {
+    (y * SIZE + x) as usize
+}
+#[inline]
+fn xy(p: usize) -> (i32, i32) {
+    (p as i32 % SIZE, p as i32 / SIZE)
+}
+
+/// A move's parts: line start point, direction, new dot's index.
+#[inline]
+fn decode(mv: u32) -> (usize, usize, usize) {
+    let pos = (mv % 5) as usize;
+    let ld = mv / 5;
+    ((ld / 4) as usize, (ld % 4) as usize, pos)
+}
+#[inline]
+fn encode(start: usize, dir: usize, pos: usize) -> u32 {
+    ((start * 4 + dir) * 5 + pos) as u32
+}
+
+/// The 36 dots of the Greek cross in cross-local coordinates.
+fn cross() -> Vec<(i32, i32)> {
+    let mut v = Vec::new();
+    for y in 0..10 {
+        let xs: Vec<i32> = match y {
+            0 | 9 => (3..=6).collect(),
+            1 | 2 | 7 | 8 => vec![3, 6],
+            3 | 6 => vec![0, 1, 2, 3, 6, 7, 8, 9],
+            _ => vec![0, 9],
+        };
+        v.extend(xs.into_iter().map(|x| (x, y)));
+    }
+    v
+}
+
+impl Morpion {
+    /// The game in `variant`.
+    pub fn new(variant: Variant) -> Self {
+        let mut s = MorpionState {
+            dots: [[0; LANES]; 4],
+            used: [[0; LANES]; 4],
+            legal: Vec::new(),
+            history: Vec::new(),
+        };
+        for (x, y) in cross() {
+            set_dot(&mut s, point(x + OFF, y + OFF));
+        }
+        let mut bit_range = Box::new([[(1u8, 0u8); LANES]; 4]);
+        for (d, ranges) in bit_range.iter_mut().enumerate() {
+            for p in 0..POINTS {
+                if Self::on_grid(p, d) {
+                    let (x, y) = xy(p);
+                    let (l, b) = lane(d, x, y);
+                    let r = &mut ranges[l];
+                    if r.0 > r.1 {
+                        *r = (b as u8, b as u8);
+                    } else {
+                        *r = (r.0.min(b as u8), r.1.max(b as u8));
+                    }
+                }
+            }
+        }
+        let mut g = Morpion {
+            bit_range,
+            variant,
+            start: s.clone(),
+        };
+        for p in 0..POINTS {
+            for d in 0..4 {
+                if let Some(pos) = g.line_move(&s, p, d) {
+                    s.legal.push(encode(p, d, pos));
+                }
+            }
+        }
+        g.start = s;
+        g
+    }
+
+    /// Parses `5T` or `5D`.
+    pub fn parse_variant(text: &str) -> Result<Variant, String> {
+        match text.trim().to_ascii_uppercase().as_str() {
+            "5T" => Ok(Variant::T5),
+            "5D" => Ok(Variant::D5),
+            other => Err(format!(
+                "morpion variant '{other}' is not supported (5T or 5D)"
+            )),
+        }
+    }
+
+    fn variant_name(&self) -> &'static str {
+        match self.variant {
+            Variant::T5 => "5T",
+            Variant::D5 => "5D",
+        }
+    }
+
+    /// Whether the line of 5 from `start` in `dir` lies on the grid.
+    #[inline]
+    fn on_grid(start: usize, dir: usize) -> bool {
+        let (x, y) = xy(start);
+        let (dx, dy) = DIRS[dir];
+        let (ex, ey) = (x + 4 * dx, y + 4 * dy);
+        (0..SIZE).contains(&ex) && (0..SIZE).contains(&ey)
+    }
+
+    #[inline]
+    fn step(dir: usize) -> isize {
+        let (dx, dy) = DIRS[dir];
+        (dy * SIZE + dx) as isize
+    }
+
+    /// Bits a line from bit 0 uses in its direction's board: 4 segments (5T) or 5 points (5D).
+    #[inline(always)]
+    fn use_mask(&self) -> u64 {
+        if self.variant == Variant::T5 {
+            0xF
+        } else {
+            0x1F
+        }
+    }
+
+    /// Whether the line from `start` in `dir` avoids every earlier line in that direction.
+    #[inline]
+    fn free(&self, s: &MorpionState, start: usize, dir: usize) -> bool {
+        let (x, y) = xy(start);
+        let (l, b) = lane(dir, x, y);
+        (s.used[dir][l] >> b) & self.use_mask() == 0
+    }
+
+    /// If the line from `start` in `dir` is a legal move, the index of its missing point.
+    #[inline]
+    fn line_move(&self, s: &MorpionState, start: usize, dir: usize) -> Option<usize> {
+        if !Self::on_grid(start, dir) {
+            return None;
+        }
+        let (x, y) = xy(start);
+        let (l, b) = lane(dir, x, y);
+        let m = (s.dots[dir][l] >> b) & 0x1F;
+        if m.count_ones() != 4 || (s.used[dir][l] >> b) & self.use_mask() != 0 {
+            return None;
+        }
+        Some((!m & 0x1F).trailing_zeros() as usize)
+    }
+
+    /// Why a move (start, dir, new dot index) is illegal in `s`, in Pentasol coordinates.
+    fn why_illegal(
+        &self,
+        s: &MorpionState,
+        start: usize,
+        dir: usize,
+        pos: usize,
+    ) -> Option<String> {
+        if !Self::on_grid(start, dir) {
+            return Some("the line leaves the 64 x 64 grid".into());
+        }
+        let st = Self::step(dir);
+        let pt = |k: usize| (start as isize + k as isize * st) as usize;
+        if has_dot(s, pt(pos)) {
+            return Some(format!("{} is already a dot", fmt_point(pt(pos))));
+        }
+        for k in 0..5 {
+            if k != pos && !has_dot(s, pt(k)) {
+                return Some(format!("{} on the line is not a dot", fmt_point(pt(k))));
+            }
+        }
+        if !self.free(s, start, dir) {
+            return Some(match self.variant {
+                Variant::T5 => format!(
+                    "the line overlaps an earlier line in direction {}",
+                    DIR_CHARS[dir]
+                ),
+                Variant::D5 => format!(
+                    "the line touches an earlier line in direction {} (5D)",
+                    DIR_CHARS[dir]
+                ),
+            });
+        }
+        None
+    }
+
+    /// Checks a move given by its parts; returns it or the reason.
+    fn checked(
+        &self,
+        s: &MorpionState,
+        start: usize,
+        dir: usize,
+        pos: usize,
+    ) -> Result<u32, String> {
+        match self.why_illegal(s, start, dir, pos) {
+            Some(why) => Err(why),
+            None => Ok(encode(start, dir, pos)),
+        }
+    }
+
+    /// Reads a `.psol` move line with reference `r`.
+    fn parse_psol_move(
+        &self,
+        s: &MorpionState,
+        line: &str,
+        r: (i32, i32),
+    ) -> Result<u32, NotationError> {
+        let bad = |msg: &str| NotationError::new(msg.to_string()).with_fragment(line.trim());
+        let t = line.trim();
+        let close = t.find(')').ok_or_else(|| bad("expected '(x,y) D k'"))?;
+        let (x, y) = parse_pair(&t[..=close]).ok_or_else(|| bad("expected '(x,y) D k'"))?;
+        let mut rest = t[close + 1..].split_whitespace();
+        let d = rest
+            .next()
+            .and_then(|d| DIR_CHARS.iter().position(|c| d == c.to_string()));
+        let d = d.ok_or_else(|| bad("direction must be one of - | \\ /"))?;
+        let k: i32 = rest
+            .next()
+            .and_then(|k| k.trim_start_matches('+').parse().ok())
+            .filter(|k: &i32| (-2..=2).contains(k))
+            .ok_or_else(|| bad("offset k must be -2..+2"))?;
+        if rest.next().is_some() {
+            return Err(bad("unexpected text after the move"));
+        }
+        let (gx, gy) = (x - r.0 + 3 + OFF, y - r.1 + 3 + OFF);
+        let pos = (2 - k) as usize;
+        let (dx, dy) = DIRS[d];
+        let (sx, sy) = (gx - pos as i32 * dx, gy - pos as i32 * dy);
+        if !(0..SIZE).contains(&gx)
+            || !(0..SIZE).contains(&gy)
+            || !(0..SIZE).contains(&sx)
+            || !(0..SIZE).contains(&sy)
+        {
+            return Err(bad("the move leaves the 64 x 64 grid"));
+        }
+        self.checked(s, point(sx, sy), d, pos).map_err(|e| bad(&e))
+    }
+
+    fn parse_msr(&self, text: &str) -> Result<MorpionState, NotationError> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| NotationError::new(format!("MSR record is not valid JSON: {e}")))?;
+        if let Some(var) = v.get("variant").and_then(|x| x.as_str()) {
+            if !var.eq_ignore_ascii_case(self.variant_name()) {
+                return Err(NotationError::new(format!(
+                    "record is variant {var}, the game is {}",
+                    self.variant_name()
+                )));
+            }
+        }
+        let moves = v
+            .get("moves")
+            .and_then(|m| m.as_array())
+            .ok_or_else(|| NotationError::new("MSR record has no 'moves' list"))?;
+        let mut s = self.start.clone();
+        for (i, m) in moves.iter().enumerate() {
+            let err = |msg: String| {
+                NotationError::new(msg)
+                    .with_fragment(m.to_string())
+                    .at_move(i + 1)
+            };
+            let num = |k: &str| m.get(k).and_then(|x| x.as_i64()).map(|x| x as i32);
+            let (Some(x), Some(y), Some(pos)) = (num("x"), num("y"), num("pos")) else {
+                return Err(err("a move needs integer x, y and pos".into()));
+            };
+            let d = m
+                .get("dir")
+                .and_then(|d| d.as_str())
+                .and_then(|d| MSR_DIRS.iter().position(|n| *n == d));
+            let Some(d) = d else {
+                return Err(err("dir must be one of H V DN DP".into()));
+            };
+            if !(0..5).contains(&pos) {
+                return Err(err("pos must be 0..4".into()));
+            }
+            let (dx, dy) = DIRS[d];
+            let (gx, gy) = (x + OFF, y + OFF);
+            let (sx, sy) = (gx - pos * dx, gy - pos * dy);
+            if ![gx, gy, sx, sy].iter().all(|c| (0..SIZE).contains(c)) {
+                return Err(err("the move leaves the 64 x 64 grid".into()));
+            }
+            let mv = self
+                .checked(&s, point(sx, sy), d, pos as usize)
+                .map_err(err)?;
+            self.apply(&mut s, mv);
+        }
+        if let Some(score) = v.get("score").and_then(|x| x.as_u64()) {
+            if score as usize != s.history.len() {
+                return Err(NotationError::new(format!(
+                    "record states score {score} but has {} moves",
+                    s.history.len()
+                )));
+            }
+        }
+        Ok(s)
+    }
+}
+
+fn fmt_point(p: usize) -> String {
+    let (x, y) = xy(p);
+    format!("({},{})", x - OFF - 3 + OUT_REF.0, y - OFF - 3 + OUT_REF.1)
+}
+
+fn parse_pair(t: &str) -> Option<(i32, i32)> {
+    let inner = t.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let (a, b) = inner.split_once(',')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+impl Game for Morpion {
+    type State = MorpionState;
+    type Move = u32;
+
+    fn name(&self) -> &'static str {
+        "morpion"
+    }
+    fn num_players(&self) -> usize {
+        1
+    }
+    fn initial_state(&self) -> MorpionState {
+        self.start.clone()
+    }
+    #[inline]
+    fn turn(&self, s: &MorpionState) -> Turn {
+        if s.legal.is_empty() {
+            Turn::Terminal
+        } else {
+            Turn::Player(0)
+        }
+    }
+    #[inline]
+    fn legal_moves(&self, s: &MorpionState, moves: &mut Vec<u32>) {
+        moves.clear();
+        moves.extend_from_slice(&s.legal);
+    }
+    fn apply(&self, s: &mut MorpionState, mv: u32) {
+        let (start, dir, pos) = decode(mv);
+        let st = Self::step(dir);
+        let q = (start as isize + pos as isize * st) as usize;
+        set_dot(s, q);
+        let (sx, sy) = xy(start);
+        let (l, b) = lane(dir, sx, sy);
+        s.used[dir][l] |= self.use_mask() << b;
+        s.history.push(mv);
+        // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
+        let mut legal = std::mem::take(&mut s.legal);
+        legal.retain(|&m| {
+            let (ms, md, mp) = decode(m);
+            let mq = (ms as isize + mp as isize * Self::step(md)) as usize;
+            mq != q && (md != dir || self.free(s, ms, md))
+        });
+        // New moves: lines through q with q as one of their 4 dots, read off each direction's
+        // lane word around q's bit.
+        let (qx, qy) = xy(q);
+        let mask = self.use_mask();
+        for d in 0..4 {
+            let (l, bq) = lane(d, qx, qy);
+            let (lo, hi) = self.bit_range[d][l];
+            let (dots, used) = (s.dots[d][l], s.used[d][l]);
+            for b in bq.saturating_sub(4).max(lo as u32)..=bq.min(hi as u32) {
+                let m = (dots >> b) & 0x1F;
+                if m.count_ones() == 4 && (used >> b) & mask == 0 {
+                    let (sx, sy) = lane_point(d, l, b);
+                    legal.push(encode(
+                        point(sx, sy),
+                        d,
+                        (!m & 0x1F).trailing_zeros() as usize,
+                    ));
+                }
+            }
+        }
+        s.legal = legal;
+    }
+    fn returns(&self, s: &MorpionState, out: &mut [f64]) {
+        out[0] = s.history.len() as f64;
+    }
+
+    fn parse_position(&self, text: &str) -> Result<MorpionState, NotationError> {
+        let t = text.trim();
+        if t.starts_with('{') {
+            return self.parse_msr(t);
+        }
+        let mut s = self.start.clone();
+        let mut lines = t.lines().map(str::trim).filter(|l| !l.is_empty());
+        let Some(first) = lines.next() else {
+            return Ok(s);
+        };
+        let r = parse_pair(first).ok_or_else(|| {
+            NotationError::new("a .psol text starts with the reference point '(x,y)'")
+                .with_fragment(first)
+        })?;
+        for (i, line) in lines.enumerate() {
+            let mv = self
+                .parse_psol_move(&s, line, r)
+                .map_err(|e| e.at_move(i + 1))?;
+            self.apply(&mut s, mv);
+        }
+        Ok(s)
+    }
+    fn format_position(&self, s: &MorpionState) -> String {
+        let mut out = format!("({},{})", OUT_REF.0, OUT_REF.1);
+        for &mv in &s.history {
+            out.push('\n');
+            out.push_str(&self.format_move(s, mv));
+        }
+        out
+    }
+    fn parse_move(&self, s: &MorpionState, text: &str) -> Result<u32, NotationError> {
+        self.parse_psol_move(s, text, OUT_REF)
+    }
+    fn format_move(&self, _s: &MorpionState, mv: u32) -> String {
+        let (start, dir, pos) = decode(mv);
+        let q = (start as isize + pos as isize * Self::step(dir)) as usize;
+        let k = 2 - pos as i32;
+        let ks = if k > 0 {
+            format!("+{k}")
+        } else {
+            k.to_string()
+        };
+        format!("{} {} {ks}", fmt_point(q), DIR_CHARS[dir])
+    }
+    fn same_state(&self, a: &MorpionState, b: &MorpionState) -> bool {
+        a.history == b.history
+    }
+}
+
+impl MoveCodes for Morpion {
+    #[inline(always)]
+    fn code(&self, _s: &MorpionState, mv: u32) -> u64 {
+        mv as u64
+    }
+}
+
+impl SinglePlayer for Morpion {
+    fn code_space(&self) -> Option<usize> {
+        Some(CODE_SPACE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{battery, single};
+    use std::path::PathBuf;
+
+    fn data() -> PathBuf {
+        std::env::var_os("GAMESOLVER_DATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"))
+            .join("nrpa/morpion")
+    }
+
+    fn read(rel: &str) -> String {
+        std::fs::read_to_string(data().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    #[test]
+    fn start_has_28_moves_and_batteries_pass() {
+        for v in [Variant::T5, Variant::D5] {
+            let g = Morpion::new(v);
+            let s = g.initial_state();
+            assert_eq!(s.legal.len(), 28, "{v:?}: the cross offers 28 moves");
+            battery::check_game(&g, &s, 5, 1);
+            single::check_single_player(&g, &s, 10, 2);
+        }
+    }
+
+    /// Incremental legal moves equal a scan of every line, along random games.
+    #[test]
+    fn incremental_moves_equal_a_full_scan() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for v in [Variant::T5, Variant::D5] {
+            let g = Morpion::new(v);
+            for _ in 0..20 {
+                let mut s = g.initial_state();
+                while !s.legal.is_empty() {
+                    let mut scan = Vec::new();
+                    for p in 0..POINTS {
+                        for d in 0..4 {
+                            if let Some(pos) = g.line_move(&s, p, d) {
+                                scan.push(encode(p, d, pos));
+                            }
+                        }
+                    }
+                    let mut inc = s.legal.clone();
+                    inc.sort_unstable();
+                    assert_eq!(inc, scan);
+                    let mv = s.legal[rng.gen_range(0..s.legal.len())];
+                    g.apply(&mut s, mv);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn psol_records_replay_to_their_scores() {
+        for (file, v, score) in [
+            ("5D_82_rosin.psol", Variant::D5, 82),
+            ("5T_178_rosin.psol", Variant::T5, 178),
+            ("5T_170_bruneau1976.psol", Variant::T5, 170),
+        ] {
+            let g = Morpion::new(v);
+            let text = read(file);
+            let s = g
+                .parse_position(&text)
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(g.score(&s), score as f64, "{file}");
+            assert!(g.is_terminal(&s), "{file} is terminal");
+            // Our output replays to the same game.
+            let back = g.parse_position(&g.format_position(&s)).unwrap();
+            assert!(g.same_state(&back, &s));
+        }
+        // The 5D record is also a legal (non-terminal) 5T game.
+        let s = Morpion::new(Variant::T5)
+            .parse_position(&read("5D_82_rosin.psol"))
+            .unwrap();
+        assert_eq!(s.history.len(), 82);
+    }
+
+    #[test]
+    fn msr_records_replay_to_their_scores() {
+        let mut n = 0;
+        for v in ["5D", "5T"] {
+            let g = Morpion::new(Morpion::parse_variant(v).unwrap());
+            for e in std::fs::read_dir(data().join("msr_records").join(v)).unwrap() {
+                let path = e.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let s = g
+                    .parse_position(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert_eq!(
+                    g.score(&s),
+                    json["score"].as_f64().unwrap(),
+                    "{}",
+                    path.display()
+                );
+                assert!(g.is_terminal(&s), "{}", path.display());
+                n += 1;
+            }
+        }
+        assert_eq!(n, 11);
+        // The JSON and the .psol of Rosin's 82 are the same game.
+        let g = Morpion::new(Variant::D5);
+        let a = g
+            .parse_position(&read("msr_records/5D/rosin82.json"))
+            .unwrap();
+        let b = g.parse_position(&read("5D_82_rosin.psol")).unwrap();
+        assert_eq!(g.format_position(&a), g.format_position(&b));
+        let e = Morpion::new(Variant::T5)
+            .parse_position(&read("msr_records/5D/rosin82.json"))
+            .unwrap_err();
+        assert_eq!(e.to_string(), "record is variant 5D, the game is 5T");
+    }
+
+    #[test]
+    fn rules_example_fifth_move_is_5t_only() {
+        let text = read("rules_example_5T_legal_5th.psol");
+        assert_eq!(
+            Morpion::new(Variant::T5)
+                .parse_position(&text)
+                .unwrap()
+                .history
+                .len(),
+            5
+        );
+        let e = Morpion::new(Variant::D5).parse_position(&text).unwrap_err();
+        assert_eq!(e.move_number, Some(5));
+        assert!(
+            e.message.contains("touches an earlier line in direction -"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn tampered_records_are_rejected_with_move_and_reason() {
+        let g = Morpion::new(Variant::D5);
+        let text = read("5D_82_rosin.psol");
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        // Move 10 ("(33,33) / 0") shifted by one point: its line no longer has 4 dots.
+        assert_eq!(lines[10].trim(), "(33,33) / 0");
+        lines[10] = "(34,33) / 0".into();
+        let e = g.parse_position(&lines.join("\n")).unwrap_err();
+        assert_eq!(e.move_number, Some(10));
+        assert!(
+            e.to_string().starts_with("move 10 ('(34,33) / 0'): "),
+            "{e}"
+        );
+        assert!(e.message.contains("is not a dot"), "{e}");
+        // Moves 3 and 2 swapped: move 2 needs the dot of move 3 first... or is still legal; a
+        // repeated move is always illegal: its new dot exists.
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        lines[5] = lines[4].clone();
+        let e = g.parse_position(&lines.join("\n")).unwrap_err();
+        assert_eq!(e.move_number, Some(5));
+        assert!(e.message.contains("is already a dot"), "{e}");
+        // A dropped last move makes a legal but non-terminal game; a record JSON with a wrong
+        // score is refused.
+        let json = read("msr_records/5D/rosin82.json").replace("\"score\": 82", "\"score\": 83");
+        assert_eq!(
+            g.parse_position(&json).unwrap_err().message,
+            "record states score 83 but has 82 moves"
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&read("msr_records/5D/rosin82.json")).unwrap();
+        v["moves"][40]["dir"] = "H".into();
+        let e = g.parse_position(&v.to_string()).unwrap_err();
+        assert_eq!(e.move_number, Some(41), "{e}");
+        // Syntax errors name the line.
+        let e = g.parse_position("(28,28)\n(27,27) x 0").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "move 1 ('(27,27) x 0'): direction must be one of - | \\ /"
+        );
+        let e = g.parse_position("(27,27) / 0").unwrap_err();
+        assert!(e.to_string().contains("reference point"), "{e}");
+        assert!(Morpion::parse_variant("4T").is_err());
+    }
+}

@@ -1,0 +1,334 @@
+//! The chance family: two-player zero-sum games with chance nodes ([`ChanceZeroSum`]) and the
+//! kernels `expectimax`, `star1`, `star2`, `star25`.
+//!
+//! Options (CONTRACTS.md): `depth` (players' plies, chance layers not counted), `lower` and
+//! `upper` (the bounds L and U of player 0's utility, both or neither, overriding the game's;
+//! they must be true bounds), `probing` and `probing_mode` (`sequential` or `cyclic`, star25
+//! only), `prune` (expectimax only: the course's cut at chance nodes with the bounds).
+//!
+//! Without `depth`, games that have an evaluator are searched by iterative deepening (depth 1,
+//! 2, ...) until the time or node limit stops an iteration; the deepest finished iteration is
+//! the result (`depth` in the output). Such a job needs a time or node limit. Explicit trees have
+//! no evaluator: they are searched to the end, and `depth` is refused.
+//!
+//! Output: `value` from the point of view of the player to move at the root (for trees: MAX's
+//! utility, CONTRACTS.md), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
+
+use super::{Opts, PlanShape, PreparedJob, SolveError};
+use crate::games::tree::json_number;
+use crate::model::chance::ChanceZeroSum;
+use crate::search::expectimax::{expectimax, ChanceOutcome, Pruning};
+use crate::search::star1::star1;
+use crate::search::star2::star2;
+use crate::search::star25::{star25, ProbingMode, DEFAULT_PROBING};
+use crate::search::Control;
+use crate::wire::{JobSpec, TaskKind, TaskOutput};
+
+/// Deepest iteration of iterative deepening (a safety stop; real searches end by their limits
+/// long before, and a search that sees no depth cut ends by itself).
+const MAX_ITERATIVE_DEPTH: u32 = 64;
+
+/// Which kernel, with its settings.
+#[derive(Clone, Copy, Debug)]
+enum Kernel {
+    Expectimax(Pruning),
+    Star1,
+    Star2,
+    Star25(u32, ProbingMode),
+}
+
+/// A prepared chance job.
+pub struct ChanceJob<G: ChanceZeroSum> {
+    job: JobSpec,
+    game: G,
+    root: G::State,
+    kernel: Kernel,
+    depth: Option<u32>,
+    bounds: Option<(f64, f64)>,
+    /// Whether values are reported from player 0's point of view (trees) instead of the mover's.
+    max_view: bool,
+    /// Whether the game has an evaluator (else: exact search only).
+    evaluates: bool,
+}
+
+/// Prepares a job over a chance game. `evaluates`: the game has a real evaluator (so `depth`
+/// and iterative deepening apply); `max_view`: report values as player 0's utility (trees).
+pub fn chance<G: ChanceZeroSum>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+    evaluates: bool,
+    max_view: bool,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = Opts::new(&job.options, "option");
+    let depth: Option<u32> = opts.get("depth")?;
+    let lower: Option<f64> = opts.get("lower")?;
+    let upper: Option<f64> = opts.get("upper")?;
+    let bounds = match (lower, upper) {
+        (None, None) => None,
+        (Some(l), Some(u)) if l.is_finite() && u.is_finite() && l < u => Some((l, u)),
+        (Some(_), Some(_)) => {
+            return Err(SolveError::bad(
+                "options 'lower' and 'upper' must be finite with lower < upper",
+            ))
+        }
+        _ => return Err(SolveError::bad("options 'lower' and 'upper' go together")),
+    };
+    let kernel = match job.algorithm.as_str() {
+        "expectimax" => Kernel::Expectimax(if opts.get_or("prune", false)? { Pruning::ChanceBounds } else { Pruning::None }),
+        "star1" => Kernel::Star1,
+        "star2" => Kernel::Star2,
+        "star25" => {
+            let k: u32 = opts.get_or("probing", DEFAULT_PROBING)?;
+            if k == 0 || k > 64 {
+                return Err(SolveError::bad(format!("option 'probing={k}' must be 1..64")));
+            }
+            let mode = match opts.raw("probing_mode").map(str::trim) {
+                None | Some("sequential") => ProbingMode::Sequential,
+                Some("cyclic") => ProbingMode::Cyclic,
+                Some(other) => return Err(SolveError::bad(format!("option 'probing_mode={other}' must be sequential or cyclic"))),
+            };
+            Kernel::Star25(k, mode)
+        }
+        other => {
+            return Err(SolveError::bad(format!(
+                "algorithm '{other}' does not apply to game '{}' (chance: expectimax, star1, star2, star25)",
+                job.game
+            )))
+        }
+    };
+    opts.finish()?;
+    if !evaluates && depth.is_some() {
+        return Err(SolveError::bad(format!(
+            "option 'depth': game '{}' has no evaluator, it is searched to the end",
+            job.game
+        )));
+    }
+    if depth == Some(0) {
+        return Err(SolveError::bad("option 'depth' must be at least 1"));
+    }
+    if evaluates
+        && depth.is_none()
+        && job.limits.time_ms.is_none()
+        && job.limits.node_limit.is_none()
+    {
+        return Err(SolveError::bad(format!(
+            "game '{}' needs option 'depth' or a time or node limit (iterative deepening)",
+            job.game
+        )));
+    }
+    Ok(Box::new(ChanceJob {
+        job: job.clone(),
+        game,
+        root,
+        kernel,
+        depth,
+        bounds,
+        max_view,
+        evaluates,
+    }))
+}
+
+impl<G: ChanceZeroSum> ChanceJob<G> {
+    fn search(&self, depth: Option<u32>, ctl: &Control) -> Option<ChanceOutcome<G::Move>> {
+        let (g, s, b) = (&self.game, &self.root, self.bounds);
+        match self.kernel {
+            Kernel::Expectimax(p) => expectimax(g, s, depth, p, b, ctl),
+            Kernel::Star1 => star1(g, s, depth, b, ctl),
+            Kernel::Star2 => star2(g, s, depth, b, ctl),
+            Kernel::Star25(k, mode) => star25(g, s, depth, k, mode, b, ctl),
+        }
+    }
+
+    fn output(
+        &self,
+        o: &ChanceOutcome<G::Move>,
+        depth: Option<u32>,
+        iterations: u32,
+        nodes: u64,
+        ms: u64,
+    ) -> TaskOutput {
+        let value = if self.max_view && self.game.player_side(&self.root) == 1 {
+            -o.value
+        } else {
+            o.value
+        };
+        let mut extra = serde_json::Map::new();
+        if let Some(d) = depth {
+            extra.insert("depth".into(), d.into());
+        }
+        if iterations > 1 {
+            extra.insert("iterations".into(), iterations.into());
+        }
+        extra.insert("leaves".into(), o.leaves.into());
+        TaskOutput {
+            value: json_number(value),
+            best_move: o.best_move.map(|m| self.game.format_move(&self.root, m)),
+            nodes,
+            elapsed_ms: ms,
+            raw: None,
+            extra,
+        }
+    }
+}
+
+fn stopped(ctl: &Control) -> SolveError {
+    match ctl.should_stop() {
+        Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
+        None => SolveError::Internal("stopped".into()),
+    }
+}
+
+impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
+    fn job(&self) -> &JobSpec {
+        &self.job
+    }
+    fn plan_shape(&self) -> PlanShape {
+        PlanShape::Single
+    }
+    fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
+        if !matches!(task, TaskKind::Whole) {
+            return Err(SolveError::Internal(
+                "only whole tasks apply to chance jobs".into(),
+            ));
+        }
+        let t0 = std::time::Instant::now();
+        let ms = || t0.elapsed().as_millis() as u64;
+        if !self.evaluates || self.depth.is_some() {
+            let o = self.search(self.depth, ctl).ok_or_else(|| stopped(ctl))?;
+            return Ok(self.output(&o, self.depth, 1, o.nodes, ms()));
+        }
+        // Iterative deepening until a limit stops an iteration, or the tree is exhausted.
+        let mut last: Option<(ChanceOutcome<G::Move>, u32)> = None;
+        let mut total = 0u64;
+        for d in 1..=MAX_ITERATIVE_DEPTH {
+            let Some(o) = self.search(Some(d), ctl) else {
+                break;
+            };
+            total += o.nodes;
+            let exhausted = last.as_ref().is_some_and(|(p, _)| p.nodes == o.nodes);
+            last = Some((o, d));
+            if ctl.wants_progress() {
+                ctl.report(serde_json::json!({ "depth": d, "nodes": total }));
+            }
+            if exhausted {
+                break;
+            }
+        }
+        let (o, d) = last.ok_or_else(|| stopped(ctl))?;
+        Ok(self.output(&o, Some(d), d, total, ms()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::run_local;
+    use crate::registry::{prepare, SolveError};
+    use crate::search::Control;
+    use crate::wire::{JobSpec, Limits};
+    use serde_json::json;
+
+    const COIN: &str = r#"{"max": [{"chance": [[0.5, {"min": [3, 7]}], [0.5, {"min": [8, 4]}]]}, {"chance": [[0.25, {"min": [10, 1]}], [0.75, {"min": [6, 5]}]]}], "labels": ["L", "R"]}"#;
+
+    fn job(game: &str, position: &str, algorithm: &str, options: &[(&str, &str)]) -> JobSpec {
+        JobSpec {
+            game: game.into(),
+            position: position.into(),
+            algorithm: algorithm.into(),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..JobSpec::default()
+        }
+    }
+
+    fn solve(j: &JobSpec) -> Result<crate::wire::JobResult, SolveError> {
+        let p = prepare(j)?;
+        run_local(p.as_ref(), &Control::unlimited())
+    }
+
+    #[test]
+    fn course_coin_flip_tree_through_the_registry() {
+        for (alg, opts) in [
+            ("expectimax", vec![]),
+            ("expectimax", vec![("prune", "true")]),
+            ("star1", vec![]),
+            ("star2", vec![("lower", "0"), ("upper", "20")]),
+            ("star25", vec![("probing", "3"), ("probing_mode", "cyclic")]),
+        ] {
+            let r = solve(&job("tree", COIN, alg, &opts)).unwrap();
+            assert_eq!(r.value, json!(4), "{alg}");
+            assert_eq!(r.best_move.as_deref(), Some("R"), "{alg}");
+        }
+        // A min/max tree with a chance kernel: expectiminimax equals minimax there. MIN root:
+        // the value is still MAX's utility.
+        let r = solve(&job(
+            "tree",
+            r#"{"min": [{"max": [4, 9]}, {"max": [2, 3]}]}"#,
+            "star2",
+            &[],
+        ))
+        .unwrap();
+        assert_eq!(r.value, json!(3));
+        assert_eq!(r.best_move.as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn games_with_depth_and_iterative_deepening() {
+        let r = solve(&job("pig", "", "star2", &[("depth", "3")])).unwrap();
+        assert_eq!(r.best_move.as_deref(), Some("roll"));
+        let mut j = job("pig", "10/25/1/12", "expectimax", &[]);
+        j.game_params.insert("target".into(), "30".into());
+        j.limits = Limits {
+            time_ms: None,
+            node_limit: Some(200_000),
+        };
+        let p = prepare(&j).unwrap();
+        let ctl = Control::with_limits(None, Some(200_000));
+        let r = run_local(p.as_ref(), &ctl).unwrap();
+        assert!(r.extra["depth"].as_u64().unwrap() >= 2, "{r:?}");
+        let start_roll = "-2,0,0,0,0,5,0,3,0,0,0,-5,5,0,0,0,-3,0,-5,0,0,0,0,2 0-0 X 31";
+        let r = solve(&job("backgammon", start_roll, "star1", &[("depth", "1")])).unwrap();
+        // 31 at the start: the classic 8/5 6/5 makes the 5 point (the race evaluator agrees
+        // that no blot is left and the pips are the same for every play).
+        assert_eq!(r.best_move.as_deref(), Some("8/5 6/5"));
+    }
+
+    #[test]
+    fn bad_input_is_one_line() {
+        for (j, want) in [
+            (
+                job("tree", COIN, "star1", &[("depth", "2")]),
+                "no evaluator",
+            ),
+            (
+                job("tree", COIN, "star25", &[("probing_mode", "spiral")]),
+                "sequential or cyclic",
+            ),
+            (job("tree", COIN, "star25", &[("probing", "0")]), "1..64"),
+            (job("tree", COIN, "star1", &[("lower", "0")]), "go together"),
+            (
+                job("tree", COIN, "star1", &[("lower", "5"), ("upper", "1")]),
+                "lower < upper",
+            ),
+            (
+                job("tree", COIN, "star1", &[("probing", "2")]),
+                "unknown option",
+            ),
+            (job("tree", COIN, "maxn", &[]), "does not apply"),
+            (job("pig", "", "star1", &[]), "needs option 'depth'"),
+            (job("pig", "1/2/3", "star1", &[("depth", "1")]), "position"),
+            (
+                job("backgammon", "", "alphabeta", &[("depth", "1")]),
+                "does not apply",
+            ),
+        ] {
+            let e = match prepare(&j) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("{j:?} was accepted"),
+            };
+            assert!(e.contains(want) && !e.contains('\n'), "{e}");
+        }
+    }
+}

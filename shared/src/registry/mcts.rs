@@ -1,0 +1,630 @@
+//! The `mcts` algorithm as a job: options, the split into root-parallel tasks, and the result.
+//!
+//! Families: two-player zero-sum games (from [`super::family`]'s zero-sum family; outcome
+//! rewards, win 1 / draw 0.5 / loss 0, MCTS-Solver on, no chance) and explicit trees of every
+//! kind (rewards scaled from the leaf utilities, chance outcomes drawn with their
+//! probabilities, the solver on for two-player trees).
+//!
+//! Options (all optional; anything else is a bad-input error naming it):
+//!
+//! | key | meaning | default |
+//! |---|---|---|
+//! | `playouts` | playouts over all trees, at least `trees` | [`DEFAULT_PLAYOUTS`], unlimited with a time or node limit |
+//! | `c` | exploration constant in `U/N + c * sqrt(ln N_parent / N)`, finite, >= 0 | sqrt 2 |
+//! | `trees` | independent root-parallel trees, 1..=[`MAX_TREES`] | 1 |
+//! | `tasks` | tasks the trees are split into (for separate workers), 1..=`trees` | 1 |
+//! | `merge` | `sum` (most visits over all trees) or `vote` (most trees' choice) | `sum` |
+//! | `seed` | seed; tree t uses a seed derived from it, so results do not depend on `tasks` | 0 |
+//! | `solver` | MCTS-Solver (two players only) | true |
+//! | `memory_mb` | arena budget over all trees; a full arena stops the search (`stopped: memory`) | [`DEFAULT_MEMORY_MB`] |
+//! | `lower`, `upper` | trees: utility bounds that scale rewards (default: the leaves' range) | |
+//!
+//! Result: `best_move` is the chosen root move; `nodes` counts playouts. `value` is, for games,
+//! the root player's estimated win rate (draws half) or, when `solved`, the proven 1, 0.5 or 0
+//! with `outcome` = `win`, `draw` or `loss`; for trees MAX's estimated (or proven) utility, and
+//! the vector of every player's utility when the tree has player nodes. Extra keys: `visits`
+//! (per root move), `playouts`, `trees`, `merge`, `solved`, `votes` (with several trees),
+//! `stopped` (when a limit ended the search early).
+//!
+//! Root parallelisation across workers: with `tasks=R > 1` the plan is [`PlanShape::Runs`]; run
+//! `i` grows trees `[i*T/R, (i+1)*T/R)` (on the worker's threads) and returns its merged root
+//! statistics under the internal key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the
+//! merged result equals that of one task with all `T` trees.
+
+use super::{Opts, PlanShape, PreparedJob, SolveError};
+use crate::games::tree::{json_number, Tree, TreeKind};
+use crate::model::{Game, ZeroSum};
+use crate::search::mcts::{
+    self, ChanceModel, Config, Merge, RandomPlayout, Rewards, Summary, TrueChance, UniformChance,
+};
+use crate::search::Control;
+use crate::wire::{JobSpec, TaskKind, TaskOutput};
+use serde_json::Value;
+
+/// Playouts when neither `playouts` nor a time or node limit is given.
+pub const DEFAULT_PLAYOUTS: u64 = 100_000;
+/// Largest `trees`.
+pub const MAX_TREES: u32 = 4096;
+/// Default arena budget over all trees, in MiB: about 33 million nodes of 32 bytes, far more
+/// than the default playouts need, and small enough for a shared worker.
+pub const DEFAULT_MEMORY_MB: u64 = 1024;
+
+/// How the value is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    /// The root player's win rate (outcome rewards).
+    WinRate,
+    /// MAX's utility (two-player trees) or every player's (`vector`).
+    Utility { vector: bool },
+}
+
+/// A prepared MCTS job.
+struct MctsJob<G: Game, C> {
+    job: JobSpec,
+    game: G,
+    root: G::State,
+    cfg: Config,
+    tasks: u32,
+    merge: Merge,
+    chance: C,
+    view: View,
+}
+
+/// Options common to every family; `players` decides whether the solver may be asked for.
+fn config<G: Game>(
+    job: &JobSpec,
+    opts: &Opts,
+    players: usize,
+    rewards: Rewards,
+) -> Result<(Config, u32, Merge), SolveError> {
+    let limited = job.limits.time_ms.is_some() || job.limits.node_limit.is_some();
+    let playouts = match opts.get::<u64>("playouts")? {
+        Some(0) => return Err(SolveError::bad("option 'playouts' must be positive")),
+        Some(p) => Some(p),
+        None if limited => None,
+        None => Some(DEFAULT_PLAYOUTS),
+    };
+    let c = opts.get_or("c", mcts::DEFAULT_C)?;
+    if !(c.is_finite() && c >= 0.0) {
+        return Err(SolveError::bad(format!(
+            "option 'c={c}' must be a finite number >= 0"
+        )));
+    }
+    let trees = opts.get_or("trees", 1u32)?;
+    if trees == 0 || trees > MAX_TREES {
+        return Err(SolveError::bad(format!(
+            "option 'trees={trees}' must be between 1 and {MAX_TREES}"
+        )));
+    }
+    let tasks = opts.get_or("tasks", 1u32)?;
+    if tasks == 0 || tasks > trees {
+        return Err(SolveError::bad(format!(
+            "option 'tasks={tasks}' must be between 1 and trees ({trees})"
+        )));
+    }
+    if let Some(p) = playouts {
+        if p < trees as u64 {
+            return Err(SolveError::bad(format!(
+                "option 'playouts={p}' must be at least trees ({trees})"
+            )));
+        }
+    }
+    let merge = match opts.raw("merge").map(str::trim) {
+        None | Some("sum") => Merge::Sum,
+        Some("vote") => Merge::Vote,
+        Some(other) => {
+            return Err(SolveError::bad(format!(
+                "option 'merge={other}' must be 'sum' or 'vote'"
+            )))
+        }
+    };
+    let seed = opts.get_or("seed", 0u64)?;
+    let solver = match opts.get::<bool>("solver")? {
+        Some(true) if players != 2 => {
+            return Err(SolveError::bad(format!(
+                "option 'solver' needs two players, this game has {players}"
+            )))
+        }
+        Some(s) => s,
+        None => players == 2,
+    };
+    let memory_mb = opts.get_or("memory_mb", DEFAULT_MEMORY_MB)?;
+    if memory_mb == 0 {
+        return Err(SolveError::bad("option 'memory_mb' must be positive"));
+    }
+    let bytes = memory_mb.saturating_mul(1 << 20);
+    let max_nodes =
+        (bytes / mcts::node_bytes::<G>() as u64 / trees as u64).min(u32::MAX as u64) as usize;
+    Ok((
+        Config {
+            c,
+            playouts,
+            trees,
+            seed,
+            solver,
+            rewards,
+            max_nodes,
+        },
+        tasks,
+        merge,
+    ))
+}
+
+/// Prepares `mcts` for a two-player zero-sum game at `root`.
+pub fn zero_sum<G: ZeroSum>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = Opts::new(&job.options, "option");
+    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, Rewards::Outcome)?;
+    opts.finish()?;
+    Ok(Box::new(MctsJob {
+        job: job.clone(),
+        game,
+        root,
+        cfg,
+        tasks,
+        merge,
+        chance: UniformChance::default(),
+        view: View::WinRate,
+    }))
+}
+
+/// Smallest and largest return of every player over the leaves below `root` (explicit trees:
+/// a walk over every node).
+fn return_bounds<G: Game>(game: &G, root: &G::State) -> (Vec<f64>, Vec<f64>) {
+    let n = game.num_players();
+    let (mut lower, mut upper) = (vec![f64::INFINITY; n], vec![f64::NEG_INFINITY; n]);
+    let mut returns = vec![0.0; n];
+    let mut moves = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(s) = stack.pop() {
+        if game.is_terminal(&s) {
+            game.returns(&s, &mut returns);
+            for p in 0..n {
+                lower[p] = lower[p].min(returns[p]);
+                upper[p] = upper[p].max(returns[p]);
+            }
+            continue;
+        }
+        game.legal_moves(&s, &mut moves);
+        for &m in &moves {
+            let mut c = s.clone();
+            game.apply(&mut c, m);
+            stack.push(c);
+        }
+    }
+    (lower, upper)
+}
+
+/// Prepares `mcts` for an explicit tree of any kind.
+pub fn tree(job: &JobSpec, tree: Tree) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = Opts::new(&job.options, "option");
+    let players = tree.num_players();
+    let (mut lower, mut upper) = return_bounds(&tree, &0);
+    let given = (opts.get::<f64>("lower")?, opts.get::<f64>("upper")?);
+    if given.0.is_some() || given.1.is_some() {
+        let l = given.0.unwrap_or(lower[0]);
+        let u = given.1.unwrap_or(upper[0]);
+        if !(l.is_finite() && u.is_finite() && l < u) {
+            return Err(SolveError::bad(format!(
+                "options 'lower={l}' and 'upper={u}' must be finite with lower < upper"
+            )));
+        }
+        if tree.kind() == TreeKind::MultiPlayer {
+            lower = vec![l; players];
+            upper = vec![u; players];
+        } else {
+            // Two players, returns (u, -u).
+            lower = vec![l, -u];
+            upper = vec![u, -l];
+        }
+    }
+    let rewards = Rewards::Scaled { lower, upper };
+    let (cfg, tasks, merge) = config::<Tree>(job, &opts, players, rewards)?;
+    opts.finish()?;
+    let vector = tree.kind() == TreeKind::MultiPlayer;
+    Ok(Box::new(MctsJob {
+        job: job.clone(),
+        game: tree,
+        root: 0,
+        cfg,
+        tasks,
+        merge,
+        chance: TrueChance::default(),
+        view: View::Utility { vector },
+    }))
+}
+
+/// A utility for JSON: integers print as integers, and the last bits of float noise from the
+/// reward scaling are dropped.
+fn utility_json(x: f64) -> Value {
+    json_number((x * 1e9).round() / 1e9)
+}
+
+impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
+    /// The trees of task `index` when the job has `self.tasks` tasks.
+    fn share(&self, index: u32) -> std::ops::Range<u32> {
+        let (t, r) = (self.cfg.trees as u64, self.tasks as u64);
+        let i = index as u64;
+        (i * t / r) as u32..((i + 1) * t / r) as u32
+    }
+
+    fn output(&self, s: &Summary<String>, elapsed_ms: u64) -> TaskOutput {
+        let best = s.best(self.merge);
+        let mut extra = serde_json::Map::new();
+        let visits: serde_json::Map<String, Value> = s
+            .moves
+            .iter()
+            .cloned()
+            .zip(s.visits.iter().map(|&v| Value::from(v)))
+            .collect();
+        extra.insert("visits".into(), visits.into());
+        if s.trees > 1 {
+            let votes: serde_json::Map<String, Value> = s
+                .moves
+                .iter()
+                .cloned()
+                .zip(s.votes.iter().map(|&v| Value::from(v)))
+                .collect();
+            extra.insert("votes".into(), votes.into());
+        }
+        extra.insert("playouts".into(), s.playouts.into());
+        extra.insert("trees".into(), s.trees.into());
+        extra.insert(
+            "merge".into(),
+            if self.merge == Merge::Vote {
+                "vote"
+            } else {
+                "sum"
+            }
+            .into(),
+        );
+        extra.insert("solved".into(), s.root_proven.is_some().into());
+        if let Some(r) = &s.stopped {
+            extra.insert("stopped".into(), r.clone().into());
+        }
+        let value = match self.view {
+            View::WinRate => {
+                let p = s.root_player.unwrap_or(0) as usize;
+                match s.root_proven {
+                    Some(v) => {
+                        let for_p = if p == 0 { v } else { 1.0 - v };
+                        let outcome = if for_p == 1.0 {
+                            "win"
+                        } else if for_p == 0.0 {
+                            "loss"
+                        } else {
+                            "draw"
+                        };
+                        extra.insert("outcome".into(), outcome.into());
+                        Value::from(for_p)
+                    }
+                    None => s.mean_reward(p).map(Value::from).unwrap_or(Value::Null),
+                }
+            }
+            View::Utility { vector: false } => match s.root_proven {
+                Some(v) => utility_json(self.cfg.rewards.to_return(0, v)),
+                None => s
+                    .mean_reward(0)
+                    .map(|m| utility_json(self.cfg.rewards.to_return(0, m)))
+                    .unwrap_or(Value::Null),
+            },
+            View::Utility { vector: true } => {
+                if s.playouts == 0 {
+                    Value::Null
+                } else {
+                    (0..self.game.num_players())
+                        .map(|p| {
+                            utility_json(
+                                self.cfg
+                                    .rewards
+                                    .to_return(p, s.mean_reward(p).unwrap_or(0.0)),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .into()
+                }
+            }
+        };
+        TaskOutput {
+            value,
+            best_move: best.map(|i| s.moves[i].clone()),
+            nodes: s.playouts,
+            elapsed_ms,
+            raw: None,
+            extra,
+        }
+    }
+}
+
+impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
+    fn job(&self) -> &JobSpec {
+        &self.job
+    }
+
+    fn plan_shape(&self) -> PlanShape {
+        if self.tasks > 1 {
+            PlanShape::Runs {
+                count: self.tasks,
+                base_seed: self.cfg.seed,
+            }
+        } else {
+            PlanShape::Single
+        }
+    }
+
+    fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
+        let t0 = std::time::Instant::now();
+        let range = match task {
+            TaskKind::Whole => 0..self.cfg.trees,
+            TaskKind::Run { index, .. } if *index < self.tasks => self.share(*index),
+            TaskKind::Run { index, .. } => {
+                return Err(SolveError::Internal(format!(
+                    "run {index} of a job with {} tasks",
+                    self.tasks
+                )))
+            }
+            TaskKind::Probe { .. } => {
+                return Err(SolveError::Internal(
+                    "probe tasks do not apply to mcts".into(),
+                ))
+            }
+        };
+        let summary = mcts::run_trees(
+            &self.game,
+            &self.root,
+            &self.cfg,
+            range,
+            &self.chance,
+            &RandomPlayout,
+            ctl,
+        )
+        .map_moves(|m| self.game.format_move(&self.root, m));
+        let mut out = self.output(&summary, t0.elapsed().as_millis() as u64);
+        if matches!(task, TaskKind::Run { .. }) {
+            let stats = serde_json::to_value(&summary)
+                .map_err(|e| SolveError::Internal(format!("root statistics: {e}")))?;
+            out.extra.insert("root_stats".into(), stats);
+        }
+        Ok(out)
+    }
+
+    fn merge_runs(&self, runs: &[TaskOutput]) -> TaskOutput {
+        let mut total: Option<Summary<String>> = None;
+        for run in runs {
+            let Some(s) = run
+                .extra
+                .get("root_stats")
+                .and_then(|v| serde_json::from_value::<Summary<String>>(v.clone()).ok())
+            else {
+                continue;
+            };
+            match &mut total {
+                None => total = Some(s),
+                Some(t) => t.merge(&s),
+            }
+        }
+        let elapsed = runs.iter().map(|r| r.elapsed_ms).max().unwrap_or(0);
+        match total {
+            Some(t) => self.output(&t, elapsed),
+            None => TaskOutput::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::run_local;
+    use crate::registry::{prepare, PlanShape, SolveError};
+    use crate::search::Control;
+    use crate::wire::{JobResult, JobSpec};
+
+    fn job(game: &str, position: &str, options: &[(&str, &str)]) -> JobSpec {
+        JobSpec {
+            game: game.into(),
+            position: position.into(),
+            algorithm: "mcts".into(),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..JobSpec::default()
+        }
+    }
+
+    fn solve(j: &JobSpec) -> JobResult {
+        run_local(prepare(j).unwrap().as_ref(), &Control::unlimited()).unwrap()
+    }
+
+    fn visits_sum(r: &JobResult) -> u64 {
+        r.extra["visits"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum()
+    }
+
+    #[test]
+    fn tictactoe_job_reports_visits_and_a_win_rate() {
+        let r = solve(&job(
+            "tictactoe",
+            "",
+            &[("playouts", "2000"), ("solver", "false")],
+        ));
+        assert_eq!(r.nodes, 2000);
+        assert_eq!(visits_sum(&r), 2000);
+        assert_eq!(r.extra["solved"], false);
+        let v = r.value.as_f64().unwrap();
+        assert!(v > 0.4 && v < 0.9, "X's win rate from the start {v}");
+        assert!(r.best_move.is_some());
+    }
+
+    #[test]
+    fn solved_root_stops_early_and_says_so() {
+        // X: 1, 2; O: 4, 5; X to move wins with 3.
+        let r = solve(&job("tictactoe", "1425", &[("playouts", "10000")]));
+        assert_eq!(r.extra["solved"], true);
+        assert_eq!(r.extra["outcome"], "win");
+        assert_eq!(r.best_move.as_deref(), Some("3"));
+        assert_eq!(r.value, serde_json::json!(1.0));
+        assert!(r.nodes < 10000);
+        // A position with a longer solution: the proven outcome is minimax's.
+        let g = crate::games::mnk::Mnk::new(3, 3, 3).unwrap();
+        for pos in ["1,5,9,3", "5,1", "1,2,5"] {
+            let s = crate::model::Game::parse_position(&g, pos).unwrap();
+            let exact = crate::search::minimax::minimax(&g, &s, None, &Control::unlimited())
+                .unwrap()
+                .value;
+            let r = solve(&job("mnk", pos, &[("playouts", "300000")]));
+            assert_eq!(r.extra["solved"], true, "{pos}");
+            let want = ["loss", "draw", "win"][(exact + 1) as usize];
+            assert_eq!(r.extra["outcome"], want, "{pos}");
+        }
+    }
+
+    /// A root-parallel job split into two tasks (two workers) merges both tasks' trees: the
+    /// result is exactly the one-task result with the same trees.
+    #[test]
+    fn two_tasks_merge_both_trees() {
+        let opts = [
+            ("playouts", "4000"),
+            ("trees", "2"),
+            ("seed", "9"),
+            ("solver", "false"),
+        ];
+        let one = solve(&job("mnk", "", &opts));
+        let split = job("mnk", "", &[opts.as_slice(), &[("tasks", "2")]].concat());
+        let prepared = prepare(&split).unwrap();
+        assert_eq!(
+            prepared.plan_shape(),
+            PlanShape::Runs {
+                count: 2,
+                base_seed: 9
+            }
+        );
+        let two = run_local(prepared.as_ref(), &Control::unlimited()).unwrap();
+        assert_eq!(visits_sum(&two), 4000);
+        assert_eq!(two.extra["trees"], 2);
+        assert!(!two.extra.contains_key("root_stats"));
+        assert_eq!(two.extra["visits"], one.extra["visits"]);
+        assert_eq!(two.extra["votes"], one.extra["votes"]);
+        assert_eq!((two.value, two.best_move), (one.value, one.best_move));
+        let voted = solve(&job(
+            "mnk",
+            "",
+            &[opts.as_slice(), &[("merge", "vote")]].concat(),
+        ));
+        assert_eq!(voted.extra["merge"], "vote");
+    }
+
+    /// Connect Four through the registry: an end-game position of Pons' test set whose
+    /// published score is -1 (the side to move loses) is proven lost.
+    #[test]
+    fn connect4_job() {
+        let j = JobSpec {
+            game_params: [("width".to_string(), "7".to_string())].into(),
+            ..job(
+                "connect4",
+                "2252576253462244111563365343671351441",
+                &[("playouts", "50000")],
+            )
+        };
+        let r = solve(&j);
+        assert_eq!(r.extra["solved"], true);
+        assert_eq!(r.extra["outcome"], "loss");
+        assert_eq!(r.value, serde_json::json!(0.0));
+        let r = solve(&job(
+            "connect4",
+            "",
+            &[("playouts", "3000"), ("trees", "3")],
+        ));
+        assert_eq!(visits_sum(&r), 3000);
+        assert_eq!(
+            r.extra["votes"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum::<u64>(),
+            3
+        );
+    }
+
+    #[test]
+    fn trees_of_every_kind() {
+        let course = r#"{"max": [{"min": [4, 9, 6]}, {"min": [2, 15, 13]}, {"min": [5, 8, 10]}], "labels": ["A", "B", "C"]}"#;
+        let r = solve(&job("tree", course, &[("playouts", "5000")]));
+        assert_eq!(r.best_move.as_deref(), Some("C"));
+        assert_eq!(r.extra["solved"], true);
+        assert_eq!(r.value, serde_json::json!(5));
+        let chance = r#"{"max": [{"chance": [[0.9, 0], [0.1, 10]]}, {"chance": [[0.5, 3], [0.5, 4]]}], "labels": ["A", "B"]}"#;
+        let r = solve(&job("tree", chance, &[("playouts", "5000")]));
+        assert_eq!(r.best_move.as_deref(), Some("B"));
+        let three =
+            r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#;
+        let r = solve(&job("tree", three, &[("playouts", "1000")]));
+        assert_eq!(r.best_move.as_deref(), Some("1"));
+        let v = r.value.as_array().unwrap();
+        assert_eq!(v.len(), 3);
+        assert!(v[0].as_f64().unwrap() > 2.5);
+    }
+
+    #[test]
+    fn bad_options_are_named() {
+        let three =
+            r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#;
+        for (game, pos, opts, want) in [
+            (
+                "tictactoe",
+                "",
+                vec![("playouts", "0")],
+                "'playouts' must be positive",
+            ),
+            ("tictactoe", "", vec![("c", "-1")], "'c=-1'"),
+            ("tictactoe", "", vec![("c", "x")], "'c=x' is malformed"),
+            ("tictactoe", "", vec![("trees", "0")], "'trees=0'"),
+            (
+                "tictactoe",
+                "",
+                vec![("trees", "2"), ("tasks", "3")],
+                "'tasks=3'",
+            ),
+            (
+                "tictactoe",
+                "",
+                vec![("trees", "8"), ("playouts", "4")],
+                "'playouts=4' must be at least trees",
+            ),
+            ("tictactoe", "", vec![("merge", "max")], "'merge=max'"),
+            ("tictactoe", "", vec![("memory_mb", "0")], "'memory_mb'"),
+            (
+                "tictactoe",
+                "",
+                vec![("depth", "3")],
+                "unknown option 'depth'",
+            ),
+            (
+                "tictactoe",
+                "",
+                vec![("lower", "3")],
+                "unknown option 'lower'",
+            ),
+            ("tree", three, vec![("solver", "true")], "needs two players"),
+            (
+                "tree",
+                three,
+                vec![("lower", "5"), ("upper", "1")],
+                "lower < upper",
+            ),
+        ] {
+            let e = prepare(&job(game, pos, &opts)).err().unwrap();
+            assert!(
+                matches!(&e, SolveError::BadInput(m) if m.contains(want) && !m.contains('\n')),
+                "{opts:?}: {e}"
+            );
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! The single-player family: NMCS and NRPA over any [`SinglePlayer`] game.
+//!
+//! Options (all checked here; unknown keys are refused):
+//! - `nmcs`: `level` (default 2), `seed` (0).
+//! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `seed` (0), `threads` (1),
+//!   `parallel` (`shared` or `independent`, see [`crate::search::nrpa::Scheme`]), `batch`
+//!   (shared scheme: top-level iterations started from the same policy; default `threads`),
+//!   `runs` (independent runs as planner tasks, for several workers; default 1), `stop_at`
+//!   (stop once a score reaches it).
+//!
+//! Values: `value` is the best score found (a JSON integer when it is whole), `best_move` is
+//! null, `sequence` lists the moves in the game's notation and `position` is a position text that
+//! replays them (a `.psol` file for Morpion). NRPA jobs are planned as `runs` run tasks (one by
+//! default); run `i` uses the planner's seed for `i`, and its output carries `checkpoint`: the
+//! top-level policy and best sequences. A run task whose `input` is `{"checkpoint": C}` resumes
+//! from `C` (the same options are required), so a restarted coordinator can continue a long job.
+//! The merged result keeps the best run, sums the rollouts (`nodes`) and lists `run_scores`.
+
+use super::{Opts, PlanShape, PreparedJob, SolveError};
+use crate::model::single::SinglePlayer;
+use crate::search::nrpa::{self, Checkpoint, NrpaOptions, Scheme};
+use crate::search::{nmcs, Control, StopReason};
+use crate::wire::{JobSpec, TaskKind, TaskOutput};
+
+enum Algo {
+    Nmcs { level: u32, seed: u64 },
+    Nrpa { opts: NrpaOptions, runs: u32 },
+}
+
+/// A prepared single-player job.
+pub struct SingleJob<G: SinglePlayer> {
+    job: JobSpec,
+    game: G,
+    root: G::State,
+    algo: Algo,
+}
+
+/// Prepares a job over a single-player game: parses the position and the options.
+pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let root = game
+        .parse_position(&job.position)
+        .map_err(|e| SolveError::bad(format!("position: {e}")))?;
+    let opts = Opts::new(&job.options, "option");
+    let algo = match job.algorithm.as_str() {
+        "nmcs" => Algo::Nmcs {
+            level: opts.get_or("level", 2u32)?,
+            seed: opts.get_or("seed", 0u64)?,
+        },
+        "nrpa" => {
+            let threads: usize = opts.get_or("threads", 1usize)?;
+            let scheme = match opts.raw("parallel").map(str::trim) {
+                None | Some("shared") => Scheme::Shared,
+                Some("independent") => Scheme::Independent,
+                Some(other) => {
+                    return Err(SolveError::bad(format!(
+                        "option 'parallel={other}' is malformed (expected shared or independent)"
+                    )))
+                }
+            };
+            let o = NrpaOptions {
+                level: opts.get_or("level", 3u32)?,
+                iterations: opts.get_or("iterations", 100u32)?,
+                alpha: opts.get_or("alpha", 1.0f64)?,
+                seed: opts.get_or("seed", 0u64)?,
+                threads,
+                batch: opts.get_or("batch", threads)?,
+                scheme,
+                stop_at: opts.get("stop_at")?,
+            };
+            if o.level == 0 || o.level > 8 {
+                return Err(SolveError::bad(format!(
+                    "option 'level={}' must be between 1 and 8",
+                    o.level
+                )));
+            }
+            if o.iterations == 0 {
+                return Err(SolveError::bad("option 'iterations' must be at least 1"));
+            }
+            if !(o.alpha.is_finite() && o.alpha > 0.0) {
+                return Err(SolveError::bad("option 'alpha' must be a positive number"));
+            }
+            if threads == 0 || threads > 1024 || o.batch == 0 {
+                return Err(SolveError::bad(
+                    "options 'threads' and 'batch' must be at least 1",
+                ));
+            }
+            let runs: u32 = opts.get_or("runs", 1u32)?;
+            if runs == 0 {
+                return Err(SolveError::bad("option 'runs' must be at least 1"));
+            }
+            Algo::Nrpa { opts: o, runs }
+        }
+        other => {
+            return Err(SolveError::bad(format!(
+                "algorithm '{other}' does not apply to game '{}' (single-player: nmcs, nrpa)",
+                job.game
+            )))
+        }
+    };
+    opts.finish()?;
+    Ok(Box::new(SingleJob {
+        job: job.clone(),
+        game,
+        root,
+        algo,
+    }))
+}
+
+/// A score as JSON: an integer when whole, null when nothing was found.
+pub fn score_json(x: f64) -> serde_json::Value {
+    if !x.is_finite() {
+        serde_json::Value::Null
+    } else if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        (x as i64).into()
+    } else {
+        x.into()
+    }
+}
+
+impl<G: SinglePlayer> SingleJob<G> {
+    fn output(
+        &self,
+        score: f64,
+        seq: &[G::Move],
+        rollouts: u64,
+        stopped: Option<StopReason>,
+        ms: u64,
+    ) -> TaskOutput {
+        let mut extra = serde_json::Map::new();
+        let mut s = self.root.clone();
+        let mut texts = Vec::with_capacity(seq.len());
+        for &m in seq {
+            texts.push(serde_json::Value::from(self.game.format_move(&s, m)));
+            self.game.apply(&mut s, m);
+        }
+        extra.insert("sequence".into(), texts.into());
+        extra.insert(
+            "position".into(),
+            self.game.sequence_text(&self.root, seq).into(),
+        );
+        extra.insert("rollouts".into(), rollouts.into());
+        if let Some(r) = stopped {
+            extra.insert("stopped".into(), r.as_str().into());
+        }
+        TaskOutput {
+            value: score_json(score),
+            best_move: None,
+            nodes: rollouts,
+            elapsed_ms: ms,
+            raw: None,
+            extra,
+        }
+    }
+}
+
+impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
+    fn job(&self) -> &JobSpec {
+        &self.job
+    }
+
+    fn plan_shape(&self) -> PlanShape {
+        match &self.algo {
+            Algo::Nmcs { .. } => PlanShape::Single,
+            Algo::Nrpa { opts, runs } => PlanShape::Runs {
+                count: *runs,
+                base_seed: opts.seed,
+            },
+        }
+    }
+
+    fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
+        let t0 = std::time::Instant::now();
+        match (&self.algo, task) {
+            (Algo::Nmcs { level, seed }, TaskKind::Whole) => {
+                let o = nmcs::nmcs(&self.game, &self.root, *level, *seed, ctl);
+                Ok(self.output(
+                    o.score,
+                    &o.sequence,
+                    o.rollouts,
+                    o.stopped,
+                    t0.elapsed().as_millis() as u64,
+                ))
+            }
+            (Algo::Nrpa { opts, .. }, TaskKind::Whole | TaskKind::Run { .. }) => {
+                let mut opts = opts.clone();
+                let mut resume = None;
+                if let TaskKind::Run { seed, input, .. } = task {
+                    opts.seed = *seed;
+                    if let Some(c) = input.get("checkpoint") {
+                        let list = c
+                            .as_array()
+                            .ok_or_else(|| SolveError::bad("checkpoint must be a list"))?;
+                        let parsed = list
+                            .iter()
+                            .map(|v| Checkpoint::from_json(&self.game, &self.root, v))
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(SolveError::bad)?;
+                        resume = Some(parsed);
+                    }
+                }
+                let o = nrpa::nrpa(&self.game, &self.root, &opts, resume, ctl)
+                    .map_err(SolveError::bad)?;
+                let mut out = self.output(
+                    o.score,
+                    &o.sequence,
+                    o.rollouts,
+                    o.stopped,
+                    t0.elapsed().as_millis() as u64,
+                );
+                let cps: Vec<serde_json::Value> = o
+                    .checkpoints
+                    .iter()
+                    .map(|c| c.to_json(&self.game, &self.root))
+                    .collect();
+                out.extra.insert("checkpoint".into(), cps.into());
+                let hist: Vec<serde_json::Value> = o
+                    .history
+                    .iter()
+                    .map(|(ms, n, s)| serde_json::json!([ms, n, score_json(*s)]))
+                    .collect();
+                out.extra.insert("history".into(), hist.into());
+                Ok(out)
+            }
+            _ => Err(SolveError::Internal(
+                "this task kind does not apply to this job".into(),
+            )),
+        }
+    }
+
+    fn merge_runs(&self, runs: &[TaskOutput]) -> TaskOutput {
+        // The best run wins (the first among equals, so the merge does not depend on timing).
+        let mut best: Option<&TaskOutput> = None;
+        for r in runs {
+            let better = match best {
+                None => true,
+                Some(b) => {
+                    r.value.as_f64().unwrap_or(f64::NEG_INFINITY)
+                        > b.value.as_f64().unwrap_or(f64::NEG_INFINITY)
+                }
+            };
+            if better {
+                best = Some(r);
+            }
+        }
+        let mut out = best.cloned().unwrap_or_default();
+        out.nodes = runs.iter().map(|r| r.nodes).sum();
+        out.elapsed_ms = runs.iter().map(|r| r.elapsed_ms).max().unwrap_or(0);
+        out.extra.remove("checkpoint");
+        out.extra.insert("rollouts".into(), out.nodes.into());
+        out.extra.insert(
+            "run_scores".into(),
+            runs.iter()
+                .map(|r| r.value.clone())
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{run_local, Planner};
+    use crate::registry::prepare;
+    use crate::wire::Limits;
+
+    fn job(
+        game: &str,
+        params: &[(&str, &str)],
+        position: &str,
+        algo: &str,
+        options: &[(&str, &str)],
+    ) -> JobSpec {
+        JobSpec {
+            game: game.into(),
+            game_params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            position: position.into(),
+            algorithm: algo.into(),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            limits: Limits::default(),
+        }
+    }
+
+    /// The `position` of a result, fed back as a position, replays to the reported score.
+    fn replays(j: &JobSpec, result_position: &str, value: &serde_json::Value) {
+        let mut again = j.clone();
+        again.position = result_position.into();
+        again.algorithm = "nmcs".into();
+        again.options = [("level".to_string(), "0".to_string())]
+            .into_iter()
+            .collect();
+        let p = prepare(&again).unwrap();
+        let r = run_local(p.as_ref(), &Control::unlimited()).unwrap();
+        assert_eq!(
+            &r.value, value,
+            "the returned position replays to its score (terminal)"
+        );
+        assert_eq!(
+            r.extra["sequence"].as_array().unwrap().len(),
+            0,
+            "and is terminal"
+        );
+    }
+
+    #[test]
+    fn nrpa_and_nmcs_jobs_run_and_replay() {
+        let j = job(
+            "weakschur",
+            &[("k", "3")],
+            "",
+            "nrpa",
+            &[("level", "2"), ("iterations", "30"), ("seed", "3")],
+        );
+        let p = prepare(&j).unwrap();
+        let r = run_local(p.as_ref(), &Control::unlimited()).unwrap();
+        assert!(r.value.as_i64().unwrap() >= 20 && r.best_move.is_none());
+        assert_eq!(r.nodes, 900);
+        assert!(!r.extra.contains_key("checkpoint"));
+        replays(&j, r.extra["position"].as_str().unwrap(), &r.value);
+        let again = run_local(prepare(&j).unwrap().as_ref(), &Control::unlimited()).unwrap();
+        assert_eq!(
+            (&again.value, &again.extra["sequence"]),
+            (&r.value, &r.extra["sequence"])
+        );
+
+        let j = job(
+            "morpion",
+            &[("variant", "5D")],
+            "",
+            "nmcs",
+            &[("level", "1"), ("seed", "1")],
+        );
+        let r = run_local(prepare(&j).unwrap().as_ref(), &Control::unlimited()).unwrap();
+        let text = r.extra["position"].as_str().unwrap();
+        assert!(text.starts_with("(28,28)\n"));
+        replays(&j, text, &r.value);
+    }
+
+    #[test]
+    fn record_position_is_terminal_with_its_score() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/nrpa/morpion/5D_82_rosin.psol");
+        let dir = std::env::var_os("GAMESOLVER_DATA").map(std::path::PathBuf::from);
+        let path = dir
+            .map(|d| d.join("nrpa/morpion/5D_82_rosin.psol"))
+            .unwrap_or(path);
+        let text = std::fs::read_to_string(path).unwrap();
+        let j = job(
+            "morpion",
+            &[("variant", "5D")],
+            &text,
+            "nrpa",
+            &[("level", "1"), ("iterations", "3")],
+        );
+        let r = run_local(prepare(&j).unwrap().as_ref(), &Control::unlimited()).unwrap();
+        assert_eq!(r.value, serde_json::json!(82));
+        let e = prepare(&job(
+            "morpion",
+            &[("variant", "5T")],
+            "(28,28)\n(27,27) / 0\n(27,27) / 0",
+            "nrpa",
+            &[],
+        ))
+        .err()
+        .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "position: move 2 ('(27,27) / 0'): (27,27) is already a dot"
+        );
+    }
+
+    #[test]
+    fn bad_options_are_one_line_errors() {
+        for (opts, needle) in [
+            (vec![("level", "0")], "level=0"),
+            (vec![("depth", "3")], "unknown option 'depth'"),
+            (vec![("parallel", "both")], "parallel=both"),
+            (vec![("alpha", "-1")], "alpha"),
+            (vec![("iterations", "x")], "iterations=x"),
+            (vec![("runs", "0")], "runs"),
+        ] {
+            let e = prepare(&job("weakschur", &[], "", "nrpa", &opts))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(needle) && !e.contains('\n'), "{e}");
+        }
+        let e = prepare(&job("weakschur", &[("k", "9")], "", "nrpa", &[]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("k=9"), "{e}");
+        let e = prepare(&job("weakschur", &[], "", "alphabeta", &[]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("single-player"), "{e}");
+        let e = prepare(&job("morpion", &[("variant", "6T")], "", "nrpa", &[]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("6T"), "{e}");
+    }
+
+    /// Two run tasks (two workers) against one with the same seed: run 0 is the same run, so the
+    /// merged best is at least as good.
+    #[test]
+    fn two_runs_are_at_least_as_good_as_one() {
+        let base = [("level", "2"), ("iterations", "20"), ("seed", "5")];
+        let one = run_local(
+            prepare(&job("weakschur", &[("k", "4")], "", "nrpa", &base))
+                .unwrap()
+                .as_ref(),
+            &Control::unlimited(),
+        )
+        .unwrap();
+        let mut opts = base.to_vec();
+        opts.push(("runs", "2"));
+        let p = prepare(&job("weakschur", &[("k", "4")], "", "nrpa", &opts)).unwrap();
+        let mut planner = Planner::new(p.plan_shape(), 2);
+        let tasks = planner.next_tasks();
+        assert_eq!(tasks.len(), 2, "both runs are issued at once");
+        let outs: Vec<TaskOutput> = std::thread::scope(|sc| {
+            let hs: Vec<_> = tasks
+                .iter()
+                .map(|t| sc.spawn(|| p.run(t, &Control::unlimited()).unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (t, o) in tasks.iter().zip(outs) {
+            planner.on_result(t, o);
+        }
+        assert!(planner.is_done());
+        let merged = planner.finish(p.as_ref());
+        assert!(merged.value.as_f64().unwrap() >= one.value.as_f64().unwrap());
+        assert_eq!(merged.nodes, 2 * one.nodes);
+        assert_eq!(merged.extra["run_scores"].as_array().unwrap()[0], one.value);
+    }
+
+    /// A run stopped part-way resumes from its checkpoint (as a restarted coordinator would)
+    /// and ends exactly where the uninterrupted run ends.
+    #[test]
+    fn run_task_resumes_from_its_checkpoint() {
+        let j = job(
+            "weakschur",
+            &[("k", "4")],
+            "",
+            "nrpa",
+            &[("level", "2"), ("iterations", "10"), ("seed", "8")],
+        );
+        let p = prepare(&j).unwrap();
+        let task = TaskKind::Run {
+            index: 0,
+            seed: 77,
+            input: serde_json::Value::Null,
+        };
+        let full = p.run(&task, &Control::unlimited()).unwrap();
+        let part = p.run(&task, &Control::with_limits(None, Some(35))).unwrap();
+        assert_eq!(part.extra["stopped"], "nodes");
+        let resume = TaskKind::Run {
+            index: 0,
+            seed: 77,
+            input: serde_json::json!({"checkpoint": part.extra["checkpoint"]}),
+        };
+        let rest = p.run(&resume, &Control::unlimited()).unwrap();
+        assert_eq!(
+            (&rest.value, &rest.extra["sequence"]),
+            (&full.value, &full.extra["sequence"])
+        );
+        assert_eq!(rest.extra["checkpoint"], full.extra["checkpoint"]);
+        let bad = TaskKind::Run {
+            index: 0,
+            seed: 78,
+            input: serde_json::json!({"checkpoint": part.extra["checkpoint"]}),
+        };
+        assert!(matches!(
+            p.run(&bad, &Control::unlimited()),
+            Err(SolveError::BadInput(_))
+        ));
+    }
+}

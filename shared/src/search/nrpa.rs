@@ -1,0 +1,1325 @@
+//! Nested Rollout Policy Adaptation (Rosin 2011), exactly as the seed's pseudocode (seed 001),
+//! plus a parallel top level and checkpoints for long runs.
+//!
+//! Contract: [`nrpa`] maximises [`SinglePlayer::score`] from `root`. `NRPA(level, pol)` runs `N`
+//! iterations of `NRPA(level - 1, copy of pol)`, keeps the best sequence with `>=` (a later equal
+//! result replaces the earlier one, as the seed says), and after every iteration calls
+//! `Adapt(pol, best)`: along the best sequence, the chosen move's weight gains `alpha` and every
+//! legal move's weight loses `alpha * p`, with `p` the softmax probability under the policy as it
+//! was before this Adapt. Level 0 is a rollout that picks each move with probability proportional
+//! to `exp(pol[code])`. The start policy is all zeros (or a checkpoint's).
+//!
+//! The returned score is the best score of any completed rollout, with its sequence; a stop
+//! ([`Control`]: time, node = rollout limit, cancel, or `stop_at` reached) returns what was found
+//! so far and says why. With `threads = 1` and a fixed seed the result is the same on every run:
+//! top-level iteration `i` draws from its own random stream derived from `(seed, i)`, which also
+//! makes a resumed checkpoint continue exactly like the uninterrupted run.
+//!
+//! Speed: the policy is a dense table when the game declares a small code space, otherwise an
+//! open-addressing hash map; each level owns one policy and one best-sequence record, allocated
+//! once. A rollout records the codes of all legal moves at every ply and the chosen index, so
+//! `Adapt` reads the record and never replays the game. Nothing is allocated per rollout once the
+//! buffers have grown to the longest sequence.
+//!
+//! Parallel schemes ([`Scheme`]), chosen by option:
+//! - `Shared` (default, Rosin's and Cazenave's "same policy" scheme): the top level runs its
+//!   iterations in batches of `batch`; the level-(L-1) calls of one batch start from the same
+//!   top-level policy and run on `threads` rayon threads; their results are then taken in
+//!   iteration order, each with the `>=` rule and one Adapt, so `N` iterations still make `N`
+//!   adaptations. With `batch = 1` this is the sequential algorithm. The result depends on
+//!   `batch`, never on thread timing.
+//! - `Independent`: `threads` complete, independent NRPA runs with seeds derived from `seed`;
+//!   the best wins (first among equals). The same scheme is used across workers through the
+//!   planner's runs.
+
+use super::{Control, StopReason};
+use crate::model::single::SinglePlayer;
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Duration;
+
+/// How the iterations of a run are spread over threads. See the module doc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// Batches of top-level iterations from the same policy; results adapt the shared policy.
+    Shared,
+    /// Independent runs with their own policies; the best wins.
+    Independent,
+}
+
+/// Options of a run.
+#[derive(Clone, Debug)]
+pub struct NrpaOptions {
+    /// Nesting level, at least 1.
+    pub level: u32,
+    /// Iterations per level (the seed's N), at least 1.
+    pub iterations: u32,
+    /// Adaptation step (the seed's Alpha).
+    pub alpha: f64,
+    /// Random seed.
+    pub seed: u64,
+    /// Worker threads (rayon).
+    pub threads: usize,
+    /// Shared scheme: top-level iterations started from the same policy.
+    pub batch: usize,
+    /// Parallel scheme.
+    pub scheme: Scheme,
+    /// Stop as soon as a rollout scores at least this.
+    pub stop_at: Option<f64>,
+}
+
+impl Default for NrpaOptions {
+    /// Rosin's published settings: N = 100, Alpha = 1; level 3 is a short run.
+    fn default() -> Self {
+        NrpaOptions {
+            level: 3,
+            iterations: 100,
+            alpha: 1.0,
+            seed: 0,
+            threads: 1,
+            batch: 1,
+            scheme: Scheme::Shared,
+            stop_at: None,
+        }
+    }
+}
+
+/// How often a long run publishes a checkpoint with its progress.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(30);
+/// Smallest gap between two progress reports of a new best score.
+const REPORT_EVERY: Duration = Duration::from_millis(200);
+
+/// SplitMix64 of `seed` and `index`: the random stream of top-level iteration (or run) `index`.
+pub fn derive_seed(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Policy: code -> weight, default 0.
+
+const EMPTY: u64 = u64::MAX;
+
+/// A policy table: dense when the game's codes are small, otherwise open addressing with linear
+/// probing (key [`EMPTY`] marks a free slot; the code `u64::MAX` itself lives in `max_key`).
+/// Each entry holds the weight `w` and `exp(w)`, so rollouts call no `exp` at all; Adapt pays one
+/// `exp` per distinct code it changes.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    dense: bool,
+    keys: Vec<u64>,
+    /// `[w, exp(w)]` per slot.
+    vals: Vec<[f64; 2]>,
+    len: usize,
+    max_key: [f64; 2],
+}
+
+const ZERO: [f64; 2] = [0.0, 1.0];
+
+impl Policy {
+    /// An all-zero policy for codes below `code_space` (dense) or arbitrary codes (`None`).
+    pub fn new(code_space: Option<usize>) -> Self {
+        match code_space {
+            Some(n) => Policy {
+                dense: true,
+                keys: Vec::new(),
+                vals: vec![ZERO; n],
+                len: 0,
+                max_key: ZERO,
+            },
+            None => Policy {
+                dense: false,
+                keys: vec![EMPTY; 1024],
+                vals: vec![ZERO; 1024],
+                len: 0,
+                max_key: ZERO,
+            },
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self, code: u64) -> usize {
+        // Fibonacci hashing: the high bits of code * 2^64/phi.
+        let mask = self.keys.len() - 1;
+        (code.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask
+    }
+
+    #[inline(always)]
+    fn entry(&self, code: u64) -> [f64; 2] {
+        if self.dense {
+            return self.vals[code as usize];
+        }
+        if code == EMPTY {
+            return self.max_key;
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(code);
+        loop {
+            let k = self.keys[i];
+            if k == code {
+                return self.vals[i];
+            }
+            if k == EMPTY {
+                return ZERO;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The weight of `code`.
+    #[inline]
+    pub fn get(&self, code: u64) -> f64 {
+        self.entry(code)[0]
+    }
+
+    /// `exp` of the weight of `code`.
+    #[inline]
+    pub fn get_exp(&self, code: u64) -> f64 {
+        self.entry(code)[1]
+    }
+
+    #[inline(always)]
+    fn entry_mut(&mut self, code: u64) -> &mut [f64; 2] {
+        if self.dense {
+            return &mut self.vals[code as usize];
+        }
+        if code == EMPTY {
+            return &mut self.max_key;
+        }
+        if (self.len + 1) * 2 > self.keys.len() {
+            self.grow();
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(code);
+        loop {
+            let k = self.keys[i];
+            if k == code {
+                return &mut self.vals[i];
+            }
+            if k == EMPTY {
+                self.keys[i] = code;
+                self.vals[i] = ZERO;
+                self.len += 1;
+                return &mut self.vals[i];
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds `delta` to the weight of `code`.
+    #[inline]
+    pub fn add(&mut self, code: u64, delta: f64) {
+        let e = self.entry_mut(code);
+        e[0] += delta;
+        e[1] = e[0].exp();
+    }
+
+    /// Adds `delta` to the weight only, returning the new weight (scratch tables: no `exp`).
+    #[inline]
+    fn add_weight(&mut self, code: u64, delta: f64) -> f64 {
+        let e = self.entry_mut(code);
+        e[0] += delta;
+        e[0]
+    }
+
+    /// Sets the weight of `code` back to 0 (scratch tables).
+    #[inline]
+    fn zero(&mut self, code: u64) {
+        *self.entry_mut(code) = ZERO;
+    }
+
+    fn grow(&mut self) {
+        let n = self.keys.len() * 2;
+        let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; n]);
+        let old_vals = std::mem::replace(&mut self.vals, vec![ZERO; n]);
+        self.len = 0;
+        for (k, v) in old_keys.into_iter().zip(old_vals) {
+            if k != EMPTY {
+                *self.entry_mut(k) = v;
+            }
+        }
+    }
+
+    /// Makes `self` equal to `other`, reusing its memory.
+    pub fn copy_from(&mut self, other: &Policy) {
+        self.dense = other.dense;
+        self.keys.clone_from(&other.keys);
+        self.vals.clone_from(&other.vals);
+        self.len = other.len;
+        self.max_key = other.max_key;
+    }
+
+    /// Every non-zero weight, sorted by code.
+    pub fn entries(&self) -> Vec<(u64, f64)> {
+        let mut out: Vec<(u64, f64)> = if self.dense {
+            self.vals
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v[0] != 0.0)
+                .map(|(k, v)| (k as u64, v[0]))
+                .collect()
+        } else {
+            self.keys
+                .iter()
+                .zip(&self.vals)
+                .filter(|(k, v)| **k != EMPTY && v[0] != 0.0)
+                .map(|(k, v)| (*k, v[0]))
+                .collect()
+        };
+        if !self.dense && self.max_key[0] != 0.0 {
+            out.push((EMPTY, self.max_key[0]));
+        }
+        out.sort_by_key(|e| e.0);
+        out
+    }
+}
+
+/// `exp(w)` of each code, from the cached values; when they overflow (weights beyond ~700,
+/// which NRPA's bounded steps do not produce in practice) they are recomputed shifted by the
+/// largest weight, which leaves every probability unchanged.
+#[inline]
+fn softmax_weights(policy: &Policy, codes: &[u64], out: &mut Vec<f64>) -> f64 {
+    out.clear();
+    let mut z = 0.0;
+    for &c in codes {
+        let e = policy.get_exp(c);
+        z += e;
+        out.push(e);
+    }
+    if z.is_finite() && z > 0.0 {
+        return z;
+    }
+    out.clear();
+    let max = codes
+        .iter()
+        .map(|&c| policy.get(c))
+        .fold(f64::NEG_INFINITY, f64::max);
+    z = 0.0;
+    for &c in codes {
+        let e = (policy.get(c) - max).exp();
+        z += e;
+        out.push(e);
+    }
+    z
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollout records and Adapt.
+
+/// A played sequence with what Adapt needs: the codes of all legal moves at every ply.
+#[derive(Clone, Debug)]
+struct Record<M> {
+    score: f64,
+    moves: Vec<M>,
+    /// Codes of the legal moves, ply after ply.
+    codes: Vec<u64>,
+    /// `codes[starts[p]..starts[p + 1]]` are ply `p`'s; `starts.len() == moves.len() + 1`.
+    starts: Vec<u32>,
+    /// Index of the chosen move within its ply's codes.
+    chosen: Vec<u32>,
+}
+
+impl<M: Copy> Record<M> {
+    fn new() -> Self {
+        Record {
+            score: f64::NEG_INFINITY,
+            moves: Vec::new(),
+            codes: Vec::new(),
+            starts: vec![0],
+            chosen: Vec::new(),
+        }
+    }
+    fn clear(&mut self) {
+        self.score = f64::NEG_INFINITY;
+        self.moves.clear();
+        self.codes.clear();
+        self.starts.clear();
+        self.starts.push(0);
+        self.chosen.clear();
+    }
+    fn copy_from(&mut self, o: &Record<M>) {
+        self.score = o.score;
+        self.moves.clone_from(&o.moves);
+        self.codes.clone_from(&o.codes);
+        self.starts.clone_from(&o.starts);
+        self.chosen.clone_from(&o.chosen);
+    }
+    fn is_empty(&self) -> bool {
+        self.score == f64::NEG_INFINITY
+    }
+}
+
+/// Replays `moves` from `root` and records them (used when a checkpoint is read).
+fn record_sequence<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    moves: &[G::Move],
+) -> Result<Record<G::Move>, String> {
+    let mut r = Record::new();
+    let mut s = root.clone();
+    let mut legal = Vec::new();
+    for (i, &mv) in moves.iter().enumerate() {
+        game.legal_moves(&s, &mut legal);
+        let Some(pos) = legal.iter().position(|&m| m == mv) else {
+            return Err(format!("move {} of the sequence is not legal", i + 1));
+        };
+        r.codes.extend(legal.iter().map(|&m| game.code(&s, m)));
+        r.starts.push(r.codes.len() as u32);
+        r.chosen.push(pos as u32);
+        r.moves.push(mv);
+        game.apply(&mut s, mv);
+    }
+    r.score = game.score(&s);
+    Ok(r)
+}
+
+/// Scratch space of Adapt: per-code sums of the changes, in first-touch order.
+struct AdaptScratch {
+    sums: Policy,
+    touched: Vec<u64>,
+    probs: Vec<f64>,
+    deltas: Vec<f64>,
+}
+
+impl AdaptScratch {
+    fn new(code_space: Option<usize>) -> Self {
+        AdaptScratch {
+            sums: Policy::new(code_space),
+            touched: Vec::new(),
+            probs: Vec::new(),
+            deltas: Vec::new(),
+        }
+    }
+}
+
+/// The seed's Adapt, in place: every probability is computed from the policy before any weight
+/// changes (the seed's `pol` versus `pol'`); the changes are summed per code (in the record's
+/// order) and then applied, one `exp` per distinct code.
+fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScratch) {
+    x.deltas.clear();
+    for p in 0..best.chosen.len() {
+        let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
+        let z = softmax_weights(policy, &best.codes[a..b], &mut x.probs);
+        for &e in &x.probs {
+            x.deltas.push(-alpha * e / z);
+        }
+        x.deltas[a + best.chosen[p] as usize] += alpha;
+    }
+    x.touched.clear();
+    for (&c, &d) in best.codes.iter().zip(x.deltas.iter()) {
+        if x.sums.get(c) == 0.0 {
+            x.touched.push(c);
+        }
+        x.sums.add_weight(c, d);
+    }
+    for &c in &x.touched {
+        let d = x.sums.get(c);
+        if d != 0.0 {
+            policy.add(c, d);
+            x.sums.zero(c);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One searcher: levels 0..L-1 with their policies and best records.
+
+/// What the threads of one run share: the global best for progress reports.
+struct Shared {
+    /// Set when a rollout reached `stop_at`: every thread stops.
+    reached: std::sync::atomic::AtomicBool,
+    best: Mutex<(f64, std::time::Instant)>,
+    history: Mutex<Vec<(u64, u64, f64)>>,
+}
+
+impl Shared {
+    fn halted(&self, ctl: &Control) -> bool {
+        self.reached.load(std::sync::atomic::Ordering::Relaxed) || ctl.should_stop().is_some()
+    }
+}
+
+struct Searcher<'a, G: SinglePlayer> {
+    game: &'a G,
+    root: &'a G::State,
+    opts: &'a NrpaOptions,
+    ctl: &'a Control,
+    shared: &'a Shared,
+    /// `policies[l]`, `bests[l]` for levels 1..=L-1 (index 0 unused).
+    policies: Vec<Policy>,
+    bests: Vec<Record<G::Move>>,
+    cur: Record<G::Move>,
+    /// Best rollout of this searcher since its last [`Searcher::take_best`].
+    found: Record<G::Move>,
+    legal: Vec<G::Move>,
+    weights: Vec<f64>,
+    scratch: AdaptScratch,
+    state: G::State,
+    rng: ChaCha8Rng,
+    rollouts: u64,
+    stopped: bool,
+}
+
+impl<'a, G: SinglePlayer> Searcher<'a, G> {
+    fn new(
+        game: &'a G,
+        root: &'a G::State,
+        opts: &'a NrpaOptions,
+        ctl: &'a Control,
+        shared: &'a Shared,
+    ) -> Self {
+        let levels = opts.level as usize;
+        Searcher {
+            game,
+            root,
+            opts,
+            ctl,
+            shared,
+            policies: (0..levels)
+                .map(|l| Policy::new(if l == 0 { Some(0) } else { game.code_space() }))
+                .collect(),
+            bests: (0..levels).map(|_| Record::new()).collect(),
+            cur: Record::new(),
+            found: Record::new(),
+            legal: Vec::new(),
+            weights: Vec::new(),
+            scratch: AdaptScratch::new(game.code_space()),
+            state: root.clone(),
+            rng: ChaCha8Rng::seed_from_u64(0),
+            rollouts: 0,
+            stopped: false,
+        }
+    }
+
+    /// Level 0: one rollout under `policy` into `self.cur`.
+    fn rollout(&mut self, policy: &Policy) {
+        let (game, cur) = (self.game, &mut self.cur);
+        cur.clear();
+        self.state.clone_from(self.root);
+        loop {
+            game.legal_moves(&self.state, &mut self.legal);
+            let n = self.legal.len();
+            if n == 0 {
+                break;
+            }
+            let start = cur.codes.len();
+            for &m in &self.legal {
+                cur.codes.push(game.code(&self.state, m));
+            }
+            let z = softmax_weights(policy, &cur.codes[start..], &mut self.weights);
+            let mut r = self.rng.gen::<f64>() * z;
+            let mut pick = n - 1;
+            for (i, &w) in self.weights.iter().enumerate() {
+                if r < w {
+                    pick = i;
+                    break;
+                }
+                r -= w;
+            }
+            let mv = self.legal[pick];
+            cur.moves.push(mv);
+            cur.chosen.push(pick as u32);
+            cur.starts.push(cur.codes.len() as u32);
+            game.apply(&mut self.state, mv);
+        }
+        cur.score = game.score(&self.state);
+        let score = cur.score;
+        self.rollouts += 1;
+        self.ctl.add_nodes(1);
+        if score > self.found.score {
+            self.found.copy_from(&self.cur);
+            self.publish(score);
+        }
+        if self.opts.stop_at.is_some_and(|t| score >= t) {
+            self.shared
+                .reached
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.stopped = self.stopped || self.shared.halted(self.ctl);
+    }
+
+    /// Tells the shared best (and the progress sink, throttled) about a new best score.
+    fn publish(&self, score: f64) {
+        let mut best = self.shared.best.lock();
+        if score > best.0 {
+            best.0 = score;
+            let ms = self.ctl.elapsed().as_millis() as u64;
+            self.shared
+                .history
+                .lock()
+                .push((ms, self.ctl.nodes(), score));
+            if self.ctl.wants_progress() && best.1.elapsed() >= REPORT_EVERY {
+                best.1 = std::time::Instant::now();
+                self.ctl.report(serde_json::json!({"best": score, "rollouts": self.ctl.nodes(), "elapsed_ms": ms}));
+            }
+        }
+    }
+
+    /// `NRPA(l, policies[l])` for `l >= 1`; the result is in `bests[l]`.
+    fn level(&mut self, l: usize) {
+        self.bests[l].clear();
+        for _ in 0..self.opts.iterations {
+            if self.stopped {
+                break;
+            }
+            if l == 1 {
+                let policy = std::mem::replace(&mut self.policies[1], Policy::new(Some(0)));
+                self.rollout(&policy);
+                self.policies[1] = policy;
+                if !self.stopped && self.cur.score >= self.bests[1].score {
+                    self.bests[1].copy_from(&self.cur);
+                }
+            } else {
+                let (lower, upper) = self.policies.split_at_mut(l);
+                lower[l - 1].copy_from(&upper[0]);
+                self.level(l - 1);
+                if self.stopped {
+                    break;
+                }
+                let (lower, upper) = self.bests.split_at_mut(l);
+                if lower[l - 1].score >= upper[0].score {
+                    upper[0].copy_from(&lower[l - 1]);
+                }
+            }
+            if self.stopped {
+                break;
+            }
+            adapt(
+                &mut self.policies[l],
+                &self.bests[l],
+                self.opts.alpha,
+                &mut self.scratch,
+            );
+        }
+    }
+
+    /// One top-level iteration: `NRPA(level - 1, copy of top)` with the stream of iteration `i`.
+    /// Returns the finished sub-result, or `None` when stopped before it finished.
+    fn iteration(&mut self, top: &Policy, i: u64) -> Option<&Record<G::Move>> {
+        self.rng = ChaCha8Rng::seed_from_u64(derive_seed(self.opts.seed, i));
+        let sub = self.opts.level as usize - 1;
+        if sub == 0 {
+            self.rollout(top);
+            return Some(&self.cur);
+        }
+        self.policies[sub].copy_from(top);
+        self.level(sub);
+        if self.stopped {
+            None
+        } else {
+            Some(&self.bests[sub])
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints.
+
+/// The state of a run between two top-level iterations: enough to continue it exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint<M> {
+    /// Options that must match on resume.
+    pub level: u32,
+    /// Iterations per level.
+    pub iterations: u32,
+    /// Adaptation step.
+    pub alpha: f64,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Batch width of the shared scheme.
+    pub batch: usize,
+    /// Top-level iterations finished.
+    pub done: u32,
+    /// Non-zero weights of the top-level policy.
+    pub policy: Vec<(u64, f64)>,
+    /// The top level's best sequence (the one Adapt uses), if any.
+    pub top_best: Option<(f64, Vec<M>)>,
+    /// The best sequence of any rollout so far, if any.
+    pub best: Option<(f64, Vec<M>)>,
+}
+
+impl<M: Copy> Checkpoint<M> {
+    /// As JSON; moves are written with `format`, applied along the sequence from the root.
+    pub fn to_json<G: SinglePlayer<Move = M>>(
+        &self,
+        game: &G,
+        root: &G::State,
+    ) -> serde_json::Value {
+        let seq = |best: &Option<(f64, Vec<M>)>| match best {
+            None => serde_json::Value::Null,
+            Some((score, moves)) => {
+                let mut s = root.clone();
+                let texts: Vec<String> = moves
+                    .iter()
+                    .map(|&m| {
+                        let t = game.format_move(&s, m);
+                        game.apply(&mut s, m);
+                        t
+                    })
+                    .collect();
+                serde_json::json!({"score": score, "moves": texts})
+            }
+        };
+        serde_json::json!({
+            "version": 1,
+            "level": self.level,
+            "iterations": self.iterations,
+            "alpha_bits": self.alpha.to_bits(),
+            "seed": self.seed,
+            "batch": self.batch,
+            "done": self.done,
+            // Weights as exact bit patterns: a resumed run continues exactly.
+            "policy": self.policy.iter().map(|(c, w)| serde_json::json!([c, w.to_bits()])).collect::<Vec<_>>(),
+            "top_best": seq(&self.top_best),
+            "best": seq(&self.best),
+        })
+    }
+
+    /// Reads [`Checkpoint::to_json`]'s output; errors name what is wrong.
+    pub fn from_json<G: SinglePlayer<Move = M>>(
+        game: &G,
+        root: &G::State,
+        v: &serde_json::Value,
+    ) -> Result<Self, String> {
+        let u = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_u64())
+                .ok_or_else(|| format!("checkpoint: '{k}' is missing or not an integer"))
+        };
+        if u("version")? != 1 {
+            return Err("checkpoint: unknown version".into());
+        }
+        let policy = v
+            .get("policy")
+            .and_then(|p| p.as_array())
+            .ok_or("checkpoint: 'policy' is missing")?
+            .iter()
+            .map(|e| {
+                match (
+                    e.get(0).and_then(|x| x.as_u64()),
+                    e.get(1).and_then(|x| x.as_u64()),
+                ) {
+                    (Some(c), Some(b)) => Ok((c, f64::from_bits(b))),
+                    _ => Err("checkpoint: a policy entry is not [code, bits]".to_string()),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let seq = |k: &str| -> Result<Option<(f64, Vec<M>)>, String> {
+            let x = &v[k];
+            if x.is_null() {
+                return Ok(None);
+            }
+            let moves = x["moves"]
+                .as_array()
+                .ok_or(format!("checkpoint: '{k}.moves' is missing"))?;
+            let mut s = root.clone();
+            let mut out = Vec::new();
+            for (i, t) in moves.iter().enumerate() {
+                let t = t
+                    .as_str()
+                    .ok_or(format!("checkpoint: move {} of '{k}' is not text", i + 1))?;
+                let m = game
+                    .parse_move(&s, t)
+                    .map_err(|e| format!("checkpoint '{k}': {}", e.at_move(i + 1)))?;
+                game.apply(&mut s, m);
+                out.push(m);
+            }
+            Ok(Some((game.score(&s), out)))
+        };
+        Ok(Checkpoint {
+            level: u("level")? as u32,
+            iterations: u("iterations")? as u32,
+            alpha: f64::from_bits(u("alpha_bits")?),
+            seed: u("seed")?,
+            batch: u("batch")? as usize,
+            done: u("done")? as u32,
+            policy,
+            top_best: seq("top_best")?,
+            best: seq("best")?,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drivers.
+
+/// What a run found.
+#[derive(Clone, Debug)]
+pub struct NrpaOutcome<M> {
+    /// Best score of any completed rollout (`-inf` when none completed).
+    pub score: f64,
+    /// Its sequence.
+    pub sequence: Vec<M>,
+    /// Rollouts made.
+    pub rollouts: u64,
+    /// Why it stopped early, if it did (`None` also when `stop_at` was reached).
+    pub stopped: Option<StopReason>,
+    /// One checkpoint per independent run (one for the shared scheme).
+    pub checkpoints: Vec<Checkpoint<M>>,
+    /// Every improvement of the best score: (elapsed ms, rollouts so far, score).
+    pub history: Vec<(u64, u64, f64)>,
+}
+
+/// Runs NRPA from `root`; `resume` continues checkpoints of an earlier run with the same options.
+pub fn nrpa<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    opts: &NrpaOptions,
+    resume: Option<Vec<Checkpoint<G::Move>>>,
+    ctl: &Control,
+) -> Result<NrpaOutcome<G::Move>, String> {
+    if opts.level == 0 || opts.iterations == 0 {
+        return Err("NRPA needs level >= 1 and iterations >= 1".into());
+    }
+    let shared = Shared {
+        reached: false.into(),
+        best: Mutex::new((f64::NEG_INFINITY, std::time::Instant::now())),
+        history: Mutex::new(Vec::new()),
+    };
+    let threads = opts.threads.max(1);
+    let pool = if threads > 1 {
+        Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let runs = if opts.scheme == Scheme::Independent {
+        threads
+    } else {
+        1
+    };
+    let mut resume = resume.unwrap_or_default();
+    if !resume.is_empty() && resume.len() != runs {
+        return Err(format!(
+            "checkpoint has {} runs, this job makes {runs}",
+            resume.len()
+        ));
+    }
+    let mut out = if opts.scheme == Scheme::Independent && runs > 1 {
+        let mut starts: Vec<Option<Checkpoint<G::Move>>> = (0..runs).map(|_| None).collect();
+        for (i, c) in resume.drain(..).enumerate() {
+            starts[i] = Some(c);
+        }
+        let results: Vec<Result<NrpaOutcome<G::Move>, String>> =
+            pool.as_ref().unwrap().install(|| {
+                use rayon::prelude::*;
+                starts
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(r, start)| {
+                        // Run 0 is the sequential run with the job's seed, so more threads never do worse.
+                        let seed = if r == 0 {
+                            opts.seed
+                        } else {
+                            derive_seed(opts.seed, 1_000_000 + r as u64)
+                        };
+                        let o = NrpaOptions {
+                            seed,
+                            batch: 1,
+                            threads: 1,
+                            ..opts.clone()
+                        };
+                        run_shared(game, root, &o, start, ctl, &shared, None)
+                    })
+                    .collect()
+            });
+        let mut merged: Option<NrpaOutcome<G::Move>> = None;
+        for r in results {
+            let r = r?;
+            match &mut merged {
+                None => merged = Some(r),
+                Some(m) => {
+                    m.rollouts += r.rollouts;
+                    m.stopped = m.stopped.or(r.stopped);
+                    m.checkpoints.extend(r.checkpoints);
+                    if r.score > m.score {
+                        m.score = r.score;
+                        m.sequence = r.sequence;
+                    }
+                }
+            }
+        }
+        merged.expect("at least one run")
+    } else {
+        run_shared(game, root, opts, resume.pop(), ctl, &shared, pool.as_ref())?
+    };
+    out.history = std::mem::take(&mut *shared.history.lock());
+    Ok(out)
+}
+
+/// One run of the shared scheme (batch 1 = the sequential algorithm).
+fn run_shared<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    opts: &NrpaOptions,
+    resume: Option<Checkpoint<G::Move>>,
+    ctl: &Control,
+    shared: &Shared,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<NrpaOutcome<G::Move>, String> {
+    let batch = opts.batch.max(1);
+    let mut top = Policy::new(game.code_space());
+    let mut top_best: Record<G::Move> = Record::new();
+    let mut best: Record<G::Move> = Record::new();
+    let mut done = 0u32;
+    if let Some(c) = resume {
+        if (c.level, c.iterations, c.alpha.to_bits(), c.seed, c.batch)
+            != (
+                opts.level,
+                opts.iterations,
+                opts.alpha.to_bits(),
+                opts.seed,
+                batch,
+            )
+        {
+            return Err(format!(
+                "checkpoint was made with level={} iterations={} alpha={} seed={} batch={}, not with this job's options",
+                c.level, c.iterations, c.alpha, c.seed, c.batch
+            ));
+        }
+        for &(code, w) in &c.policy {
+            if game.code_space().is_some_and(|n| code as usize >= n) {
+                return Err(format!(
+                    "checkpoint: code {code} is outside this game's code space"
+                ));
+            }
+            top.add(code, w);
+        }
+        if let Some((_, moves)) = &c.top_best {
+            top_best = record_sequence(game, root, moves)?;
+        }
+        if let Some((_, moves)) = &c.best {
+            best = record_sequence(game, root, moves)?;
+        }
+        done = c.done.min(opts.iterations);
+        let mut b = shared.best.lock();
+        b.0 = b.0.max(best.score);
+    }
+    let mut searchers: Vec<Searcher<G>> = (0..batch)
+        .map(|_| Searcher::new(game, root, opts, ctl, shared))
+        .collect();
+    let mut scratch = AdaptScratch::new(game.code_space());
+    let mut rollouts = 0u64;
+    let mut stopped = false;
+    let mut last_checkpoint = std::time::Instant::now();
+    let take_found = |searchers: &mut [Searcher<G>], best: &mut Record<G::Move>| {
+        for s in searchers.iter_mut() {
+            if s.found.score > best.score {
+                best.copy_from(&s.found);
+            }
+            s.found.clear();
+        }
+    };
+    while done < opts.iterations && !stopped {
+        let width = batch.min((opts.iterations - done) as usize);
+        let active = &mut searchers[..width];
+        let top_ref = &top;
+        let base = done as u64;
+        let work = |(j, s): (usize, &mut Searcher<G>)| {
+            let _ = s.iteration(top_ref, base + j as u64);
+        };
+        match pool {
+            Some(p) if width > 1 => p.install(|| {
+                use rayon::prelude::*;
+                active.par_iter_mut().enumerate().for_each(work);
+            }),
+            _ => active.iter_mut().enumerate().for_each(work),
+        }
+        // Results in iteration order: the `>=` rule and one Adapt each, as the seed's loop.
+        for s in searchers[..width].iter() {
+            if s.stopped {
+                stopped = true;
+                break;
+            }
+            let sub = opts.level as usize - 1;
+            let r = if sub == 0 { &s.cur } else { &s.bests[sub] };
+            if r.score >= top_best.score {
+                top_best.copy_from(r);
+            }
+            adapt(&mut top, &top_best, opts.alpha, &mut scratch);
+            done += 1;
+        }
+        take_found(&mut searchers, &mut best);
+        if ctl.wants_progress() && last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
+            last_checkpoint = std::time::Instant::now();
+            let c = checkpoint(opts, batch, done, &top, &top_best, &best);
+            ctl.report(serde_json::json!({
+                "best": best.score, "rollouts": ctl.nodes(), "elapsed_ms": ctl.elapsed().as_millis() as u64,
+                "iteration": done, "checkpoint": c.to_json(game, root),
+            }));
+        }
+        stopped = stopped || shared.halted(ctl);
+    }
+    for s in &searchers {
+        rollouts += s.rollouts;
+    }
+    Ok(NrpaOutcome {
+        score: best.score,
+        sequence: best.moves.clone(),
+        rollouts,
+        stopped: if shared.reached.load(std::sync::atomic::Ordering::Relaxed) {
+            None
+        } else {
+            ctl.should_stop()
+        },
+        checkpoints: vec![checkpoint(opts, batch, done, &top, &top_best, &best)],
+        history: Vec::new(),
+    })
+}
+
+fn checkpoint<M: Copy>(
+    opts: &NrpaOptions,
+    batch: usize,
+    done: u32,
+    top: &Policy,
+    top_best: &Record<M>,
+    best: &Record<M>,
+) -> Checkpoint<M> {
+    let seq = |r: &Record<M>| {
+        if r.is_empty() {
+            None
+        } else {
+            Some((r.score, r.moves.clone()))
+        }
+    };
+    Checkpoint {
+        level: opts.level,
+        iterations: opts.iterations,
+        alpha: opts.alpha,
+        seed: opts.seed,
+        batch,
+        done,
+        policy: top.entries(),
+        top_best: seq(top_best),
+        best: seq(best),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::weakschur::WeakSchur;
+    use crate::model::{Game, MoveCodes, NotationError, Turn};
+
+    /// Weak Schur with sparse codes: the same game through the hash-map policy.
+    struct Sparse(WeakSchur);
+    impl Game for Sparse {
+        type State = <WeakSchur as Game>::State;
+        type Move = u8;
+        fn name(&self) -> &'static str {
+            "sparse"
+        }
+        fn num_players(&self) -> usize {
+            1
+        }
+        fn initial_state(&self) -> Self::State {
+            self.0.initial_state()
+        }
+        fn turn(&self, s: &Self::State) -> Turn {
+            self.0.turn(s)
+        }
+        fn legal_moves(&self, s: &Self::State, m: &mut Vec<u8>) {
+            self.0.legal_moves(s, m)
+        }
+        fn apply(&self, s: &mut Self::State, m: u8) {
+            self.0.apply(s, m)
+        }
+        fn returns(&self, s: &Self::State, o: &mut [f64]) {
+            self.0.returns(s, o)
+        }
+        fn parse_position(&self, t: &str) -> Result<Self::State, NotationError> {
+            self.0.parse_position(t)
+        }
+        fn format_position(&self, s: &Self::State) -> String {
+            self.0.format_position(s)
+        }
+        fn parse_move(&self, s: &Self::State, t: &str) -> Result<u8, NotationError> {
+            self.0.parse_move(s, t)
+        }
+        fn format_move(&self, s: &Self::State, m: u8) -> String {
+            self.0.format_move(s, m)
+        }
+        fn same_state(&self, a: &Self::State, b: &Self::State) -> bool {
+            self.0.same_state(a, b)
+        }
+    }
+    impl MoveCodes for Sparse {
+        fn code(&self, s: &Self::State, m: u8) -> u64 {
+            // Spread over 64 bits (an odd multiplier is a bijection), u64::MAX included for code 0.
+            self.0
+                .code(s, m)
+                .wrapping_mul(0xD6E8_FEB8_6659_FD93)
+                .wrapping_sub(1)
+        }
+    }
+    impl SinglePlayer for Sparse {}
+
+    fn opts(level: u32, iterations: u32, seed: u64) -> NrpaOptions {
+        NrpaOptions {
+            level,
+            iterations,
+            seed,
+            ..NrpaOptions::default()
+        }
+    }
+
+    fn replay<G: SinglePlayer>(g: &G, moves: &[G::Move]) -> f64 {
+        let mut s = g.initial_state();
+        let mut legal = Vec::new();
+        for &m in moves {
+            g.legal_moves(&s, &mut legal);
+            assert!(legal.contains(&m));
+            g.apply(&mut s, m);
+        }
+        assert!(g.is_terminal(&s));
+        g.score(&s)
+    }
+
+    #[test]
+    fn adapt_matches_the_seeds_worked_example() {
+        // Root a with children b, c, d under a zero policy; the best sequence plays c.
+        let mut pol = Policy::new(Some(3));
+        let best = Record {
+            score: 3.0,
+            moves: vec![1u8],
+            codes: vec![0, 1, 2],
+            starts: vec![0, 3],
+            chosen: vec![1],
+        };
+        adapt(&mut pol, &best, 1.0, &mut AdaptScratch::new(Some(3)));
+        assert!((pol.get(1) - 2.0 / 3.0).abs() < 1e-12 && (pol.get(0) + 1.0 / 3.0).abs() < 1e-12);
+        let z: f64 = (0..3).map(|c| pol.get(c).exp()).sum();
+        // "a-c wird nun mit rund 57,62% gewählt, a-b und a-d mit jeweils 21,19%".
+        assert_eq!(format!("{:.4}", pol.get(1).exp() / z), "0.5761");
+        assert_eq!(format!("{:.4}", pol.get(0).exp() / z), "0.2119");
+        // The seed: a node with one child keeps its weight at 0 (+alpha - alpha * 1).
+        let mut pol = Policy::new(None);
+        let one = Record {
+            score: 0.0,
+            moves: vec![0u8],
+            codes: vec![u64::MAX],
+            starts: vec![0, 1],
+            chosen: vec![0],
+        };
+        adapt(&mut pol, &one, 1.0, &mut AdaptScratch::new(None));
+        assert_eq!(pol.get(u64::MAX), 0.0);
+    }
+
+    #[test]
+    fn hash_policy_agrees_with_dense_table() {
+        let mut a = Policy::new(Some(5000));
+        let mut b = Policy::new(None);
+        for i in 0..5000u64 {
+            let c = (i * 7919) % 5000;
+            a.add(c, i as f64 * 0.5);
+            b.add(c, i as f64 * 0.5);
+        }
+        for c in 0..5000 {
+            assert_eq!(a.get(c), b.get(c));
+        }
+        assert_eq!(a.entries(), b.entries());
+        let g = WeakSchur::new(4).unwrap();
+        let x = nrpa(
+            &g,
+            &g.initial_state(),
+            &opts(2, 30, 5),
+            None,
+            &Control::unlimited(),
+        )
+        .unwrap();
+        let y = nrpa(
+            &Sparse(g.clone()),
+            &g.initial_state(),
+            &opts(2, 30, 5),
+            None,
+            &Control::unlimited(),
+        )
+        .unwrap();
+        assert_eq!(
+            (x.score, &x.sequence, x.rollouts),
+            (y.score, &y.sequence, y.rollouts)
+        );
+    }
+
+    #[test]
+    fn fixed_seed_is_deterministic_and_replays() {
+        let g = WeakSchur::new(4).unwrap();
+        let a = nrpa(
+            &g,
+            &g.initial_state(),
+            &opts(2, 40, 11),
+            None,
+            &Control::unlimited(),
+        )
+        .unwrap();
+        let b = nrpa(
+            &g,
+            &g.initial_state(),
+            &opts(2, 40, 11),
+            None,
+            &Control::unlimited(),
+        )
+        .unwrap();
+        assert_eq!(
+            (a.score, &a.sequence, a.rollouts),
+            (b.score, &b.sequence, b.rollouts)
+        );
+        assert_eq!(a.rollouts, 40 * 40);
+        assert_eq!(replay(&g, &a.sequence), a.score);
+        let c = nrpa(
+            &g,
+            &g.initial_state(),
+            &opts(2, 40, 12),
+            None,
+            &Control::unlimited(),
+        )
+        .unwrap();
+        assert_ne!(a.sequence, c.sequence, "another seed, another search");
+    }
+
+    #[test]
+    fn nrpa_and_nmcs_find_the_exhaustive_optimum() {
+        // WS(2) = 8 and WS(3) = 23 (games::weakschur checks them by exhaustive search).
+        for (k, ws) in [(2, 8.0), (3, 23.0)] {
+            let g = WeakSchur::new(k).unwrap();
+            for seed in 0..3 {
+                let o = nrpa(
+                    &g,
+                    &g.initial_state(),
+                    &opts(3, 30, seed),
+                    None,
+                    &Control::unlimited(),
+                )
+                .unwrap();
+                assert_eq!(o.score, ws, "nrpa k={k} seed={seed}");
+                assert_eq!(replay(&g, &o.sequence), ws);
+                let o = crate::search::nmcs::nmcs(
+                    &g,
+                    &g.initial_state(),
+                    3,
+                    seed,
+                    &Control::unlimited(),
+                );
+                assert_eq!(o.score, ws, "nmcs k={k} seed={seed}");
+                assert_eq!(replay(&g, &o.sequence), ws);
+            }
+        }
+    }
+
+    #[test]
+    fn nmcs_is_deterministic_and_levels_help() {
+        let g = WeakSchur::new(4).unwrap();
+        let a = crate::search::nmcs::nmcs(&g, &g.initial_state(), 1, 3, &Control::unlimited());
+        let b = crate::search::nmcs::nmcs(&g, &g.initial_state(), 1, 3, &Control::unlimited());
+        assert_eq!(
+            (a.score, &a.sequence, a.rollouts),
+            (b.score, &b.sequence, b.rollouts)
+        );
+        assert_eq!(replay(&g, &a.sequence), a.score);
+        let l0 = crate::search::nmcs::nmcs(&g, &g.initial_state(), 0, 3, &Control::unlimited());
+        assert_eq!(l0.rollouts, 1);
+        let c = crate::search::nmcs::nmcs(
+            &g,
+            &g.initial_state(),
+            1,
+            3,
+            &Control::with_limits(None, Some(10)),
+        );
+        assert_eq!(c.rollouts, 10);
+        assert_eq!(c.stopped, Some(StopReason::Nodes));
+        assert_eq!(replay(&g, &c.sequence), c.score);
+    }
+
+    #[test]
+    fn checkpoint_resume_continues_exactly() {
+        let g = WeakSchur::new(4).unwrap();
+        let root = g.initial_state();
+        let o = opts(2, 12, 9);
+        let full = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        // Stop part-way (a rollout limit), write the checkpoint as JSON, read it back, resume.
+        let part = nrpa(
+            &g,
+            &root,
+            &o,
+            None,
+            &Control::with_limits(None, Some(12 * 5 + 7)),
+        )
+        .unwrap();
+        assert_eq!(part.stopped, Some(StopReason::Nodes));
+        assert_eq!(part.checkpoints[0].done, 5);
+        let json = part.checkpoints[0].to_json(&g, &root);
+        let back = Checkpoint::from_json(&g, &root, &json).unwrap();
+        assert_eq!(back, part.checkpoints[0]);
+        let rest = nrpa(&g, &root, &o, Some(vec![back]), &Control::unlimited()).unwrap();
+        assert_eq!((rest.score, &rest.sequence), (full.score, &full.sequence));
+        assert_eq!(rest.checkpoints[0], full.checkpoints[0]);
+        // Options must match.
+        let other = opts(2, 13, 9);
+        let c = Checkpoint::from_json(&g, &root, &json).unwrap();
+        assert!(
+            nrpa(&g, &root, &other, Some(vec![c]), &Control::unlimited())
+                .unwrap_err()
+                .contains("checkpoint was made")
+        );
+    }
+
+    #[test]
+    fn parallel_schemes() {
+        let g = WeakSchur::new(4).unwrap();
+        let root = g.initial_state();
+        let seq = nrpa(&g, &root, &opts(2, 20, 4), None, &Control::unlimited()).unwrap();
+        // Shared scheme, batch 1 on two threads: the sequential algorithm exactly.
+        let o = NrpaOptions {
+            threads: 2,
+            ..opts(2, 20, 4)
+        };
+        let p = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        assert_eq!((p.score, &p.sequence), (seq.score, &seq.sequence));
+        // Batch 2: deterministic whatever the thread timing, same budget of rollouts.
+        let o = NrpaOptions {
+            threads: 2,
+            batch: 2,
+            ..opts(2, 20, 4)
+        };
+        let a = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        let b = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        assert_eq!(
+            (a.score, &a.sequence, a.rollouts),
+            (b.score, &b.sequence, b.rollouts)
+        );
+        assert_eq!(a.rollouts, seq.rollouts);
+        assert_eq!(replay(&g, &a.sequence), a.score);
+        // Independent runs: run 0 is the sequential run, so two threads are at least as good.
+        let o = NrpaOptions {
+            threads: 2,
+            scheme: Scheme::Independent,
+            ..opts(2, 20, 4)
+        };
+        let i = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        assert!(i.score >= seq.score);
+        assert_eq!(i.rollouts, 2 * seq.rollouts);
+        assert_eq!(i.checkpoints.len(), 2);
+    }
+
+    #[test]
+    fn stop_at_and_time_limit_stop_early() {
+        let g = WeakSchur::new(4).unwrap();
+        let o = NrpaOptions {
+            stop_at: Some(40.0),
+            ..opts(3, 100, 1)
+        };
+        let r = nrpa(&g, &g.initial_state(), &o, None, &Control::unlimited()).unwrap();
+        assert!(r.score >= 40.0 && r.stopped.is_none() && r.rollouts < 100 * 100 * 100);
+        let t = Control::with_limits(Some(Duration::from_millis(100)), None);
+        let r = nrpa(&g, &g.initial_state(), &opts(5, 100, 1), None, &t).unwrap();
+        assert_eq!(r.stopped, Some(StopReason::Time));
+        assert_eq!(replay(&g, &r.sequence), r.score);
+        assert!(!r.history.is_empty() && r.history.last().unwrap().2 == r.score);
+    }
+}

@@ -1,0 +1,227 @@
+//! Paranoid search (course 2.3; Sturtevant and Korf 2000): every other player is modelled as
+//! part of a coalition against the root player, which turns a multi-player game into a
+//! two-sided one, so that alpha-beta applies.
+//!
+//! Contract of [`paranoid`]: the paranoid value of `state` for the root player `r` (the mover at
+//! `state`, player 0 at a chance or terminal root): `r` maximises its own utility (entry `r` of
+//! `returns`, or of `evaluate_vector` at the depth cut), every other player minimises it, and a
+//! chance node averages its children by their probabilities. Alpha-beta is fail-soft at decision
+//! nodes, cut-offs on equality (course 3.1); children of chance nodes are searched with the full
+//! window, so their average is exact (the chance-node cut belongs to the chance kernels). The
+//! first of several equally good root moves is reported. Depth counts the players' plies
+//! (chance nodes do not use it up). A stop request returns `None`.
+
+use super::maxn::{root_player, VectorOutcome};
+use super::Control;
+use crate::model::{Stochastic, Turn, VectorEval};
+
+struct Search<'a, G: Stochastic + VectorEval> {
+    game: &'a G,
+    ctl: &'a Control,
+    root: usize,
+    buf: Vec<f64>,
+    moves: Vec<Vec<G::Move>>,
+    outcomes: Vec<Vec<(G::Move, f64)>>,
+    nodes: u64,
+    leaves: u64,
+    stopped: bool,
+    best_root: Option<G::Move>,
+}
+
+impl<G: Stochastic + VectorEval> Search<'_, G> {
+    fn value(
+        &mut self,
+        state: &G::State,
+        mut alpha: f64,
+        mut beta: f64,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> f64 {
+        self.nodes += 1;
+        if self.nodes & 0xFFF == 0 {
+            self.ctl.add_nodes(0x1000);
+            if self.ctl.should_stop().is_some() {
+                self.stopped = true;
+            }
+        }
+        if self.stopped {
+            return 0.0;
+        }
+        let turn = self.game.turn(state);
+        if turn == Turn::Terminal {
+            self.leaves += 1;
+            self.game.returns(state, &mut self.buf);
+            return self.buf[self.root];
+        }
+        if depth == Some(0) {
+            self.leaves += 1;
+            self.game.evaluate_vector(state, &mut self.buf);
+            return self.buf[self.root];
+        }
+        if self.moves.len() <= ply {
+            self.moves.push(Vec::new());
+            self.outcomes.push(Vec::new());
+        }
+        match turn {
+            Turn::Chance => {
+                let mut outcomes = std::mem::take(&mut self.outcomes[ply]);
+                self.game.chance_outcomes(state, &mut outcomes);
+                let mut sum = 0.0;
+                for &(mv, p) in &outcomes {
+                    let mut child = state.clone();
+                    self.game.apply(&mut child, mv);
+                    sum += p * self.value(&child, f64::NEG_INFINITY, f64::INFINITY, ply + 1, depth);
+                }
+                self.outcomes[ply] = outcomes;
+                sum
+            }
+            Turn::Player(p) => {
+                let maximise = p as usize == self.root;
+                let mut moves = std::mem::take(&mut self.moves[ply]);
+                self.game.legal_moves(state, &mut moves);
+                let mut best = if maximise {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                };
+                for &mv in &moves {
+                    let mut child = state.clone();
+                    self.game.apply(&mut child, mv);
+                    let v = self.value(&child, alpha, beta, ply + 1, depth.map(|d| d - 1));
+                    if (maximise && v > best) || (!maximise && v < best) {
+                        best = v;
+                        if ply == 0 {
+                            self.best_root = Some(mv);
+                        }
+                    }
+                    if maximise {
+                        if best >= beta {
+                            break;
+                        }
+                        alpha = alpha.max(best);
+                    } else {
+                        if best <= alpha {
+                            break;
+                        }
+                        beta = beta.min(best);
+                    }
+                }
+                self.moves[ply] = moves;
+                best
+            }
+            Turn::Terminal => unreachable!(),
+        }
+    }
+}
+
+/// Paranoid value of `state` for the root player (see the module doc); `value` holds one entry.
+pub fn paranoid<G: Stochastic + VectorEval>(
+    game: &G,
+    state: &G::State,
+    depth: Option<u32>,
+    ctl: &Control,
+) -> Option<VectorOutcome<G::Move>> {
+    let mut s = Search {
+        game,
+        ctl,
+        root: root_player(game, state),
+        buf: vec![0.0; game.num_players().max(1)],
+        moves: Vec::new(),
+        outcomes: Vec::new(),
+        nodes: 0,
+        leaves: 0,
+        stopped: false,
+        best_root: None,
+    };
+    let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
+    ctl.add_nodes(s.nodes & 0xFFF);
+    if s.stopped {
+        return None;
+    }
+    Some(VectorOutcome {
+        value: vec![v],
+        best_move: s.best_root,
+        nodes: s.nodes,
+        leaves: s.leaves,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::tree::Tree;
+    use crate::model::ZeroSum;
+    use crate::search::expectimax::{expectimax, Pruning};
+    use crate::search::maxn::tests::random_multi_tree;
+    use crate::search::minimax::minimax;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    /// The two-sided reduction: the root player's nodes become MAX, everyone else's MIN, and a
+    /// leaf becomes the root player's utility.
+    fn reduce(v: &Value, root: u64) -> Value {
+        if let Some(u) = v.get("utility") {
+            return u[root as usize].clone();
+        }
+        if let Some(kids) = v.get("chance") {
+            let kids: Vec<Value> = kids
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|pair| json!([pair[0], reduce(&pair[1], root)]))
+                .collect();
+            return json!({ "chance": kids });
+        }
+        let kids: Vec<Value> = v["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| reduce(c, root))
+            .collect();
+        if v["player"].as_u64().unwrap() == root {
+            json!({ "max": kids })
+        } else {
+            json!({ "min": kids })
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        /// Paranoid equals plain minimax on the two-sided reduction (expectiminimax when the tree
+        /// has chance nodes), and never visits more leaves than the reduction has.
+        #[test]
+        fn paranoid_equals_minimax_on_the_reduction(seed in any::<u64>(), depth in 1u32..7, chance in any::<bool>()) {
+            let (json, _) = random_multi_tree(seed, depth, chance);
+            let t = Tree::from_json(&json).unwrap();
+            let root = root_player(&t, &0) as u64;
+            let reduced = Tree::from_json(&reduce(&json, root)).unwrap();
+            let o = paranoid(&t, &0, None, &Control::unlimited()).unwrap();
+            let ctl = Control::unlimited();
+            let want = if reduced.kind() == crate::games::tree::TreeKind::MinMax {
+                let m = minimax(&reduced, &0, None, &ctl).unwrap();
+                reduced.value_to_json(&0, m.value).as_f64().unwrap()
+            } else {
+                let e = expectimax(&reduced, &0, None, Pruning::None, None, &ctl).unwrap();
+                if crate::model::ChanceZeroSum::player_side(&reduced, &0) == 0 { e.value } else { -e.value }
+            };
+            prop_assert!((o.value[0] - want).abs() < 1e-9, "{} vs {}", o.value[0], want);
+            let plain = expectimax(&reduced, &0, None, Pruning::None, None, &ctl).unwrap();
+            prop_assert!(o.nodes <= plain.nodes);
+        }
+    }
+
+    /// Course 2.3's tree, seen by A paranoidly: B and C minimise A's payoff. Left: C gives A 1
+    /// or 4 -> 1, and 6 or 7 -> 6; B picks 1. Right: 2 or 5 -> 2, 5 or 7 -> 5; B picks 2. A: 2.
+    #[test]
+    fn course_tree_paranoid() {
+        let leaf = |u: [i32; 3]| json!({ "utility": u });
+        let c = |a, b| json!({ "player": 2, "children": [leaf(a), leaf(b)] });
+        let b = |x, y| json!({ "player": 1, "children": [x, y] });
+        let left = b(c([1, 2, 6], [4, 2, 3]), c([6, 1, 2], [7, 4, 1]));
+        let right = b(c([2, 5, 4], [5, 4, 5]), c([5, 2, 4], [7, 7, 1]));
+        let t = Tree::from_json(&json!({ "player": 0, "children": [left, right] })).unwrap();
+        let o = paranoid(&t, &0, None, &Control::unlimited()).unwrap();
+        assert_eq!(o.value, vec![2.0]);
+        assert_eq!(o.best_move, Some(1));
+    }
+}

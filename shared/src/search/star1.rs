@@ -1,0 +1,217 @@
+//! Star1 (Ballard 1983; seed 004): expectimax with alpha-beta windows carried through chance
+//! nodes by the theoretical bounds L and U.
+//!
+//! Contract of [`star1`]: the expectiminimax value of `state` from the point of view of
+//! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding,
+//! found by visiting no more nodes.
+//!
+//! Form (the seed's pseudocode is the spec): negamax at decision nodes, alpha-beta fail-hard
+//! (a value `<= alpha` comes back as `alpha`, `>= beta` as `beta`); at a chance node with
+//! outcomes `p_i`, after the outcomes before `i` have summed to `cur_x` and `cur_y` probability
+//! is still unseen after `i`, outcome `i` is searched in the window
+//!
+//! ```text
+//! cur_alpha = (alpha - cur_x - U * cur_y) / p_i      ax = max(L, cur_alpha)
+//! cur_beta  = (beta  - cur_x - L * cur_y) / p_i      bx = min(U, cur_beta)
+//! ```
+//!
+//! and the node fails high (returns `beta`) when the outcome reaches `cur_beta`, low (`alpha`)
+//! when it stays at or below `cur_alpha`. Outcomes carry their true, possibly non-uniform
+//! probabilities. L and U are seen from the side of the node (player 1's are `(-U, -L)`).
+//! Generalisations of the seed's strictly alternating MAX/chance tree: any node kind may follow
+//! any other (the window is negated exactly when the side changes), and a chance node whose
+//! window cannot be reached at all (`cur_alpha >= U` or `cur_beta <= L`) returns at once instead
+//! of searching its next outcome in an empty window.
+//!
+//! Depth as in expectimax: `depth` counts the players' plies, chance nodes do not use it up.
+//! A stop request returns `None`.
+
+use super::expectimax::ChanceOutcome;
+use super::Control;
+use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
+use crate::model::Turn;
+
+pub(crate) struct Frame<M> {
+    pub(crate) moves: Vec<M>,
+    pub(crate) outcomes: Vec<(M, f64)>,
+}
+
+struct Search<'a, G: ChanceZeroSum> {
+    game: &'a G,
+    ctl: &'a Control,
+    bounds: (f64, f64),
+    frames: Vec<Frame<G::Move>>,
+    nodes: u64,
+    leaves: u64,
+    stopped: bool,
+    best_root: Option<G::Move>,
+}
+
+impl<G: ChanceZeroSum> Search<'_, G> {
+    /// Fail-hard value of `state` from `player_side(state)`'s point of view in `(alpha, beta)`.
+    fn value(
+        &mut self,
+        state: &G::State,
+        alpha: f64,
+        beta: f64,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> f64 {
+        self.nodes += 1;
+        if self.nodes & 0xFFF == 0 {
+            self.ctl.add_nodes(0x1000);
+            if self.ctl.should_stop().is_some() {
+                self.stopped = true;
+            }
+        }
+        if self.stopped {
+            return 0.0;
+        }
+        let turn = self.game.turn(state);
+        if turn == Turn::Terminal {
+            self.leaves += 1;
+            return self.game.terminal_score(state).max(alpha).min(beta);
+        }
+        if depth == Some(0) {
+            self.leaves += 1;
+            return self.game.estimate(state).max(alpha).min(beta);
+        }
+        if self.frames.len() <= ply {
+            self.frames.push(Frame {
+                moves: Vec::new(),
+                outcomes: Vec::new(),
+            });
+        }
+        let side = self.game.player_side(state);
+        if turn == Turn::Chance {
+            return self.chance(state, alpha, beta, side, ply, depth);
+        }
+        // Negamax at a decision node.
+        let mut moves = std::mem::take(&mut self.frames[ply].moves);
+        self.game.legal_moves(state, &mut moves);
+        self.game.order_decisions(state, &mut moves);
+        let mut alpha = alpha;
+        let mut result = None;
+        for &mv in &moves {
+            let mut child = state.clone();
+            self.game.apply(&mut child, mv);
+            let cs = self.game.player_side(&child);
+            let (ca, cb) = if cs == side {
+                (alpha, beta)
+            } else {
+                (-beta, -alpha)
+            };
+            let v = to_side(
+                cs,
+                side,
+                self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1)),
+            );
+            if v >= beta {
+                if ply == 0 {
+                    self.best_root = Some(mv);
+                }
+                result = Some(beta);
+                break;
+            }
+            if v > alpha {
+                alpha = v;
+                if ply == 0 {
+                    self.best_root = Some(mv);
+                }
+            }
+        }
+        self.frames[ply].moves = moves;
+        result.unwrap_or(alpha)
+    }
+
+    /// The seed's `star1` at a chance node.
+    fn chance(
+        &mut self,
+        state: &G::State,
+        alpha: f64,
+        beta: f64,
+        side: u8,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> f64 {
+        let (lo, hi) = side_bounds(self.bounds, side);
+        let mut outcomes = std::mem::take(&mut self.frames[ply].outcomes);
+        self.game.chance_outcomes(state, &mut outcomes);
+        let mut cur_x = 0.0;
+        let mut cur_y = 1.0;
+        let mut result = None;
+        for &(mv, p) in &outcomes {
+            cur_y -= p;
+            let rest = cur_y.max(0.0);
+            let cur_alpha = (alpha - cur_x - hi * rest) / p;
+            let cur_beta = (beta - cur_x - lo * rest) / p;
+            if cur_alpha >= hi {
+                result = Some(alpha);
+                break;
+            }
+            if cur_beta <= lo {
+                result = Some(beta);
+                break;
+            }
+            let ax = lo.max(cur_alpha);
+            let bx = hi.min(cur_beta);
+            let mut child = state.clone();
+            self.game.apply(&mut child, mv);
+            let cs = self.game.player_side(&child);
+            let (ca, cb) = if cs == side { (ax, bx) } else { (-bx, -ax) };
+            let v = to_side(cs, side, self.value(&child, ca, cb, ply + 1, depth));
+            if v >= cur_beta {
+                result = Some(beta);
+                break;
+            }
+            if v <= cur_alpha {
+                result = Some(alpha);
+                break;
+            }
+            cur_x += p * v;
+        }
+        self.frames[ply].outcomes = outcomes;
+        result.unwrap_or(cur_x)
+    }
+}
+
+/// The root window: the bounds widened by one unit, so that a value on a bound is reported as
+/// exact and the root always has a best move.
+pub(crate) fn root_window(bounds: (f64, f64), side: u8) -> (f64, f64) {
+    let (lo, hi) = side_bounds(bounds, side);
+    (lo - 1.0, hi + 1.0)
+}
+
+/// Star1 value of `state` from `player_side(state)`'s point of view (see the module doc). `bounds`
+/// overrides the game's utility bounds (player 0's point of view); they must be true bounds.
+pub fn star1<G: ChanceZeroSum>(
+    game: &G,
+    state: &G::State,
+    depth: Option<u32>,
+    bounds: Option<(f64, f64)>,
+    ctl: &Control,
+) -> Option<ChanceOutcome<G::Move>> {
+    let bounds = bounds.unwrap_or_else(|| game.utility_bounds());
+    let mut s = Search {
+        game,
+        ctl,
+        bounds,
+        frames: Vec::new(),
+        nodes: 0,
+        leaves: 0,
+        stopped: false,
+        best_root: None,
+    };
+    let (a, b) = root_window(bounds, game.player_side(state));
+    let value = s.value(state, a, b, 0, depth);
+    ctl.add_nodes(s.nodes & 0xFFF);
+    if s.stopped {
+        return None;
+    }
+    Some(ChanceOutcome {
+        value,
+        best_move: s.best_root,
+        nodes: s.nodes,
+        leaves: s.leaves,
+    })
+}

@@ -1,0 +1,600 @@
+//! Star2 (Ballard 1983; Hauk, Buro and Schaeffer 2004; seed 004): Star1 preceded at every chance
+//! node by a probing phase, and the probing engine that Star2.5 ([`super::star25`]) reuses.
+//!
+//! Contract of [`star2`]: the expectiminimax value of `state` from the point of view of
+//! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding.
+//!
+//! The seed's algorithm, in the negamax form of [`super::star1`] (fail-hard, windows through
+//! chance nodes with the bounds L and U, true outcome probabilities):
+//!
+//! 1. Probing phase. For each outcome `i` whose state is a decision node, `nProbe` searches only
+//!    the first `factor` moves there (Star2: one) with a full Star2 search each. The best of them
+//!    bounds the outcome's value from the side of its mover. After each probe the node fails high
+//!    (returns `beta`) when the probed lower bounds already average to `beta` or more, i.e. when
+//!    outcome `i` reaches `cur_beta = (beta - sum_{j != i} p_j lower_j) / p_i`.
+//! 2. Search phase: Star1, but an unsearched outcome `j` contributes its probed bound instead of
+//!    L (or U) to the windows: `cur_beta = (beta - cur_x - sum_{j > i} p_j lower_j) / p_i`.
+//!
+//! Points where this implementation goes beyond the seed's pseudocode, each for correctness with
+//! non-uniform probabilities or general trees:
+//! - The probe's lower window edge `ax = max(L, (alpha - U * (1 - p_i)) / p_i)` is computed per
+//!   outcome. The seed computes it once from the first outcome's probability, which is the same
+//!   for uniform chance but, with non-uniform probabilities, can let a fail-hard probe (which
+//!   returns `ax` when nothing beats it) claim a lower bound that is not one. With `ax` per
+//!   outcome a false claim can only happen when the outcome alone already forces the node
+//!   below `alpha`, and then no sum that contains it can reach `beta`: no false cut-off.
+//! - When the mover at outcome `i` is the opponent of the chance node's side (a chance node
+//!   followed by a MIN node in a tree), a probe bounds the outcome from above, and the cut-off
+//!   is the mirror image: fail low when the probed upper bounds average to `alpha` or less.
+//! - Outcomes that are terminal or at the depth cut are scored exactly in the probing phase and
+//!   not visited again; outcomes that are chance nodes are not probed (their bounds stay L, U).
+//!
+//! Probing modes (Star2.5, [`ProbingMode`]): sequential probes `factor` moves of outcome 1, then
+//! of outcome 2, ...; cyclic probes the first move of every outcome, then the second move of
+//! every outcome, ..., checking for a cut-off after each probe. With `factor = 0` there is no
+//! probing phase and the search is exactly Star1.
+//!
+//! Nodes: every node entered counts, so a node searched in the probing phase and again in the
+//! search phase counts twice; a probed outcome counts once per `nProbe` call (once in sequential
+//! mode, once per round in cyclic mode). A stop request returns `None`.
+
+use super::expectimax::ChanceOutcome;
+use super::star1::root_window;
+use super::Control;
+use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
+use crate::model::Turn;
+
+/// How Star2.5 orders its probes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbingMode {
+    /// All probes of outcome 1, then all of outcome 2, ...
+    Sequential,
+    /// Move 1 of every outcome, then move 2 of every outcome, ...
+    Cyclic,
+}
+
+/// The probing phase's shape: how many moves per outcome, in which order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probing {
+    /// Moves probed per outcome (Star2: 1; 0: no probing, Star1).
+    pub factor: u32,
+    /// Order of the probes.
+    pub mode: ProbingMode,
+}
+
+/// What is known of one outcome of the chance node being searched.
+#[derive(Clone, Copy, Debug)]
+struct Known {
+    /// Lower and upper bound of its value, from the chance node's side.
+    lower: f64,
+    upper: f64,
+    /// Whether `lower == upper` is its exact value (terminal or depth-cut outcome).
+    exact: bool,
+}
+
+/// What a probe learnt about one move of an outcome, from the outcome's mover's side, so that
+/// the search phase does not search it again when that already decides it (no table needed).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Hint {
+    /// Not probed.
+    None,
+    /// The move's exact value.
+    Exact(f64),
+    /// The move's value is at least this.
+    Lower(f64),
+    /// The move's value is at most this.
+    Upper(f64),
+}
+
+struct Frame<M, S> {
+    moves: Vec<M>,
+    outcomes: Vec<(M, f64)>,
+    children: Vec<S>,
+    known: Vec<Known>,
+    /// `factor` hints per outcome.
+    hints: Vec<Hint>,
+}
+
+impl<M, S> Default for Frame<M, S> {
+    fn default() -> Self {
+        Frame {
+            moves: Vec::new(),
+            outcomes: Vec::new(),
+            children: Vec::new(),
+            known: Vec::new(),
+            hints: Vec::new(),
+        }
+    }
+}
+
+struct Search<'a, G: ChanceZeroSum> {
+    game: &'a G,
+    ctl: &'a Control,
+    bounds: (f64, f64),
+    probing: Probing,
+    frames: Vec<Frame<G::Move, G::State>>,
+    nodes: u64,
+    leaves: u64,
+    stopped: bool,
+    best_root: Option<G::Move>,
+}
+
+/// Why the probing phase ended.
+enum Probed {
+    /// The node is decided: fail high (`true`, return beta) or low (`false`, return alpha).
+    Cut(bool),
+    /// Go on to the search phase.
+    Continue,
+}
+
+impl<G: ChanceZeroSum> Search<'_, G> {
+    #[inline]
+    fn enter(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes & 0xFFF == 0 {
+            self.ctl.add_nodes(0x1000);
+            if self.ctl.should_stop().is_some() {
+                self.stopped = true;
+            }
+        }
+        !self.stopped
+    }
+
+    fn ensure(&mut self, ply: usize) {
+        while self.frames.len() <= ply {
+            self.frames.push(Frame::default());
+        }
+    }
+
+    /// Fail-hard value of `state` from `player_side(state)`'s point of view in `(alpha, beta)`.
+    /// `hints` (possibly empty) are what probes learnt about the first moves of `state`.
+    fn value(
+        &mut self,
+        state: &G::State,
+        alpha: f64,
+        beta: f64,
+        ply: usize,
+        depth: Option<u32>,
+        hints: &[Hint],
+    ) -> f64 {
+        if !self.enter() {
+            return 0.0;
+        }
+        let turn = self.game.turn(state);
+        if turn == Turn::Terminal {
+            self.leaves += 1;
+            return self.game.terminal_score(state).max(alpha).min(beta);
+        }
+        if depth == Some(0) {
+            self.leaves += 1;
+            return self.game.estimate(state).max(alpha).min(beta);
+        }
+        self.ensure(ply + 1);
+        let side = self.game.player_side(state);
+        if turn == Turn::Chance {
+            return self.chance(state, alpha, beta, side, ply, depth);
+        }
+        let mut moves = std::mem::take(&mut self.frames[ply].moves);
+        self.game.legal_moves(state, &mut moves);
+        self.game.order_decisions(state, &mut moves);
+        let mut alpha = alpha;
+        let mut result = None;
+        for (r, &mv) in moves.iter().enumerate() {
+            let hinted = match hints.get(r) {
+                Some(&Hint::Exact(v)) => Some(v),
+                Some(&Hint::Lower(b)) if b >= beta => Some(beta),
+                Some(&Hint::Upper(b)) if b <= alpha => Some(alpha),
+                _ => None,
+            };
+            let v = match hinted {
+                Some(v) => v,
+                None => {
+                    let mut child = state.clone();
+                    self.game.apply(&mut child, mv);
+                    let cs = self.game.player_side(&child);
+                    let (ca, cb) = if cs == side {
+                        (alpha, beta)
+                    } else {
+                        (-beta, -alpha)
+                    };
+                    to_side(
+                        cs,
+                        side,
+                        self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1), &[]),
+                    )
+                }
+            };
+            if v >= beta {
+                if ply == 0 {
+                    self.best_root = Some(mv);
+                }
+                result = Some(beta);
+                break;
+            }
+            if v > alpha {
+                alpha = v;
+                if ply == 0 {
+                    self.best_root = Some(mv);
+                }
+            }
+        }
+        self.frames[ply].moves = moves;
+        result.unwrap_or(alpha)
+    }
+
+    fn chance(
+        &mut self,
+        state: &G::State,
+        alpha: f64,
+        beta: f64,
+        side: u8,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> f64 {
+        let (lo, hi) = side_bounds(self.bounds, side);
+        let mut outcomes = std::mem::take(&mut self.frames[ply].outcomes);
+        let mut children = std::mem::take(&mut self.frames[ply].children);
+        let mut known = std::mem::take(&mut self.frames[ply].known);
+        let mut hints = std::mem::take(&mut self.frames[ply].hints);
+        self.game.chance_outcomes(state, &mut outcomes);
+        hints.clear();
+        hints.resize(outcomes.len() * self.probing.factor as usize, Hint::None);
+        children.clear();
+        known.clear();
+        for &(mv, _) in &outcomes {
+            let mut child = state.clone();
+            self.game.apply(&mut child, mv);
+            children.push(child);
+            known.push(Known {
+                lower: lo,
+                upper: hi,
+                exact: false,
+            });
+        }
+        let result = match self.probe_phase(
+            &outcomes, &children, &mut known, &mut hints, alpha, beta, side, ply, depth,
+        ) {
+            Probed::Cut(high) => {
+                if high {
+                    beta
+                } else {
+                    alpha
+                }
+            }
+            Probed::Continue => self.search_phase(
+                &outcomes, &children, &known, &hints, alpha, beta, side, ply, depth,
+            ),
+        };
+        let f = &mut self.frames[ply];
+        f.outcomes = outcomes;
+        f.children = children;
+        f.known = known;
+        f.hints = hints;
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn probe_phase(
+        &mut self,
+        outcomes: &[(G::Move, f64)],
+        children: &[G::State],
+        known: &mut [Known],
+        hints: &mut [Hint],
+        alpha: f64,
+        beta: f64,
+        side: u8,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> Probed {
+        let (lo, hi) = side_bounds(self.bounds, side);
+        let mut sum_lower = lo;
+        let mut sum_upper = hi;
+        // Outcomes with known values: scored exactly once, here.
+        for (i, child) in children.iter().enumerate() {
+            let exact = match self.game.turn(child) {
+                Turn::Terminal => Some(self.game.terminal_score(child)),
+                _ if depth == Some(0) => Some(self.game.estimate(child)),
+                _ => None,
+            };
+            if let Some(v) = exact {
+                if !self.enter() {
+                    return Probed::Continue;
+                }
+                self.leaves += 1;
+                let v = to_side(self.game.player_side(child), side, v);
+                let p = outcomes[i].1;
+                sum_lower += p * (v - known[i].lower);
+                sum_upper += p * (v - known[i].upper);
+                known[i] = Known {
+                    lower: v,
+                    upper: v,
+                    exact: true,
+                };
+            }
+        }
+        if sum_lower >= beta {
+            return Probed::Cut(true);
+        }
+        if sum_upper <= alpha {
+            return Probed::Cut(false);
+        }
+        let k = self.probing.factor as usize;
+        if k == 0 {
+            return Probed::Continue;
+        }
+        let (rounds, per_call) = match self.probing.mode {
+            ProbingMode::Sequential => (1, k),
+            ProbingMode::Cyclic => (k, 1),
+        };
+        for round in 0..rounds {
+            for i in 0..children.len() {
+                if known[i].exact || !matches!(self.game.turn(&children[i]), Turn::Player(_)) {
+                    continue;
+                }
+                // A probe can only cut when the window is inside the bounds on its side: with
+                // beta above U no average of lower bounds reaches it (and the search phase's
+                // windows would not narrow either); likewise alpha below L for upper bounds.
+                let same = self.game.player_side(&children[i]) == side;
+                if (same && beta > hi) || (!same && alpha < lo) {
+                    continue;
+                }
+                let first = round * per_call;
+                let cut = self.n_probe(
+                    &children[i],
+                    outcomes[i].1,
+                    &mut known[i],
+                    &mut hints[i * k..(i + 1) * k],
+                    (&mut sum_lower, &mut sum_upper),
+                    (first, first + per_call),
+                    alpha,
+                    beta,
+                    side,
+                    ply + 1,
+                    depth,
+                );
+                if self.stopped {
+                    return Probed::Continue;
+                }
+                if let Some(high) = cut {
+                    return Probed::Cut(high);
+                }
+            }
+        }
+        Probed::Continue
+    }
+
+    /// The seed's `nProbe` at outcome `child` (a decision node at `ply`): searches its moves
+    /// `range.0 .. range.1` and tightens the outcome's bound. Returns `Some(true)` / `Some(false)`
+    /// when the chance node fails high / low.
+    #[allow(clippy::too_many_arguments)]
+    fn n_probe(
+        &mut self,
+        child: &G::State,
+        p: f64,
+        known: &mut Known,
+        hints: &mut [Hint],
+        sums: (&mut f64, &mut f64),
+        range: (usize, usize),
+        alpha: f64,
+        beta: f64,
+        side: u8,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> Option<bool> {
+        let (lo, hi) = side_bounds(self.bounds, side);
+        let (sum_lower, sum_upper) = sums;
+        let cs = self.game.player_side(child);
+        let same = cs == side;
+        // The window of the probe, from the chance node's side. A probe at a node of our side
+        // gives a lower bound (cut: fail high), at the opponent's an upper bound (fail low).
+        let (cur_alpha, cur_beta, mut ax, mut bx) = if same {
+            let cur_beta = (beta - (*sum_lower - p * known.lower)) / p;
+            let ax = lo.max((alpha - hi * (1.0 - p)) / p).max(known.lower);
+            (f64::NEG_INFINITY, cur_beta, ax, hi.min(cur_beta))
+        } else {
+            let cur_alpha = (alpha - (*sum_upper - p * known.upper)) / p;
+            let bx = hi.min((beta - lo * (1.0 - p)) / p).min(known.upper);
+            (cur_alpha, f64::INFINITY, lo.max(cur_alpha), bx)
+        };
+        if ax >= bx {
+            return None;
+        }
+        if !self.enter() {
+            return None;
+        }
+        let mut moves = std::mem::take(&mut self.frames[ply].moves);
+        self.game.legal_moves(child, &mut moves);
+        self.game.order_decisions(child, &mut moves);
+        let mut cut = None;
+        let end = range.1.min(moves.len());
+        // When this call probes every move of the outcome, a result strictly inside the window it
+        // started with is the outcome's exact value (the probe was a full negamax search).
+        let whole = range.0 == 0 && end == moves.len();
+        let (start_ax, start_bx) = (ax, bx);
+        for r in range.0..end {
+            let mv = moves[r];
+            // The child's window, from the child's side.
+            let (mut ca, cb) = if same { (ax, bx) } else { (-bx, -ax) };
+            let mut grand = child.clone();
+            self.game.apply(&mut grand, mv);
+            let gs = self.game.player_side(&grand);
+            let (ga, gb) = if gs == cs { (ca, cb) } else { (-cb, -ca) };
+            let v = to_side(
+                gs,
+                cs,
+                self.value(&grand, ga, gb, ply + 1, depth.map(|d| d - 1), &[]),
+            );
+            if self.stopped {
+                break;
+            }
+            hints[r] = if v >= cb {
+                Hint::Lower(cb)
+            } else if v <= ca {
+                Hint::Upper(ca)
+            } else {
+                Hint::Exact(v)
+            };
+            // nProbe, fail-hard: beta on a cut, the raised alpha otherwise.
+            let probed = if v >= cb {
+                cb
+            } else {
+                if v > ca {
+                    ca = v;
+                }
+                ca
+            };
+            if same {
+                if probed > known.lower {
+                    *sum_lower += p * (probed - known.lower);
+                    known.lower = probed;
+                }
+                ax = known.lower;
+                if probed >= cur_beta {
+                    cut = Some(true);
+                    break;
+                }
+            } else {
+                let bound = -probed;
+                if bound < known.upper {
+                    *sum_upper += p * (bound - known.upper);
+                    known.upper = bound;
+                }
+                bx = known.upper;
+                if bound <= cur_alpha {
+                    cut = Some(false);
+                    break;
+                }
+            }
+            if ax >= bx {
+                break;
+            }
+        }
+        self.frames[ply].moves = moves;
+        if whole && cut.is_none() && !self.stopped {
+            let v = if same { known.lower } else { known.upper };
+            if start_ax < v && v < start_bx {
+                let delta_lower = p * (v - known.lower);
+                let delta_upper = p * (v - known.upper);
+                *sum_lower += delta_lower;
+                *sum_upper += delta_upper;
+                *known = Known {
+                    lower: v,
+                    upper: v,
+                    exact: true,
+                };
+            }
+        }
+        cut
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn search_phase(
+        &mut self,
+        outcomes: &[(G::Move, f64)],
+        children: &[G::State],
+        known: &[Known],
+        hints: &[Hint],
+        alpha: f64,
+        beta: f64,
+        side: u8,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> f64 {
+        let k = self.probing.factor as usize;
+        let (lo, hi) = side_bounds(self.bounds, side);
+        let mut rest_lower: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.lower).sum();
+        let mut rest_upper: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.upper).sum();
+        let mut cur_x = 0.0;
+        for (i, child) in children.iter().enumerate() {
+            let p = outcomes[i].1;
+            rest_lower -= p * known[i].lower;
+            rest_upper -= p * known[i].upper;
+            let cur_alpha = (alpha - cur_x - rest_upper) / p;
+            let cur_beta = (beta - cur_x - rest_lower) / p;
+            if cur_alpha >= known[i].upper {
+                return alpha;
+            }
+            if cur_beta <= known[i].lower {
+                return beta;
+            }
+            let v = if known[i].exact {
+                known[i].lower
+            } else {
+                let ax = lo.max(cur_alpha);
+                let bx = hi.min(cur_beta);
+                let cs = self.game.player_side(child);
+                let (ca, cb) = if cs == side { (ax, bx) } else { (-bx, -ax) };
+                to_side(
+                    cs,
+                    side,
+                    self.value(child, ca, cb, ply + 1, depth, &hints[i * k..(i + 1) * k]),
+                )
+            };
+            if v >= cur_beta {
+                return beta;
+            }
+            if v <= cur_alpha {
+                return alpha;
+            }
+            cur_x += p * v;
+        }
+        cur_x
+    }
+}
+
+/// Star2 or Star2.5 value of `state` from `player_side(state)`'s point of view (see the module doc).
+/// `bounds` overrides the game's utility bounds (player 0's point of view).
+pub fn star2_with<G: ChanceZeroSum>(
+    game: &G,
+    state: &G::State,
+    depth: Option<u32>,
+    probing: Probing,
+    bounds: Option<(f64, f64)>,
+    ctl: &Control,
+) -> Option<ChanceOutcome<G::Move>> {
+    let bounds = bounds.unwrap_or_else(|| game.utility_bounds());
+    let mut s = Search {
+        game,
+        ctl,
+        bounds,
+        probing,
+        frames: Vec::new(),
+        nodes: 0,
+        leaves: 0,
+        stopped: false,
+        best_root: None,
+    };
+    let (a, b) = root_window(bounds, game.player_side(state));
+    let value = s.value(state, a, b, 0, depth, &[]);
+    ctl.add_nodes(s.nodes & 0xFFF);
+    if s.stopped {
+        return None;
+    }
+    Some(ChanceOutcome {
+        value,
+        best_move: s.best_root,
+        nodes: s.nodes,
+        leaves: s.leaves,
+    })
+}
+
+/// Star2: one probe per outcome.
+pub fn star2<G: ChanceZeroSum>(
+    game: &G,
+    state: &G::State,
+    depth: Option<u32>,
+    bounds: Option<(f64, f64)>,
+    ctl: &Control,
+) -> Option<ChanceOutcome<G::Move>> {
+    star2_with(
+        game,
+        state,
+        depth,
+        Probing {
+            factor: 1,
+            mode: ProbingMode::Sequential,
+        },
+        bounds,
+        ctl,
+    )
+}
