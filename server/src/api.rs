@@ -42,6 +42,7 @@ pub fn router(coord: Shared) -> Router {
         .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/jobs/{id}/cancel", post(cancel_job))
         .route("/v1/status", get(status))
+        .merge(crate::dashboard::api_routes(&coord))
         .route_layer(middleware::from_fn_with_state(coord.clone(), require_api_token));
     let worker = Router::new()
         .route("/v1/worker/register", post(worker_register))
@@ -53,8 +54,9 @@ pub fn router(coord: Shared) -> Router {
     let open = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/metrics", get(metrics))
-        .route("/openapi.json", get(|| async { Json(crate::openapi::spec()) }))
-        .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }));
+        .route("/openapi.json", get(|| async { Json(crate::dashboard::document(crate::openapi::spec())) }))
+        .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }))
+        .merge(crate::dashboard::pages());
     let limit = coord.body_limit;
     jobs.merge(worker)
         .merge(open)

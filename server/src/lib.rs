@@ -17,6 +17,7 @@
 //! planner; kernels run in workers (`gamesolver-worker`, or threads of `serve --local-workers`).
 
 pub mod api;
+pub mod dashboard;
 pub mod metrics;
 pub mod openapi;
 pub mod scheduler;
