@@ -10,12 +10,15 @@
 //! Output contract: well-formed SVG, no external references (no fonts, images or scripts), a
 //! root `<svg class="gs-board" data-game=NAME>`, one `class="gs-stone"` element per stone with
 //! `data-player` 0 (first player) or 1, and `class="gs-win"` on stones of a completed line.
+//! Morpion Solitaire draws the grid around the game, one `class="gs-dot"` per dot (new dots
+//! carry `data-move`, their number in the sequence) and one `class="gs-line"` per line drawn.
 //! Bad input (unknown parameter, illegal position) is `Err` with one line; a game without a
 //! picture is `Ok(None)`; nothing panics.
 
 use super::escape;
 use crate::games::connect4::{Connect4, Word};
 use crate::games::mnk::Mnk;
+use crate::games::morpion::Morpion;
 use crate::model::Game;
 use crate::registry::Opts;
 use crate::wire::Settings;
@@ -192,9 +195,169 @@ pub fn picture(
                 }
             }
         }
+        "morpion" => {
+            let variant = params.get_or("variant", "5T".to_string()).map_err(bad)?;
+            params.finish().map_err(bad)?;
+            let game = Morpion::new(Morpion::parse_variant(&variant)?);
+            let m = morpion_moves(&game, position)?;
+            return Ok(Some(render_morpion(&variant.to_ascii_uppercase(), &m)));
+        }
         _ => return Ok(None),
     };
     Ok(Some(render(game, &stones)))
+}
+
+/// The 36-dot Greek cross of Morpion Solitaire in cross-local coordinates (x right, y down),
+/// the standard start position; cross-local (0, 0) is grid point (27, 27) (the game's module
+/// documentation). A test checks every replayed line against it.
+const MORPION_CROSS: [&str; 10] = [
+    "...####...",
+    "...#..#...",
+    "...#..#...",
+    "####..####",
+    "#........#",
+    "#........#",
+    "####..####",
+    "...#..#...",
+    "...#..#...",
+    "...####...",
+];
+/// Grid coordinate of the cross's cross-local origin.
+const MORPION_OFFSET: i32 = 27;
+/// Side of the game's grid (`point = y * 64 + x`).
+const MORPION_SIZE: u32 = 64;
+/// Directions of the move encoding: `-`, `|`, `\`, `/`.
+const MORPION_DIRS: [(i32, i32); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
+
+/// A Morpion Solitaire game as drawn: the cross and, per move, the new dot and its line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MorpionPicture {
+    /// Dots of the start position (grid coordinates).
+    pub cross: Vec<(i32, i32)>,
+    /// Per move: the new dot and the five points of its line, in order along the line.
+    pub moves: Vec<((i32, i32), [(i32, i32); 5])>,
+}
+
+/// Replays `position` (Pentasol or MSR JSON, as the game reads it) into a picture. The game
+/// parses and checks the position; its own Pentasol output is then read back move by move,
+/// and each move is decoded as the game documents it: `((start * 4 + dir) * 5 + pos)`.
+pub fn morpion_moves(game: &Morpion, position: &str) -> Result<MorpionPicture, String> {
+    let end = game.parse_position(position).map_err(|e| e.to_string())?;
+    let text = game.format_position(&end);
+    let mut state = game.initial_state();
+    let mut moves = Vec::new();
+    for (i, line) in text.lines().skip(1).enumerate() {
+        let mv = game
+            .parse_move(&state, line)
+            .map_err(|e| e.at_move(i + 1).to_string())?;
+        let (pos, dir, start) = (mv % 5, (mv / 5) % 4, mv / 20);
+        let (sx, sy) = ((start % MORPION_SIZE) as i32, (start / MORPION_SIZE) as i32);
+        let (dx, dy) = MORPION_DIRS[dir as usize];
+        let mut pts = [(0, 0); 5];
+        for (k, p) in pts.iter_mut().enumerate() {
+            *p = (sx + dx * k as i32, sy + dy * k as i32);
+        }
+        moves.push((pts[pos as usize], pts));
+        game.apply(&mut state, mv);
+    }
+    let mut cross = Vec::new();
+    for (y, row) in MORPION_CROSS.iter().enumerate() {
+        for (x, c) in row.bytes().enumerate() {
+            if c == b'#' {
+                cross.push((x as i32 + MORPION_OFFSET, y as i32 + MORPION_OFFSET));
+            }
+        }
+    }
+    Ok(MorpionPicture { cross, moves })
+}
+
+/// Draws a Morpion Solitaire game: grid points, the cross (black), the new dots (blue, numbered
+/// in order when there is room) and every line drawn.
+pub fn render_morpion(variant: &str, m: &MorpionPicture) -> String {
+    let all = m
+        .cross
+        .iter()
+        .chain(m.moves.iter().flat_map(|(_, l)| l.iter()));
+    let (mut x0, mut y0, mut x1, mut y1) = (i32::MAX, i32::MAX, i32::MIN, i32::MIN);
+    for &(x, y) in all {
+        x0 = x0.min(x);
+        y0 = y0.min(y);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    let (x0, y0, x1, y1) = (x0 - 1, y0 - 1, x1 + 1, y1 + 1);
+    let span = (x1 - x0).max(y1 - y0).max(1) as f64;
+    let cell = (MAX_SIDE / span).clamp(8.0, 30.0);
+    let pad = 10.0;
+    let w = (x1 - x0) as f64 * cell + 2.0 * pad;
+    let h = (y1 - y0) as f64 * cell + 2.0 * pad + 20.0;
+    let px = |x: i32| pad + (x - x0) as f64 * cell;
+    let py = |y: i32| pad + (y - y0) as f64 * cell;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.1} {h:.1}" width="{w:.1}" height="{h:.1}" class="gs-board" data-game="morpion" data-moves="{n}" font-family="sans-serif" font-size="12"><rect width="{w:.1}" height="{h:.1}" fill="#fbfaf5"/>"##,
+        n = m.moves.len()
+    );
+    let _ = write!(out, r##"<g fill="#c9c9c9">"##);
+    for y in y0..=y1 {
+        for x in x0..=x1 {
+            let _ = write!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="1.2"/>"#,
+                px(x),
+                py(y)
+            );
+        }
+    }
+    out.push_str("</g>");
+    for (_, line) in &m.moves {
+        let (a, b) = (line[0], line[4]);
+        let _ = write!(
+            out,
+            r##"<line class="gs-line" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#0072B2" stroke-width="2" stroke-linecap="round"/>"##,
+            px(a.0),
+            py(a.1),
+            px(b.0),
+            py(b.1)
+        );
+    }
+    let r = cell * 0.28;
+    for &(x, y) in &m.cross {
+        let _ = write!(
+            out,
+            r##"<circle class="gs-dot" cx="{:.1}" cy="{:.1}" r="{r:.1}" fill="#222222"/>"##,
+            px(x),
+            py(y)
+        );
+    }
+    for (i, ((x, y), _)) in m.moves.iter().enumerate() {
+        let _ = write!(
+            out,
+            r##"<circle class="gs-dot" data-move="{n}" cx="{:.1}" cy="{:.1}" r="{r:.1}" fill="#D55E00"/>"##,
+            px(*x),
+            py(*y),
+            n = i + 1
+        );
+        if cell >= 18.0 {
+            let _ = write!(
+                out,
+                r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{:.0}" fill="#ffffff">{}</text>"##,
+                px(*x),
+                py(*y) + r * 0.45,
+                r * 1.1,
+                i + 1
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{pad}" y="{:.1}">Morpion {} : {} moves</text></svg>"#,
+        h - 8.0,
+        escape(variant),
+        m.moves.len()
+    );
+    out
 }
 
 /// Cells on a completed line of `k` or more stones of one player.
@@ -486,5 +649,53 @@ mod tests {
         assert!(e.contains("not supported"), "{e}");
         assert_eq!(picture("tree", &Settings::new(), "").unwrap(), None);
         assert_eq!(picture("nosuchgame", &Settings::new(), "").unwrap(), None);
+    }
+    fn data_dir() -> std::path::PathBuf {
+        match std::env::var_os("GAMESOLVER_DATA") {
+            Some(d) => d.into(),
+            None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+        }
+    }
+
+    /// Every replayed line has its four old points on dots and its new dot on an empty point:
+    /// checks the cross, the decoding of moves and the replay against the published records.
+    fn lines_are_consistent(m: &MorpionPicture) {
+        let mut dots: std::collections::HashSet<(i32, i32)> = m.cross.iter().copied().collect();
+        assert_eq!(dots.len(), 36);
+        for (i, (new, line)) in m.moves.iter().enumerate() {
+            assert!(!dots.contains(new), "move {}: new dot already there", i + 1);
+            assert!(line.contains(new));
+            for p in line.iter().filter(|p| *p != new) {
+                assert!(dots.contains(p), "move {}: point {p:?} is not a dot", i + 1);
+            }
+            dots.insert(*new);
+        }
+    }
+
+    #[test]
+    fn morpion_records_are_drawn_line_by_line() {
+        let dir = data_dir().join("nrpa/morpion");
+        for (file, variant, moves) in [
+            ("5T_178_rosin.psol", "5T", 178),
+            ("5D_82_rosin.psol", "5D", 82),
+        ] {
+            let text = std::fs::read_to_string(dir.join(file)).expect("record file");
+            let game = Morpion::new(Morpion::parse_variant(variant).unwrap());
+            let m = morpion_moves(&game, &text).unwrap();
+            assert_eq!(m.moves.len(), moves, "{file}");
+            lines_are_consistent(&m);
+            let p = params(&[("variant", variant)]);
+            let svg = picture("morpion", &p, &text).unwrap().unwrap();
+            well_formed(&svg);
+            assert_eq!(svg.matches("class=\"gs-line\"").count(), moves);
+            assert_eq!(svg.matches("class=\"gs-dot\"").count(), 36 + moves);
+        }
+        let start = picture("morpion", &Settings::new(), "").unwrap().unwrap();
+        well_formed(&start);
+        assert_eq!(start.matches("class=\"gs-line\"").count(), 0);
+        let e = picture("morpion", &Settings::new(), "(28,28)\n(0,0) - 0").unwrap_err();
+        assert!(e.contains("move 1") && !e.contains('\n'), "{e}");
+        let e = picture("morpion", &params(&[("variant", "6X")]), "").unwrap_err();
+        assert!(e.contains("6X"), "{e}");
     }
 }
