@@ -226,8 +226,11 @@ impl Browser {
     /// Waits until `expr` is truthy; panics with `what` and the last value after [`WAIT`].
     fn wait_for(&mut self, what: &str, expr: &str) -> Value {
         let deadline = Instant::now() + WAIT;
+        // While a page loads, its document may be half there: a throw means "not yet".
+        let guarded =
+            format!("(() => {{ try {{ return ({expr}); }} catch (e) {{ return null; }} }})()");
         loop {
-            let v = self.eval(expr);
+            let v = self.eval(&guarded);
             let truthy =
                 !matches!(v, Value::Null | Value::Bool(false)) && v != json!(0) && v != json!("");
             if truthy {
@@ -467,6 +470,36 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
     );
     b.settle();
     b.screenshot(&art.join("dashboard-home-after.png"));
+
+    // A Morpion Solitaire record, drawn by the preview endpoint (the page itself as an SVG).
+    let data = std::env::var_os("GAMESOLVER_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    if let Ok(record) = std::fs::read_to_string(data.join("nrpa/morpion/5T_178_rosin.psol")) {
+        let mut q = String::new();
+        for byte in record.bytes() {
+            if byte.is_ascii_alphanumeric() {
+                q.push(byte as char);
+            } else {
+                q.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        b.call(
+            "Page.navigate",
+            json!({"url": format!("{base}/v1/board.svg?game=morpion&variant=5T&position={q}")}),
+        );
+        let lines = b.wait_for(
+            "the Morpion picture",
+            "document.querySelectorAll('.gs-line').length",
+        );
+        assert_eq!(lines, json!(178));
+        b.screenshot(&art.join("board-morpion-5T-178.png"));
+    } else {
+        println!(
+            "no Morpion record under {}: that picture is not checked",
+            data.display()
+        );
+    }
 
     let found = problems(&b.events, &base, &["/v1/jobs", "/v1/board.svg"]);
     assert!(

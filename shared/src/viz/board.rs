@@ -229,13 +229,16 @@ const MORPION_SIZE: u32 = 64;
 /// Directions of the move encoding: `-`, `|`, `\`, `/`.
 const MORPION_DIRS: [(i32, i32); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
 
+/// One Morpion move as drawn: the new dot and the five points of its line (grid coordinates).
+pub type MorpionMove = ((i32, i32), [(i32, i32); 5]);
+
 /// A Morpion Solitaire game as drawn: the cross and, per move, the new dot and its line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MorpionPicture {
     /// Dots of the start position (grid coordinates).
     pub cross: Vec<(i32, i32)>,
     /// Per move: the new dot and the five points of its line, in order along the line.
-    pub moves: Vec<((i32, i32), [(i32, i32); 5])>,
+    pub moves: Vec<MorpionMove>,
 }
 
 /// Replays `position` (Pentasol or MSR JSON, as the game reads it) into a picture. The game
