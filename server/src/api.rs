@@ -43,26 +43,41 @@ pub fn router(coord: Shared) -> Router {
         .route("/v1/jobs/{id}/cancel", post(cancel_job))
         .route("/v1/status", get(status))
         .merge(crate::dashboard::api_routes(&coord))
-        .route_layer(middleware::from_fn_with_state(coord.clone(), require_api_token));
+        .route_layer(middleware::from_fn_with_state(
+            coord.clone(),
+            require_api_token,
+        ));
     let worker = Router::new()
         .route("/v1/worker/register", post(worker_register))
         .route("/v1/worker/lease", post(worker_lease))
         .route("/v1/worker/heartbeat", post(worker_heartbeat))
         .route("/v1/worker/result", post(worker_result))
         .route("/v1/worker/release", post(worker_release))
-        .route_layer(middleware::from_fn_with_state(coord.clone(), require_worker_token));
+        .route_layer(middleware::from_fn_with_state(
+            coord.clone(),
+            require_worker_token,
+        ));
     let open = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/metrics", get(metrics))
-        .route("/openapi.json", get(|| async { Json(crate::dashboard::document(crate::openapi::spec())) }))
+        .route(
+            "/openapi.json",
+            get(|| async { Json(crate::dashboard::document(crate::openapi::spec())) }),
+        )
         .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }))
         .merge(crate::dashboard::pages());
     let limit = coord.body_limit;
     jobs.merge(worker)
         .merge(open)
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed on this endpoint")
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "method not allowed on this endpoint",
+            )
         })
         .layer(DefaultBodyLimit::max(limit))
         .with_state(coord)
@@ -79,13 +94,21 @@ pub struct ApiError {
 impl ApiError {
     /// An error with a status, a stable code and a one-line message.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into() }
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(json!({"error": {"code": self.code, "message": self.message}}))).into_response()
+        (
+            self.status,
+            axum::Json(json!({"error": {"code": self.code, "message": self.message}})),
+        )
+            .into_response()
     }
 }
 
@@ -94,7 +117,9 @@ impl From<SchedError> for ApiError {
         match e {
             SchedError::BadInput(m) => ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m),
             SchedError::NotFound(m) => ApiError::new(StatusCode::NOT_FOUND, "not_found", m),
-            SchedError::UnknownWorker(m) => ApiError::new(StatusCode::NOT_FOUND, "unknown_worker", m),
+            SchedError::UnknownWorker(m) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown_worker", m)
+            }
             SchedError::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
             SchedError::Store(m) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", m),
         }
@@ -130,24 +155,37 @@ fn json_rejection(r: JsonRejection) -> ApiError {
         _ => "bad_request",
     };
     // 422 (valid JSON, wrong shape) is reported as 400 like every other malformed body.
-    let status = if status == StatusCode::UNPROCESSABLE_ENTITY { StatusCode::BAD_REQUEST } else { status };
+    let status = if status == StatusCode::UNPROCESSABLE_ENTITY {
+        StatusCode::BAD_REQUEST
+    } else {
+        status
+    };
     let message = r.body_text().replace('\n', " ");
     ApiError::new(status, code, message)
 }
 
 /// Whether `headers` carry `Authorization: Bearer <token>`, compared in constant time.
 fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
-    let Some(given) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
-    let Some(given) = given.strip_prefix("Bearer ") else { return false };
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some(given) = given.strip_prefix("Bearer ") else {
+        return false;
+    };
     given.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
 async fn require_api_token(State(c): State<Shared>, req: Request, next: Next) -> Response {
     match &c.api_token {
-        Some(t) if !bearer_ok(req.headers(), t) => {
-            ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong API token (GAMESOLVER_API_TOKEN)")
-                .into_response()
-        }
+        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing or wrong API token (GAMESOLVER_API_TOKEN)",
+        )
+        .into_response(),
         _ => next.run(req).await,
     }
 }
@@ -165,17 +203,32 @@ async fn require_worker_token(State(c): State<Shared>, req: Request, next: Next)
 }
 
 fn parse_id(id: &str) -> Result<u64, ApiError> {
-    id.parse::<u64>()
-        .map_err(|_| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no job '{id}' (ids are numbers)")))
+    id.parse::<u64>().map_err(|_| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no job '{id}' (ids are numbers)"),
+        )
+    })
 }
 
-async fn submit_job(State(c): State<Shared>, Json(spec): Json<JobSpec>) -> Result<Response, ApiError> {
+async fn submit_job(
+    State(c): State<Shared>,
+    Json(spec): Json<JobSpec>,
+) -> Result<Response, ApiError> {
     // Validation before anything is stored; prepare is cheap (no search) but may parse a large
     // tree, so it runs outside the scheduler's lock.
-    let (spec, prepared) = tokio::task::spawn_blocking(move || registry::prepare(&spec).map(|p| (spec, p)))
-        .await
-        .map_err(|_| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "job validation panicked"))?
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
+    let (spec, prepared) =
+        tokio::task::spawn_blocking(move || registry::prepare(&spec).map(|p| (spec, p)))
+            .await
+            .map_err(|_| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "job validation panicked",
+                )
+            })?
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.to_string()))?;
     let (id, state) = c
         .call(move |s| {
             let id = s.submit(spec, prepared)?;
@@ -195,12 +248,18 @@ async fn list_jobs(State(c): State<Shared>, Query(q): Query<ListQuery>) -> Json<
     Json(c.with(|s| s.list(limit)))
 }
 
-async fn job_status(State(c): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn job_status(
+    State(c): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
     Ok(Json(c.with(|s| s.job_status(id))?))
 }
 
-async fn cancel_job(State(c): State<Shared>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn cancel_job(
+    State(c): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
     c.call(move |s| s.cancel(id)).await?;
     Ok(Json(c.with(|s| s.job_status(id))?))
@@ -229,7 +288,14 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
         pending_first: Option<Value>,
         ended: bool,
     }
-    let st = St { c, rx, id, last: None, pending_first: Some(first), ended: false };
+    let st = St {
+        c,
+        rx,
+        id,
+        last: None,
+        pending_first: Some(first),
+        ended: false,
+    };
     let stream = futures_util::stream::unfold(st, |mut st| async move {
         if st.ended {
             return None;
@@ -252,24 +318,39 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
             if st.last.as_ref() == Some(&status) {
                 continue;
             }
-            let ended = matches!(status["state"].as_str(), Some("done" | "failed" | "cancelled"));
-            let event = Event::default().event(if ended { "end" } else { "status" }).data(status.to_string());
+            let ended = matches!(
+                status["state"].as_str(),
+                Some("done" | "failed" | "cancelled")
+            );
+            let event = Event::default()
+                .event(if ended { "end" } else { "status" })
+                .data(status.to_string());
             st.last = Some(status);
             st.ended = ended;
             return Some((Ok::<Event, std::convert::Infallible>(event), st));
         }
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response())
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
 }
 
-async fn worker_register(State(c): State<Shared>, Json(r): Json<Register>) -> Result<Json<Value>, ApiError> {
+async fn worker_register(
+    State(c): State<Shared>,
+    Json(r): Json<Register>,
+) -> Result<Json<Value>, ApiError> {
     let reg = c.call(move |s| s.register(r)).await?;
     Ok(Json(serde_json::to_value(reg).unwrap_or_default()))
 }
 
 /// Long poll: a lease as soon as a task is queued, or 204 after `wait_ms`.
-async fn worker_lease(State(c): State<Shared>, Json(r): Json<LeaseRequest>) -> Result<Response, ApiError> {
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
+async fn worker_lease(
+    State(c): State<Shared>,
+    Json(r): Json<LeaseRequest>,
+) -> Result<Response, ApiError> {
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
+    let mut closing = c.closing.subscribe();
     loop {
         let notified = c.tasks_ready.notified();
         tokio::pin!(notified);
@@ -278,27 +359,37 @@ async fn worker_lease(State(c): State<Shared>, Json(r): Json<LeaseRequest>) -> R
         if let Some(grant) = c.call(move |s| s.lease(&worker)).await? {
             return Ok(Json(grant).into_response());
         }
-        if tokio::time::Instant::now() >= deadline {
+        if tokio::time::Instant::now() >= deadline || *closing.borrow() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
         tokio::select! {
             _ = &mut notified => {}
             _ = tokio::time::sleep_until(deadline) => {}
+            _ = closing.changed() => {}
         }
     }
 }
 
-async fn worker_heartbeat(State(c): State<Shared>, Json(h): Json<Heartbeat>) -> Result<Json<Value>, ApiError> {
+async fn worker_heartbeat(
+    State(c): State<Shared>,
+    Json(h): Json<Heartbeat>,
+) -> Result<Json<Value>, ApiError> {
     let reply = c.call(move |s| s.heartbeat(h)).await?;
     Ok(Json(serde_json::to_value(reply).unwrap_or_default()))
 }
 
-async fn worker_result(State(c): State<Shared>, Json(r): Json<Report>) -> Result<Json<Value>, ApiError> {
+async fn worker_result(
+    State(c): State<Shared>,
+    Json(r): Json<Report>,
+) -> Result<Json<Value>, ApiError> {
     let reply = c.call(move |s| s.report(r)).await?;
     Ok(Json(serde_json::to_value(reply).unwrap_or_default()))
 }
 
-async fn worker_release(State(c): State<Shared>, Json(r): Json<Release>) -> Result<Json<Value>, ApiError> {
+async fn worker_release(
+    State(c): State<Shared>,
+    Json(r): Json<Release>,
+) -> Result<Json<Value>, ApiError> {
     c.call(move |s| s.release(r)).await?;
     Ok(Json(json!({"released": true})))
 }

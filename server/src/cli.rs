@@ -31,6 +31,8 @@ pub enum Command {
     Solve(SolveArgs),
     /// Solve one position per line of FILE and compare with the expected values.
     Batch(BatchArgs),
+    /// Run the coordinator (HTTP API, durable store), optionally with local workers.
+    Serve(ServeArgs),
     /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
     /// which have no shell or curl in our images).
     Healthcheck(HealthArgs),
@@ -101,6 +103,54 @@ pub fn healthcheck(args: HealthArgs) -> Result<(), Failure> {
     }
 }
 
+/// `gamesolver serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port, printed on stdout).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// SQLite file holding jobs, tasks and results (created when missing).
+    #[arg(long, default_value = "gamesolver.db")]
+    pub db: PathBuf,
+    /// Worker slots to run inside this process (embedded mode).
+    #[arg(long, default_value_t = 0)]
+    pub local_workers: usize,
+    /// Lease time in milliseconds: a task whose worker stops heartbeating for this long goes to
+    /// another worker.
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_LEASE_MS)]
+    pub lease_ms: u64,
+    /// Attempts of a task before its job fails.
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_ATTEMPTS)]
+    pub max_attempts: u32,
+    /// Tasks one job keeps in flight (default: the number of live worker slots).
+    #[arg(long)]
+    pub parallelism: Option<usize>,
+}
+
+/// `gamesolver serve`: the coordinator until SIGINT/SIGTERM.
+pub fn serve(args: ServeArgs) -> Result<(), Failure> {
+    if args.lease_ms < 50 {
+        return Err(Failure::bad_input("--lease-ms must be at least 50"));
+    }
+    if args.max_attempts == 0 {
+        return Err(Failure::bad_input("--max-attempts must be at least 1"));
+    }
+    if args.parallelism == Some(0) {
+        return Err(Failure::bad_input("--parallelism must be at least 1"));
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let mut config = gamesolver::ServeConfig::from_env(args.listen, args.db, args.local_workers);
+    config.sched.lease_ms = args.lease_ms;
+    config.sched.max_attempts = args.max_attempts;
+    config.sched.parallelism = args.parallelism;
+    gamesolver::serve_blocking(config).map_err(|e| Failure::no_result(e.to_string()))
+}
+
 /// What defines a job, shared by `solve` and `batch`.
 #[derive(Debug, Args)]
 pub struct JobArgs {
@@ -144,6 +194,9 @@ pub struct SolveArgs {
     /// Write a plot of the search's progress (bounds, best score, visits) to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Submit the job to this coordinator and follow it, instead of running it here.
+    #[arg(long, value_name = "URL")]
+    pub coordinator: Option<String>,
 }
 
 /// `gamesolver batch`.
@@ -370,7 +423,16 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
         },
     )?;
     let watch = Watch::new(!args.job.json && std::io::stderr().is_terminal());
-    let result = run_job_with(&job, args.job.threads, Some(watch.sink()));
+    let result = match &args.coordinator {
+        None => run_job_with(&job, args.job.threads, Some(watch.sink())),
+        Some(url) => {
+            let sink = watch.sink();
+            gamesolver::client::solve_remote(url, &job, &|p| sink(p)).map_err(|e| match e {
+                gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
+                gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
+            })
+        }
+    };
     watch.finish();
     let result = result?;
     if let Some(path) = &args.plot {

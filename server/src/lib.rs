@@ -17,6 +17,7 @@
 //! planner; kernels run in workers (`gamesolver-worker`, or threads of `serve --local-workers`).
 
 pub mod api;
+pub mod client;
 pub mod dashboard;
 pub mod metrics;
 pub mod openapi;
@@ -82,6 +83,8 @@ pub struct Coordinator {
     pub api_token: Option<String>,
     /// Body limit.
     pub body_limit: usize,
+    /// Set when the coordinator shuts down: long polls end at once.
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Coordinator {
@@ -97,6 +100,7 @@ impl Coordinator {
             worker_token: config.worker_token.clone(),
             api_token: config.api_token.clone(),
             body_limit: config.body_limit,
+            closing: tokio::sync::watch::channel(false).0,
         }))
     }
 
@@ -142,7 +146,10 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     if config.worker_token.is_none() {
         tracing::warn!("GAMESOLVER_WORKER_TOKEN is not set: any client may act as a worker");
     }
-    tracing::info!("gamesolver coordinator listening on http://{addr} (store {})", config.db.display());
+    tracing::info!(
+        "gamesolver coordinator listening on http://{addr} (store {})",
+        config.db.display()
+    );
     // Scripts wait for this line to learn the port when listening on port 0.
     println!("listening on http://{addr}");
 
@@ -178,10 +185,24 @@ pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
     }
 
     let app = api::router(coord.clone());
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    let closing = {
+        let coord = coord.clone();
+        let flag = shutdown_workers.clone();
+        async move {
+            shutdown_signal().await;
+            // Local workers stop taking tasks (running ones finish or are released) and long
+            // polls end, so the graceful shutdown does not wait for them.
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = coord.closing.send(true);
+        }
+    };
+    axum::serve(listener, app)
+        .with_graceful_shutdown(closing)
+        .await?;
     sweeper.abort();
-    shutdown_workers.store(true, std::sync::atomic::Ordering::SeqCst);
-    drop(local);
+    for handle in local {
+        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+    }
     Ok(())
 }
 
@@ -209,6 +230,8 @@ async fn shutdown_signal() {
 
 /// [`serve`] on a new multi-threaded runtime (for the command line).
 pub fn serve_blocking(config: ServeConfig) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(serve(config))
 }

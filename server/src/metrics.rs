@@ -11,29 +11,75 @@ pub fn render(s: &Scheduler) -> String {
     let (c, states, queue, running, slots) = s.metrics();
     let mut out = String::new();
     let mut counter = |name: &str, help: &str, v: u64| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}");
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}"
+        );
     };
-    counter("gamesolver_jobs_submitted_total", "Jobs accepted since start.", c.jobs_submitted);
-    counter("gamesolver_tasks_leased_total", "Task leases granted (attempts).", c.tasks_leased);
-    counter("gamesolver_tasks_done_total", "Task results accepted.", c.tasks_done);
-    counter("gamesolver_task_failures_total", "Task attempts that failed on a worker.", c.task_failures);
-    counter("gamesolver_leases_expired_total", "Leases that expired without a heartbeat.", c.leases_expired);
-    counter("gamesolver_leases_released_total", "Leases given back by workers shutting down.", c.leases_released);
-    counter("gamesolver_results_duplicate_total", "Results posted again for a finished lease.", c.results_duplicate);
+    counter(
+        "gamesolver_jobs_submitted_total",
+        "Jobs accepted since start.",
+        c.jobs_submitted,
+    );
+    counter(
+        "gamesolver_tasks_leased_total",
+        "Task leases granted (attempts).",
+        c.tasks_leased,
+    );
+    counter(
+        "gamesolver_tasks_done_total",
+        "Task results accepted.",
+        c.tasks_done,
+    );
+    counter(
+        "gamesolver_task_failures_total",
+        "Task attempts that failed on a worker.",
+        c.task_failures,
+    );
+    counter(
+        "gamesolver_leases_expired_total",
+        "Leases that expired without a heartbeat.",
+        c.leases_expired,
+    );
+    counter(
+        "gamesolver_leases_released_total",
+        "Leases given back by workers shutting down.",
+        c.leases_released,
+    );
+    counter(
+        "gamesolver_results_duplicate_total",
+        "Results posted again for a finished lease.",
+        c.results_duplicate,
+    );
     counter(
         "gamesolver_results_refused_total",
         "Reports and heartbeats refused (expired, foreign or unknown lease).",
         c.results_refused,
     );
-    let _ = writeln!(out, "# HELP gamesolver_jobs Jobs by state.\n# TYPE gamesolver_jobs gauge");
+    let _ = writeln!(
+        out,
+        "# HELP gamesolver_jobs Jobs by state.\n# TYPE gamesolver_jobs gauge"
+    );
     for (state, n) in states {
         let _ = writeln!(out, "gamesolver_jobs{{state=\"{state}\"}} {n}");
     }
     let mut gauge = |name: &str, help: &str, v: usize| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
     };
-    gauge("gamesolver_queue_depth", "Tasks waiting for a worker.", queue);
-    gauge("gamesolver_tasks_running", "Tasks leased to workers now.", running);
-    gauge("gamesolver_worker_slots", "Task slots of the workers seen recently.", slots);
+    gauge(
+        "gamesolver_queue_depth",
+        "Tasks waiting for a worker.",
+        queue,
+    );
+    gauge(
+        "gamesolver_tasks_running",
+        "Tasks leased to workers now.",
+        running,
+    );
+    gauge(
+        "gamesolver_worker_slots",
+        "Task slots of the workers seen recently.",
+        slots,
+    );
     out
 }

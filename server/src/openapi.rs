@@ -19,7 +19,8 @@ fn ok(description: &str, schema: &str) -> Value {
 
 /// The OpenAPI document.
 pub fn spec() -> Value {
-    let id_param = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]);
+    let id_param =
+        json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]);
     let worker_auth = json!([{"workerToken": []}]);
     let api_auth = json!([{"apiToken": []}, {}]);
     json!({

@@ -27,7 +27,8 @@ use crate::store::{Snapshot, Store, Write};
 use gamesolver_shared::plan::{job_result, Planner};
 use gamesolver_shared::registry::{self, PreparedJob};
 use gamesolver_shared::wire::protocol::{
-    Heartbeat, HeartbeatReply, Lease as LeaseGrant, Outcome, Register, Registered, Release, Report, ReportReply,
+    Heartbeat, HeartbeatReply, Lease as LeaseGrant, Outcome, Register, Registered, Release, Report,
+    ReportReply,
 };
 use gamesolver_shared::wire::{JobSpec, TaskKind, TaskOutput, TaskSpec};
 use rand::Rng;
@@ -59,7 +60,11 @@ pub struct SchedConfig {
 
 impl Default for SchedConfig {
     fn default() -> Self {
-        SchedConfig { lease_ms: DEFAULT_LEASE_MS, max_attempts: DEFAULT_MAX_ATTEMPTS, parallelism: None }
+        SchedConfig {
+            lease_ms: DEFAULT_LEASE_MS,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            parallelism: None,
+        }
     }
 }
 
@@ -125,7 +130,10 @@ impl JobState {
     }
     /// Whether the job has ended.
     pub fn is_final(self) -> bool {
-        matches!(self, JobState::Done | JobState::Failed | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Done | JobState::Failed | JobState::Cancelled
+        )
     }
 }
 
@@ -173,6 +181,8 @@ struct Job {
     error: Option<String>,
     /// Latest kernel progress of any of its tasks.
     kernel_progress: Option<Value>,
+    /// The planner's progress when the job ended (the planner itself is dropped then).
+    final_progress: Option<Value>,
     tasks: Vec<u64>,
 }
 
@@ -240,7 +250,10 @@ pub struct Scheduler {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 fn random_id(prefix: &str) -> String {
@@ -290,13 +303,24 @@ impl Scheduler {
     fn restore(&mut self, snap: Snapshot, w: &mut Vec<Write>) {
         let now = Instant::now();
         for (id, host, threads) in snap.workers {
-            self.workers
-                .insert(id, Worker { host, threads, last_seen: None, last_seen_ms: None, leases: BTreeSet::new() });
+            self.workers.insert(
+                id,
+                Worker {
+                    host,
+                    threads,
+                    last_seen: None,
+                    last_seen_ms: None,
+                    leases: BTreeSet::new(),
+                },
+            );
         }
         let mut active_leases: HashMap<u64, (String, String)> = HashMap::new();
         let mut lease_workers: HashMap<u64, Vec<String>> = HashMap::new();
         for l in snap.leases {
-            lease_workers.entry(l.task_id).or_default().push(l.worker_id.clone());
+            lease_workers
+                .entry(l.task_id)
+                .or_default()
+                .push(l.worker_id.clone());
             match l.state.as_str() {
                 "active" => {
                     active_leases.insert(l.task_id, (l.id, l.worker_id));
@@ -337,9 +361,13 @@ impl Scheduler {
                 finished_ms: sj.finished_ms,
                 prepared: None,
                 planner: None,
-                result: sj.result.as_deref().and_then(|r| serde_json::from_str(r).ok()),
+                result: sj
+                    .result
+                    .as_deref()
+                    .and_then(|r| serde_json::from_str(r).ok()),
                 error: sj.error,
                 kernel_progress: None,
+                final_progress: None,
                 tasks: Vec::new(),
             };
             let stored_tasks = by_job.remove(&sj.id).unwrap_or_default();
@@ -361,10 +389,17 @@ impl Scheduler {
                         }
                         let results: Vec<(TaskKind, TaskOutput)> = result_order
                             .iter()
-                            .filter_map(|tid| Some((kinds.get(tid)?.clone(), outputs.get(tid)?.clone())))
+                            .filter_map(|tid| {
+                                Some((kinds.get(tid)?.clone(), outputs.get(tid)?.clone()))
+                            })
                             .collect();
-                        let planner =
-                            Planner::restore(p.plan_shape(), self.parallelism(), &issued, &results, &dropped);
+                        let planner = Planner::restore(
+                            p.plan_shape(),
+                            self.parallelism(),
+                            &issued,
+                            &results,
+                            &dropped,
+                        );
                         job.prepared = Some(p);
                         job.planner = Some(planner);
                     }
@@ -378,7 +413,9 @@ impl Scheduler {
                 }
             }
             for t in stored_tasks {
-                let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) else { continue };
+                let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) else {
+                    continue;
+                };
                 let mut task = Task {
                     id: t.id,
                     job_id: t.job_id,
@@ -426,7 +463,12 @@ impl Scheduler {
         for (_, (lease_id, worker_id)) in active_leases {
             self.ended.insert(lease_id, (worker_id, "expired"));
         }
-        let active: Vec<u64> = self.jobs.values().filter(|j| !j.state.is_final()).map(|j| j.id).collect();
+        let active: Vec<u64> = self
+            .jobs
+            .values()
+            .filter(|j| !j.state.is_final())
+            .map(|j| j.id)
+            .collect();
         for id in active {
             self.advance(id, w);
         }
@@ -465,7 +507,10 @@ impl Scheduler {
     }
 
     fn parallelism(&self) -> usize {
-        self.config.parallelism.unwrap_or_else(|| self.live_worker_threads()).clamp(1, MAX_PARALLELISM)
+        self.config
+            .parallelism
+            .unwrap_or_else(|| self.live_worker_threads())
+            .clamp(1, MAX_PARALLELISM)
     }
 
     fn job_write(&self, job: &Job) -> Write {
@@ -488,20 +533,37 @@ impl Scheduler {
     }
 
     fn event(job_id: Option<u64>, kind: &'static str, detail: String) -> Write {
-        Write::Event { job_id, at_ms: now_ms(), kind, detail }
+        Write::Event {
+            job_id,
+            at_ms: now_ms(),
+            kind,
+            detail,
+        }
     }
 
     /// Accepts a job that [`registry::prepare`] has checked; stores it with its first tasks in
     /// one transaction and returns its id.
-    pub fn submit(&mut self, spec: JobSpec, prepared: Box<dyn PreparedJob>) -> Result<u64, SchedError> {
+    pub fn submit(
+        &mut self,
+        spec: JobSpec,
+        prepared: Box<dyn PreparedJob>,
+    ) -> Result<u64, SchedError> {
         let id = self.next_job;
         self.next_job += 1;
         let prepared: Arc<dyn PreparedJob> = Arc::from(prepared);
         let planner = Planner::new(prepared.plan_shape(), self.parallelism());
         let created_ms = now_ms();
         let mut w = vec![
-            Write::InsertJob { id, spec: to_json(&spec), created_ms },
-            Self::event(Some(id), "submitted", format!("{} {}", spec.game, spec.algorithm)),
+            Write::InsertJob {
+                id,
+                spec: to_json(&spec),
+                created_ms,
+            },
+            Self::event(
+                Some(id),
+                "submitted",
+                format!("{} {}", spec.game, spec.algorithm),
+            ),
         ];
         self.jobs.insert(
             id,
@@ -516,6 +578,7 @@ impl Scheduler {
                 result: None,
                 error: None,
                 kernel_progress: None,
+                final_progress: None,
                 tasks: Vec::new(),
             },
         );
@@ -539,15 +602,21 @@ impl Scheduler {
     /// the job.
     fn advance(&mut self, id: u64, w: &mut Vec<Write>) {
         let parallelism = self.parallelism();
-        let Some(job) = self.jobs.get_mut(&id) else { return };
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
         if job.state.is_final() {
             return;
         }
-        let Some(planner) = job.planner.as_mut() else { return };
+        let Some(planner) = job.planner.as_mut() else {
+            return;
+        };
         for kind in planner.obsolete() {
             planner.forget(&kind);
             for tid in &job.tasks {
-                let Some(task) = self.tasks.get_mut(tid) else { continue };
+                let Some(task) = self.tasks.get_mut(tid) else {
+                    continue;
+                };
                 if task.kind != kind {
                     continue;
                 }
@@ -566,7 +635,11 @@ impl Scheduler {
             for kind in planner.next_tasks() {
                 let tid = self.next_task;
                 self.next_task += 1;
-                w.push(Write::InsertTask { id: tid, job_id: id, kind: to_json(&kind) });
+                w.push(Write::InsertTask {
+                    id: tid,
+                    job_id: id,
+                    kind: to_json(&kind),
+                });
                 self.tasks.insert(
                     tid,
                     Task {
@@ -594,21 +667,39 @@ impl Scheduler {
             let result = serde_json::to_value(result).unwrap_or(Value::Null);
             self.end_job(id, JobState::Done, Some(result), None, w);
         } else if planner.pending().is_empty() {
-            self.end_job(id, JobState::Failed, None, Some("the plan ended without a result".into()), w);
+            self.end_job(
+                id,
+                JobState::Failed,
+                None,
+                Some("the plan ended without a result".into()),
+                w,
+            );
         }
     }
 
     /// Ends a job: stores its final state, cancels what is left of its tasks.
-    fn end_job(&mut self, id: u64, state: JobState, result: Option<Value>, error: Option<String>, w: &mut Vec<Write>) {
-        let Some(job) = self.jobs.get_mut(&id) else { return };
+    fn end_job(
+        &mut self,
+        id: u64,
+        state: JobState,
+        result: Option<Value>,
+        error: Option<String>,
+        w: &mut Vec<Write>,
+    ) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
         job.state = state;
         job.finished_ms = Some(now_ms());
         job.result = result;
         job.error = error.clone();
+        job.final_progress = job.planner.as_ref().map(Planner::progress);
         job.prepared = None;
         job.planner = None;
         for tid in &job.tasks {
-            let Some(task) = self.tasks.get_mut(tid) else { continue };
+            let Some(task) = self.tasks.get_mut(tid) else {
+                continue;
+            };
             match task.state {
                 TaskState::Queued => {
                     task.state = TaskState::Cancelled;
@@ -620,20 +711,39 @@ impl Scheduler {
         }
         let job = &self.jobs[&id];
         w.push(self.job_write(job));
-        w.push(Self::event(Some(id), state.as_str(), error.unwrap_or_default()));
+        w.push(Self::event(
+            Some(id),
+            state.as_str(),
+            error.unwrap_or_default(),
+        ));
         self.changed.insert(id);
     }
 
     /// Registers a worker.
     pub fn register(&mut self, reg: Register) -> Result<Registered, SchedError> {
         if reg.threads == 0 || reg.threads > 4096 {
-            return Err(SchedError::BadInput(format!("threads must be 1..=4096, not {}", reg.threads)));
+            return Err(SchedError::BadInput(format!(
+                "threads must be 1..=4096, not {}",
+                reg.threads
+            )));
         }
         let id = random_id("w-");
         let at_ms = now_ms();
         let w = vec![
-            Write::Worker { id: id.clone(), host: reg.host.clone(), threads: reg.threads, at_ms },
-            Self::event(None, "worker", format!("{id} registered from {} with {} slots", reg.host, reg.threads)),
+            Write::Worker {
+                id: id.clone(),
+                host: reg.host.clone(),
+                threads: reg.threads,
+                at_ms,
+            },
+            Self::event(
+                None,
+                "worker",
+                format!(
+                    "{id} registered from {} with {} slots",
+                    reg.host, reg.threads
+                ),
+            ),
         ];
         self.commit(w)?;
         self.workers.insert(
@@ -646,14 +756,17 @@ impl Scheduler {
                 leases: BTreeSet::new(),
             },
         );
-        Ok(Registered { worker_id: id, lease_ms: self.config.lease_ms, heartbeat_ms: (self.config.lease_ms / 3).max(1) })
+        Ok(Registered {
+            worker_id: id,
+            lease_ms: self.config.lease_ms,
+            heartbeat_ms: (self.config.lease_ms / 3).max(1),
+        })
     }
 
     fn touch(&mut self, worker_id: &str) -> Result<(), SchedError> {
-        let w = self
-            .workers
-            .get_mut(worker_id)
-            .ok_or_else(|| SchedError::UnknownWorker(format!("unknown worker '{worker_id}': register again")))?;
+        let w = self.workers.get_mut(worker_id).ok_or_else(|| {
+            SchedError::UnknownWorker(format!("unknown worker '{worker_id}': register again"))
+        })?;
         w.last_seen = Some(Instant::now());
         w.last_seen_ms = Some(now_ms());
         Ok(())
@@ -663,11 +776,15 @@ impl Scheduler {
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
         while let Some(tid) = self.queue.pop_front() {
-            let Some(task) = self.tasks.get_mut(&tid) else { continue };
+            let Some(task) = self.tasks.get_mut(&tid) else {
+                continue;
+            };
             if task.state != TaskState::Queued {
                 continue;
             }
-            let Some(job) = self.jobs.get_mut(&task.job_id) else { continue };
+            let Some(job) = self.jobs.get_mut(&task.job_id) else {
+                continue;
+            };
             if job.state.is_final() {
                 continue;
             }
@@ -678,7 +795,12 @@ impl Scheduler {
             task.workers.push(worker_id.to_string());
             let mut w = vec![
                 Self::task_write(task),
-                Write::InsertLease { id: lease_id.clone(), task_id: tid, worker_id: worker_id.into(), at_ms: now_ms() },
+                Write::InsertLease {
+                    id: lease_id.clone(),
+                    task_id: tid,
+                    worker_id: worker_id.into(),
+                    at_ms: now_ms(),
+                },
             ];
             if job.state == JobState::Queued {
                 job.state = JobState::Running;
@@ -690,14 +812,19 @@ impl Scheduler {
                     error: None,
                 });
             }
-            let time_ms =
-                job.spec.limits.time_ms.map(|t| t.saturating_sub(now_ms().saturating_sub(job.created_ms)).max(1));
+            let time_ms = job.spec.limits.time_ms.map(|t| {
+                t.saturating_sub(now_ms().saturating_sub(job.created_ms))
+                    .max(1)
+            });
             let grant = LeaseGrant {
                 lease_id: lease_id.clone(),
                 task_id: tid,
                 job_id: job.id,
                 attempt: task.attempts,
-                task: TaskSpec { job: job.spec.clone(), kind: task.kind.clone() },
+                task: TaskSpec {
+                    job: job.spec.clone(),
+                    kind: task.kind.clone(),
+                },
                 time_ms,
             };
             self.changed.insert(job.id);
@@ -757,7 +884,10 @@ impl Scheduler {
             let text = to_json(&p);
             job.kernel_progress = Some(json!({"task": task_id, "report": p}));
             self.changed.insert(job_id);
-            self.commit(vec![Write::TaskProgress { id: task_id, progress: text }])?;
+            self.commit(vec![Write::TaskProgress {
+                id: task_id,
+                progress: text,
+            }])?;
         }
         Ok(HeartbeatReply { cancel })
     }
@@ -779,8 +909,13 @@ impl Scheduler {
         if let Some(wk) = self.workers.get_mut(&r.worker_id) {
             wk.leases.remove(&r.lease_id);
         }
-        self.ended.insert(r.lease_id.clone(), (r.worker_id.clone(), "done"));
-        let mut w = vec![Write::LeaseState { id: r.lease_id.clone(), state: "done", at_ms: now_ms() }];
+        self.ended
+            .insert(r.lease_id.clone(), (r.worker_id.clone(), "done"));
+        let mut w = vec![Write::LeaseState {
+            id: r.lease_id.clone(),
+            state: "done",
+            at_ms: now_ms(),
+        }];
         let tid = lease.task_id;
         let task = self.tasks.get_mut(&tid).expect("lease has a task");
         task.lease = None;
@@ -791,7 +926,11 @@ impl Scheduler {
                 task.state = TaskState::Done;
                 let kind = task.kind.clone();
                 w.push(Self::task_write(task));
-                w.push(Write::InsertResult { task_id: tid, lease_id: r.lease_id.clone(), output: to_json(&output) });
+                w.push(Write::InsertResult {
+                    task_id: tid,
+                    lease_id: r.lease_id.clone(),
+                    output: to_json(&output),
+                });
                 self.counters.tasks_done += 1;
                 self.done_times.push_back(Instant::now());
                 if job_active {
@@ -805,19 +944,32 @@ impl Scheduler {
             }
             Outcome::Failed { message } => {
                 self.counters.task_failures += 1;
-                self.task_failed(tid, format!("failed on worker {}: {message}", r.worker_id), &mut w);
+                self.task_failed(
+                    tid,
+                    format!("failed on worker {}: {message}", r.worker_id),
+                    &mut w,
+                );
             }
             Outcome::Rejected { message } => {
                 task.state = TaskState::Failed;
                 task.last_error = Some(message.clone());
                 w.push(Self::task_write(task));
                 if job_active {
-                    self.end_job(job_id, JobState::Failed, None, Some(format!("the worker rejected the job: {message}")), &mut w);
+                    self.end_job(
+                        job_id,
+                        JobState::Failed,
+                        None,
+                        Some(format!("the worker rejected the job: {message}")),
+                        &mut w,
+                    );
                 }
             }
             Outcome::Stopped { reason } => {
                 task.state = TaskState::Failed;
-                let message = format!("the {reason} limit stopped {} before a result", describe(&task.kind));
+                let message = format!(
+                    "the {reason} limit stopped {} before a result",
+                    describe(&task.kind)
+                );
                 task.last_error = Some(message.clone());
                 w.push(Self::task_write(task));
                 if job_active {
@@ -845,7 +997,9 @@ impl Scheduler {
     /// An attempt at a task failed (error, panic or expired lease): retry it or fail its job.
     fn task_failed(&mut self, tid: u64, message: String, w: &mut Vec<Write>) {
         let max = self.config.max_attempts;
-        let Some(task) = self.tasks.get_mut(&tid) else { return };
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
         task.last_error = Some(message.clone());
         task.lease = None;
         let job_id = task.job_id;
@@ -856,12 +1010,20 @@ impl Scheduler {
         } else if task.attempts >= max {
             task.state = TaskState::Failed;
             w.push(Self::task_write(task));
-            let reason = format!("task {tid} ({}) failed {} times; last attempt {message}", describe(&task.kind), task.attempts);
+            let reason = format!(
+                "task {tid} ({}) failed {} times; last attempt {message}",
+                describe(&task.kind),
+                task.attempts
+            );
             self.end_job(job_id, JobState::Failed, None, Some(reason), w);
         } else {
             task.state = TaskState::Queued;
             w.push(Self::task_write(task));
-            w.push(Self::event(Some(job_id), "retry", format!("task {tid} attempt {}: {message}", task.attempts)));
+            w.push(Self::event(
+                Some(job_id),
+                "retry",
+                format!("task {tid} attempt {}: {message}", task.attempts),
+            ));
             self.queue.push_back(tid);
             self.queued_new = true;
             self.changed.insert(job_id);
@@ -881,13 +1043,24 @@ impl Scheduler {
         if let Some(wk) = self.workers.get_mut(&r.worker_id) {
             wk.leases.remove(&r.lease_id);
         }
-        self.ended.insert(r.lease_id.clone(), (r.worker_id.clone(), "released"));
+        self.ended
+            .insert(r.lease_id.clone(), (r.worker_id.clone(), "released"));
         self.counters.leases_released += 1;
-        let mut w = vec![Write::LeaseState { id: r.lease_id, state: "released", at_ms: now_ms() }];
-        let task = self.tasks.get_mut(&lease.task_id).expect("lease has a task");
+        let mut w = vec![Write::LeaseState {
+            id: r.lease_id,
+            state: "released",
+            at_ms: now_ms(),
+        }];
+        let task = self
+            .tasks
+            .get_mut(&lease.task_id)
+            .expect("lease has a task");
         task.lease = None;
         task.attempts = task.attempts.saturating_sub(1);
-        let job_active = self.jobs.get(&task.job_id).is_some_and(|j| !j.state.is_final());
+        let job_active = self
+            .jobs
+            .get(&task.job_id)
+            .is_some_and(|j| !j.state.is_final());
         if task.cancel || !job_active {
             task.state = TaskState::Cancelled;
         } else {
@@ -902,8 +1075,12 @@ impl Scheduler {
     /// Expires the leases whose time has passed; their tasks are retried or fail their jobs.
     pub fn expire_leases(&mut self) -> Result<usize, SchedError> {
         let now = Instant::now();
-        let expired: Vec<String> =
-            self.leases.iter().filter(|(_, l)| l.expires <= now).map(|(id, _)| id.clone()).collect();
+        let expired: Vec<String> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.expires <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
         if expired.is_empty() {
             return Ok(0);
         }
@@ -913,12 +1090,20 @@ impl Scheduler {
             if let Some(wk) = self.workers.get_mut(&lease.worker_id) {
                 wk.leases.remove(id);
             }
-            self.ended.insert(id.clone(), (lease.worker_id.clone(), "expired"));
+            self.ended
+                .insert(id.clone(), (lease.worker_id.clone(), "expired"));
             self.counters.leases_expired += 1;
-            w.push(Write::LeaseState { id: id.clone(), state: "expired", at_ms: now_ms() });
+            w.push(Write::LeaseState {
+                id: id.clone(),
+                state: "expired",
+                at_ms: now_ms(),
+            });
             self.task_failed(
                 lease.task_id,
-                format!("on worker {} lost its lease (no heartbeat for {} ms)", lease.worker_id, self.config.lease_ms),
+                format!(
+                    "on worker {} lost its lease (no heartbeat for {} ms)",
+                    lease.worker_id, self.config.lease_ms
+                ),
                 &mut w,
             );
         }
@@ -928,18 +1113,33 @@ impl Scheduler {
 
     /// Cancels a job; its running tasks are told to stop through their heartbeats.
     pub fn cancel(&mut self, id: u64) -> Result<(), SchedError> {
-        let job = self.jobs.get(&id).ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
+        let job = self
+            .jobs
+            .get(&id)
+            .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
         if job.state.is_final() {
-            return Err(SchedError::Conflict(format!("job {id} has already ended ({})", job.state.as_str())));
+            return Err(SchedError::Conflict(format!(
+                "job {id} has already ended ({})",
+                job.state.as_str()
+            )));
         }
         let mut w = Vec::new();
-        self.end_job(id, JobState::Cancelled, None, Some("cancelled by request".into()), &mut w);
+        self.end_job(
+            id,
+            JobState::Cancelled,
+            None,
+            Some("cancelled by request".into()),
+            &mut w,
+        );
         self.commit(w)
     }
 
     /// The status of a job (`GET /v1/jobs/{id}`).
     pub fn job_status(&self, id: u64) -> Result<Value, SchedError> {
-        let job = self.jobs.get(&id).ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
+        let job = self
+            .jobs
+            .get(&id)
+            .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
         let mut counts = [0u64; 5];
         let mut list = Vec::new();
         for tid in &job.tasks {
@@ -955,9 +1155,10 @@ impl Scheduler {
                 }));
             }
         }
-        let mut progress = match &job.planner {
-            Some(p) => p.progress(),
-            None => json!({}),
+        let mut progress = match (&job.planner, &job.final_progress) {
+            (Some(p), _) => p.progress(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => json!({}),
         };
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {
@@ -1012,7 +1213,11 @@ impl Scheduler {
 
     /// Tasks done in the last minute (throughput).
     fn tasks_last_minute(&mut self) -> usize {
-        while self.done_times.front().is_some_and(|t| t.elapsed() > Duration::from_secs(60)) {
+        while self
+            .done_times
+            .front()
+            .is_some_and(|t| t.elapsed() > Duration::from_secs(60))
+        {
             self.done_times.pop_front();
         }
         self.done_times.len()
@@ -1061,7 +1266,14 @@ impl Scheduler {
     }
 
     fn queue_depth(&self) -> usize {
-        self.queue.iter().filter(|t| self.tasks.get(t).is_some_and(|t| t.state == TaskState::Queued)).count()
+        self.queue
+            .iter()
+            .filter(|t| {
+                self.tasks
+                    .get(t)
+                    .is_some_and(|t| t.state == TaskState::Queued)
+            })
+            .count()
     }
 
     /// Numbers for `/metrics`: counters, jobs by state, queue depth, running leases, live
@@ -1074,11 +1286,19 @@ impl Scheduler {
         for j in self.jobs.values() {
             *states.entry(j.state.as_str()).or_insert(0) += 1;
         }
-        (self.counters.clone(), states, self.queue_depth(), self.leases.len(), self.live_worker_threads())
+        (
+            self.counters.clone(),
+            states,
+            self.queue_depth(),
+            self.leases.len(),
+            self.live_worker_threads(),
+        )
     }
 
     /// Stored results of a task (tests: "counted once").
     pub fn stored_results(&self, task_id: u64) -> Result<u64, SchedError> {
-        self.store.result_count(task_id).map_err(|e| SchedError::Store(e.to_string()))
+        self.store
+            .result_count(task_id)
+            .map_err(|e| SchedError::Store(e.to_string()))
     }
 }

@@ -77,7 +77,11 @@ CREATE TABLE IF NOT EXISTS events (
 #[derive(Clone, Debug)]
 pub enum Write {
     /// A new job (its spec as JSON).
-    InsertJob { id: u64, spec: String, created_ms: u64 },
+    InsertJob {
+        id: u64,
+        spec: String,
+        created_ms: u64,
+    },
     /// A job's state changed; `result`/`error` as they are now.
     JobState {
         id: u64,
@@ -89,19 +93,47 @@ pub enum Write {
     /// A new task (its kind as JSON).
     InsertTask { id: u64, job_id: u64, kind: String },
     /// A task's state changed.
-    TaskState { id: u64, state: &'static str, attempts: u32, last_error: Option<String> },
+    TaskState {
+        id: u64,
+        state: &'static str,
+        attempts: u32,
+        last_error: Option<String>,
+    },
     /// A task's latest progress (from a heartbeat).
     TaskProgress { id: u64, progress: String },
     /// A lease was granted.
-    InsertLease { id: String, task_id: u64, worker_id: String, at_ms: u64 },
+    InsertLease {
+        id: String,
+        task_id: u64,
+        worker_id: String,
+        at_ms: u64,
+    },
     /// A lease ended (`done`, `expired`, `released`, `cancelled`).
-    LeaseState { id: String, state: &'static str, at_ms: u64 },
+    LeaseState {
+        id: String,
+        state: &'static str,
+        at_ms: u64,
+    },
     /// A task's result (at most one per task: the table enforces it).
-    InsertResult { task_id: u64, lease_id: String, output: String },
+    InsertResult {
+        task_id: u64,
+        lease_id: String,
+        output: String,
+    },
     /// A worker registered.
-    Worker { id: String, host: String, threads: u32, at_ms: u64 },
+    Worker {
+        id: String,
+        host: String,
+        threads: u32,
+        at_ms: u64,
+    },
     /// A line in the event log.
-    Event { job_id: Option<u64>, at_ms: u64, kind: &'static str, detail: String },
+    Event {
+        job_id: Option<u64>,
+        at_ms: u64,
+        kind: &'static str,
+        detail: String,
+    },
 }
 
 /// A job as stored.
@@ -177,8 +209,12 @@ impl Store {
                 path.display()
             );
         }
-        conn.execute_batch(SCHEMA)
-            .map_err(|e| anyhow::anyhow!("database '{}' is not a gamesolver database: {e}", path.display()))?;
+        conn.execute_batch(SCHEMA).map_err(|e| {
+            anyhow::anyhow!(
+                "database '{}' is not a gamesolver database: {e}",
+                path.display()
+            )
+        })?;
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         Ok(Store { conn })
     }
@@ -191,27 +227,51 @@ impl Store {
         let tx = self.conn.transaction()?;
         for w in writes {
             match w {
-                Write::InsertJob { id, spec, created_ms } => {
+                Write::InsertJob {
+                    id,
+                    spec,
+                    created_ms,
+                } => {
                     tx.prepare_cached("INSERT INTO jobs (id, spec, state, created_ms) VALUES (?1, ?2, 'queued', ?3)")?
                         .execute(params![*id as i64, spec, *created_ms as i64])?;
                 }
-                Write::JobState { id, state, finished_ms, result, error } => {
+                Write::JobState {
+                    id,
+                    state,
+                    finished_ms,
+                    result,
+                    error,
+                } => {
                     tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5 WHERE id = ?1")?
                         .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error])?;
                 }
                 Write::InsertTask { id, job_id, kind } => {
-                    tx.prepare_cached("INSERT INTO tasks (id, job_id, kind, state) VALUES (?1, ?2, ?3, 'queued')")?
-                        .execute(params![*id as i64, *job_id as i64, kind])?;
+                    tx.prepare_cached(
+                        "INSERT INTO tasks (id, job_id, kind, state) VALUES (?1, ?2, ?3, 'queued')",
+                    )?
+                    .execute(params![*id as i64, *job_id as i64, kind])?;
                 }
-                Write::TaskState { id, state, attempts, last_error } => {
-                    tx.prepare_cached("UPDATE tasks SET state = ?2, attempts = ?3, last_error = ?4 WHERE id = ?1")?
-                        .execute(params![*id as i64, state, attempts, last_error])?;
+                Write::TaskState {
+                    id,
+                    state,
+                    attempts,
+                    last_error,
+                } => {
+                    tx.prepare_cached(
+                        "UPDATE tasks SET state = ?2, attempts = ?3, last_error = ?4 WHERE id = ?1",
+                    )?
+                    .execute(params![*id as i64, state, attempts, last_error])?;
                 }
                 Write::TaskProgress { id, progress } => {
                     tx.prepare_cached("UPDATE tasks SET progress = ?2 WHERE id = ?1")?
                         .execute(params![*id as i64, progress])?;
                 }
-                Write::InsertLease { id, task_id, worker_id, at_ms } => {
+                Write::InsertLease {
+                    id,
+                    task_id,
+                    worker_id,
+                    at_ms,
+                } => {
                     tx.prepare_cached(
                         "INSERT INTO leases (id, task_id, worker_id, state, created_ms) VALUES (?1, ?2, ?3, 'active', ?4)",
                     )?
@@ -221,19 +281,42 @@ impl Store {
                     tx.prepare_cached("UPDATE leases SET state = ?2, ended_ms = ?3 WHERE id = ?1")?
                         .execute(params![id, state, *at_ms as i64])?;
                 }
-                Write::InsertResult { task_id, lease_id, output } => {
-                    tx.prepare_cached("INSERT INTO results (task_id, lease_id, output) VALUES (?1, ?2, ?3)")?
-                        .execute(params![*task_id as i64, lease_id, output])?;
+                Write::InsertResult {
+                    task_id,
+                    lease_id,
+                    output,
+                } => {
+                    tx.prepare_cached(
+                        "INSERT INTO results (task_id, lease_id, output) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute(params![*task_id as i64, lease_id, output])?;
                 }
-                Write::Worker { id, host, threads, at_ms } => {
+                Write::Worker {
+                    id,
+                    host,
+                    threads,
+                    at_ms,
+                } => {
                     tx.prepare_cached(
                         "INSERT OR REPLACE INTO workers (id, host, threads, registered_ms) VALUES (?1, ?2, ?3, ?4)",
                     )?
                     .execute(params![id, host, threads, *at_ms as i64])?;
                 }
-                Write::Event { job_id, at_ms, kind, detail } => {
-                    tx.prepare_cached("INSERT INTO events (job_id, at_ms, kind, detail) VALUES (?1, ?2, ?3, ?4)")?
-                        .execute(params![job_id.map(|v| v as i64), *at_ms as i64, kind, detail])?;
+                Write::Event {
+                    job_id,
+                    at_ms,
+                    kind,
+                    detail,
+                } => {
+                    tx.prepare_cached(
+                        "INSERT INTO events (job_id, at_ms, kind, detail) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![
+                        job_id.map(|v| v as i64),
+                        *at_ms as i64,
+                        kind,
+                        detail
+                    ])?;
                 }
             }
         }
@@ -243,9 +326,9 @@ impl Store {
     /// Reads everything back (after a restart).
     pub fn load(&self) -> rusqlite::Result<Snapshot> {
         let mut snap = Snapshot::default();
-        let mut q = self
-            .conn
-            .prepare("SELECT id, spec, state, created_ms, finished_ms, result, error FROM jobs ORDER BY id")?;
+        let mut q = self.conn.prepare(
+            "SELECT id, spec, state, created_ms, finished_ms, result, error FROM jobs ORDER BY id",
+        )?;
         snap.jobs = q
             .query_map([], |r| {
                 Ok(StoredJob {
@@ -259,9 +342,9 @@ impl Store {
                 })
             })?
             .collect::<Result<_, _>>()?;
-        let mut q = self
-            .conn
-            .prepare("SELECT id, job_id, kind, state, attempts, last_error FROM tasks ORDER BY id")?;
+        let mut q = self.conn.prepare(
+            "SELECT id, job_id, kind, state, attempts, last_error FROM tasks ORDER BY id",
+        )?;
         snap.tasks = q
             .query_map([], |r| {
                 Ok(StoredTask {
@@ -274,11 +357,17 @@ impl Store {
                 })
             })?
             .collect::<Result<_, _>>()?;
-        let mut q = self.conn.prepare("SELECT task_id, lease_id, output FROM results ORDER BY seq")?;
+        let mut q = self
+            .conn
+            .prepare("SELECT task_id, lease_id, output FROM results ORDER BY seq")?;
         snap.results = q
-            .query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?)))?
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))
+            })?
             .collect::<Result<_, _>>()?;
-        let mut q = self.conn.prepare("SELECT id, task_id, worker_id, state FROM leases ORDER BY rowid")?;
+        let mut q = self
+            .conn
+            .prepare("SELECT id, task_id, worker_id, state FROM leases ORDER BY rowid")?;
         snap.leases = q
             .query_map([], |r| {
                 Ok(StoredLease {
@@ -299,9 +388,11 @@ impl Store {
     /// Number of results stored for `task_id` (tests: "counted once").
     pub fn result_count(&self, task_id: u64) -> rusqlite::Result<u64> {
         self.conn
-            .query_row("SELECT COUNT(*) FROM results WHERE task_id = ?1", [task_id as i64], |r| {
-                r.get::<_, i64>(0)
-            })
+            .query_row(
+                "SELECT COUNT(*) FROM results WHERE task_id = ?1",
+                [task_id as i64],
+                |r| r.get::<_, i64>(0),
+            )
             .map(|n| n as u64)
     }
 
@@ -327,20 +418,44 @@ mod tests {
         let _ = std::fs::remove_file(&dir);
         let mut s = Store::open(&dir).unwrap();
         s.commit(&[
-            Write::InsertJob { id: 1, spec: "{}".into(), created_ms: 5 },
-            Write::InsertTask { id: 1, job_id: 1, kind: "{}".into() },
+            Write::InsertJob {
+                id: 1,
+                spec: "{}".into(),
+                created_ms: 5,
+            },
+            Write::InsertTask {
+                id: 1,
+                job_id: 1,
+                kind: "{}".into(),
+            },
         ])
         .unwrap();
         // A batch that fails half-way (duplicate task id) leaves nothing behind.
         let bad = s.commit(&[
-            Write::InsertJob { id: 2, spec: "{}".into(), created_ms: 6 },
-            Write::InsertTask { id: 1, job_id: 2, kind: "{}".into() },
+            Write::InsertJob {
+                id: 2,
+                spec: "{}".into(),
+                created_ms: 6,
+            },
+            Write::InsertTask {
+                id: 1,
+                job_id: 2,
+                kind: "{}".into(),
+            },
         ]);
         assert!(bad.is_err());
-        s.commit(&[Write::InsertResult { task_id: 1, lease_id: "a".into(), output: "{}".into() }])
-            .unwrap();
+        s.commit(&[Write::InsertResult {
+            task_id: 1,
+            lease_id: "a".into(),
+            output: "{}".into(),
+        }])
+        .unwrap();
         assert!(s
-            .commit(&[Write::InsertResult { task_id: 1, lease_id: "b".into(), output: "{}".into() }])
+            .commit(&[Write::InsertResult {
+                task_id: 1,
+                lease_id: "b".into(),
+                output: "{}".into()
+            }])
             .is_err());
         drop(s);
         let s = Store::open(&dir).unwrap();

@@ -1,1 +1,306 @@
-//! End-to-end tests live in `tests/tests/`; this crate has no library code.
+//! Harness for the end-to-end tests in `tests/tests/`: real `gamesolver` and `gamesolver-worker`
+//! processes on 127.0.0.1, real HTTP.
+//!
+//! Binaries are found next to the test executable's profile directory (`target/<profile>/`),
+//! where `cargo test --workspace` builds them: the `gamesolver` and `gamesolver-worker` packages
+//! have integration tests of their own, which makes cargo build their binaries first. Set
+//! `GAMESOLVER_BIN_DIR` to test other builds. Every process is killed when its handle drops, so
+//! a failing test leaves nothing running; every wait is bounded.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Directory of the binaries under test.
+pub fn bin_dir() -> PathBuf {
+    if let Ok(d) = std::env::var("GAMESOLVER_BIN_DIR") {
+        return PathBuf::from(d);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/<test binary>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
+}
+
+/// Path of binary `name`, checked to exist.
+pub fn bin(name: &str) -> PathBuf {
+    let p = bin_dir().join(name);
+    assert!(
+        p.exists(),
+        "{} not found: run `cargo test --workspace` (which builds it) or `cargo build -p gamesolver -p gamesolver-worker` with the same profile, or set GAMESOLVER_BIN_DIR",
+        p.display()
+    );
+    p
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gamesolver-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// A free port on 127.0.0.1 (bound and released; the coordinator binds it right after).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// A child process, killed (SIGKILL) when dropped.
+pub struct Proc {
+    child: Child,
+    name: String,
+}
+
+impl Proc {
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+    /// `kill -9`.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+    /// SIGTERM, then waits up to `timeout` for the exit; returns the exit code.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            eprintln!("[harness] killing {} (pid {})", self.name, self.child.id());
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// A running coordinator (`gamesolver serve`).
+pub struct Coordinator {
+    pub proc: Proc,
+    pub url: String,
+    pub port: u16,
+}
+
+/// Options of a coordinator under test.
+#[derive(Clone, Debug, Default)]
+pub struct CoordOpts {
+    pub port: Option<u16>,
+    pub local_workers: usize,
+    pub lease_ms: Option<u64>,
+    pub max_attempts: Option<u32>,
+    pub parallelism: Option<usize>,
+    pub worker_token: Option<String>,
+    pub api_token: Option<String>,
+}
+
+impl Coordinator {
+    /// Starts `gamesolver serve` on `db` and waits until it answers `/healthz`.
+    pub fn start(db: &Path, o: &CoordOpts) -> Coordinator {
+        let port = o.port.unwrap_or_else(free_port);
+        let mut cmd = Command::new(bin("gamesolver"));
+        cmd.arg("serve")
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .arg("--db")
+            .arg(db)
+            .args(["--local-workers", &o.local_workers.to_string()]);
+        if let Some(l) = o.lease_ms {
+            cmd.args(["--lease-ms", &l.to_string()]);
+        }
+        if let Some(a) = o.max_attempts {
+            cmd.args(["--max-attempts", &a.to_string()]);
+        }
+        if let Some(p) = o.parallelism {
+            cmd.args(["--parallelism", &p.to_string()]);
+        }
+        cmd.env_remove("GAMESOLVER_WORKER_TOKEN")
+            .env_remove("GAMESOLVER_API_TOKEN");
+        if let Some(t) = &o.worker_token {
+            cmd.env("GAMESOLVER_WORKER_TOKEN", t);
+        }
+        if let Some(t) = &o.api_token {
+            cmd.env("GAMESOLVER_API_TOKEN", t);
+        }
+        cmd.env("RUST_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("spawn gamesolver serve");
+        // Drain stdout so the process never blocks on a full pipe.
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let proc = Proc {
+            child,
+            name: format!("coordinator :{port}"),
+        };
+        let url = format!("http://127.0.0.1:{port}");
+        let c = Coordinator { proc, url, port };
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("coordinator printed no 'listening' line");
+        assert!(
+            line.contains("listening on"),
+            "unexpected first line: {line}"
+        );
+        wait_until(Duration::from_secs(30), "coordinator healthy", || {
+            http("GET", &format!("{}/healthz", c.url), None, None).0 == 200
+        });
+        c
+    }
+
+    /// GET `path` (with the API token `token`).
+    pub fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        http("GET", &format!("{}{path}", self.url), None, token)
+    }
+
+    /// POST `body` to `path`.
+    pub fn post(&self, path: &str, body: &Value, token: Option<&str>) -> (u16, Value) {
+        http("POST", &format!("{}{path}", self.url), Some(body), token)
+    }
+
+    /// Submits a job; panics unless it is accepted. Returns its id.
+    pub fn submit(&self, job: &Value, token: Option<&str>) -> u64 {
+        let (code, v) = self.post("/v1/jobs", job, token);
+        assert_eq!(code, 201, "submit {job}: {v}");
+        v["id"].as_u64().expect("id")
+    }
+
+    /// Waits until job `id` has ended; returns its status.
+    pub fn wait_job(&self, id: u64, timeout: Duration) -> Value {
+        self.wait_job_polling(id, timeout, Duration::from_millis(50))
+    }
+
+    /// [`Coordinator::wait_job`], polling the status every `every`.
+    pub fn wait_job_polling(&self, id: u64, timeout: Duration, every: Duration) -> Value {
+        let mut last = Value::Null;
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            let (code, v) = self.get(&format!("/v1/jobs/{id}"), None);
+            if code == 200 && matches!(v["state"].as_str(), Some("done" | "failed" | "cancelled")) {
+                return v;
+            }
+            last = v;
+            std::thread::sleep(every);
+        }
+        panic!("job {id} did not end within {timeout:?}; last status: {last}");
+    }
+
+    /// Number of workers in `/v1/status`.
+    pub fn workers(&self) -> usize {
+        self.get("/v1/status", None).1["workers"]
+            .as_array()
+            .map_or(0, |w| w.len())
+    }
+
+    /// Value of a Prometheus sample.
+    pub fn metric(&self, name: &str) -> f64 {
+        let text = raw("GET", &format!("{}/metrics", self.url), None, None).1;
+        text.lines()
+            .find_map(|l| {
+                l.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix(' '))
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or_else(|| panic!("metric {name} missing"))
+    }
+}
+
+/// Starts `gamesolver-worker` against `url` with `threads` slots and extra environment.
+pub fn start_worker(url: &str, threads: usize, env: &[(&str, &str)]) -> Proc {
+    let mut cmd = Command::new(bin("gamesolver-worker"));
+    cmd.args(["--coordinator", url, "--threads", &threads.to_string()])
+        .env("RUST_LOG", "error")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("GAMESOLVER_TEST_PANIC_POSITION")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("spawn gamesolver-worker");
+    Proc {
+        name: format!("worker pid {}", child.id()),
+        child,
+    }
+}
+
+/// An HTTP request; returns (status, body text). Status 0: no connection.
+pub fn raw(method: &str, url: &str, body: Option<&str>, token: Option<&str>) -> (u16, String) {
+    let agent = ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build();
+    let mut req = agent.request(method, url);
+    if let Some(t) = token {
+        req = req.set("Authorization", &format!("Bearer {t}"));
+    }
+    let r = match body {
+        Some(b) => req.set("Content-Type", "application/json").send_string(b),
+        None => req.call(),
+    };
+    match r {
+        Ok(resp) => {
+            let code = resp.status();
+            (code, resp.into_string().unwrap_or_default())
+        }
+        Err(ureq::Error::Status(code, resp)) => (code, resp.into_string().unwrap_or_default()),
+        Err(_) => (0, String::new()),
+    }
+}
+
+/// An HTTP request with a JSON body and answer; a non-JSON answer becomes `Value::String`.
+pub fn http(method: &str, url: &str, body: Option<&Value>, token: Option<&str>) -> (u16, Value) {
+    let text = body.map(|b| b.to_string());
+    let (code, answer) = raw(method, url, text.as_deref(), token);
+    let v = serde_json::from_str(&answer).unwrap_or(Value::String(answer));
+    (code, v)
+}
+
+/// Polls `cond` every 20 ms until it holds; panics after `timeout` naming `what`.
+pub fn wait_until(timeout: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("timed out after {timeout:?} waiting for: {what}");
+}
+
+/// The value of `job` computed in this process through the same registry and planner
+/// (`plan::run_local`): the reference the service must agree with.
+pub fn local_value(job: &Value) -> Value {
+    let spec: gamesolver_shared::wire::JobSpec =
+        serde_json::from_value(job.clone()).expect("job spec");
+    let prepared = gamesolver_shared::registry::prepare(&spec).expect("valid job");
+    let ctl = gamesolver_shared::search::Control::unlimited();
+    gamesolver_shared::plan::run_local(&*prepared, &ctl)
+        .expect("local run")
+        .value
+}

@@ -1,7 +1,7 @@
 //! End-to-end: the dashboard in a real headless Chromium against a real coordinator.
 //!
-//! Starts the coordinator (the library behind `gamesolver serve --local-workers 2`, in this
-//! process, on a free loopback port), starts Chromium with `--remote-debugging-pipe` and drives
+//! Starts the coordinator (`gamesolver serve --local-workers 2` on a free loopback port, through
+//! the e2e harness), starts Chromium with `--remote-debugging-pipe` and drives
 //! it with the DevTools protocol (JSON messages separated by NUL bytes on file descriptors 3
 //! and 4; a shell `exec` maps them onto our pipes, so no WebSocket client is needed). Through
 //! the page's own form it submits an invalid job (and expects the API's message on the page),
@@ -17,7 +17,6 @@
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
@@ -59,33 +58,13 @@ fn artifacts_dir() -> PathBuf {
     dir
 }
 
-/// The coordinator, in-process, with two local worker threads.
-fn start_coordinator(dir: &Path) -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut config = gamesolver::ServeConfig::from_env(listen.clone(), dir.join("dash.db"), 2);
-    config.api_token = None;
-    config.worker_token = None;
-    std::thread::spawn(move || {
-        if let Err(e) = gamesolver::serve_blocking(config) {
-            eprintln!("coordinator stopped: {e}");
-        }
-    });
-    let base = format!("http://{listen}");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if ureq::get(&format!("{base}/healthz")).call().is_ok() {
-            return base;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "coordinator did not come up on {base}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// A real `gamesolver serve --local-workers 2` (the e2e harness's coordinator).
+fn start_coordinator(dir: &Path) -> gamesolver_e2e::Coordinator {
+    let opts = gamesolver_e2e::CoordOpts {
+        local_workers: 2,
+        ..Default::default()
+    };
+    gamesolver_e2e::Coordinator::start(&dir.join("dash.db"), &opts)
 }
 
 /// A DevTools protocol connection over Chromium's debugging pipe.
@@ -363,7 +342,8 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
     };
     let tmp = std::env::temp_dir().join(format!("gamesolver-dash-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("temp dir");
-    let base = start_coordinator(&tmp);
+    let coordinator = start_coordinator(&tmp);
+    let base = coordinator.url.clone();
     let art = artifacts_dir();
     let mut b = Browser::launch(&exe, &tmp.join("profile"));
 

@@ -18,6 +18,10 @@
 //!   for up to [`SHUTDOWN_GRACE`], then stops the kernel and releases the lease, so the task
 //!   goes to another worker without counting as an attempt.
 //!
+//! Liveness: every slot touches the file named by `GAMESOLVER_WORKER_ALIVE_FILE` (default
+//! [`DEFAULT_ALIVE_FILE`]) each time it hears from the coordinator or heartbeats a task;
+//! `gamesolver-worker healthcheck` fails when that file is older than a minute (a wedged worker).
+//!
 //! Test hook (hidden, for the end-to-end tests of poison tasks): when the environment variable
 //! `GAMESOLVER_TEST_PANIC_POSITION` is set, a task whose job position equals its value panics
 //! inside the kernel call, exactly where a kernel bug would.
@@ -44,6 +48,22 @@ pub const LONG_POLL_MS: u64 = 10_000;
 /// Prepared jobs kept per worker (kernels keep tables across the probes of a job; a few jobs at
 /// once is what a worker serves in practice).
 pub const PREPARED_CACHE: usize = 16;
+/// Where the liveness file goes unless `GAMESOLVER_WORKER_ALIVE_FILE` says otherwise.
+pub const DEFAULT_ALIVE_FILE: &str = "/tmp/gamesolver-worker.alive";
+
+/// The liveness file of this worker.
+pub fn alive_file() -> std::path::PathBuf {
+    std::env::var_os("GAMESOLVER_WORKER_ALIVE_FILE")
+        .filter(|v| !v.is_empty())
+        .map(Into::into)
+        .unwrap_or_else(|| DEFAULT_ALIVE_FILE.into())
+}
+
+/// Marks this worker alive (best effort: a read-only file system only costs the health check).
+fn touch_alive(path: &std::path::Path) {
+    let _ = std::fs::write(path, b"alive\n");
+}
+
 /// First and largest backoff when the coordinator does not answer.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
@@ -66,7 +86,11 @@ pub fn host_name() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "worker".into())
 }
@@ -115,14 +139,21 @@ impl Client {
     }
 
     /// POSTs `body`; `Ok(None)` for 204.
-    fn post<B: Serialize, R: DeserializeOwned>(&self, path: &str, body: &B) -> Result<Option<R>, CallError> {
+    fn post<B: Serialize, R: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<Option<R>, CallError> {
         let mut req = self.agent.post(&format!("{}{path}", self.base));
         if let Some(a) = &self.auth {
             req = req.set("Authorization", a);
         }
         match req.send_json(body) {
             Ok(resp) if resp.status() == 204 => Ok(None),
-            Ok(resp) => resp.into_json::<R>().map(Some).map_err(|e| CallError::Away(format!("bad reply: {e}"))),
+            Ok(resp) => resp
+                .into_json::<R>()
+                .map(Some)
+                .map_err(|e| CallError::Away(format!("bad reply: {e}"))),
             Err(ureq::Error::Status(code, resp)) => {
                 let text = resp.into_string().unwrap_or_default();
                 Err(match code {
@@ -144,10 +175,13 @@ struct Backoff {
 
 impl Backoff {
     fn new() -> Self {
-        Backoff { ceiling: BACKOFF_MIN }
+        Backoff {
+            ceiling: BACKOFF_MIN,
+        }
     }
     fn wait(&mut self, shutdown: &AtomicBool) {
-        let ms = rand::thread_rng().gen_range(self.ceiling.as_millis() as u64 / 2..=self.ceiling.as_millis() as u64);
+        let ms = rand::thread_rng()
+            .gen_range(self.ceiling.as_millis() as u64 / 2..=self.ceiling.as_millis() as u64);
         sleep_unless(Duration::from_millis(ms), shutdown);
         self.ceiling = (self.ceiling * 2).min(BACKOFF_MAX);
     }
@@ -164,14 +198,18 @@ fn sleep_unless(d: Duration, shutdown: &AtomicBool) {
     }
 }
 
+/// Prepared jobs by job id, and the ids in insertion order (the oldest is evicted first).
+type PreparedCache = (HashMap<u64, Arc<dyn PreparedJob>>, VecDeque<u64>);
+
 struct Shared {
     config: WorkerConfig,
     client: Client,
     registration: RwLock<Option<Registered>>,
-    cache: Mutex<(HashMap<u64, Arc<dyn PreparedJob>>, VecDeque<u64>)>,
+    cache: Mutex<PreparedCache>,
     pool: rayon::ThreadPool,
     shutdown: Arc<AtomicBool>,
     poison: Option<String>,
+    alive: std::path::PathBuf,
 }
 
 impl Shared {
@@ -184,7 +222,11 @@ impl Shared {
             version: env!("CARGO_PKG_VERSION").into(),
         };
         while !self.shutdown.load(Ordering::Relaxed) {
-            match self.client.post::<_, Registered>("/v1/worker/register", &body) {
+            touch_alive(&self.alive);
+            match self
+                .client
+                .post::<_, Registered>("/v1/worker/register", &body)
+            {
                 Ok(Some(r)) => {
                     tracing::info!("registered as {} with {}", r.worker_id, self.client.base);
                     *self.registration.write() = Some(r.clone());
@@ -205,7 +247,10 @@ impl Shared {
     }
 
     fn worker_id(&self) -> Option<String> {
-        self.registration.read().as_ref().map(|r| r.worker_id.clone())
+        self.registration
+            .read()
+            .as_ref()
+            .map(|r| r.worker_id.clone())
     }
 
     fn prepared(&self, lease: &Lease) -> Result<Arc<dyn PreparedJob>, SolveError> {
@@ -244,17 +289,23 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
         pool,
         shutdown: shutdown.clone(),
         poison: std::env::var("GAMESOLVER_TEST_PANIC_POSITION").ok(),
+        alive: alive_file(),
     });
     if shared.register().is_none() {
         if shutdown.load(Ordering::Relaxed) {
             return Ok(());
         }
-        anyhow::bail!("the coordinator at {} refused this worker", config.coordinator);
+        anyhow::bail!(
+            "the coordinator at {} refused this worker",
+            config.coordinator
+        );
     }
     let slots: Vec<_> = (0..config.threads)
         .map(|i| {
             let shared = shared.clone();
-            std::thread::Builder::new().name(format!("slot-{i}")).spawn(move || slot_loop(&shared))
+            std::thread::Builder::new()
+                .name(format!("slot-{i}"))
+                .spawn(move || slot_loop(&shared))
         })
         .collect::<Result<_, _>>()?;
     for s in slots {
@@ -267,8 +318,14 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
 fn slot_loop(shared: &Shared) {
     let mut backoff = Backoff::new();
     while !shared.shutdown.load(Ordering::Relaxed) {
-        let Some(worker_id) = shared.worker_id() else { return };
-        let req = LeaseRequest { worker_id, wait_ms: LONG_POLL_MS };
+        let Some(worker_id) = shared.worker_id() else {
+            return;
+        };
+        let req = LeaseRequest {
+            worker_id,
+            wait_ms: LONG_POLL_MS,
+        };
+        touch_alive(&shared.alive);
         match shared.client.post::<_, Lease>("/v1/worker/lease", &req) {
             Ok(Some(lease)) => {
                 backoff.reset();
@@ -309,7 +366,13 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 fn run_lease(shared: &Shared, lease: Lease) {
     let worker_id = shared.worker_id().unwrap_or_default();
     let heartbeat_every = Duration::from_millis(
-        shared.registration.read().as_ref().map(|r| r.heartbeat_ms).unwrap_or(1000).max(10),
+        shared
+            .registration
+            .read()
+            .as_ref()
+            .map(|r| r.heartbeat_ms)
+            .unwrap_or(1000)
+            .max(10),
     );
     let prepared = match shared.prepared(&lease) {
         Ok(p) => p,
@@ -328,9 +391,12 @@ fn run_lease(shared: &Shared, lease: Lease) {
         let progress = progress.clone();
         Arc::new(move |v: serde_json::Value| *progress.lock() = Some(v))
     };
-    let ctl = Control::with_limits(lease.time_ms.map(Duration::from_millis), lease.task.job.limits.node_limit)
-        .with_cancel_flag(cancel.clone())
-        .with_progress(sink);
+    let ctl = Control::with_limits(
+        lease.time_ms.map(Duration::from_millis),
+        lease.task.job.limits.node_limit,
+    )
+    .with_cancel_flag(cancel.clone())
+    .with_progress(sink);
     let (tx, rx) = mpsc::channel::<KernelResult>();
     {
         let ctl = ctl.clone();
@@ -352,7 +418,11 @@ fn run_lease(shared: &Shared, lease: Lease) {
     let mut shutdown_since: Option<Instant> = None;
     let mut released_for_shutdown = false;
     let result = loop {
-        match rx.recv_timeout(heartbeat_every.min(Duration::from_millis(200)).max(Duration::from_millis(10))) {
+        match rx.recv_timeout(
+            heartbeat_every
+                .min(Duration::from_millis(200))
+                .max(Duration::from_millis(10)),
+        ) {
             Ok(r) => break r,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 break Err(Box::new("the kernel thread vanished") as Box<dyn std::any::Any + Send>)
@@ -368,12 +438,16 @@ fn run_lease(shared: &Shared, lease: Lease) {
         }
         if last_heartbeat.elapsed() >= heartbeat_every {
             last_heartbeat = Instant::now();
+            touch_alive(&shared.alive);
             let hb = Heartbeat {
                 worker_id: worker_id.clone(),
                 lease_id: lease.lease_id.clone(),
                 progress: progress.lock().take(),
             };
-            match shared.client.post::<_, HeartbeatReply>("/v1/worker/heartbeat", &hb) {
+            match shared
+                .client
+                .post::<_, HeartbeatReply>("/v1/worker/heartbeat", &hb)
+            {
                 Ok(Some(HeartbeatReply { cancel: true })) => {
                     cancel.store(true, Ordering::Relaxed);
                 }
@@ -395,21 +469,30 @@ fn run_lease(shared: &Shared, lease: Lease) {
         return;
     }
     if released_for_shutdown {
-        let r = Release { worker_id: worker_id.clone(), lease_id: lease.lease_id.clone() };
-        let _ = shared.client.post::<_, serde_json::Value>("/v1/worker/release", &r);
+        let r = Release {
+            worker_id: worker_id.clone(),
+            lease_id: lease.lease_id.clone(),
+        };
+        let _ = shared
+            .client
+            .post::<_, serde_json::Value>("/v1/worker/release", &r);
         return;
     }
     let outcome = match result {
         Ok(Ok(output)) => Outcome::Done { output },
         Ok(Err(e)) => match ctl.should_stop() {
             Some(StopReason::Cancelled) => Outcome::Cancelled,
-            Some(r @ (StopReason::Time | StopReason::Nodes)) => Outcome::Stopped { reason: r.as_str().into() },
+            Some(r @ (StopReason::Time | StopReason::Nodes)) => Outcome::Stopped {
+                reason: r.as_str().into(),
+            },
             _ => match e {
                 SolveError::BadInput(m) => Outcome::Rejected { message: m },
                 SolveError::Internal(m) => Outcome::Failed { message: m },
             },
         },
-        Err(panic) => Outcome::Failed { message: format!("kernel panicked: {}", panic_message(&*panic)) },
+        Err(panic) => Outcome::Failed {
+            message: format!("kernel panicked: {}", panic_message(&*panic)),
+        },
     };
     report(shared, &worker_id, &lease, outcome);
 }
@@ -417,11 +500,18 @@ fn run_lease(shared: &Shared, lease: Lease) {
 /// Reports an outcome, retrying while the coordinator is away (a finished result is worth
 /// keeping). Gives up on 409 (the lease is gone: the task runs elsewhere).
 fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
-    let body = Report { worker_id: worker_id.into(), lease_id: lease.lease_id.clone(), outcome };
+    let body = Report {
+        worker_id: worker_id.into(),
+        lease_id: lease.lease_id.clone(),
+        outcome,
+    };
     let mut backoff = Backoff::new();
     let give_up_after_shutdown = Instant::now() + SHUTDOWN_GRACE;
     loop {
-        match shared.client.post::<_, serde_json::Value>("/v1/worker/result", &body) {
+        match shared
+            .client
+            .post::<_, serde_json::Value>("/v1/worker/result", &body)
+        {
             Ok(_) => return,
             Err(CallError::Conflict(m)) => {
                 tracing::warn!("result for lease {} refused: {m}", lease.lease_id);
@@ -434,7 +524,9 @@ fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
             Err(CallError::UnknownWorker) => return,
             Err(e) => {
                 tracing::debug!("report: coordinator away ({e})");
-                if shared.shutdown.load(Ordering::Relaxed) && Instant::now() > give_up_after_shutdown {
+                if shared.shutdown.load(Ordering::Relaxed)
+                    && Instant::now() > give_up_after_shutdown
+                {
                     return;
                 }
                 // Sleep even during shutdown: the grace period is for this.

@@ -1,5 +1,5 @@
 //! `gamesolver-worker --coordinator URL [--threads N]`: a thin wrapper around
-//! [`gamesolver_worker::run`]. SIGTERM and SIGINT shut it down cleanly (running tasks finish or
+//! [`gamesolver_worker::run`]. `gamesolver-worker healthcheck` checks the liveness file. SIGTERM and SIGINT shut it down cleanly (running tasks finish or
 //! their leases are released). Bad arguments exit with status 2 and one line on stderr.
 
 use clap::Parser;
@@ -18,7 +18,33 @@ struct Args {
     threads: Option<usize>,
 }
 
+/// Most age of the liveness file for `healthcheck`: a slot touches it at least every long poll
+/// (10 s) plus the largest backoff (5 s), so a minute means the worker is wedged.
+const ALIVE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `gamesolver-worker healthcheck`: exit 0 when the liveness file is fresh (container probes).
+fn healthcheck() -> ! {
+    let path = gamesolver_worker::alive_file();
+    let age = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .map(|t| t.elapsed().unwrap_or_default());
+    match age {
+        Ok(a) if a <= ALIVE_MAX_AGE => std::process::exit(0),
+        Ok(a) => {
+            eprintln!("unhealthy: {} is {} s old", path.display(), a.as_secs());
+            std::process::exit(1)
+        }
+        Err(e) => {
+            eprintln!("unhealthy: cannot read {}: {e}", path.display());
+            std::process::exit(1)
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("healthcheck") {
+        healthcheck();
+    }
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
@@ -35,12 +61,17 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     if !(args.coordinator.starts_with("http://") || args.coordinator.starts_with("https://")) {
-        eprintln!("error: --coordinator must be an http:// URL, not '{}'", args.coordinator);
+        eprintln!(
+            "error: --coordinator must be an http:// URL, not '{}'",
+            args.coordinator
+        );
         std::process::exit(2);
     }
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
     if threads == 0 || threads > 4096 {
         eprintln!("error: --threads must be 1..=4096, not {threads}");
         std::process::exit(2);
@@ -55,7 +86,9 @@ fn main() {
     let config = gamesolver_worker::WorkerConfig {
         coordinator: args.coordinator,
         threads,
-        token: std::env::var("GAMESOLVER_WORKER_TOKEN").ok().filter(|t| !t.is_empty()),
+        token: std::env::var("GAMESOLVER_WORKER_TOKEN")
+            .ok()
+            .filter(|t| !t.is_empty()),
         host: gamesolver_worker::host_name(),
     };
     if let Err(e) = gamesolver_worker::run(config, shutdown) {

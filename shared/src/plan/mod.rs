@@ -373,7 +373,10 @@ mod tests {
     #[test]
     fn restore_continues_where_the_original_stopped() {
         for v in -5..=5 {
-            let shape = PlanShape::Probes { lower: -7, upper: 7 };
+            let shape = PlanShape::Probes {
+                lower: -7,
+                upper: 7,
+            };
             let mut p = Planner::new(shape.clone(), 3);
             let mut issued = Vec::new();
             let mut results = Vec::new();
@@ -382,16 +385,25 @@ mod tests {
                 let tasks = p.next_tasks();
                 issued.extend(tasks.iter().cloned());
                 // Answer only the first task of each round, so others stay pending.
-                let t = tasks.first().cloned().or_else(|| p.pending().first().cloned()).unwrap();
-                let TaskKind::Probe { target } = t else { panic!() };
+                let t = tasks
+                    .first()
+                    .cloned()
+                    .or_else(|| p.pending().first().cloned())
+                    .unwrap();
+                let TaskKind::Probe { target } = t else {
+                    panic!()
+                };
                 p.on_result(&t, answer(v, target));
                 results.push((t, answer(v, target)));
                 let dropped = p.obsolete();
                 for d in &dropped {
                     p.forget(d);
                 }
-                let all_dropped: Vec<TaskKind> =
-                    issued.iter().filter(|t| !p.pending().contains(t) && !results.iter().any(|(r, _)| r == *t)).cloned().collect();
+                let all_dropped: Vec<TaskKind> = issued
+                    .iter()
+                    .filter(|t| !p.pending().contains(t) && !results.iter().any(|(r, _)| r == *t))
+                    .cloned()
+                    .collect();
                 let mut q = Planner::restore(shape.clone(), 3, &issued, &results, &all_dropped);
                 assert_eq!(q.bounds(), p.bounds());
                 assert_eq!(q.pending(), p.pending());
@@ -404,10 +416,19 @@ mod tests {
             assert_eq!(p.bounds(), RawBounds { lower: v, upper: v });
         }
         // Run plans continue with the next index, Single plans do not issue their task twice.
-        let shape = PlanShape::Runs { count: 4, base_seed: 1 };
+        let shape = PlanShape::Runs {
+            count: 4,
+            base_seed: 1,
+        };
         let mut p = Planner::new(shape.clone(), 2);
         let issued = p.next_tasks();
-        let mut q = Planner::restore(shape, 2, &issued, &[(issued[0].clone(), TaskOutput::default())], &[]);
+        let mut q = Planner::restore(
+            shape,
+            2,
+            &issued,
+            &[(issued[0].clone(), TaskOutput::default())],
+            &[],
+        );
         let next = q.next_tasks();
         assert!(matches!(next[..], [TaskKind::Run { index: 2, .. }]));
         let mut s = Planner::restore(PlanShape::Single, 1, &[TaskKind::Whole], &[], &[]);
