@@ -42,6 +42,7 @@ pub fn router(coord: Shared) -> Router {
         .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/jobs/{id}/cancel", post(cancel_job))
         .route("/v1/status", get(status))
+        .merge(crate::dashboard::api_routes(&coord))
         .route_layer(middleware::from_fn_with_state(
             coord.clone(),
             require_api_token,
@@ -61,9 +62,10 @@ pub fn router(coord: Shared) -> Router {
         .route("/metrics", get(metrics))
         .route(
             "/openapi.json",
-            get(|| async { Json(crate::openapi::spec()) }),
+            get(|| async { Json(crate::dashboard::document(crate::openapi::spec())) }),
         )
-        .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }));
+        .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }))
+        .merge(crate::dashboard::pages());
     let limit = coord.body_limit;
     jobs.merge(worker)
         .merge(open)

@@ -18,6 +18,7 @@
 
 pub mod api;
 pub mod client;
+pub mod dashboard;
 pub mod metrics;
 pub mod openapi;
 pub mod scheduler;

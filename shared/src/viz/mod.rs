@@ -10,6 +10,8 @@
 //! bounds closing in (threshold probes, proof-number search), the best score climbing (NRPA,
 //! NMCS), the visit distribution of root moves (MCTS), or work done over time otherwise.
 
+pub mod board;
+
 use std::fmt::Write;
 
 /// One line of a line chart.

@@ -1,0 +1,466 @@
+//! The dashboard: a single-page web app served at `/`, and the pictures it shows.
+//!
+//! Pages (open, like `/docs`): `/` and `/assets/*`, plain HTML, CSS and JavaScript embedded in
+//! the binary from `server/assets/` (no build step, nothing fetched from the internet; the page
+//! talks only to this coordinator's API). `/assets/meta.json` lists the registry's game and
+//! algorithm names for the submit form.
+//!
+//! Pictures (behind the client token, like every `/v1/jobs` endpoint), standalone SVG:
+//! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
+//!   [`viz::progress_plot`] (bounds closing in, best score, MCTS root visits, work done);
+//! - `GET /v1/jobs/{id}/board.svg`: the job's position ([`viz::board::picture`]), or for a
+//!   single-player job the best sequence found so far ([`best_sequence`]);
+//! - `GET /v1/board.svg?game=G&position=P&KEY=VALUE...`: any position (the form's preview;
+//!   every query key other than `game` and `position` is a game parameter);
+//! - `GET /v1/status/plot.svg`: running tasks per worker over time.
+//!
+//! History: the scheduler keeps only the latest progress of a job, so a recorder task listens
+//! to the coordinator's job-changed broadcast and keeps, in memory, a bounded history per job
+//! ([`MAX_POINTS`] snapshots, thinned by halves when full, for the [`MAX_JOBS`] most recent
+//! jobs) and samples `/v1/status` every [`SAMPLE_MS`] for the worker chart. History is lost on
+//! restart; a job whose history is empty gets a plot of its current progress.
+//!
+//! Bad input: an unknown job is 404 and bad parameters or an illegal position 400, naming the
+//! problem in the API's `{"error": {...}}`; a game without pictures is 204 (no content), not
+//! an error, so a page showing any job logs none.
+
+use crate::api::ApiError;
+use crate::Coordinator;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use gamesolver_shared::registry;
+use gamesolver_shared::viz::{self, Series, Snapshot};
+use gamesolver_shared::wire::Settings;
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Snapshots kept per job; when full, every other one is dropped (the shape of a curve
+/// survives, its resolution halves).
+pub const MAX_POINTS: usize = 2048;
+/// Jobs whose history is kept (the most recent ids).
+pub const MAX_JOBS: usize = 256;
+/// Interval of the worker samples (one per second is what a person watching can see).
+pub const SAMPLE_MS: u64 = 1000;
+/// Worker samples kept (an hour at one per second, thinned like job histories).
+pub const MAX_SAMPLES: usize = 3600;
+
+const INDEX_HTML: &str = include_str!("../assets/index.html");
+const APP_JS: &str = include_str!("../assets/app.js");
+const APP_CSS: &str = include_str!("../assets/app.css");
+const FAVICON_SVG: &str = include_str!("../assets/favicon.svg");
+
+type Shared = Arc<Coordinator>;
+
+/// Worker samples: milliseconds since the recorder started, running tasks per worker id.
+type WorkerSamples = Vec<(u64, BTreeMap<String, usize>)>;
+
+/// What the recorder keeps.
+pub struct Dash {
+    coord: Shared,
+    started: Instant,
+    jobs: Mutex<HashMap<u64, Vec<Snapshot>>>,
+    workers: Mutex<WorkerSamples>,
+}
+
+/// The open pages (`/`, `/assets/*`, `/favicon.ico`).
+pub fn pages() -> Router<Shared> {
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/assets/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/assets/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .route("/assets/meta.json", get(|| async { axum::Json(meta()) }))
+        .route(
+            "/favicon.ico",
+            get(|| async { asset("image/svg+xml", FAVICON_SVG) }),
+        )
+}
+
+/// The picture endpoints (mounted behind the client token); starts the history recorder when
+/// called inside a tokio runtime.
+pub fn api_routes(coord: &Shared) -> Router<Shared> {
+    let dash = Arc::new(Dash {
+        coord: coord.clone(),
+        started: Instant::now(),
+        jobs: Mutex::new(HashMap::new()),
+        workers: Mutex::new(Vec::new()),
+    });
+    if tokio::runtime::Handle::try_current().is_ok() {
+        tokio::spawn(record(dash.clone()));
+    }
+    Router::new()
+        .route("/v1/jobs/{id}/plot.svg", get(job_plot))
+        .route("/v1/jobs/{id}/board.svg", get(job_board))
+        .route("/v1/status/plot.svg", get(status_plot))
+        .route("/v1/board.svg", get(board_preview))
+        .with_state(dash)
+}
+
+/// Adds the dashboard's paths to the OpenAPI document.
+pub fn document(mut doc: Value) -> Value {
+    let svg = |d: &str| json!({"description": d, "content": {"image/svg+xml": {}}});
+    let err = |d: &str| json!({"description": d, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    let auth = json!([{"apiToken": []}, {}]);
+    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]);
+    let paths = json!({
+        "/": {"get": {"summary": "The dashboard (HTML; no internet needed)", "responses": {"200": {"description": "HTML"}}}},
+        "/v1/jobs/{id}/plot.svg": {"get": {"summary": "Progress plot of a job: bounds over time (probes, PNS), best score over time (NRPA, NMCS), root visits (MCTS) or work done", "security": auth, "parameters": id,
+            "responses": {"200": svg("SVG"), "404": err("No such job")}}},
+        "/v1/jobs/{id}/board.svg": {"get": {"summary": "Picture of a job's position", "security": auth, "parameters": id,
+            "responses": {"200": svg("SVG"), "204": {"description": "The game has no picture"}, "404": err("No such job")}}},
+        "/v1/status/plot.svg": {"get": {"summary": "Running tasks per worker over time", "security": auth, "responses": {"200": svg("SVG")}}},
+        "/v1/board.svg": {"get": {"summary": "Picture of any position; query keys other than game and position are game parameters", "security": auth,
+            "parameters": [
+                {"name": "game", "in": "query", "required": true, "schema": {"type": "string"}},
+                {"name": "position", "in": "query", "required": false, "schema": {"type": "string"}}
+            ],
+            "responses": {"200": svg("SVG"), "204": {"description": "The game has no picture"}, "400": err("Bad game parameter or illegal position")}}},
+    });
+    if let (Some(all), Some(mine)) = (
+        doc.get_mut("paths").and_then(Value::as_object_mut),
+        paths.as_object(),
+    ) {
+        for (k, v) in mine {
+            all.insert(k.clone(), v.clone());
+        }
+    }
+    doc
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, content_type),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+fn svg(body: String) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// Game and algorithm names for the form.
+fn meta() -> Value {
+    json!({"games": registry::GAMES, "algorithms": registry::ALGORITHMS})
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// One flat progress object from a job status: the planner's figures, completed by the latest
+/// kernel report's (the planner's bounds win over a single probe's).
+pub fn flat_progress(status: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    if let Some(p) = status.get("progress").and_then(Value::as_object) {
+        for (k, v) in p {
+            if k != "kernel" {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        if let Some(r) = p
+            .get("kernel")
+            .and_then(|k| k.get("report"))
+            .and_then(Value::as_object)
+        {
+            for (k, v) in r {
+                out.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// A snapshot of a job status (time since the job was created).
+fn snapshot(status: &Value) -> Snapshot {
+    let created = status["created_ms"].as_u64().unwrap_or(0);
+    let at = status["finished_ms"].as_u64().unwrap_or_else(now_ms);
+    Snapshot {
+        t_ms: at.saturating_sub(created),
+        progress: flat_progress(status),
+    }
+}
+
+/// Halves a full history, keeping the first and the last point.
+fn thin<T>(v: &mut Vec<T>, max: usize) {
+    if v.len() < max {
+        return;
+    }
+    let last = v.len() - 1;
+    let mut i = 0;
+    v.retain(|_| {
+        let keep = i % 2 == 0 || i == last;
+        i += 1;
+        keep
+    });
+}
+
+impl Dash {
+    fn push_job(&self, id: u64, status: &Value) {
+        let snap = snapshot(status);
+        let mut jobs = self.jobs.lock();
+        if !jobs.contains_key(&id) && jobs.len() >= MAX_JOBS {
+            if let Some(&oldest) = jobs.keys().min() {
+                if oldest > id {
+                    return;
+                }
+                jobs.remove(&oldest);
+            }
+        }
+        let h = jobs.entry(id).or_default();
+        if h.last().is_some_and(|l| l.progress == snap.progress) {
+            return;
+        }
+        thin(h, MAX_POINTS);
+        h.push(snap);
+    }
+
+    fn push_workers(&self, status: &Value) {
+        let mut row = BTreeMap::new();
+        for w in status["workers"].as_array().into_iter().flatten() {
+            let id = w["id"].as_str().unwrap_or("?").to_string();
+            let n = w["current"].as_array().map_or(0, Vec::len);
+            row.insert(id, n);
+        }
+        let t = self.started.elapsed().as_millis() as u64;
+        let mut all = self.workers.lock();
+        thin(&mut all, MAX_SAMPLES);
+        all.push((t, row));
+    }
+}
+
+/// The recorder: job snapshots on every change, worker samples every [`SAMPLE_MS`].
+async fn record(dash: Arc<Dash>) {
+    let mut rx = dash.coord.job_changed.subscribe();
+    let mut tick = tokio::time::interval(Duration::from_millis(SAMPLE_MS));
+    loop {
+        tokio::select! {
+            changed = rx.recv() => match changed {
+                Ok(id) => {
+                    if let Ok(status) = dash.coord.call(move |s| s.job_status(id)).await {
+                        dash.push_job(id, &status);
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+            _ = tick.tick() => {
+                let status = dash.coord.call(|s| s.status()).await;
+                dash.push_workers(&status);
+            }
+        }
+    }
+}
+
+fn parse_id(id: &str) -> Result<u64, ApiError> {
+    id.parse::<u64>().map_err(|_| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no job '{id}' (ids are numbers)"),
+        )
+    })
+}
+
+async fn job_status(dash: &Dash, id: u64) -> Result<Value, ApiError> {
+    Ok(dash.coord.call(move |s| s.job_status(id)).await?)
+}
+
+async fn job_plot(
+    State(dash): State<Arc<Dash>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = parse_id(&id)?;
+    let status = job_status(&dash, id).await?;
+    // The recorder may not have seen the latest change yet: add it.
+    dash.push_job(id, &status);
+    let history = dash.jobs.lock().get(&id).cloned().unwrap_or_default();
+    let spec = &status["job"];
+    let title = format!(
+        "job {id}: {} {}",
+        spec["game"].as_str().unwrap_or("?"),
+        spec["algorithm"].as_str().unwrap_or("?")
+    );
+    Ok(svg(viz::progress_plot(&title, &history)))
+}
+
+fn board(game: &str, params: &Settings, position: &str) -> Result<Response, ApiError> {
+    match viz::board::picture(game, params, position) {
+        Ok(Some(s)) => Ok(svg(s)),
+        // Not an error (a page asking for every job's picture would log one per such job).
+        Ok(None) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Err(e) => Err(ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e)),
+    }
+}
+
+async fn job_board(
+    State(dash): State<Arc<Dash>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = parse_id(&id)?;
+    let status = job_status(&dash, id).await?;
+    let spec: gamesolver_shared::wire::JobSpec = serde_json::from_value(status["job"].clone())
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                format!("stored job: {e}"),
+            )
+        })?;
+    let position = best_sequence(&status).unwrap_or(spec.position);
+    board(&spec.game, &spec.game_params, &position)
+}
+
+/// For single-player jobs, the best sequence found so far, as a position: the result's
+/// `sequence`, else the latest progress's `best_sequence` or `sequence` (text in the game's
+/// notation, which single-player games accept as a position).
+pub fn best_sequence(status: &Value) -> Option<String> {
+    let progress = flat_progress(status);
+    for v in [
+        &status["result"]["sequence"],
+        &progress["best_sequence"],
+        &progress["sequence"],
+    ] {
+        if let Some(text) = v.as_str() {
+            return Some(text.to_string());
+        }
+    }
+    None
+}
+
+async fn board_preview(Query(mut q): Query<HashMap<String, String>>) -> Result<Response, ApiError> {
+    let game = q.remove("game").ok_or_else(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "query parameter 'game' is missing",
+        )
+    })?;
+    let position = q.remove("position").unwrap_or_default();
+    let params: Settings = q.into_iter().collect();
+    board(&game, &params, &position)
+}
+
+async fn status_plot(State(dash): State<Arc<Dash>>) -> Response {
+    let samples = dash.workers.lock().clone();
+    svg(worker_chart(&samples))
+}
+
+/// Running tasks per worker over time, one stepped line per worker.
+pub fn worker_chart(samples: &[(u64, BTreeMap<String, usize>)]) -> String {
+    let mut names: Vec<&String> = samples.iter().flat_map(|(_, r)| r.keys()).collect();
+    names.sort();
+    names.dedup();
+    let series: Vec<Series> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Series {
+            name: (*name).clone(),
+            color: viz::PALETTE[i % viz::PALETTE.len()],
+            points: samples
+                .iter()
+                .map(|(t, r)| {
+                    (
+                        *t as f64 / 1000.0,
+                        r.get(*name).copied().unwrap_or(0) as f64,
+                    )
+                })
+                .collect(),
+            steps: true,
+        })
+        .collect();
+    viz::line_chart("running tasks per worker", "seconds", "tasks", &series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_progress_prefers_the_planner() {
+        let s = json!({"progress": {"lower": 0, "upper": 2, "kernel": {"task": 3, "report": {"lower": -5, "nodes": 77}}}});
+        assert_eq!(
+            flat_progress(&s),
+            json!({"lower": 0, "upper": 2, "nodes": 77})
+        );
+        assert_eq!(flat_progress(&json!({})), json!({}));
+    }
+
+    #[test]
+    fn best_sequence_prefers_the_result() {
+        let running = json!({"progress": {"kernel": {"report": {"best_score": 80, "best_sequence": "(28,28)\n(1,2) - 0"}}}});
+        assert_eq!(
+            best_sequence(&running).as_deref(),
+            Some("(28,28)\n(1,2) - 0")
+        );
+        let done = json!({"result": {"sequence": "S"}, "progress": {"best_sequence": "P"}});
+        assert_eq!(best_sequence(&done).as_deref(), Some("S"));
+        assert_eq!(best_sequence(&json!({"result": {"value": 1}})), None);
+    }
+
+    #[test]
+    fn thinning_keeps_ends_and_halves() {
+        let mut v: Vec<u32> = (0..10).collect();
+        thin(&mut v, 10);
+        assert_eq!(v, vec![0, 2, 4, 6, 8, 9]);
+        let mut w: Vec<u32> = (0..5).collect();
+        thin(&mut w, 10);
+        assert_eq!(w.len(), 5);
+    }
+
+    #[test]
+    fn worker_chart_has_one_series_per_worker() {
+        let mut a = BTreeMap::new();
+        a.insert("w-1".to_string(), 1);
+        let mut b = a.clone();
+        b.insert("w-2".to_string(), 2);
+        let svg = worker_chart(&[(0, a), (1000, b)]);
+        assert_eq!(svg.matches("class=\"gs-series\"").count(), 2, "{svg}");
+        assert!(svg.contains("w-2"));
+        assert!(worker_chart(&[]).contains("no data yet"));
+    }
+
+    #[test]
+    fn assets_fetch_nothing_from_outside() {
+        for (name, text) in [
+            ("index.html", INDEX_HTML),
+            ("app.js", APP_JS),
+            ("app.css", APP_CSS),
+        ] {
+            for bad in ["http://", "https://", "//cdn", "@import"] {
+                let hits: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.contains(bad) && !l.contains("www.w3.org"))
+                    .collect();
+                assert!(hits.is_empty(), "{name} refers outside: {hits:?}");
+            }
+        }
+    }
+}

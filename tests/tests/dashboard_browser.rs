@@ -1,0 +1,508 @@
+//! End-to-end: the dashboard in a real headless Chromium against a real coordinator.
+//!
+//! Starts the coordinator (`gamesolver serve --local-workers 2` on a free loopback port, through
+//! the e2e harness), starts Chromium with `--remote-debugging-pipe` and drives
+//! it with the DevTools protocol (JSON messages separated by NUL bytes on file descriptors 3
+//! and 4; a shell `exec` maps them onto our pipes, so no WebSocket client is needed). Through
+//! the page's own form it submits an invalid job (and expects the API's message on the page),
+//! then a real one; it follows the job page until the result, checks that the plot and the
+//! board picture are in the DOM, saves screenshots under `target/artifacts/`, and fails on any
+//! console error, uncaught exception, failed request, or request to anything but the
+//! coordinator (the pages must work offline).
+//!
+//! Chromium is found as `$GAMESOLVER_CHROMIUM`, else `chromium`, `chromium-browser`,
+//! `google-chrome` or `headless_shell` on `PATH` (Debian: `apt-get install -y chromium`). If
+//! none is found the test prints a `SKIPPED` line and passes.
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Longest wait for any one page condition (the machine may be loaded).
+const WAIT: Duration = Duration::from_secs(60);
+
+fn find_chromium() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("GAMESOLVER_CHROMIUM") {
+        if !p.is_empty() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "headless_shell",
+    ] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn artifacts_dir() -> PathBuf {
+    // tests/ is a workspace member: the workspace's target/ is one level up.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("artifacts");
+    std::fs::create_dir_all(&dir).expect("create target/artifacts");
+    dir
+}
+
+/// A real `gamesolver serve --local-workers 2` (the e2e harness's coordinator).
+fn start_coordinator(dir: &Path) -> gamesolver_e2e::Coordinator {
+    let opts = gamesolver_e2e::CoordOpts {
+        local_workers: 2,
+        ..Default::default()
+    };
+    gamesolver_e2e::Coordinator::start(&dir.join("dash.db"), &opts)
+}
+
+/// A DevTools protocol connection over Chromium's debugging pipe.
+struct Browser {
+    child: Child,
+    to: ChildStdin,
+    from: Receiver<Value>,
+    next_id: u64,
+    session: String,
+    /// Events seen so far (console, exceptions, network), in order.
+    events: Vec<Value>,
+}
+
+impl Browser {
+    fn launch(exe: &Path, profile: &Path) -> Browser {
+        let flags = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--metrics-recording-only",
+            "--hide-scrollbars",
+            "--window-size=1280,1000",
+            "--remote-debugging-pipe",
+        ];
+        // fd 3: what Chromium reads (our stdin pipe); fd 4: what it writes (our stdout pipe).
+        let script = format!(
+            "exec \"$0\" {} --user-data-dir=\"$1\" about:blank 3<&0 4>&1 </dev/null >/dev/null",
+            flags.join(" ")
+        );
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(exe)
+            .arg(profile)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromium");
+        let to = child.stdin.take().expect("stdin");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(out);
+            loop {
+                let mut buf = Vec::new();
+                match r.read_until(0, &mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if buf.last() == Some(&0) {
+                            buf.pop();
+                        }
+                        if let Ok(v) = serde_json::from_slice::<Value>(&buf) {
+                            if tx.send(v).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        let mut b = Browser {
+            child,
+            to,
+            from: rx,
+            next_id: 0,
+            session: String::new(),
+            events: Vec::new(),
+        };
+        let target = b.call("Target.createTarget", json!({"url": "about:blank"}));
+        let target_id = target["targetId"].as_str().expect("targetId").to_string();
+        let attached = b.call(
+            "Target.attachToTarget",
+            json!({"targetId": target_id, "flatten": true}),
+        );
+        b.session = attached["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_string();
+        for domain in ["Runtime", "Log", "Network", "Page"] {
+            b.call(&format!("{domain}.enable"), json!({}));
+        }
+        b
+    }
+
+    /// Sends a command (to the page's session once attached) and waits for its answer.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if !self.session.is_empty() {
+            msg["sessionId"] = json!(self.session);
+        }
+        let mut bytes = serde_json::to_vec(&msg).expect("json");
+        bytes.push(0);
+        self.to.write_all(&bytes).expect("write to chromium");
+        self.to.flush().expect("flush");
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.from.recv_timeout(left) {
+                Ok(v) if v["id"].as_u64() == Some(id) => {
+                    if let Some(e) = v.get("error") {
+                        panic!("{method} failed: {e}");
+                    }
+                    return v["result"].clone();
+                }
+                Ok(v) => {
+                    if v.get("method").is_some() {
+                        self.events.push(v);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("{method}: no answer from chromium"),
+                Err(RecvTimeoutError::Disconnected) => panic!("{method}: chromium went away"),
+            }
+        }
+    }
+
+    /// Evaluates `expr` in the page (promises awaited) and returns its JSON value.
+    fn eval(&mut self, expr: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+        );
+        if let Some(ex) = r.get("exceptionDetails") {
+            panic!("page script failed: {expr}: {ex}");
+        }
+        r["result"]["value"].clone()
+    }
+
+    /// Waits until `expr` is truthy; panics with `what` and the last value after [`WAIT`].
+    fn wait_for(&mut self, what: &str, expr: &str) -> Value {
+        let deadline = Instant::now() + WAIT;
+        // While a page loads, its document may be half there: a throw means "not yet".
+        let guarded =
+            format!("(() => {{ try {{ return ({expr}); }} catch (e) {{ return null; }} }})()");
+        loop {
+            let v = self.eval(&guarded);
+            let truthy =
+                !matches!(v, Value::Null | Value::Bool(false)) && v != json!(0) && v != json!("");
+            if truthy {
+                return v;
+            }
+            if Instant::now() > deadline {
+                let body = self.eval("document.body.innerText.slice(0, 2000)");
+                panic!("timed out waiting for {what}; page says: {body}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn screenshot(&mut self, path: &Path) {
+        let r = self.call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true}),
+        );
+        let data = decode_base64(r["data"].as_str().expect("screenshot data"));
+        assert!(data.starts_with(b"\x89PNG"), "screenshot is a PNG");
+        std::fs::write(path, data).expect("write screenshot");
+        println!("screenshot: {}", path.display());
+    }
+
+    /// Drains pending events (so that late console messages are seen).
+    fn settle(&mut self) {
+        self.eval("new Promise(ok => setTimeout(() => ok(true), 300))");
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn decode_base64(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => continue,
+        } as u32;
+        acc = acc << 6 | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+/// Problems the page's events show: console errors, uncaught exceptions, failed requests,
+/// and requests to anything but `base`. `expected_400` are URL fragments whose 400 answers
+/// are part of the test (the invalid submission and its preview).
+fn problems(events: &[Value], base: &str, expected_400: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut urls: HashMap<String, String> = HashMap::new();
+    for e in events {
+        let p = &e["params"];
+        match e["method"].as_str().unwrap_or("") {
+            "Runtime.consoleAPICalled" if p["type"] == "error" || p["type"] == "assert" => {
+                out.push(format!("console.{}: {}", p["type"], p["args"]))
+            }
+            "Runtime.exceptionThrown" => out.push(format!("exception: {}", p["exceptionDetails"])),
+            "Log.entryAdded" if p["entry"]["level"] == "error" => {
+                let entry = &p["entry"];
+                let url = entry["url"].as_str().unwrap_or("");
+                // The browser logs every 4xx answer; the expected ones are not problems.
+                let expected = entry["source"] == "network"
+                    && expected_400.iter().any(|f| url.contains(f))
+                    && entry["text"].as_str().unwrap_or("").contains("400");
+                if !expected {
+                    out.push(format!("log: {} {}", entry["text"], url));
+                }
+            }
+            "Network.requestWillBeSent" => {
+                let url = p["request"]["url"].as_str().unwrap_or("").to_string();
+                if !(url.starts_with(base) || url.starts_with("data:") || url == "about:blank") {
+                    out.push(format!("request outside the coordinator: {url}"));
+                }
+                urls.insert(p["requestId"].as_str().unwrap_or("").to_string(), url);
+            }
+            "Network.responseReceived" => {
+                let status = p["response"]["status"].as_u64().unwrap_or(0);
+                let url = p["response"]["url"].as_str().unwrap_or("");
+                let expected = status == 400 && expected_400.iter().any(|f| url.contains(f));
+                if status >= 400 && !expected {
+                    out.push(format!("HTTP {status} for {url}"));
+                }
+            }
+            "Network.loadingFailed" if p["canceled"] != true => {
+                let id = p["requestId"].as_str().unwrap_or("");
+                out.push(format!(
+                    "request failed: {} {}",
+                    urls.get(id).map(String::as_str).unwrap_or("?"),
+                    p["errorText"]
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn set_field(b: &mut Browser, id: &str, value: &str) {
+    let expr = format!(
+        "(() => {{ const el = document.getElementById({id}); el.value = {value}; \
+         el.dispatchEvent(new Event('input', {{bubbles: true}})); \
+         el.dispatchEvent(new Event('change', {{bubbles: true}})); return el.value; }})()",
+        id = json!(id),
+        value = json!(value)
+    );
+    let got = b.eval(&expr);
+    assert_eq!(got, json!(value), "field {id} took the value");
+}
+
+#[test]
+fn dashboard_submits_follows_and_draws_in_chromium() {
+    let Some(exe) = find_chromium() else {
+        println!("SKIPPED dashboard browser test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+        return;
+    };
+    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let coordinator = start_coordinator(&tmp);
+    let base = coordinator.url.clone();
+    let art = artifacts_dir();
+    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+
+    // The home page: form filled from the registry, workers listed, a preview of the start.
+    b.call("Page.navigate", json!({"url": format!("{base}/")}));
+    b.wait_for(
+        "the home page with its form",
+        "document.body.dataset.view === 'home' && document.querySelectorAll('#f-game option').length > 0 \
+         && document.querySelectorAll('#f-algorithm option').length > 0",
+    );
+    b.wait_for(
+        "the local workers in the worker list",
+        "document.querySelectorAll('#workers tr[data-worker]').length >= 1",
+    );
+    set_field(&mut b, "f-game", "connect4");
+    set_field(&mut b, "f-params", "width=5, height=4");
+    set_field(&mut b, "f-algorithm", "alphabeta");
+
+    // An illegal position: the preview and the submission both show the API's message.
+    set_field(&mut b, "f-position", "3333333");
+    b.wait_for(
+        "the preview's error",
+        "document.getElementById('preview-note').textContent.includes('full')",
+    );
+    b.eval("document.getElementById('submit-form').requestSubmit(), true");
+    let msg = b.wait_for(
+        "the API's validation message under the form",
+        "(() => { const e = document.getElementById('submit-error'); return !e.hidden && e.textContent; })()",
+    );
+    let msg = msg.as_str().unwrap_or("").to_string();
+    assert!(
+        msg.contains("column 3 is full"),
+        "validation message: {msg}"
+    );
+    assert_eq!(b.eval("document.body.dataset.view"), json!("home"));
+
+    // A legal position: the preview draws it, the submission opens the job page.
+    set_field(&mut b, "f-position", "3322");
+    b.wait_for(
+        "the preview board with four stones",
+        "document.querySelectorAll('#preview svg.gs-board .gs-stone').length === 4",
+    );
+    b.screenshot(&art.join("dashboard-home.png"));
+    b.eval("document.getElementById('submit-form').requestSubmit(), true");
+    b.wait_for("the job page", "document.body.dataset.view === 'job'");
+    let state = b.wait_for(
+        "the job to end",
+        "['done', 'failed', 'cancelled'].includes(document.body.dataset.jobState) && document.body.dataset.jobState",
+    );
+    let result_text = b.eval("document.getElementById('job-result').textContent");
+    assert_eq!(state, json!("done"), "job result: {result_text}");
+    let result: Value =
+        serde_json::from_str(result_text.as_str().unwrap_or("")).expect("result JSON on the page");
+    // The result on the page is the API's result.
+    let id = b.eval("document.getElementById('job-id').textContent");
+    let api: Value = ureq::get(&format!("{base}/v1/jobs/{}", id.as_str().unwrap()))
+        .call()
+        .expect("job status")
+        .into_json()
+        .expect("json");
+    assert_eq!(result, api["result"]);
+    assert!(result.get("value").is_some(), "{result}");
+
+    // The plot: the bounds chart of the probe plan, with both bounds drawn.
+    let plot = b.wait_for(
+        "the bounds plot",
+        "(() => { const s = document.querySelector('#job-plot svg.gs-plot'); \
+         return s && s.querySelectorAll('.gs-series').length === 2 && s.textContent; })()",
+    );
+    assert!(
+        plot.as_str().unwrap_or("").contains("bounds"),
+        "plot text: {plot}"
+    );
+    let plot_box = b.eval(
+        "(() => { const r = document.querySelector('#job-plot svg').getBoundingClientRect(); return [r.width, r.height]; })()",
+    );
+    assert!(
+        plot_box[0].as_f64().unwrap_or(0.0) > 100.0 && plot_box[1].as_f64().unwrap_or(0.0) > 50.0,
+        "plot size {plot_box}"
+    );
+    // The board: 5 x 4 with the four stones of the position, two per player.
+    let board = b.wait_for(
+        "the board picture",
+        "(() => { const s = document.querySelector('#job-board svg.gs-board'); \
+         return s && [s.dataset.cols, s.dataset.rows, s.querySelectorAll('[data-player=\"0\"]').length, \
+         s.querySelectorAll('[data-player=\"1\"]').length]; })()",
+    );
+    assert_eq!(board, json!(["5", "4", 2, 2]));
+    b.settle();
+    b.screenshot(&art.join("dashboard-job.png"));
+
+    // Back home: the job is listed as done, the worker chart is drawn.
+    b.eval("location.hash = '#/', true");
+    b.wait_for(
+        "the finished job in the list",
+        &format!(
+            "(() => {{ const r = document.querySelector('#jobs tr[data-job=\"{}\"]'); return r && r.textContent.includes('done'); }})()",
+            id.as_str().unwrap()
+        ),
+    );
+    b.wait_for(
+        "the worker chart",
+        "document.querySelector('#status-plot svg.gs-plot') !== null",
+    );
+    b.settle();
+    b.screenshot(&art.join("dashboard-home-after.png"));
+
+    // A Morpion Solitaire record, drawn by the preview endpoint (the page itself as an SVG).
+    let data = std::env::var_os("GAMESOLVER_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    if let Ok(record) = std::fs::read_to_string(data.join("nrpa/morpion/5T_178_rosin.psol")) {
+        let mut q = String::new();
+        for byte in record.bytes() {
+            if byte.is_ascii_alphanumeric() {
+                q.push(byte as char);
+            } else {
+                q.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        b.call(
+            "Page.navigate",
+            json!({"url": format!("{base}/v1/board.svg?game=morpion&variant=5T&position={q}")}),
+        );
+        let lines = b.wait_for(
+            "the Morpion picture",
+            "document.querySelectorAll('.gs-line').length",
+        );
+        assert_eq!(lines, json!(178));
+        b.screenshot(&art.join("board-morpion-5T-178.png"));
+    } else {
+        println!(
+            "no Morpion record under {}: that picture is not checked",
+            data.display()
+        );
+    }
+
+    let found = problems(&b.events, &base, &["/v1/jobs", "/v1/board.svg"]);
+    assert!(
+        found.is_empty(),
+        "the pages had problems:\n{}",
+        found.join("\n")
+    );
+    // The test would see an error: a deliberate console.error must be reported.
+    b.eval("console.error('deliberate'), true");
+    b.settle();
+    assert!(problems(&b.events, &base, &[])
+        .iter()
+        .any(|p| p.contains("deliberate")));
+    drop(b);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn base64_decoder_matches_known_values() {
+    assert_eq!(decode_base64("aGVsbG8="), b"hello");
+    assert_eq!(decode_base64("iVBORw0KGgo="), b"\x89PNG\r\n\x1a\n");
+    let mut r = std::io::Cursor::new(decode_base64("AAEC"));
+    let mut v = Vec::new();
+    r.read_to_end(&mut v).unwrap();
+    assert_eq!(v, vec![0, 1, 2]);
+}
