@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/k8s"
 if ! python3 -c 'import kubernetes_validate' 2>/dev/null; then
-  python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore kubernetes-validate
 fi
 version="${K8S_VERSION:-1.30.0}"
 for f in namespace.yaml secret.yaml coordinator.yaml worker.yaml; do

@@ -36,6 +36,39 @@ pub enum Command {
     /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
     /// which have no shell or curl in our images).
     Healthcheck(HealthArgs),
+    /// Check a proof certificate (written by `--option proof=FILE` with a proof-number
+    /// algorithm) with the game rules alone, and print the value it certifies.
+    VerifyProof(VerifyProofArgs),
+}
+
+/// `gamesolver verify-proof`.
+#[derive(Debug, Args)]
+pub struct VerifyProofArgs {
+    /// The proof file.
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `gamesolver verify-proof`: exit 0 with the certified claim, 1 when the proof is wrong, 2 when
+/// the file cannot be read.
+pub fn verify_proof(args: VerifyProofArgs) -> Result<(), Failure> {
+    if !args.file.is_file() {
+        return Err(Failure::bad_input(format!(
+            "cannot read proof file '{}'",
+            args.file.display()
+        )));
+    }
+    let certified = gamesolver_shared::proof::verify_proof_file(&args.file)
+        .map_err(|e| Failure::no_result(format!("proof rejected: {e}")))?;
+    let v = serde_json::to_value(&certified).unwrap_or(serde_json::Value::Null);
+    if args.json {
+        println!("{v}");
+    } else {
+        println!("proof verified: {v}");
+    }
+    Ok(())
 }
 
 /// `gamesolver healthcheck`.

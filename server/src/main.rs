@@ -39,6 +39,7 @@ fn main() {
         cli::Command::Batch(args) => cli::batch(args),
         cli::Command::Serve(args) => cli::serve(args),
         cli::Command::Healthcheck(args) => cli::healthcheck(args),
+        cli::Command::VerifyProof(args) => cli::verify_proof(args),
     };
     if let Err(f) = outcome {
         if !f.message.is_empty() {

@@ -71,7 +71,7 @@ pub struct ProofFile {
 }
 
 /// What a verified certificate establishes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Certified {
     /// Game name.
     pub game: String,

@@ -18,9 +18,9 @@ use std::str::FromStr;
 
 pub mod chance;
 pub mod family;
-pub mod pn;
 pub mod mcts;
 pub mod multi;
+pub mod pn;
 pub mod single;
 
 /// Why a job or task could not give a result.
