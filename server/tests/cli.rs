@@ -284,3 +284,52 @@ fn batch_counts_and_exit_status() {
         assert!(v.get("ok").is_some(), "{v}");
     }
 }
+
+/// The progress spinner appears on a terminal and never with `--json` (checked in a real
+/// pseudo-terminal made by util-linux `script`; skipped when that tool is missing).
+#[test]
+fn progress_spinner_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        println!("SKIPPED progress spinner test: no `script` command for a pseudo-terminal");
+        return;
+    }
+    // A position that takes a few hundred milliseconds, so the spinner ticks.
+    let data = std::env::var("GAMESOLVER_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    let line = std::fs::read_to_string(data.join("connect4/Test_L1_R2")).expect("Pons' set L1_R2");
+    let position = line
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let run = |json: bool| {
+        let cmd = format!(
+            "{} solve --game connect4 --position {position} --algorithm alphabeta{}",
+            env!("CARGO_BIN_EXE_gamesolver"),
+            if json { " --json" } else { "" }
+        );
+        let o = Command::new("script")
+            .args(["-qefc", &cmd, "/dev/null"])
+            .output()
+            .expect("script");
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let tty = run(false);
+    assert!(tty.contains("value"), "{tty}");
+    assert!(
+        tty.contains("bounds [") || tty.contains("searching"),
+        "no spinner on a terminal: {tty:?}"
+    );
+    let json = run(true);
+    assert!(
+        !json.contains("searching") && !json.contains("bounds ["),
+        "spinner with --json: {json:?}"
+    );
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("one JSON object");
+    assert!(v["value"].is_number());
+}
