@@ -16,7 +16,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// (label, algorithm, options) of every configuration measured.
-const CONFIGS: &[(&str, &str, &[(&str, &str)])] = &[
+/// A benchmark configuration: label, algorithm, extra options.
+type Config = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+const CONFIGS: &[Config] = &[
     ("alphabeta exact", "alphabeta", &[]),
     ("pns", "pns", &[("target", "1")]),
     (
