@@ -10,6 +10,9 @@
 # Docker engine is reachable.
 #
 #   deploy/fault-test.sh            (builds the image first with deploy/build-images.sh)
+#
+# Status: written against the service's flags but not yet run end to end, so .ci/run does not
+# call it yet (the deployment issue stays open until it passes in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
