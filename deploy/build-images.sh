@@ -8,11 +8,13 @@ cd "$(dirname "$0")/.."
 tag="${1:-gamesolver:latest}"
 cargo build --release -p gamesolver -p gamesolver-worker
 root=deploy/.rootfs
-rm -rf "$root"
-mkdir -p "$root/usr/local/bin" "$root/data" "$root/tmp" "$root/etc"
+rm -rf "$root" deploy/.rootfs-data
+mkdir -p "$root/usr/local/bin" "$root/tmp" "$root/etc" deploy/.rootfs-data
+# /data comes from its own COPY --chown (a directory copied with the rest stays root-owned).
+touch deploy/.rootfs-data/.keep
 cp target/release/gamesolver target/release/gamesolver-worker "$root/usr/local/bin/"
 for bin in "$root"/usr/local/bin/*; do
-  ldd "$bin" | awk '/=> \//{print $3} /^\s*\/lib/{print $1}' | while read -r lib; do
+  ldd "$bin" | awk '/=> \//{print $3} /^[ \t]*\/lib/{print $1}' | while read -r lib; do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
   done
@@ -22,6 +24,5 @@ printf 'hosts: files dns\n' > "$root/etc/nsswitch.conf"
 printf 'gamesolver:x:10001:10001::/data:/nonexistent\n' > "$root/etc/passwd"
 printf 'gamesolver:x:10001:\n' > "$root/etc/group"
 chmod 1777 "$root/tmp"
-chown -R 10001:10001 "$root/data"
 docker build -q -f deploy/Dockerfile.offline -t "$tag" deploy >/dev/null
 echo "built $tag ($(docker image inspect -f '{{.Size}}' "$tag") bytes)"
