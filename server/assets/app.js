@@ -333,8 +333,9 @@ function renderJob(s) {
     tbody.appendChild(tr);
   }
   const t = s.tasks || {};
-  $('job-tasks').textContent = (t.total || 0) + ' tasks: ' + (t.queued || 0) + ' queued, ' +
-    (t.running || 0) + ' running, ' + (t.done || 0) + ' done, ' + (t.failed || 0) + ' failed';
+  // Every task once, by its real state: an obsolete probe is cancelled, not done.
+  $('job-tasks').textContent = (t.total || 0) + ' tasks: ' +
+    ['queued', 'running', 'done', 'cancelled', 'failed'].map((k) => (t[k] || 0) + ' ' + k).join(', ');
   $('job-result').textContent = s.result ? JSON.stringify(s.result, null, 2) : '(none yet)';
   setError($('job-error'), s.error || '');
   $('job-cancel').hidden = ['done', 'failed', 'cancelled'].includes(s.state);

@@ -5,7 +5,9 @@
 //! `{"error": {"code", "message"}}`. A job is validated by `registry::prepare` before anything is
 //! stored (400 naming the problem). Job endpoints (`/v1/jobs...`, `/v1/status`) require
 //! `Authorization: Bearer <GAMESOLVER_API_TOKEN>` when that token is set; the worker protocol
-//! (`/v1/worker/...`) requires the worker token when it is set, compared in constant time.
+//! (`/v1/worker/...`) always requires the worker token, compared in constant time: the one set
+//! in `GAMESOLVER_WORKER_TOKEN`, or else a random one that only the local workers know
+//! ([`crate::WorkerAuth`]); only `serve --insecure-workers` leaves it open.
 //! `/healthz`, `/metrics`, `/openapi.json` and `/docs` are open.
 
 use crate::scheduler::SchedError;
@@ -23,6 +25,7 @@ use gamesolver_shared::wire::protocol::{Heartbeat, LeaseRequest, Register, Relea
 use gamesolver_shared::wire::JobSpec;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use subtle::ConstantTimeEq;
@@ -241,11 +244,16 @@ async fn submit_job(
 #[derive(serde::Deserialize)]
 struct ListQuery {
     limit: Option<usize>,
+    /// Paging: only jobs with smaller ids (the previous page's `next_before`).
+    before: Option<u64>,
 }
 
-async fn list_jobs(State(c): State<Shared>, Query(q): Query<ListQuery>) -> Json<Value> {
+async fn list_jobs(
+    State(c): State<Shared>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
     let limit = q.limit.unwrap_or(100).min(MAX_LIST);
-    Json(c.with(|s| s.list(limit)))
+    Ok(Json(c.call(move |s| s.list(limit, q.before)).await?))
 }
 
 async fn job_status(
@@ -253,6 +261,7 @@ async fn job_status(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
+    c.status_reads.fetch_add(1, Ordering::Relaxed);
     Ok(Json(c.with(|s| s.job_status(id))?))
 }
 
@@ -270,7 +279,12 @@ async fn status(State(c): State<Shared>) -> Json<Value> {
 }
 
 async fn metrics(State(c): State<Shared>) -> Response {
-    let text = c.with(|s| crate::metrics::render(s));
+    let mut text = c.with(|s| crate::metrics::render(s));
+    crate::metrics::render_http(
+        &mut text,
+        c.event_streams.load(Ordering::Relaxed),
+        c.status_reads.load(Ordering::Relaxed),
+    );
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
@@ -278,8 +292,10 @@ async fn metrics(State(c): State<Shared>) -> Response {
 /// ended (the stream closes).
 async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let id = parse_id(&id)?;
-    let first = c.with(|s| s.job_status(id))?;
+    // Subscribe before reading the first status, so no change falls between the two.
     let rx = c.job_changed.subscribe();
+    let first = c.with(|s| s.job_status(id))?;
+    c.event_streams.fetch_add(1, Ordering::Relaxed);
     struct St {
         c: Shared,
         rx: tokio::sync::broadcast::Receiver<u64>,

@@ -158,6 +158,10 @@ pub struct ServeArgs {
     /// Tasks one job keeps in flight (default: the number of live worker slots).
     #[arg(long)]
     pub parallelism: Option<usize>,
+    /// Without GAMESOLVER_WORKER_TOKEN, let anyone use the worker endpoints. By default they
+    /// then accept only the local workers of this process (a random token kept in memory).
+    #[arg(long)]
+    pub insecure_workers: bool,
 }
 
 /// `gamesolver serve`: the coordinator until SIGINT/SIGTERM.
@@ -181,6 +185,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     config.sched.lease_ms = args.lease_ms;
     config.sched.max_attempts = args.max_attempts;
     config.sched.parallelism = args.parallelism;
+    config.insecure_workers = args.insecure_workers;
     gamesolver::serve_blocking(config).map_err(|e| Failure::no_result(e.to_string()))
 }
 

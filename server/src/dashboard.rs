@@ -118,6 +118,10 @@ pub fn document(mut doc: Value) -> Value {
     let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]);
     let paths = json!({
         "/": {"get": {"summary": "The dashboard (HTML; no internet needed)", "responses": {"200": {"description": "HTML"}}}},
+        "/assets/app.js": {"get": {"summary": "The dashboard's script (embedded)", "responses": {"200": {"description": "JavaScript"}}}},
+        "/assets/app.css": {"get": {"summary": "The dashboard's style sheet (embedded)", "responses": {"200": {"description": "CSS"}}}},
+        "/assets/meta.json": {"get": {"summary": "Game and algorithm names for the submit form", "responses": {"200": {"description": "{\"games\": [...], \"algorithms\": [...]}"}}}},
+        "/favicon.ico": {"get": {"summary": "The icon (SVG)", "responses": {"200": {"description": "SVG"}}}},
         "/v1/jobs/{id}/plot.svg": {"get": {"summary": "Progress plot of a job: bounds over time (probes, PNS), best score over time (NRPA, NMCS), root visits (MCTS) or work done", "security": auth, "parameters": id,
             "responses": {"200": svg("SVG"), "404": err("No such job")}}},
         "/v1/jobs/{id}/board.svg": {"get": {"summary": "Picture of a job's position", "security": auth, "parameters": id,

@@ -48,8 +48,13 @@ pub struct ServeConfig {
     pub sched: SchedConfig,
     /// Largest request body in bytes.
     pub body_limit: usize,
-    /// Bearer token workers must present (`GAMESOLVER_WORKER_TOKEN`); `None`: open.
+    /// Bearer token workers must present (`GAMESOLVER_WORKER_TOKEN`); `None`: see
+    /// [`ServeConfig::insecure_workers`].
     pub worker_token: Option<String>,
+    /// Without a worker token: `true` leaves the worker endpoints open to anyone
+    /// (`--insecure-workers`); `false` (the default) protects them with a random token that only
+    /// this process's local workers know ([`worker_auth`]).
+    pub insecure_workers: bool,
     /// Bearer token clients must present on job endpoints (`GAMESOLVER_API_TOKEN`).
     pub api_token: Option<String>,
 }
@@ -65,7 +70,50 @@ impl ServeConfig {
             sched: SchedConfig::default(),
             body_limit: DEFAULT_BODY_LIMIT,
             worker_token: token("GAMESOLVER_WORKER_TOKEN"),
+            insecure_workers: false,
             api_token: token("GAMESOLVER_API_TOKEN"),
+        }
+    }
+}
+
+/// How the worker endpoints are protected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WorkerAuth {
+    /// `GAMESOLVER_WORKER_TOKEN` is set: workers anywhere present it.
+    Token(String),
+    /// No token was given: a random one, known only to the local workers of this process, so
+    /// `/v1/worker/...` refuses every outside client (secure by default; embedded mode works).
+    LocalOnly(String),
+    /// No token and `--insecure-workers`: anyone may act as a worker.
+    Open,
+}
+
+impl WorkerAuth {
+    /// The token the endpoints require, if any.
+    pub fn token(&self) -> Option<&str> {
+        match self {
+            WorkerAuth::Token(t) | WorkerAuth::LocalOnly(t) => Some(t),
+            WorkerAuth::Open => None,
+        }
+    }
+}
+
+/// The worker authentication `config` asks for (a fresh random token for
+/// [`WorkerAuth::LocalOnly`]).
+pub fn worker_auth(config: &ServeConfig) -> WorkerAuth {
+    match (&config.worker_token, config.insecure_workers) {
+        (Some(t), _) => WorkerAuth::Token(t.clone()),
+        (None, true) => WorkerAuth::Open,
+        (None, false) => {
+            use rand::Rng;
+            let mut rng = rand::thread_rng();
+            WorkerAuth::LocalOnly(format!(
+                "local-{:016x}{:016x}{:016x}{:016x}",
+                rng.gen::<u64>(),
+                rng.gen::<u64>(),
+                rng.gen::<u64>(),
+                rng.gen::<u64>()
+            ))
         }
     }
 }
@@ -85,6 +133,10 @@ pub struct Coordinator {
     pub body_limit: usize,
     /// Set when the coordinator shuts down: long polls end at once.
     pub closing: tokio::sync::watch::Sender<bool>,
+    /// Event streams opened (`/metrics`: how clients follow jobs).
+    pub event_streams: std::sync::atomic::AtomicU64,
+    /// `GET /v1/jobs/{id}` answered (`/metrics`: polling shows here).
+    pub status_reads: std::sync::atomic::AtomicU64,
 }
 
 impl Coordinator {
@@ -101,6 +153,8 @@ impl Coordinator {
             api_token: config.api_token.clone(),
             body_limit: config.body_limit,
             closing: tokio::sync::watch::channel(false).0,
+            event_streams: Default::default(),
+            status_reads: Default::default(),
         }))
     }
 
@@ -137,14 +191,23 @@ impl Coordinator {
 
 /// Runs the coordinator until SIGINT or SIGTERM: binds, restores the store, starts the lease
 /// sweeper and the local workers, serves HTTP.
-pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
+    let auth = worker_auth(&config);
+    config.worker_token = auth.token().map(str::to_string);
     let coord = Coordinator::open(&config)?;
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on '{}': {e}", config.listen))?;
     let addr: SocketAddr = listener.local_addr()?;
-    if config.worker_token.is_none() {
-        tracing::warn!("GAMESOLVER_WORKER_TOKEN is not set: any client may act as a worker");
+    match &auth {
+        WorkerAuth::Token(_) => {}
+        WorkerAuth::LocalOnly(_) => tracing::info!(
+            "GAMESOLVER_WORKER_TOKEN is not set: the worker endpoints accept only this process's \
+             local workers (set the token to let other workers in, or --insecure-workers)"
+        ),
+        WorkerAuth::Open => tracing::warn!(
+            "--insecure-workers and no GAMESOLVER_WORKER_TOKEN: any client may act as a worker"
+        ),
     }
     tracing::info!(
         "gamesolver coordinator listening on http://{addr} (store {})",

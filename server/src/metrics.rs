@@ -6,6 +6,27 @@
 use crate::scheduler::Scheduler;
 use std::fmt::Write;
 
+/// Appends the HTTP counters kept by the coordinator itself.
+pub fn render_http(out: &mut String, event_streams: u64, status_reads: u64) {
+    for (name, help, v) in [
+        (
+            "gamesolver_event_streams_total",
+            "Job event streams opened (GET /v1/jobs/{id}/events).",
+            event_streams,
+        ),
+        (
+            "gamesolver_status_reads_total",
+            "Job statuses read (GET /v1/jobs/{id}).",
+            status_reads,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}"
+        );
+    }
+}
+
 /// Renders the metrics page.
 pub fn render(s: &Scheduler) -> String {
     let (c, states, queue, running, slots) = s.metrics();
@@ -55,6 +76,11 @@ pub fn render(s: &Scheduler) -> String {
         "gamesolver_results_refused_total",
         "Reports and heartbeats refused (expired, foreign or unknown lease).",
         c.results_refused,
+    );
+    counter(
+        "gamesolver_results_unneeded_total",
+        "Results that came after their task was no longer needed (counted as cancelled).",
+        c.results_unneeded,
     );
     let _ = writeln!(
         out,

@@ -28,7 +28,7 @@ pub fn spec() -> Value {
         "info": {
             "title": "gamesolver coordinator",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Submit game-solving jobs, follow them, and serve workers. Errors are {\"error\": {\"code\", \"message\"}}. Job endpoints need `Authorization: Bearer $GAMESOLVER_API_TOKEN` when that token is set; worker endpoints need `Authorization: Bearer $GAMESOLVER_WORKER_TOKEN` when set."
+            "description": "Submit game-solving jobs, follow them, and serve workers. Errors are {\"error\": {\"code\", \"message\"}}. Job endpoints need `Authorization: Bearer $GAMESOLVER_API_TOKEN` when that token is set; worker endpoints need `Authorization: Bearer $GAMESOLVER_WORKER_TOKEN` (without it they accept only the coordinator's own local workers, unless it runs with --insecure-workers). `GET /v1/jobs` pages with `limit` and `before` (the previous page's `next_before`)."
         },
         "paths": {
             "/v1/jobs": {
@@ -39,7 +39,8 @@ pub fn spec() -> Value {
                 },
                 "get": {
                     "summary": "List jobs, newest first", "security": api_auth,
-                    "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer", "default": 100, "maximum": 1000}}],
+                    "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer", "default": 100, "maximum": 1000}},
+                        {"name": "before", "in": "query", "description": "Only jobs with smaller ids: the previous page's next_before", "schema": {"type": "integer"}}],
                     "responses": {"200": ok("Jobs", "JobList")}
                 }
             },
@@ -80,7 +81,8 @@ pub fn spec() -> Value {
                     "options": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}},
                     "limits": {"type": "object", "additionalProperties": false, "properties": {"time_ms": {"type": "integer", "minimum": 1}, "node_limit": {"type": "integer", "minimum": 1}}}}},
                 "Submitted": {"type": "object", "properties": {"id": {"type": "integer"}, "state": {"type": "string"}}},
-                "JobList": {"type": "object", "properties": {"jobs": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "state": {"type": "string"}, "summary": {"type": "string"}, "created_ms": {"type": "integer"}}}}}},
+                "JobList": {"type": "object", "properties": {"jobs": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "state": {"type": "string"}, "summary": {"type": "string"}, "created_ms": {"type": "integer"}}}},
+                    "next_before": {"type": ["integer", "null"], "description": "Pass as `before` for the next page; null on the last page"}}},
                 "JobStatus": {"type": "object", "required": ["id", "state", "progress", "tasks", "result"], "properties": {
                     "id": {"type": "integer"},
                     "state": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]},
@@ -159,3 +161,64 @@ fetch('/openapi.json').then(r => r.json()).then(spec => {
 });
 </script></body></html>
 "#;
+
+#[cfg(test)]
+mod tests {
+    /// `(path, method)` of every route the router source declares: the first string literal
+    /// after each `.route(` and the `get(`/`post(` calls up to the next `.route(`.
+    fn declared_routes(source: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let parts: Vec<&str> = source.split(".route(").skip(1).collect();
+        for part in parts {
+            let Some(start) = part.find('"') else {
+                continue;
+            };
+            let rest = &part[start + 1..];
+            let Some(end) = rest.find('"') else { continue };
+            let path = rest[..end].to_string();
+            let body = &rest[end..];
+            // Only this route's own call: stop at the end of the statement or of the chain.
+            let body = &body[..body.find(";\n").unwrap_or(body.len())];
+            for method in ["get", "post"] {
+                let needle = format!("{method}(");
+                let hit = body.match_indices(&needle).any(|(i, _)| {
+                    i == 0
+                        || !body[..i]
+                            .chars()
+                            .last()
+                            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                });
+                if hit {
+                    out.push((path.clone(), method.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The served document (the API's and the dashboard's paths) names every route the router
+    /// declares, with its method, and no route that does not exist.
+    #[test]
+    fn the_served_spec_lists_every_route_and_only_those() {
+        let doc = crate::dashboard::document(super::spec());
+        let mut routes = declared_routes(include_str!("api.rs"));
+        routes.extend(declared_routes(include_str!("dashboard.rs")));
+        assert!(routes.len() >= 20, "parsed too few routes: {routes:?}");
+        for (path, method) in &routes {
+            assert!(
+                doc["paths"][path][method].is_object(),
+                "{} {path} is routed but not in /openapi.json",
+                method.to_uppercase()
+            );
+        }
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                assert!(
+                    routes.iter().any(|(p, m)| p == path && m == method),
+                    "{} {path} is in /openapi.json but not routed",
+                    method.to_uppercase()
+                );
+            }
+        }
+    }
+}

@@ -16,9 +16,15 @@
 //!   through the reply to its next heartbeat.
 //!
 //! Every change is written to the [`Store`] in one transaction before the call returns; after a
-//! restart [`Scheduler::open`] rebuilds jobs, queue, leases (given a fresh `lease_ms` so their
-//! workers can still report) and planners (by replaying the stored results,
+//! restart [`Scheduler::open`] rebuilds the active jobs, queue, leases (given a fresh `lease_ms`
+//! so their workers can still report) and planners (by replaying the stored results,
 //! [`Planner::restore`]).
+//!
+//! Memory: only active jobs are resident. A job that has ended and has no task left on a worker
+//! is evicted (with its tasks and the record of their leases) as soon as the call that settled
+//! it returns ([`Scheduler::take_effects`]); from then on its status, the job list, a duplicate
+//! report on one of its leases and the job counts are answered from the store, with the same
+//! answers as before eviction. Memory thus grows with the jobs in flight, not with history.
 //!
 //! The scheduler never runs a search: it prepares a job only to validate it and to merge its
 //! results. Bad input to [`Scheduler::submit`] is refused before anything is stored.
@@ -198,6 +204,8 @@ struct Task {
     cancel: bool,
     /// Workers that held a lease on it, in order.
     workers: Vec<String>,
+    /// Its leases (any state), to forget their record when the job is evicted.
+    lease_ids: Vec<String>,
 }
 
 struct Lease {
@@ -225,6 +233,9 @@ pub struct Counters {
     pub leases_released: u64,
     pub results_duplicate: u64,
     pub results_refused: u64,
+    /// Results that arrived after the planner stopped needing them (obsolete probes, tasks of
+    /// ended jobs): their tasks count as cancelled.
+    pub results_unneeded: u64,
 }
 
 /// The scheduler state. Not thread-safe by itself: the coordinator keeps it behind one lock,
@@ -236,8 +247,11 @@ pub struct Scheduler {
     tasks: HashMap<u64, Task>,
     queue: VecDeque<u64>,
     leases: HashMap<String, Lease>,
-    /// Ended leases: id -> (worker id, how it ended).
+    /// Ended leases of resident tasks: id -> (worker id, how it ended). Older ones are in the
+    /// store ([`Scheduler::lease_end`]).
     ended: HashMap<String, (String, &'static str)>,
+    /// Evicted (finished) jobs by state, for the counts in `/v1/status` and `/metrics`.
+    evicted: BTreeMap<&'static str, u64>,
     workers: BTreeMap<String, Worker>,
     next_job: u64,
     next_task: u64,
@@ -270,6 +284,66 @@ fn describe(kind: &TaskKind) -> String {
     }
 }
 
+/// A task as `GET /v1/jobs/{id}` shows it.
+struct TaskView {
+    id: u64,
+    what: String,
+    state: TaskState,
+    attempts: u32,
+    workers: Vec<String>,
+    last_error: Option<String>,
+}
+
+/// The body of `GET /v1/jobs/{id}`, the same for resident and evicted jobs. `tasks` counts each
+/// task once by its real state (`done` only for a result that was accepted; obsolete probes and
+/// the leftovers of an ended job are `cancelled`).
+#[allow(clippy::too_many_arguments)]
+fn status_json(
+    id: u64,
+    state: JobState,
+    progress: Value,
+    tasks: &[TaskView],
+    result: &Option<Value>,
+    error: &Option<String>,
+    created_ms: u64,
+    finished_ms: Option<u64>,
+    spec: &JobSpec,
+) -> Value {
+    let count = |s: TaskState| tasks.iter().filter(|t| t.state == s).count();
+    let list: Vec<Value> = tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "id": t.id,
+                "what": t.what,
+                "state": t.state.as_str(),
+                "attempts": t.attempts,
+                "workers": t.workers,
+                "last_error": t.last_error,
+            })
+        })
+        .collect();
+    json!({
+        "id": id,
+        "state": state.as_str(),
+        "progress": progress,
+        "tasks": {
+            "total": tasks.len(),
+            "queued": count(TaskState::Queued),
+            "running": count(TaskState::Running),
+            "done": count(TaskState::Done),
+            "failed": count(TaskState::Failed),
+            "cancelled": count(TaskState::Cancelled),
+        },
+        "task_list": list,
+        "result": result,
+        "error": error,
+        "created_ms": created_ms,
+        "finished_ms": finished_ms,
+        "job": spec,
+    })
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
@@ -277,6 +351,7 @@ fn to_json<T: serde::Serialize>(v: &T) -> String {
 impl Scheduler {
     /// Opens the scheduler on `store`, rebuilding every job, task and lease it holds.
     pub fn open(store: Store, config: SchedConfig) -> anyhow::Result<Scheduler> {
+        let mut store = store;
         let snap = store.load()?;
         let mut s = Scheduler {
             config,
@@ -286,17 +361,27 @@ impl Scheduler {
             queue: VecDeque::new(),
             leases: HashMap::new(),
             ended: HashMap::new(),
+            evicted: BTreeMap::new(),
             workers: BTreeMap::new(),
-            next_job: 1,
-            next_task: 1,
+            next_job: snap.max_job_id + 1,
+            next_task: snap.max_task_id + 1,
             counters: Counters::default(),
             done_times: VecDeque::new(),
             changed: BTreeSet::new(),
             queued_new: false,
         };
+        for (state, n) in &snap.finished {
+            if let Some(st) = JobState::parse(state) {
+                *s.evicted.entry(st.as_str()).or_insert(0) += n;
+            }
+        }
         let mut w = Vec::new();
         s.restore(snap, &mut w);
         s.commit(w)?;
+        let ids: Vec<u64> = s.jobs.keys().copied().collect();
+        for id in ids {
+            s.maybe_evict(id);
+        }
         Ok(s)
     }
 
@@ -316,11 +401,13 @@ impl Scheduler {
         }
         let mut active_leases: HashMap<u64, (String, String)> = HashMap::new();
         let mut lease_workers: HashMap<u64, Vec<String>> = HashMap::new();
+        let mut lease_ids: HashMap<u64, Vec<String>> = HashMap::new();
         for l in snap.leases {
             lease_workers
                 .entry(l.task_id)
                 .or_default()
                 .push(l.worker_id.clone());
+            lease_ids.entry(l.task_id).or_default().push(l.id.clone());
             match l.state.as_str() {
                 "active" => {
                     active_leases.insert(l.task_id, (l.id, l.worker_id));
@@ -426,6 +513,7 @@ impl Scheduler {
                     last_error: t.last_error,
                     cancel: false,
                     workers: lease_workers.remove(&t.id).unwrap_or_default(),
+                    lease_ids: lease_ids.remove(&t.id).unwrap_or_default(),
                 };
                 if !state.is_final() {
                     match task.state {
@@ -487,9 +575,60 @@ impl Scheduler {
 
     /// Drains the effects of the calls so far: (jobs whose status changed, whether new tasks
     /// were queued).
+    ///
+    /// Evicts the changed jobs that have settled (see the module doc): a caller that needs the
+    /// status of a job from before the eviction reads it before this call; after it, the same
+    /// status comes from the store.
     pub fn take_effects(&mut self) -> (Vec<u64>, bool) {
-        let changed = std::mem::take(&mut self.changed).into_iter().collect();
+        let changed: Vec<u64> = std::mem::take(&mut self.changed).into_iter().collect();
+        for &id in &changed {
+            self.maybe_evict(id);
+        }
         (changed, std::mem::replace(&mut self.queued_new, false))
+    }
+
+    /// Evicts job `id` when it has ended and none of its tasks is on a worker any more.
+    fn maybe_evict(&mut self, id: u64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        if !job.state.is_final()
+            || job
+                .tasks
+                .iter()
+                .any(|t| self.tasks.get(t).is_some_and(|t| t.lease.is_some()))
+        {
+            return;
+        }
+        let job = self.jobs.remove(&id).expect("checked");
+        for tid in &job.tasks {
+            if let Some(task) = self.tasks.remove(tid) {
+                for l in &task.lease_ids {
+                    self.ended.remove(l);
+                }
+            }
+        }
+        *self.evicted.entry(job.state.as_str()).or_insert(0) += 1;
+    }
+
+    /// Jobs and tasks held in memory (tests: finished jobs are evicted).
+    pub fn resident(&self) -> (usize, usize) {
+        (self.jobs.len(), self.tasks.len())
+    }
+
+    /// How lease `id` ended, from memory or else from the store; `None` when it is unknown or
+    /// active.
+    fn lease_end(&self, id: &str) -> Option<(String, &'static str)> {
+        if let Some(e) = self.ended.get(id) {
+            return Some(e.clone());
+        }
+        let (worker, state) = self.store.lease_end(id).ok()??;
+        let state = match state.as_str() {
+            "done" => "done",
+            "expired" => "expired",
+            _ => "released",
+        };
+        Some((worker, state))
     }
 
     /// The lease time.
@@ -520,6 +659,7 @@ impl Scheduler {
             finished_ms: job.finished_ms,
             result: job.result.as_ref().map(to_json),
             error: job.error.clone(),
+            progress: job.final_progress.as_ref().map(to_json),
         }
     }
 
@@ -652,6 +792,7 @@ impl Scheduler {
                         last_error: None,
                         cancel: false,
                         workers: Vec::new(),
+                        lease_ids: Vec::new(),
                     },
                 );
                 job.tasks.push(tid);
@@ -793,6 +934,7 @@ impl Scheduler {
             task.state = TaskState::Running;
             task.lease = Some(lease_id.clone());
             task.workers.push(worker_id.to_string());
+            task.lease_ids.push(lease_id.clone());
             let mut w = vec![
                 Self::task_write(task),
                 Write::InsertLease {
@@ -810,6 +952,7 @@ impl Scheduler {
                     finished_ms: None,
                     result: None,
                     error: None,
+                    progress: None,
                 });
             }
             let time_ms = job.spec.limits.time_ms.map(|t| {
@@ -848,7 +991,7 @@ impl Scheduler {
 
     /// Refusal for a lease that is not active for `worker_id`.
     fn lease_conflict(&self, worker_id: &str, lease_id: &str) -> SchedError {
-        let why = match (self.leases.get(lease_id), self.ended.get(lease_id)) {
+        let why = match (self.leases.get(lease_id), self.lease_end(lease_id)) {
             (Some(l), _) if l.worker_id != worker_id => "belongs to another worker",
             (_, Some((owner, _))) if owner != worker_id => "belongs to another worker",
             (_, Some((_, "expired"))) => "has expired and its task was handed on",
@@ -895,8 +1038,8 @@ impl Scheduler {
     /// A task's outcome. Idempotent per lease; refused for a lease that is not the worker's.
     pub fn report(&mut self, r: Report) -> Result<ReportReply, SchedError> {
         self.touch(&r.worker_id)?;
-        if let Some((owner, "done")) = self.ended.get(&r.lease_id) {
-            if *owner == r.worker_id {
+        if let Some((owner, "done")) = self.lease_end(&r.lease_id) {
+            if owner == r.worker_id {
                 self.counters.results_duplicate += 1;
                 return Ok(ReportReply { duplicate: true });
             }
@@ -923,24 +1066,34 @@ impl Scheduler {
         let job_active = !self.jobs[&job_id].state.is_final();
         match r.outcome {
             Outcome::Done { output } => {
-                task.state = TaskState::Done;
+                // Done only when the planner takes the result; a probe that finished after it
+                // became obsolete, or a task of a job that has ended, was cancelled (its result
+                // is not stored either, so a restart replays exactly the results used).
                 let kind = task.kind.clone();
-                w.push(Self::task_write(task));
-                w.push(Write::InsertResult {
-                    task_id: tid,
-                    lease_id: r.lease_id.clone(),
-                    output: to_json(&output),
-                });
-                self.counters.tasks_done += 1;
-                self.done_times.push_back(Instant::now());
-                if job_active {
-                    let job = self.jobs.get_mut(&job_id).expect("task has a job");
-                    if let Some(p) = job.planner.as_mut() {
-                        p.on_result(&kind, output);
-                    }
+                let text = to_json(&output);
+                let accepted = job_active
+                    && self
+                        .jobs
+                        .get_mut(&job_id)
+                        .and_then(|j| j.planner.as_mut())
+                        .is_some_and(|p| p.on_result(&kind, output));
+                let task = self.tasks.get_mut(&tid).expect("lease has a task");
+                if accepted {
+                    task.state = TaskState::Done;
+                    w.push(Self::task_write(task));
+                    w.push(Write::InsertResult {
+                        task_id: tid,
+                        lease_id: r.lease_id.clone(),
+                        output: text,
+                    });
+                    self.counters.tasks_done += 1;
+                    self.done_times.push_back(Instant::now());
                     self.advance(job_id, &mut w);
+                } else {
+                    task.state = TaskState::Cancelled;
+                    w.push(Self::task_write(task));
+                    self.counters.results_unneeded += 1;
                 }
-                self.changed.insert(job_id);
             }
             Outcome::Failed { message } => {
                 self.counters.task_failures += 1;
@@ -990,6 +1143,8 @@ impl Scheduler {
                 }
             }
         }
+        // Every outcome changes the job's task counts (and may let it be evicted).
+        self.changed.insert(job_id);
         self.commit(w)?;
         Ok(ReportReply { duplicate: false })
     }
@@ -1003,6 +1158,7 @@ impl Scheduler {
         task.last_error = Some(message.clone());
         task.lease = None;
         let job_id = task.job_id;
+        self.changed.insert(job_id);
         let job_active = self.jobs.get(&job_id).is_some_and(|j| !j.state.is_final());
         if task.cancel || !job_active {
             task.state = TaskState::Cancelled;
@@ -1033,8 +1189,8 @@ impl Scheduler {
     /// A worker gives a lease back (shutdown): the task is queued again, the attempt not counted.
     pub fn release(&mut self, r: Release) -> Result<(), SchedError> {
         self.touch(&r.worker_id)?;
-        if let Some((owner, "released")) = self.ended.get(&r.lease_id) {
-            if *owner == r.worker_id {
+        if let Some((owner, "released")) = self.lease_end(&r.lease_id) {
+            if owner == r.worker_id {
                 return Ok(());
             }
         }
@@ -1069,6 +1225,7 @@ impl Scheduler {
             self.queued_new = true;
         }
         w.push(Self::task_write(task));
+        self.changed.insert(task.job_id);
         self.commit(w)
     }
 
@@ -1113,10 +1270,14 @@ impl Scheduler {
 
     /// Cancels a job; its running tasks are told to stop through their heartbeats.
     pub fn cancel(&mut self, id: u64) -> Result<(), SchedError> {
-        let job = self
-            .jobs
-            .get(&id)
-            .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
+        let Some(job) = self.jobs.get(&id) else {
+            // Not resident: an evicted (ended) job, or none.
+            let state = self.job_status(id)?["state"].clone();
+            return Err(SchedError::Conflict(format!(
+                "job {id} has already ended ({})",
+                state.as_str().unwrap_or("?")
+            )));
+        };
         if job.state.is_final() {
             return Err(SchedError::Conflict(format!(
                 "job {id} has already ended ({})",
@@ -1134,27 +1295,25 @@ impl Scheduler {
         self.commit(w)
     }
 
-    /// The status of a job (`GET /v1/jobs/{id}`).
+    /// The status of a job (`GET /v1/jobs/{id}`): from memory while the job is resident, else
+    /// from the store, in the same shape.
     pub fn job_status(&self, id: u64) -> Result<Value, SchedError> {
-        let job = self
-            .jobs
-            .get(&id)
-            .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
-        let mut counts = [0u64; 5];
-        let mut list = Vec::new();
-        for tid in &job.tasks {
-            if let Some(t) = self.tasks.get(tid) {
-                counts[t.state as usize] += 1;
-                list.push(json!({
-                    "id": t.id,
-                    "what": describe(&t.kind),
-                    "state": t.state.as_str(),
-                    "attempts": t.attempts,
-                    "workers": t.workers,
-                    "last_error": t.last_error,
-                }));
-            }
-        }
+        let Some(job) = self.jobs.get(&id) else {
+            return self.stored_status(id);
+        };
+        let tasks: Vec<TaskView> = job
+            .tasks
+            .iter()
+            .filter_map(|tid| self.tasks.get(tid))
+            .map(|t| TaskView {
+                id: t.id,
+                what: describe(&t.kind),
+                state: t.state,
+                attempts: t.attempts,
+                workers: t.workers.clone(),
+                last_error: t.last_error.clone(),
+            })
+            .collect();
         let mut progress = match (&job.planner, &job.final_progress) {
             (Some(p), _) => p.progress(),
             (None, Some(p)) => p.clone(),
@@ -1165,50 +1324,113 @@ impl Scheduler {
                 obj.insert("kernel".into(), k.clone());
             }
         }
-        Ok(json!({
-            "id": job.id,
-            "state": job.state.as_str(),
-            "progress": progress,
-            "tasks": {
-                "total": job.tasks.len(),
-                "queued": counts[TaskState::Queued as usize],
-                "running": counts[TaskState::Running as usize],
-                "done": counts[TaskState::Done as usize],
-                "failed": counts[TaskState::Failed as usize],
-                "cancelled": counts[TaskState::Cancelled as usize],
-            },
-            "task_list": list,
-            "result": job.result,
-            "error": job.error,
-            "created_ms": job.created_ms,
-            "finished_ms": job.finished_ms,
-            "job": job.spec,
-        }))
+        Ok(status_json(
+            job.id,
+            job.state,
+            progress,
+            &tasks,
+            &job.result,
+            &job.error,
+            job.created_ms,
+            job.finished_ms,
+            &job.spec,
+        ))
+    }
+
+    /// The status of an evicted job, read from the store.
+    fn stored_status(&self, id: u64) -> Result<Value, SchedError> {
+        let store_err =
+            |e: rusqlite::Error| SchedError::Store(format!("the job store failed: {e}"));
+        let job = self
+            .store
+            .job(id)
+            .map_err(store_err)?
+            .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
+        let tasks: Vec<TaskView> = self
+            .store
+            .job_tasks(id)
+            .map_err(store_err)?
+            .into_iter()
+            .map(|(t, workers)| TaskView {
+                id: t.id,
+                what: serde_json::from_str::<TaskKind>(&t.kind)
+                    .map(|k| describe(&k))
+                    .unwrap_or_else(|_| "?".into()),
+                state: TaskState::parse(&t.state),
+                attempts: t.attempts,
+                workers,
+                last_error: t.last_error,
+            })
+            .collect();
+        let parse = |text: &Option<String>| {
+            text.as_deref()
+                .and_then(|r| serde_json::from_str::<Value>(r).ok())
+        };
+        Ok(status_json(
+            job.id,
+            JobState::parse(&job.state).unwrap_or(JobState::Failed),
+            parse(&job.progress).unwrap_or_else(|| json!({})),
+            &tasks,
+            &parse(&job.result),
+            &job.error,
+            job.created_ms,
+            job.finished_ms,
+            &serde_json::from_str(&job.spec).unwrap_or_default(),
+        ))
     }
 
     /// Whether a job has ended (`None`: no such job).
     pub fn job_final(&self, id: u64) -> Option<bool> {
-        self.jobs.get(&id).map(|j| j.state.is_final())
+        match self.jobs.get(&id) {
+            Some(j) => Some(j.state.is_final()),
+            None => self.store.job(id).ok().flatten().map(|_| true),
+        }
     }
 
-    /// Jobs newest first, at most `limit`, with a one-line summary each.
-    pub fn list(&self, limit: usize) -> Value {
-        let jobs: Vec<Value> = self
-            .jobs
-            .values()
-            .rev()
-            .take(limit)
+    /// Jobs newest first, at most `limit`, with ids below `before` when given (paging: pass the
+    /// last id of a page to get the next), with a one-line summary each. Read from the store,
+    /// which holds every job (resident ones are written through before any answer).
+    pub fn list(&self, limit: usize, before: Option<u64>) -> Result<Value, SchedError> {
+        let rows = self
+            .store
+            .list(limit, before)
+            .map_err(|e| SchedError::Store(format!("the job store failed: {e}")))?;
+        let jobs: Vec<Value> = rows
+            .into_iter()
             .map(|j| {
-                let what = format!("{} {}", j.spec.game, j.spec.algorithm);
-                let summary = match (j.state, &j.result, &j.error) {
-                    (JobState::Done, Some(r), _) => format!("{what}: value {}", r.get("value").unwrap_or(&Value::Null)),
+                let spec: JobSpec = serde_json::from_str(&j.spec).unwrap_or_default();
+                let state = JobState::parse(&j.state).unwrap_or(JobState::Failed);
+                let result: Option<Value> =
+                    j.result.as_deref().and_then(|r| serde_json::from_str(r).ok());
+                let what = format!("{} {}", spec.game, spec.algorithm);
+                let summary = match (state, &result, &j.error) {
+                    (JobState::Done, Some(r), _) => {
+                        format!("{what}: value {}", r.get("value").unwrap_or(&Value::Null))
+                    }
                     (_, _, Some(e)) => format!("{what}: {e}"),
                     (s, _, _) => format!("{what}: {}", s.as_str()),
                 };
-                json!({"id": j.id, "state": j.state.as_str(), "summary": summary, "created_ms": j.created_ms})
+                json!({"id": j.id, "state": state.as_str(), "summary": summary, "created_ms": j.created_ms})
             })
             .collect();
-        json!({ "jobs": jobs })
+        let next = if jobs.len() == limit && limit > 0 {
+            jobs.last().and_then(|j| j["id"].as_u64())
+        } else {
+            None
+        };
+        Ok(json!({ "jobs": jobs, "next_before": next }))
+    }
+
+    /// Jobs by state: resident ones and evicted ones.
+    fn job_counts(&self) -> BTreeMap<&'static str, u64> {
+        let mut states: BTreeMap<&'static str, u64> = BTreeMap::new();
+        for s in ["queued", "running", "done", "failed", "cancelled"] {
+            states.insert(s, self.evicted.get(s).copied().unwrap_or(0));
+        }
+        for j in self.jobs.values() {
+            *states.entry(j.state.as_str()).or_insert(0) += 1;
+        }
+        states
     }
 
     /// Tasks done in the last minute (throughput).
@@ -1252,10 +1474,8 @@ impl Scheduler {
             })
             .collect();
         let queue_depth = self.queue_depth();
-        let mut states = BTreeMap::new();
-        for j in self.jobs.values() {
-            *states.entry(j.state.as_str()).or_insert(0u64) += 1;
-        }
+        let mut states = self.job_counts();
+        states.retain(|_, n| *n > 0);
         json!({
             "workers": workers,
             "queue_depth": queue_depth,
@@ -1279,16 +1499,9 @@ impl Scheduler {
     /// Numbers for `/metrics`: counters, jobs by state, queue depth, running leases, live
     /// worker slots.
     pub fn metrics(&self) -> (Counters, BTreeMap<&'static str, u64>, usize, usize, usize) {
-        let mut states: BTreeMap<&'static str, u64> = BTreeMap::new();
-        for s in ["queued", "running", "done", "failed", "cancelled"] {
-            states.insert(s, 0);
-        }
-        for j in self.jobs.values() {
-            *states.entry(j.state.as_str()).or_insert(0) += 1;
-        }
         (
             self.counters.clone(),
-            states,
+            self.job_counts(),
             self.queue_depth(),
             self.leases.len(),
             self.live_worker_threads(),
@@ -1300,5 +1513,225 @@ impl Scheduler {
         self.store
             .result_count(task_id)
             .map_err(|e| SchedError::Store(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gamesolver_shared::search::Control;
+    use gamesolver_shared::wire::protocol::{Heartbeat, Outcome, Register, Report};
+
+    fn db(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("gs-sched-{name}-{}.db", std::process::id()));
+        for ext in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{ext}", p.display()));
+        }
+        p
+    }
+
+    fn open(path: &std::path::Path, parallelism: usize) -> Scheduler {
+        let config = SchedConfig {
+            parallelism: Some(parallelism),
+            ..SchedConfig::default()
+        };
+        Scheduler::open(Store::open(path).unwrap(), config).unwrap()
+    }
+
+    fn submit(s: &mut Scheduler, job: Value) -> u64 {
+        let spec: JobSpec = serde_json::from_value(job).unwrap();
+        let prepared = registry::prepare(&spec).unwrap();
+        s.submit(spec, prepared).unwrap()
+    }
+
+    fn worker(s: &mut Scheduler) -> String {
+        s.register(Register {
+            host: "test".into(),
+            threads: 4,
+            version: String::new(),
+        })
+        .unwrap()
+        .worker_id
+    }
+
+    /// Leases every queued task and runs each with the real kernel: (lease, output).
+    fn lease_and_run(s: &mut Scheduler, w: &str) -> Vec<(LeaseGrant, TaskOutput)> {
+        let mut out = Vec::new();
+        while let Some(grant) = s.lease(w).unwrap() {
+            let prepared = registry::prepare(&grant.task.job).unwrap();
+            let output = prepared
+                .run(&grant.task.kind, &Control::with_limits(None, None))
+                .unwrap();
+            out.push((grant, output));
+        }
+        out
+    }
+
+    fn report_done(s: &mut Scheduler, w: &str, lease: &str, output: TaskOutput) -> bool {
+        s.report(Report {
+            worker_id: w.into(),
+            lease_id: lease.into(),
+            outcome: Outcome::Done { output },
+        })
+        .unwrap()
+        .duplicate
+    }
+
+    fn target(kind: &TaskKind) -> i64 {
+        match kind {
+            TaskKind::Probe { target } => *target as i64,
+            _ => panic!("expected probes, got {kind:?}"),
+        }
+    }
+
+    /// X (to move) completes the top row: value +1. With two probes in flight, the proof of
+    /// the highest target makes the other obsolete; its result, arriving later, must count as
+    /// cancelled, not done, and must not be stored.
+    #[test]
+    fn an_obsolete_probe_that_finishes_counts_as_cancelled_not_done() {
+        let path = db("obsolete");
+        let mut s = open(&path, 2);
+        let w = worker(&mut s);
+        let id = submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "1425", "algorithm": "alphabeta"}),
+        );
+        let mut runs = lease_and_run(&mut s, &w);
+        assert!(runs.len() >= 2, "expected two probes in flight");
+        runs.sort_by_key(|(g, _)| -target(&g.task.kind));
+        let mut accepted = 0;
+        let mut flagged = 0;
+        for (grant, output) in runs {
+            let cancel = s
+                .heartbeat(Heartbeat {
+                    worker_id: w.clone(),
+                    lease_id: grant.lease_id.clone(),
+                    progress: None,
+                })
+                .unwrap()
+                .cancel;
+            if cancel {
+                flagged += 1;
+            } else {
+                accepted += 1;
+            }
+            assert!(!report_done(&mut s, &w, &grant.lease_id, output));
+            assert_eq!(
+                s.stored_results(grant.task_id).unwrap(),
+                u64::from(!cancel),
+                "a result is stored only when it was used"
+            );
+        }
+        assert!(flagged >= 1, "no probe became obsolete");
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 1, "{st}");
+        let t = &st["tasks"];
+        assert_eq!(t["done"], accepted, "{st}");
+        assert_eq!(t["cancelled"], flagged, "{st}");
+        let sum: u64 = ["queued", "running", "done", "failed", "cancelled"]
+            .iter()
+            .map(|k| t[*k].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            t["total"].as_u64(),
+            Some(sum),
+            "each task counted once: {st}"
+        );
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Finished jobs leave memory, and every answer about them stays the same: status, list
+    /// with paging, counts, a duplicate report on one of their leases, and all of it after a
+    /// restart too.
+    #[test]
+    fn finished_jobs_are_evicted_and_answered_from_the_store() {
+        let path = db("evict");
+        let mut s = open(&path, 2);
+        let w = worker(&mut s);
+        let job = json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"});
+        let mut ids = Vec::new();
+        let mut before_eviction = Vec::new();
+        let mut last_lease = String::new();
+        for _ in 0..3 {
+            let id = submit(&mut s, job.clone());
+            s.take_effects();
+            for (grant, output) in lease_and_run(&mut s, &w) {
+                report_done(&mut s, &w, &grant.lease_id, output);
+                last_lease = grant.lease_id;
+            }
+            // The status as the resident job gives it, before the effects evict it.
+            let st = s.job_status(id).unwrap();
+            assert_eq!(st["state"], "done", "{st}");
+            s.take_effects();
+            ids.push(id);
+            before_eviction.push(st);
+        }
+        // One job still queued stays resident.
+        let queued = submit(&mut s, job.clone());
+        s.take_effects();
+        let (jobs, _) = s.resident();
+        assert_eq!(jobs, 1, "only the queued job stays in memory");
+        for (id, st) in ids.iter().zip(&before_eviction) {
+            assert_eq!(&s.job_status(*id).unwrap(), st);
+            assert_eq!(s.job_final(*id), Some(true));
+        }
+        assert_eq!(s.job_final(queued), Some(false));
+        assert!(
+            matches!(s.cancel(ids[0]), Err(SchedError::Conflict(m)) if m.contains("already ended (done)"))
+        );
+        assert!(matches!(s.cancel(999), Err(SchedError::NotFound(_))));
+        assert_eq!(s.job_final(999), None);
+        assert!(matches!(s.job_status(999), Err(SchedError::NotFound(_))));
+        // A report posted again on an evicted job's lease is still a duplicate; another
+        // worker's is still refused.
+        assert!(report_done(&mut s, &w, &last_lease, TaskOutput::default()));
+        let other = worker(&mut s);
+        let refused = s.report(Report {
+            worker_id: other,
+            lease_id: last_lease.clone(),
+            outcome: Outcome::Cancelled,
+        });
+        assert!(
+            matches!(&refused, Err(SchedError::Conflict(m)) if m.contains("another worker")),
+            "{refused:?}"
+        );
+        // List: newest first, paged.
+        let page = s.list(2, None).unwrap();
+        let got: Vec<u64> = page["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, vec![queued, ids[2]]);
+        let next = page["next_before"].as_u64().unwrap();
+        let page2 = s.list(2, Some(next)).unwrap();
+        let got2: Vec<u64> = page2["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got2, vec![ids[1], ids[0]]);
+        assert!(page2["jobs"][0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("value"));
+        let counts = s.status()["jobs"].clone();
+        assert_eq!(counts, json!({"done": 3, "queued": 1}));
+        // After a restart: nothing finished is loaded, the answers are the same, ids go on.
+        drop(s);
+        let mut s = open(&path, 2);
+        assert_eq!(s.resident().0, 1);
+        for (id, st) in ids.iter().zip(&before_eviction) {
+            assert_eq!(&s.job_status(*id).unwrap(), st);
+        }
+        assert_eq!(s.status()["jobs"], counts);
+        let next_id = submit(&mut s, job);
+        assert_eq!(next_id, queued + 1);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
     }
 }

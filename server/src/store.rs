@@ -4,8 +4,9 @@
 //! Contract: the coordinator keeps its working state in memory and writes every change here
 //! before it answers the request that caused it. Each change is one [`Store::commit`] of a batch
 //! of [`Write`]s in a single transaction, so a job and its first tasks, or a result and the tasks
-//! it caused, are stored together or not at all. [`Store::load`] reads everything back after a
-//! restart; the coordinator rebuilds its planners from it.
+//! it caused, are stored together or not at all. [`Store::load`] reads the active jobs back after
+//! a restart; the coordinator rebuilds their planners from it. Finished jobs live only here: the
+//! coordinator answers for them from [`Store::job`], [`Store::job_tasks`] and [`Store::list`].
 //!
 //! Durability: WAL with `synchronous = NORMAL`. A committed transaction survives the death of
 //! the coordinator process at any moment (`kill -9`): the WAL frames are in the operating
@@ -20,8 +21,12 @@
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
-/// Schema version written in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+/// Schema version written in `PRAGMA user_version`. Version 2 added `jobs.progress` (the
+/// planner's last progress, so a finished job's status can be answered from the file alone).
+const SCHEMA_VERSION: i64 = 2;
+
+/// Job states after which nothing about a job changes but its leftover tasks.
+const FINAL_STATES: &str = "('done', 'failed', 'cancelled')";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS jobs (
@@ -31,7 +36,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_ms INTEGER NOT NULL,
     finished_ms INTEGER,
     result TEXT,
-    error TEXT
+    error TEXT,
+    progress TEXT
 );
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY,
@@ -82,13 +88,14 @@ pub enum Write {
         spec: String,
         created_ms: u64,
     },
-    /// A job's state changed; `result`/`error` as they are now.
+    /// A job's state changed; `result`/`error`/`progress` as they are now.
     JobState {
         id: u64,
         state: &'static str,
         finished_ms: Option<u64>,
         result: Option<String>,
         error: Option<String>,
+        progress: Option<String>,
     },
     /// A new task (its kind as JSON).
     InsertTask { id: u64, job_id: u64, kind: String },
@@ -146,6 +153,8 @@ pub struct StoredJob {
     pub finished_ms: Option<u64>,
     pub result: Option<String>,
     pub error: Option<String>,
+    /// The planner's progress when the job ended (JSON).
+    pub progress: Option<String>,
 }
 
 /// A task as stored.
@@ -168,12 +177,13 @@ pub struct StoredLease {
     pub state: String,
 }
 
-/// Everything [`Store::load`] reads back.
+/// What [`Store::load`] reads back: the active jobs with their tasks, results and leases, the
+/// workers, and figures about the rest.
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    /// Jobs by id.
+    /// Active jobs by id.
     pub jobs: Vec<StoredJob>,
-    /// Tasks by id.
+    /// Their tasks by id.
     pub tasks: Vec<StoredTask>,
     /// `(task_id, lease_id, output)` in arrival order.
     pub results: Vec<(u64, String, String)>,
@@ -181,6 +191,39 @@ pub struct Snapshot {
     pub leases: Vec<StoredLease>,
     /// `(id, host, threads)`.
     pub workers: Vec<(String, String, u32)>,
+    /// Largest job id ever stored (0: none).
+    pub max_job_id: u64,
+    /// Largest task id ever stored (0: none).
+    pub max_task_id: u64,
+    /// Finished jobs (not loaded) by state.
+    pub finished: Vec<(String, u64)>,
+}
+
+const JOB_COLUMNS: &str = "id, spec, state, created_ms, finished_ms, result, error, progress";
+const TASK_COLUMNS: &str = "id, job_id, kind, state, attempts, last_error";
+
+fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
+    Ok(StoredJob {
+        id: r.get::<_, i64>(0)? as u64,
+        spec: r.get(1)?,
+        state: r.get(2)?,
+        created_ms: r.get::<_, i64>(3)? as u64,
+        finished_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+        result: r.get(5)?,
+        error: r.get(6)?,
+        progress: r.get(7)?,
+    })
+}
+
+fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTask> {
+    Ok(StoredTask {
+        id: r.get::<_, i64>(0)? as u64,
+        job_id: r.get::<_, i64>(1)? as u64,
+        kind: r.get(2)?,
+        state: r.get(3)?,
+        attempts: r.get(4)?,
+        last_error: r.get(5)?,
+    })
 }
 
 /// The SQLite store (one connection: the one writer).
@@ -215,6 +258,13 @@ impl Store {
                 path.display()
             )
         })?;
+        // Version 1 files lack jobs.progress (CREATE TABLE IF NOT EXISTS kept the old table).
+        let has_progress: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'progress'")?
+            .exists([])?;
+        if !has_progress {
+            conn.execute_batch("ALTER TABLE jobs ADD COLUMN progress TEXT;")?;
+        }
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         Ok(Store { conn })
     }
@@ -241,9 +291,10 @@ impl Store {
                     finished_ms,
                     result,
                     error,
+                    progress,
                 } => {
-                    tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5 WHERE id = ?1")?
-                        .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error])?;
+                    tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5, progress = ?6 WHERE id = ?1")?
+                        .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error, progress])?;
                 }
                 Write::InsertTask { id, job_id, kind } => {
                     tx.prepare_cached(
@@ -323,51 +374,44 @@ impl Store {
         tx.commit()
     }
 
-    /// Reads everything back (after a restart).
-    pub fn load(&self) -> rusqlite::Result<Snapshot> {
+    /// Reads the active jobs back (after a restart), with their tasks, results and leases.
+    ///
+    /// First settles what a crash may have left of finished jobs: their queued or running tasks
+    /// become `cancelled` and their active leases `expired` (a worker still running such a task
+    /// is refused when it reports, as it would have been had the coordinator stayed up), so a
+    /// finished job never needs to be held in memory again.
+    pub fn load(&mut self) -> rusqlite::Result<Snapshot> {
+        let tx = self.conn.transaction()?;
+        tx.execute_batch(&format!(
+            "UPDATE leases SET state = 'expired' WHERE state = 'active' AND task_id IN
+                 (SELECT t.id FROM tasks t JOIN jobs j ON t.job_id = j.id WHERE j.state IN {FINAL_STATES});
+             UPDATE tasks SET state = 'cancelled' WHERE state IN ('queued', 'running') AND job_id IN
+                 (SELECT id FROM jobs WHERE state IN {FINAL_STATES});"
+        ))?;
+        tx.commit()?;
+        let active = format!("SELECT id FROM jobs WHERE state NOT IN {FINAL_STATES}");
         let mut snap = Snapshot::default();
-        let mut q = self.conn.prepare(
-            "SELECT id, spec, state, created_ms, finished_ms, result, error FROM jobs ORDER BY id",
-        )?;
-        snap.jobs = q
-            .query_map([], |r| {
-                Ok(StoredJob {
-                    id: r.get::<_, i64>(0)? as u64,
-                    spec: r.get(1)?,
-                    state: r.get(2)?,
-                    created_ms: r.get::<_, i64>(3)? as u64,
-                    finished_ms: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
-                    result: r.get(5)?,
-                    error: r.get(6)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut q = self.conn.prepare(
-            "SELECT id, job_id, kind, state, attempts, last_error FROM tasks ORDER BY id",
-        )?;
-        snap.tasks = q
-            .query_map([], |r| {
-                Ok(StoredTask {
-                    id: r.get::<_, i64>(0)? as u64,
-                    job_id: r.get::<_, i64>(1)? as u64,
-                    kind: r.get(2)?,
-                    state: r.get(3)?,
-                    attempts: r.get(4)?,
-                    last_error: r.get(5)?,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        let mut q = self
-            .conn
-            .prepare("SELECT task_id, lease_id, output FROM results ORDER BY seq")?;
+        let mut q = self.conn.prepare(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE state NOT IN {FINAL_STATES} ORDER BY id"
+        ))?;
+        snap.jobs = q.query_map([], job_row)?.collect::<Result<_, _>>()?;
+        let mut q = self.conn.prepare(&format!(
+            "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id IN ({active}) ORDER BY id"
+        ))?;
+        snap.tasks = q.query_map([], task_row)?.collect::<Result<_, _>>()?;
+        let mut q = self.conn.prepare(&format!(
+            "SELECT task_id, lease_id, output FROM results WHERE task_id IN
+                 (SELECT id FROM tasks WHERE job_id IN ({active})) ORDER BY seq"
+        ))?;
         snap.results = q
             .query_map([], |r| {
                 Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))
             })?
             .collect::<Result<_, _>>()?;
-        let mut q = self
-            .conn
-            .prepare("SELECT id, task_id, worker_id, state FROM leases ORDER BY rowid")?;
+        let mut q = self.conn.prepare(&format!(
+            "SELECT id, task_id, worker_id, state FROM leases WHERE task_id IN
+                 (SELECT id FROM tasks WHERE job_id IN ({active})) ORDER BY rowid"
+        ))?;
         snap.leases = q
             .query_map([], |r| {
                 Ok(StoredLease {
@@ -382,7 +426,74 @@ impl Store {
         snap.workers = q
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<Result<_, _>>()?;
+        snap.max_job_id = self
+            .conn
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM jobs", [], |r| {
+                r.get::<_, i64>(0)
+            })? as u64;
+        snap.max_task_id =
+            self.conn
+                .query_row("SELECT COALESCE(MAX(id), 0) FROM tasks", [], |r| {
+                    r.get::<_, i64>(0)
+                })? as u64;
+        let mut q = self.conn.prepare(&format!(
+            "SELECT state, COUNT(*) FROM jobs WHERE state IN {FINAL_STATES} GROUP BY state"
+        ))?;
+        snap.finished = q
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?
+            .collect::<Result<_, _>>()?;
         Ok(snap)
+    }
+
+    /// One job, if stored.
+    pub fn job(&self, id: u64) -> rusqlite::Result<Option<StoredJob>> {
+        self.conn
+            .prepare_cached(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"))?
+            .query_row([id as i64], job_row)
+            .optional()
+    }
+
+    /// A job's tasks by id, each with the workers that held a lease on it, in order.
+    pub fn job_tasks(&self, job_id: u64) -> rusqlite::Result<Vec<(StoredTask, Vec<String>)>> {
+        let tasks: Vec<StoredTask> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = ?1 ORDER BY id"
+            ))?
+            .query_map([job_id as i64], task_row)?
+            .collect::<Result<_, _>>()?;
+        let mut out = Vec::with_capacity(tasks.len());
+        let mut q = self
+            .conn
+            .prepare_cached("SELECT worker_id FROM leases WHERE task_id = ?1 ORDER BY rowid")?;
+        for t in tasks {
+            let workers = q
+                .query_map([t.id as i64], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            out.push((t, workers));
+        }
+        Ok(out)
+    }
+
+    /// Jobs newest first: at most `limit`, with ids below `before` when given.
+    pub fn list(&self, limit: usize, before: Option<u64>) -> rusqlite::Result<Vec<StoredJob>> {
+        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {JOB_COLUMNS} FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2"
+            ))?
+            .query_map(params![before, limit as i64], job_row)?
+            .collect()
+    }
+
+    /// How a lease ended, as `(worker id, state)`; `None` when unknown or still active.
+    pub fn lease_end(&self, id: &str) -> rusqlite::Result<Option<(String, String)>> {
+        self.conn
+            .prepare_cached(
+                "SELECT worker_id, state FROM leases WHERE id = ?1 AND state != 'active'",
+            )?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
     }
 
     /// Number of results stored for `task_id` (tests: "counted once").
@@ -458,10 +569,11 @@ mod tests {
             }])
             .is_err());
         drop(s);
-        let s = Store::open(&dir).unwrap();
+        let mut s = Store::open(&dir).unwrap();
         let snap = s.load().unwrap();
         assert_eq!(snap.jobs.len(), 1);
         assert_eq!(snap.tasks.len(), 1);
+        assert_eq!((snap.max_job_id, snap.max_task_id), (1, 1));
         assert_eq!(s.result_count(1).unwrap(), 1);
         let _ = std::fs::remove_file(&dir);
     }

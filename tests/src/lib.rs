@@ -114,6 +114,9 @@ pub struct CoordOpts {
     pub parallelism: Option<usize>,
     pub worker_token: Option<String>,
     pub api_token: Option<String>,
+    /// Without a worker token the tests pass `--insecure-workers` so that plain worker
+    /// processes can join; `secure_default` starts the coordinator as a user would, without it.
+    pub secure_default: bool,
 }
 
 impl Coordinator {
@@ -134,6 +137,9 @@ impl Coordinator {
         }
         if let Some(p) = o.parallelism {
             cmd.args(["--parallelism", &p.to_string()]);
+        }
+        if o.worker_token.is_none() && !o.secure_default {
+            cmd.arg("--insecure-workers");
         }
         cmd.env_remove("GAMESOLVER_WORKER_TOKEN")
             .env_remove("GAMESOLVER_API_TOKEN");

@@ -10,6 +10,11 @@
 //! console error, uncaught exception, failed request, or request to anything but the
 //! coordinator (the pages must work offline).
 //!
+//! A second test runs the page against a coordinator with an API token: the page asks for the
+//! token after the first 401, a wrong token shows the API's message (on the page and under the
+//! form), the right one is kept in `sessionStorage` and a job submitted through the form runs
+//! to its result.
+//!
 //! Chromium is found as `$GAMESOLVER_CHROMIUM`, else `chromium`, `chromium-browser`,
 //! `google-chrome` or `headless_shell` on `PATH` (Debian: `apt-get install -y chromium`). If
 //! none is found the test prints a `SKIPPED` line and passes.
@@ -58,10 +63,12 @@ fn artifacts_dir() -> PathBuf {
     dir
 }
 
-/// A real `gamesolver serve --local-workers 2` (the e2e harness's coordinator).
-fn start_coordinator(dir: &Path) -> gamesolver_e2e::Coordinator {
+/// A real `gamesolver serve --local-workers 2` (the e2e harness's coordinator), requiring
+/// `api_token` on the job endpoints when given.
+fn start_coordinator(dir: &Path, api_token: Option<&str>) -> gamesolver_e2e::Coordinator {
     let opts = gamesolver_e2e::CoordOpts {
         local_workers: 2,
+        api_token: api_token.map(str::to_string),
         ..Default::default()
     };
     gamesolver_e2e::Coordinator::start(&dir.join("dash.db"), &opts)
@@ -342,7 +349,7 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
     };
     let tmp = std::env::temp_dir().join(format!("gamesolver-dash-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("temp dir");
-    let coordinator = start_coordinator(&tmp);
+    let coordinator = start_coordinator(&tmp, None);
     let base = coordinator.url.clone();
     let art = artifacts_dir();
     let mut b = Browser::launch(&exe, &tmp.join("profile"));
@@ -505,4 +512,108 @@ fn base64_decoder_matches_known_values() {
     let mut v = Vec::new();
     r.read_to_end(&mut v).unwrap();
     assert_eq!(v, vec![0, 1, 2]);
+}
+
+#[test]
+fn dashboard_asks_for_the_api_token_and_uses_it_in_chromium() {
+    let Some(exe) = find_chromium() else {
+        println!("SKIPPED dashboard token test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+        return;
+    };
+    const TOKEN: &str = "dash-api-secret";
+    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-tok-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let coordinator = start_coordinator(&tmp, Some(TOKEN));
+    let base = coordinator.url.clone();
+    let art = artifacts_dir();
+    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+
+    // No token yet: the job list is refused, the page asks for the token.
+    b.call("Page.navigate", json!({"url": format!("{base}/")}));
+    b.wait_for(
+        "the token form after the first 401",
+        "!document.getElementById('token-form').hidden && \
+         document.getElementById('token-note').textContent.includes('API token')",
+    );
+    // A wrong token: the API's message on the page, and a submission is refused with it too.
+    set_field(&mut b, "token", "wrong-token");
+    b.eval("document.getElementById('token-form').requestSubmit(), true");
+    let msg = b.wait_for(
+        "the API's message for a wrong token",
+        "(() => { const e = document.getElementById('global-error'); \
+         return !e.hidden && e.textContent.includes('API token') && e.textContent; })()",
+    );
+    assert!(
+        msg.as_str().unwrap_or("").contains("wrong API token"),
+        "message: {msg}"
+    );
+    b.wait_for(
+        "the form filled from the registry",
+        "document.querySelectorAll('#f-game option').length > 0",
+    );
+    set_field(&mut b, "f-game", "tictactoe");
+    set_field(&mut b, "f-params", "");
+    set_field(&mut b, "f-position", "15");
+    set_field(&mut b, "f-algorithm", "alphabeta");
+    b.eval("document.getElementById('submit-form').requestSubmit(), true");
+    b.wait_for(
+        "the refusal under the form",
+        "(() => { const e = document.getElementById('submit-error'); \
+         return !e.hidden && e.textContent.includes('API token'); })()",
+    );
+    assert_eq!(b.eval("document.body.dataset.view"), json!("home"));
+    let (code, _) = gamesolver_e2e::http("GET", &format!("{base}/v1/jobs"), None, None);
+    assert_eq!(code, 401, "the coordinator requires the token");
+    let (_, list) = gamesolver_e2e::http("GET", &format!("{base}/v1/jobs"), None, Some(TOKEN));
+    assert_eq!(
+        list["jobs"],
+        json!([]),
+        "nothing was submitted with a wrong token"
+    );
+    b.screenshot(&art.join("dashboard-token-wrong.png"));
+
+    // The right token: kept for the session, the page works, a job runs to its result.
+    set_field(&mut b, "token", TOKEN);
+    b.eval("document.getElementById('token-form').requestSubmit(), true");
+    b.wait_for(
+        "the local workers listed with the token",
+        "document.querySelectorAll('#workers tr[data-worker]').length >= 1 && \
+         document.getElementById('global-error').hidden",
+    );
+    assert_eq!(
+        b.eval("sessionStorage.getItem('gamesolver-api-token')"),
+        json!(TOKEN)
+    );
+    // From here on every request carries the right token (earlier 401s were expected).
+    b.settle();
+    let from = b.events.len();
+    b.eval("document.getElementById('submit-form').requestSubmit(), true");
+    b.wait_for("the job page", "document.body.dataset.view === 'job'");
+    let state = b.wait_for(
+        "the job to end",
+        "['done', 'failed', 'cancelled'].includes(document.body.dataset.jobState) && document.body.dataset.jobState",
+    );
+    assert_eq!(state, json!("done"));
+    let result_text = b.eval("document.getElementById('job-result').textContent");
+    let result: Value =
+        serde_json::from_str(result_text.as_str().unwrap_or("")).expect("result JSON on the page");
+    let local = gamesolver_e2e::local_value(
+        &json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+    );
+    assert_eq!(result["value"], local, "{result}");
+    b.wait_for(
+        "the board picture fetched with the token",
+        "document.querySelector('#job-board svg.gs-board') !== null",
+    );
+    b.settle();
+    b.screenshot(&art.join("dashboard-token-job.png"));
+    // Once the token is right, nothing on the page fails.
+    let found = problems(&b.events[from..], &base, &[]);
+    assert!(
+        found.is_empty(),
+        "the pages had problems with the right token:\n{}",
+        found.join("\n")
+    );
+    drop(b);
+    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -121,8 +121,22 @@ fn solve_with_coordinator_prints_the_same_result_as_in_process() {
     };
     let (code, local, _) = run(&[]);
     assert_eq!(code, Some(0));
+    let (streams, reads) = (
+        c.metric("gamesolver_event_streams_total"),
+        c.metric("gamesolver_status_reads_total"),
+    );
     let (code, remote, err) = run(&["--coordinator", &c.url]);
     assert_eq!(code, Some(0), "{err}");
+    // The client followed the job's event stream rather than polling its status.
+    assert!(
+        c.metric("gamesolver_event_streams_total") > streams,
+        "solve --coordinator opened no event stream"
+    );
+    assert_eq!(
+        c.metric("gamesolver_status_reads_total"),
+        reads,
+        "solve --coordinator polled the status"
+    );
     let (local, remote): (Value, Value) = (
         serde_json::from_str(&local).unwrap(),
         serde_json::from_str(&remote).unwrap(),
@@ -651,4 +665,103 @@ fn a_thousand_small_concurrent_jobs_all_finish_with_correct_values() {
     let status = c.get("/v1/status", None).1;
     assert_eq!(status["queue_depth"], 0);
     assert_eq!(status["running"], 0, "nothing stuck: {status}");
+}
+
+/// Without `GAMESOLVER_WORKER_TOKEN` (and without `--insecure-workers`) the worker endpoints
+/// refuse every outside client, while the coordinator's own local workers still run jobs.
+#[test]
+fn without_a_worker_token_only_local_workers_are_served() {
+    let dir = scratch("worker-default");
+    let c = Coordinator::start(
+        &dir.join("db.sqlite"),
+        &CoordOpts {
+            local_workers: 1,
+            secure_default: true,
+            ..Default::default()
+        },
+    );
+    let reg = json!({"host": "outsider", "threads": 1});
+    for t in [None, Some(""), Some("local-0000")] {
+        let (code, v) = c.post("/v1/worker/register", &reg, t);
+        assert_eq!(code, 401, "{v}");
+        assert_eq!(v["error"]["code"], "unauthorized", "{v}");
+    }
+    let (code, v) = c.post(
+        "/v1/worker/lease",
+        &json!({"worker_id": "w-guess", "wait_ms": 10}),
+        None,
+    );
+    assert_eq!(code, 401, "{v}");
+    let id = c.submit(
+        &json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        None,
+    );
+    let st = c.wait_job(id, LONG);
+    assert_eq!(st["state"], "done", "{st}");
+    assert_eq!(st["result"]["value"], local_value(&st["job"]), "{st}");
+    assert_eq!(c.workers(), 1, "only the local worker registered");
+}
+
+/// Finished jobs leave the coordinator's memory but every answer about them stays: status,
+/// the event stream (one `end` event), the list with paging; across a restart as well.
+#[test]
+fn finished_jobs_answer_the_same_from_the_store_with_paging_and_events() {
+    let dir = scratch("evicted");
+    let db = dir.join("db.sqlite");
+    let opts = CoordOpts {
+        local_workers: 1,
+        ..Default::default()
+    };
+    let mut c = Coordinator::start(&db, &opts);
+    let mut ids = Vec::new();
+    for pos in ["15", "1", "5"] {
+        ids.push(c.submit(
+            &json!({"game": "tictactoe", "position": pos, "algorithm": "alphabeta"}),
+            None,
+        ));
+    }
+    let settled = |st: &Value| {
+        st["task_list"]
+            .as_array()
+            .is_some_and(|l| l.iter().all(|t| t["state"] != "running"))
+    };
+    let mut statuses: Vec<Value> = Vec::new();
+    for id in &ids {
+        let st = c.wait_job(*id, LONG);
+        assert_eq!(st["state"], "done", "{st}");
+        // A leftover probe may still report (as cancelled); compare once nothing runs.
+        wait_until(LONG, "no task running", || {
+            settled(&c.get(&format!("/v1/jobs/{id}"), None).1)
+        });
+        statuses.push(c.get(&format!("/v1/jobs/{id}"), None).1);
+    }
+    let check = |c: &Coordinator| {
+        for (id, st) in ids.iter().zip(&statuses) {
+            let (code, now) = c.get(&format!("/v1/jobs/{id}"), None);
+            assert_eq!(code, 200);
+            assert_eq!(&now, st, "status of job {id} changed");
+            let (code, text) = raw("GET", &format!("{}/v1/jobs/{id}/events", c.url), None, None);
+            assert_eq!(code, 200);
+            assert!(text.contains("event: end"), "{text}");
+            assert_eq!(text.matches("data:").count(), 1, "{text}");
+        }
+        let (_, page) = c.get("/v1/jobs?limit=2", None);
+        let first: Vec<u64> = page["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(first, vec![ids[2], ids[1]], "{page}");
+        let next = page["next_before"].as_u64().expect("a next page");
+        let (_, page) = c.get(&format!("/v1/jobs?limit=2&before={next}"), None);
+        assert_eq!(page["jobs"][0]["id"], ids[0], "{page}");
+        assert!(page["next_before"].is_null(), "{page}");
+        let (_, status) = c.get("/v1/status", None);
+        assert_eq!(status["jobs"]["done"], 3, "{status}");
+    };
+    check(&c);
+    c.proc.terminate(Duration::from_secs(10));
+    let c = Coordinator::start(&db, &opts);
+    check(&c);
 }
