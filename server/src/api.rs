@@ -12,7 +12,7 @@
 
 use crate::scheduler::SchedError;
 use crate::Coordinator;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
@@ -250,8 +250,11 @@ struct ListQuery {
 
 async fn list_jobs(
     State(c): State<Shared>,
-    Query(q): Query<ListQuery>,
+    q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    // A malformed query (`?before=x`) is a JSON error like every other.
+    let Query(q) =
+        q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
     let limit = q.limit.unwrap_or(100).min(MAX_LIST);
     Ok(Json(c.call(move |s| s.list(limit, q.before)).await?))
 }

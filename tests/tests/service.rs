@@ -759,6 +759,9 @@ fn finished_jobs_answer_the_same_from_the_store_with_paging_and_events() {
         assert!(page["next_before"].is_null(), "{page}");
         let (_, status) = c.get("/v1/status", None);
         assert_eq!(status["jobs"]["done"], 3, "{status}");
+        let (code, v) = c.get("/v1/jobs?before=x", None);
+        assert_eq!(code, 400, "{v}");
+        assert_eq!(v["error"]["code"], "bad_request", "{v}");
     };
     check(&c);
     c.proc.terminate(Duration::from_secs(10));
