@@ -523,6 +523,56 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// A version 1 file (no `jobs.progress`) is upgraded in place and keeps its jobs; a leftover
+    /// running task of a finished job is settled on load, and only active jobs are loaded.
+    #[test]
+    fn a_version_1_file_is_upgraded_and_finished_jobs_are_not_loaded() {
+        let path = std::env::temp_dir().join(format!("gs-store-v1-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        {
+            let c = Connection::open(&path).unwrap();
+            // The jobs table comes first: drop its progress column, keep the tasks' one.
+            let v1 = SCHEMA.replacen(",\n    progress TEXT\n", "\n", 1);
+            assert_eq!(v1.matches("progress TEXT").count(), 1);
+            c.execute_batch(&v1).unwrap();
+            c.execute_batch(
+                "PRAGMA user_version = 1;
+                 INSERT INTO jobs (id, spec, state, created_ms, result) VALUES (1, '{}', 'done', 5, '{\"value\":1}');
+                 INSERT INTO jobs (id, spec, state, created_ms) VALUES (2, '{}', 'running', 6);
+                 INSERT INTO tasks (id, job_id, kind, state) VALUES (1, 1, '{}', 'running');
+                 INSERT INTO tasks (id, job_id, kind, state) VALUES (2, 2, '{}', 'running');
+                 INSERT INTO leases (id, task_id, worker_id, state, created_ms) VALUES ('l1', 1, 'w', 'active', 5);
+                 INSERT INTO leases (id, task_id, worker_id, state, created_ms) VALUES ('l2', 2, 'w', 'active', 6);",
+            )
+            .unwrap();
+        }
+        let mut s = Store::open(&path).unwrap();
+        let snap = s.load().unwrap();
+        assert_eq!(snap.jobs.iter().map(|j| j.id).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(snap.tasks.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(snap.leases.len(), 1);
+        assert_eq!(snap.finished, vec![("done".to_string(), 1)]);
+        assert_eq!((snap.max_job_id, snap.max_task_id), (2, 2));
+        let done = s.job(1).unwrap().unwrap();
+        assert_eq!(done.result.as_deref(), Some("{\"value\":1}"));
+        assert_eq!(done.progress, None);
+        let tasks = s.job_tasks(1).unwrap();
+        assert_eq!(tasks[0].0.state, "cancelled");
+        assert_eq!(tasks[0].1, vec!["w".to_string()]);
+        assert_eq!(
+            s.lease_end("l1").unwrap(),
+            Some(("w".to_string(), "expired".to_string()))
+        );
+        assert_eq!(s.lease_end("l2").unwrap(), None, "still active");
+        let version: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
     #[test]
     fn a_batch_is_all_or_nothing_and_results_are_unique() {
         let dir = std::env::temp_dir().join(format!("gs-store-{}", std::process::id()));
