@@ -85,6 +85,9 @@ cleanup() {
   exit $status
 }
 trap cleanup EXIT
+# A CI timeout or Ctrl-C still tears down (bash runs the EXIT trap only on a trapped signal).
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 api() { curl -sS --max-time 10 "$@"; }
 # Python one-liners over a JSON document on stdin.
@@ -173,7 +176,7 @@ mark "fault 1: docker kill worker ${victim:0:12} ($victim_wid, task $victim_task
 # If the task's result got in just before the cut, reconnect and try another holder.
 net="${project}_default"
 expired=""
-for try in 1 2 3; do
+for _ in 1 2 3; do
   line=$(pick_holder "$victim")
   read -r cut cut_wid cut_task <<<"$line"
   assert_running "fault 2"
@@ -233,7 +236,7 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   sleep 1
 done
 mark "job $id ended: $state"
-[ "$state" = done ] || fail "job $id is '$state' (error: $(job_json | jq_py 'print(d.get("error"))'))"
+[ "$state" = "done" ] || fail "job $id is '$state' (error: $(job_json | jq_py 'print(d.get("error"))'))"
 
 # Tasks still running when the job ended are told to stop by their next heartbeat.
 for _ in $(seq 1 60); do
