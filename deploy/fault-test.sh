@@ -34,7 +34,7 @@ if ! docker info >/dev/null 2>&1 || ! command -v docker-compose >/dev/null 2>&1;
   echo "fault-test: SKIPPED (no Docker engine or docker-compose reachable on this machine)"
   exit 0
 fi
-for tool in curl python3; do
+for tool in curl python3 bc strip; do
   command -v "$tool" >/dev/null 2>&1 || { echo "fault-test: needs $tool" >&2; exit 1; }
 done
 
