@@ -170,7 +170,7 @@ line=$(pick_holder)
 read -r victim victim_wid victim_task <<<"$line"
 assert_running "fault 1"
 docker kill "$victim" >/dev/null
-mark "fault 1: docker kill worker ${victim:0:12} ($victim_wid, task $victim_task)"
+mark "fault 1: docker kill worker ${victim:0:12} ($victim_wid, held task $victim_task when picked)"
 
 # 2. Cut another worker off the network until its lease has expired and its task was handed back.
 # If the task's result got in just before the cut, reconnect and try another holder.
@@ -181,7 +181,7 @@ for _ in 1 2 3; do
   read -r cut cut_wid cut_task <<<"$line"
   assert_running "fault 2"
   docker network disconnect "$net" "$cut"
-  mark "fault 2: docker network disconnect worker ${cut:0:12} ($cut_wid, task $cut_task)"
+  mark "fault 2: docker network disconnect worker ${cut:0:12} ($cut_wid, held task $cut_task when picked)"
   # Its lease expires unless its task ended just before the cut and it holds no other.
   for _ in $(seq 1 $(( (lease_ms / 1000 + 30) * 2 ))); do
     lost=$(lost_by "$cut_wid" | head -n1)
