@@ -22,6 +22,7 @@
 #   FAULT_LEASE_MS=N          coordinator lease time (default 3000)
 #   FAULT_TIMEOUT=S           longest wait for the job (default 420)
 #   FAULT_PORT=N              host port of the coordinator (default 18480)
+#   FAULT_WORKER_CPUS=X       CPU quota of each worker container (default 0.2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,11 @@ fi
 lease_ms="${FAULT_LEASE_MS:-3000}"
 timeout_s="${FAULT_TIMEOUT:-420}"
 port="${FAULT_PORT:-18480}"
+# The faults are paced by the clock (lease expiry, restart, scaling take tens of seconds), so
+# the job must last longer than that on any machine. A CPU quota per worker makes its length
+# nearly independent of how fast or idle the machine is: 3 workers x 0.2 CPU take ~2 minutes
+# on a quiet machine, about what the job takes when the workers share 2 busy cores.
+worker_cpus="${FAULT_WORKER_CPUS:-0.2}"
 project="gsfault$$"
 base="http://127.0.0.1:$port"
 
@@ -73,6 +79,7 @@ services:
     command: ["serve", "--listen", "0.0.0.0:8080", "--db", "/data/gamesolver.db", "--lease-ms", "$lease_ms", "--parallelism", "3"]
   worker:
     command: ["--coordinator", "http://coordinator:8080", "--threads", "1"]
+    cpus: $worker_cpus
 EOF
 export GAMESOLVER_ENV_FILE="$work/env" GAMESOLVER_BIND=127.0.0.1 GAMESOLVER_PORT="$port"
 compose() { docker-compose -p "$project" -f docker-compose.yml -f "$work/override.yml" "$@"; }
