@@ -225,7 +225,7 @@ mod tests {
         }
         fn returns(&self, s: &Node, out: &mut [f64]) {
             for (p, o) in out.iter_mut().enumerate() {
-                *o = (mix(s.key ^ (p as u64 + 1) << 40) % 6) as f64;
+                *o = (mix(s.key ^ ((p as u64 + 1) << 40)) % 6) as f64;
             }
         }
         fn parse_position(&self, _text: &str) -> Result<Node, NotationError> {
@@ -251,11 +251,11 @@ mod tests {
             if s.plies >= self.height {
                 return;
             }
-            let n = mix(s.key ^ (player as u64 + 7) << 48) % 4;
+            let n = mix(s.key ^ ((player as u64 + 7) << 48)) % 4;
             moves.extend((0..n as u8).map(|i| (player, i)));
         }
         fn apply_as(&self, s: &mut Node, player: u8, mv: (u8, u8), next: u8) {
-            s.key = mix(s.key ^ (player as u64) << 8 ^ (mv.1 as u64 + 1));
+            s.key = mix(s.key ^ ((player as u64) << 8) ^ (mv.1 as u64 + 1));
             s.plies += 1;
             s.to_move = next;
         }
@@ -264,7 +264,7 @@ mod tests {
     impl VectorEval for RandomGame {
         fn evaluate_vector(&self, s: &Node, out: &mut [f64]) {
             for (p, o) in out.iter_mut().enumerate() {
-                *o = (mix(s.key ^ (p as u64 + 1) << 32) % 6) as f64;
+                *o = (mix(s.key ^ ((p as u64 + 1) << 32)) % 6) as f64;
             }
         }
     }
