@@ -114,6 +114,7 @@ pub const GAMES: &[&str] = &[
     "backgammon",
     "carcassonne",
     "othello",
+    "rolit",
 ];
 
 /// Algorithm names of CONTRACTS.md.
@@ -267,6 +268,16 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             params.finish()?;
             let game = games::othello::Othello::new(size).map_err(SolveError::bad)?;
             family::zero_sum(job, game)?
+        }
+        "rolit" => {
+            let players = params.get_or("players", 4usize)?;
+            let size = params.get_or("size", 8usize)?;
+            params.finish()?;
+            let game = games::rolit::Rolit::new(players, size).map_err(SolveError::bad)?;
+            let root = game
+                .parse_position(&job.position)
+                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
+            multi::multi_out_of_turn(job, game, root, true)?
         }
         other => {
             return Err(SolveError::bad(format!(

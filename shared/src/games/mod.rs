@@ -9,6 +9,7 @@ pub mod mnk;
 pub mod morpion;
 pub mod othello;
 pub mod pig;
+pub mod rolit;
 pub mod samegame;
 pub mod tree;
 pub mod tsptw;

@@ -17,6 +17,7 @@
 //! | [`MoveCodes`] | a stable code per move meaning | NRPA |
 //! | [`Symmetric`] | a canonical hash under the board's symmetries | tables that share symmetric entries |
 //! | [`Undo`] | undo of the last move, for games whose states are large | kernels that walk in place |
+//! | [`OutOfTurn`] | moves of a player who is not to move, played with the turn handed on | best-reply search |
 //!
 //! Conventions every implementation keeps:
 //! - [`Game::legal_moves`] clears and fills a buffer the caller owns; kernels keep one buffer per
@@ -201,5 +202,7 @@ pub fn play_moves<G: Game>(
 
 pub mod battery;
 pub mod chance;
+pub mod multi;
 pub mod single;
 pub use chance::{ChanceZeroSum, VectorEval};
+pub use multi::OutOfTurn;

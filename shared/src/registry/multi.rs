@@ -1,27 +1,48 @@
 //! The multi-player family: games with utility vectors ([`Stochastic`] + [`VectorEval`]) and
-//! the kernels `maxn` and `paranoid`.
+//! the kernels `maxn`, `paranoid` and, for games whose players can move out of turn
+//! ([`OutOfTurn`], e.g. `rolit`), `brs` (best-reply search).
 //!
 //! Options: `tiebreak` (maxn: `first`, the default, `last`, `paranoid`, `friendly`), `depth`
-//! (players' plies; only for games with an evaluator, explicit trees are searched to the end).
-//! `brs` (best-reply search) needs moves out of turn, which no game offers yet: it is refused
-//! with a clear message.
+//! (plies; only for games with an evaluator, explicit trees are searched to the end; for `brs`
+//! each MAX and each MIN layer is one ply). `brs` on a game without moves out of turn (explicit
+//! trees) is refused with a clear message.
+//!
+//! Without `depth`, games that have an evaluator are searched by iterative deepening (depth 1,
+//! 2, ...) until the time or node limit stops an iteration or an iteration sees no depth cut;
+//! the deepest finished iteration is the result (`depth` in the output). Such a job needs a
+//! time or node limit.
 //!
 //! Output (CONTRACTS.md, more than two players): `value` is a JSON array, one entry per player:
-//! max^n's whole vector; for paranoid, the root player's entry, the others `null` (paranoid
-//! search does not determine them). `player` names the root player (0-based) for paranoid.
+//! max^n's whole vector; for paranoid and brs, the root player's entry, the others `null`
+//! (these searches do not determine them). `player` names the root player (0-based) for
+//! paranoid and brs.
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::json_number;
-use crate::model::{Stochastic, VectorEval};
-use crate::search::maxn::{maxn, root_player, TieBreak};
+use crate::model::{OutOfTurn, Stochastic, VectorEval};
+use crate::search::bestreply::best_reply;
+use crate::search::maxn::{maxn, root_player, TieBreak, VectorOutcome};
 use crate::search::paranoid::paranoid;
 use crate::search::Control;
 use crate::wire::{JobSpec, TaskKind, TaskOutput};
+
+/// Deepest iteration of iterative deepening (a safety stop; real searches end by their limits
+/// long before, and a search that sees no depth cut ends by itself).
+const MAX_ITERATIVE_DEPTH: u32 = 128;
+
+/// A kernel over `G` with the multi-player signature (state, depth, control).
+type VectorKernel<G> = fn(
+    &G,
+    &<G as crate::model::Game>::State,
+    Option<u32>,
+    &Control,
+) -> Option<VectorOutcome<<G as crate::model::Game>::Move>>;
 
 #[derive(Clone, Copy, Debug)]
 enum Kernel {
     Maxn(TieBreak),
     Paranoid,
+    Brs,
 }
 
 /// A prepared multi-player job.
@@ -31,6 +52,10 @@ pub struct MultiJob<G: Stochastic + VectorEval> {
     root: G::State,
     kernel: Kernel,
     depth: Option<u32>,
+    /// Iterative deepening (the game evaluates and no depth was given).
+    deepen: bool,
+    /// Best-reply search, when the game has moves out of turn.
+    brs: Option<VectorKernel<G>>,
 }
 
 /// Prepares a job over a multi-player game; `evaluates`: the game has a real evaluator.
@@ -39,6 +64,27 @@ pub fn multi<G: Stochastic + VectorEval>(
     game: G,
     root: G::State,
     evaluates: bool,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    prepare_multi(job, game, root, evaluates, None)
+}
+
+/// Prepares a job over a multi-player game whose players can move out of turn, so that `brs`
+/// applies as well as `maxn` and `paranoid`.
+pub fn multi_out_of_turn<G: Stochastic + VectorEval + OutOfTurn>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+    evaluates: bool,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    prepare_multi(job, game, root, evaluates, Some(best_reply::<G>))
+}
+
+fn prepare_multi<G: Stochastic + VectorEval>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+    evaluates: bool,
+    brs: Option<VectorKernel<G>>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let depth: Option<u32> = opts.get("depth")?;
@@ -50,6 +96,7 @@ pub fn multi<G: Stochastic + VectorEval>(
                 .map_err(|e: String| SolveError::bad(format!("option {e}")))?,
         }),
         "paranoid" => Kernel::Paranoid,
+        "brs" if brs.is_some() => Kernel::Brs,
         "brs" => {
             return Err(SolveError::bad(format!(
                 "algorithm 'brs' needs a game whose players can move out of turn; game '{}' cannot",
@@ -57,10 +104,15 @@ pub fn multi<G: Stochastic + VectorEval>(
             )))
         }
         other => {
+            let known = if brs.is_some() {
+                "maxn, paranoid, brs"
+            } else {
+                "maxn, paranoid"
+            };
             return Err(SolveError::bad(format!(
-                "algorithm '{other}' does not apply to game '{}' (multi-player: maxn, paranoid)",
+                "algorithm '{other}' does not apply to game '{}' (multi-player: {known})",
                 job.game
-            )))
+            )));
         }
     };
     opts.finish()?;
@@ -70,13 +122,42 @@ pub fn multi<G: Stochastic + VectorEval>(
             job.game
         )));
     }
+    if depth == Some(0) {
+        return Err(SolveError::bad("option 'depth' must be at least 1"));
+    }
+    let deepen = evaluates && depth.is_none();
+    if deepen && job.limits.time_ms.is_none() && job.limits.node_limit.is_none() {
+        return Err(SolveError::bad(format!(
+            "game '{}' needs option 'depth' or a time or node limit (iterative deepening)",
+            job.game
+        )));
+    }
     Ok(Box::new(MultiJob {
         job: job.clone(),
         game,
         root,
         kernel,
         depth,
+        deepen,
+        brs,
     }))
+}
+
+fn stopped(ctl: &Control) -> SolveError {
+    match ctl.should_stop() {
+        Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
+        None => SolveError::Internal("stopped".into()),
+    }
+}
+
+impl<G: Stochastic + VectorEval> MultiJob<G> {
+    fn search(&self, depth: Option<u32>, ctl: &Control) -> Option<VectorOutcome<G::Move>> {
+        match self.kernel {
+            Kernel::Maxn(tb) => maxn(&self.game, &self.root, depth, tb, ctl),
+            Kernel::Paranoid => paranoid(&self.game, &self.root, depth, ctl),
+            Kernel::Brs => (self.brs?)(&self.game, &self.root, depth, ctl),
+        }
+    }
 }
 
 impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
@@ -93,18 +174,36 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
             ));
         }
         let t0 = std::time::Instant::now();
-        let o = match self.kernel {
-            Kernel::Maxn(tb) => maxn(&self.game, &self.root, self.depth, tb, ctl),
-            Kernel::Paranoid => paranoid(&self.game, &self.root, self.depth, ctl),
-        }
-        .ok_or_else(|| match ctl.should_stop() {
-            Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
-            None => SolveError::Internal("stopped".into()),
-        })?;
         let mut extra = serde_json::Map::new();
+        let (o, depth, nodes) = if self.deepen {
+            // Iterative deepening until a limit stops an iteration, or one sees no depth cut.
+            let mut last: Option<(VectorOutcome<G::Move>, u32)> = None;
+            let mut total = 0u64;
+            for d in 1..=MAX_ITERATIVE_DEPTH {
+                let Some(o) = self.search(Some(d), ctl) else {
+                    break;
+                };
+                total += o.nodes;
+                let exact = !o.cut;
+                last = Some((o, d));
+                if ctl.wants_progress() {
+                    ctl.report(serde_json::json!({ "depth": d, "nodes": total }));
+                }
+                if exact {
+                    break;
+                }
+            }
+            let (o, d) = last.ok_or_else(|| stopped(ctl))?;
+            extra.insert("iterations".into(), d.into());
+            (o, Some(d), total)
+        } else {
+            let o = self.search(self.depth, ctl).ok_or_else(|| stopped(ctl))?;
+            let n = o.nodes;
+            (o, self.depth, n)
+        };
         let value: Vec<serde_json::Value> = match self.kernel {
             Kernel::Maxn(_) => o.value.iter().map(|&v| json_number(v)).collect(),
-            Kernel::Paranoid => {
+            Kernel::Paranoid | Kernel::Brs => {
                 let r = root_player(&self.game, &self.root);
                 extra.insert("player".into(), r.into());
                 (0..self.game.num_players())
@@ -118,14 +217,15 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
                     .collect()
             }
         };
-        if let Some(d) = self.depth {
+        if let Some(d) = depth {
             extra.insert("depth".into(), d.into());
         }
+        extra.insert("exact".into(), (!o.cut).into());
         extra.insert("leaves".into(), o.leaves.into());
         Ok(TaskOutput {
             value: value.into(),
             best_move: o.best_move.map(|m| self.game.format_move(&self.root, m)),
-            nodes: o.nodes,
+            nodes,
             elapsed_ms: t0.elapsed().as_millis() as u64,
             raw: None,
             extra,
@@ -177,6 +277,66 @@ mod tests {
             (job(COURSE, "maxn", &[("depth", "2")]), "no evaluator"),
             (job(COURSE, "brs", &[]), "out of turn"),
             (job(COURSE, "alphabeta", &[]), "does not apply"),
+        ] {
+            let e = prepare(&j).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+
+    fn rolit(
+        position: &str,
+        algorithm: &str,
+        params: &[(&str, &str)],
+        options: &[(&str, &str)],
+    ) -> JobSpec {
+        let mut j = job(position, algorithm, options);
+        j.game = "rolit".into();
+        j.game_params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        j
+    }
+
+    /// The hand example of `search::bestreply` through the registry: Rolit 4 x 4 for three
+    /// players, depth 2: BRS 2 for red with d2, paranoid 3 with d2; max^n gives the whole vector.
+    #[test]
+    fn rolit_through_the_registry() {
+        let small = [("players", "3"), ("size", "4")];
+        let run =
+            |j: JobSpec| run_local(prepare(&j).unwrap().as_ref(), &Control::unlimited()).unwrap();
+        let r = run(rolit("", "brs", &small, &[("depth", "2")]));
+        assert_eq!(r.value, json!([2, null, null]));
+        assert_eq!(r.best_move.as_deref(), Some("d2"));
+        let r = run(rolit("", "paranoid", &small, &[("depth", "2")]));
+        assert_eq!(r.value, json!([3, null, null]));
+        let r = run(rolit("", "maxn", &small, &[("depth", "1")]));
+        // Red's three captures all give (3, 1, 1) or (3, 0, 1)...: red's entry is 3.
+        assert_eq!(r.value[0], json!(3));
+        assert_eq!(r.value.as_array().unwrap().len(), 3);
+        // Four players on 8 x 8 after two moves, with a node limit: iterative deepening.
+        let mut j = rolit("f4c3", "brs", &[], &[]);
+        j.limits.node_limit = Some(20_000);
+        let ctl = Control::with_limits(None, Some(20_000));
+        let r = run_local(prepare(&j).unwrap().as_ref(), &ctl).unwrap();
+        assert_eq!(r.value.as_array().unwrap().len(), 4);
+        assert!(r.extra["depth"].as_u64().unwrap() >= 2, "{:?}", r.extra);
+        for (j, want) in [
+            (
+                rolit("", "brs", &[("players", "5")], &[("depth", "1")]),
+                "players 5",
+            ),
+            (
+                rolit("", "brs", &[("size", "7")], &[("depth", "1")]),
+                "size 7",
+            ),
+            (rolit("", "brs", &[], &[]), "time or node limit"),
+            (rolit("", "brs", &[], &[("depth", "0")]), "at least 1"),
+            (rolit("a1", "brs", &[], &[("depth", "1")]), "position"),
+            (
+                rolit("", "alphabeta", &[], &[("depth", "1")]),
+                "maxn, paranoid, brs",
+            ),
         ] {
             let e = prepare(&j).err().map(|e| e.to_string()).unwrap_or_default();
             assert!(e.contains(want), "{e}");

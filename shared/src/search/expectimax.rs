@@ -21,6 +21,7 @@
 //! second outcome. Without pruning every node of the (cut) tree is visited in the game's order.
 //! The first of several equally good root moves is reported. A stop request returns `None`.
 
+use super::node::Tally;
 use super::Control;
 use crate::model::chance::{to_side, ChanceZeroSum};
 use crate::model::Turn;
@@ -60,9 +61,7 @@ struct Search<'a, G: ChanceZeroSum> {
     bounds: (f64, f64),
     pruning: Pruning,
     frames: Vec<Frame<G::Move>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
+    tally: Tally,
     best_root: Option<G::Move>,
 }
 
@@ -76,19 +75,12 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         ply: usize,
         depth: Option<u32>,
     ) -> f64 {
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        if self.stopped {
+        if !self.tally.enter(self.ctl) {
             return 0.0;
         }
         let turn = self.game.turn(state);
         if turn == Turn::Terminal {
-            self.leaves += 1;
+            self.tally.leaves += 1;
             return to_side(
                 self.game.player_side(state),
                 0,
@@ -96,7 +88,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             );
         }
         if depth == Some(0) {
-            self.leaves += 1;
+            self.tally.leaves += 1;
             return to_side(self.game.player_side(state), 0, self.game.estimate(state));
         }
         if self.frames.len() <= ply {
@@ -203,21 +195,19 @@ pub fn expectimax<G: ChanceZeroSum>(
         bounds: bounds.unwrap_or_else(|| game.utility_bounds()),
         pruning,
         frames: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
+        tally: Tally::default(),
         best_root: None,
     };
     let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
+    s.tally.flush(ctl);
+    if s.tally.stopped {
         return None;
     }
     Some(ChanceOutcome {
         value: to_side(0, game.player_side(state), v),
         best_move: s.best_root,
-        nodes: s.nodes,
-        leaves: s.leaves,
+        nodes: s.tally.nodes,
+        leaves: s.tally.leaves,
     })
 }
 

@@ -13,6 +13,7 @@
 //! Values live in one flat buffer, a slot of `num_players` numbers per ply, so the search
 //! allocates nothing per node.
 
+use super::node::Tally;
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
@@ -55,6 +56,9 @@ pub struct VectorOutcome<M> {
     pub nodes: u64,
     /// Terminal or depth-cut leaves scored.
     pub leaves: u64,
+    /// Some leaf was cut by the depth limit (scored by the evaluator): a deeper search may give
+    /// another value. False: the value is the game's own.
+    pub cut: bool,
 }
 
 /// The player whose interests decide ties and paranoid search: the mover at `state`, or player
@@ -78,9 +82,8 @@ struct Search<'a, G: Stochastic + VectorEval> {
     work: Vec<f64>,
     moves: Vec<Vec<G::Move>>,
     outcomes: Vec<Vec<(G::Move, f64)>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
+    tally: Tally,
+    cut: bool,
     best_root: Option<G::Move>,
 }
 
@@ -92,25 +95,19 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
             self.vals.resize((ply + 2) * n, 0.0);
             self.work.resize((ply + 2) * n, 0.0);
         }
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        if self.stopped {
+        if !self.tally.enter(self.ctl) {
             return;
         }
         let slot = ply * n..(ply + 1) * n;
         let turn = self.game.turn(state);
         if turn == Turn::Terminal {
-            self.leaves += 1;
+            self.tally.leaves += 1;
             self.game.returns(state, &mut self.vals[slot]);
             return;
         }
         if depth == Some(0) {
-            self.leaves += 1;
+            self.tally.leaves += 1;
+            self.cut = true;
             self.game.evaluate_vector(state, &mut self.vals[slot]);
             return;
         }
@@ -188,21 +185,21 @@ pub fn maxn<G: Stochastic + VectorEval>(
         work: vec![0.0; 2 * n],
         moves: Vec::new(),
         outcomes: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
+        tally: Tally::default(),
+        cut: false,
         best_root: None,
     };
     s.value(state, 0, depth);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
+    s.tally.flush(ctl);
+    if s.tally.stopped {
         return None;
     }
     Some(VectorOutcome {
         value: s.vals[..n].to_vec(),
         best_move: s.best_root,
-        nodes: s.nodes,
-        leaves: s.leaves,
+        nodes: s.tally.nodes,
+        leaves: s.tally.leaves,
+        cut: s.cut,
     })
 }
 

@@ -7,12 +7,14 @@ pub mod control;
 pub use control::{Control, StopReason};
 
 pub mod alphabeta;
+pub mod bestreply;
 pub mod engine;
 pub mod expectimax;
 pub mod maxn;
 pub mod mcts;
 pub mod minimax;
 pub mod nmcs;
+pub(crate) mod node;
 pub mod nrpa;
 pub mod paranoid;
 pub mod pns;

@@ -12,6 +12,7 @@
 //! (chance nodes do not use it up). A stop request returns `None`.
 
 use super::maxn::{root_player, VectorOutcome};
+use super::node::Tally;
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
@@ -22,9 +23,8 @@ struct Search<'a, G: Stochastic + VectorEval> {
     buf: Vec<f64>,
     moves: Vec<Vec<G::Move>>,
     outcomes: Vec<Vec<(G::Move, f64)>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
+    tally: Tally,
+    cut: bool,
     best_root: Option<G::Move>,
 }
 
@@ -37,24 +37,18 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
         ply: usize,
         depth: Option<u32>,
     ) -> f64 {
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        if self.stopped {
+        if !self.tally.enter(self.ctl) {
             return 0.0;
         }
         let turn = self.game.turn(state);
         if turn == Turn::Terminal {
-            self.leaves += 1;
+            self.tally.leaves += 1;
             self.game.returns(state, &mut self.buf);
             return self.buf[self.root];
         }
         if depth == Some(0) {
-            self.leaves += 1;
+            self.tally.leaves += 1;
+            self.cut = true;
             self.game.evaluate_vector(state, &mut self.buf);
             return self.buf[self.root];
         }
@@ -128,21 +122,21 @@ pub fn paranoid<G: Stochastic + VectorEval>(
         buf: vec![0.0; game.num_players().max(1)],
         moves: Vec::new(),
         outcomes: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
+        tally: Tally::default(),
+        cut: false,
         best_root: None,
     };
     let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
+    s.tally.flush(ctl);
+    if s.tally.stopped {
         return None;
     }
     Some(VectorOutcome {
         value: vec![v],
         best_move: s.best_root,
-        nodes: s.nodes,
-        leaves: s.leaves,
+        nodes: s.tally.nodes,
+        leaves: s.tally.leaves,
+        cut: s.cut,
     })
 }
 

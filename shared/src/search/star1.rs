@@ -27,6 +27,7 @@
 //! A stop request returns `None`.
 
 use super::expectimax::ChanceOutcome;
+use super::node::{child_window, outcome_cut, outcome_window, star_leaf, OutcomeWindow, Tally};
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
 use crate::model::Turn;
@@ -41,9 +42,7 @@ struct Search<'a, G: ChanceZeroSum> {
     ctl: &'a Control,
     bounds: (f64, f64),
     frames: Vec<Frame<G::Move>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
+    tally: Tally,
     best_root: Option<G::Move>,
 }
 
@@ -57,24 +56,19 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         ply: usize,
         depth: Option<u32>,
     ) -> f64 {
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        if self.stopped {
+        if !self.tally.enter(self.ctl) {
             return 0.0;
         }
         let turn = self.game.turn(state);
-        if turn == Turn::Terminal {
-            self.leaves += 1;
-            return self.game.terminal_score(state).max(alpha).min(beta);
-        }
-        if depth == Some(0) {
-            self.leaves += 1;
-            return self.game.estimate(state).max(alpha).min(beta);
+        if let Some(v) = star_leaf(
+            self.game,
+            state,
+            turn,
+            depth,
+            (alpha, beta),
+            &mut self.tally,
+        ) {
+            return v;
         }
         if self.frames.len() <= ply {
             self.frames.push(Frame {
@@ -96,11 +90,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             let mut child = state.clone();
             self.game.apply(&mut child, mv);
             let cs = self.game.player_side(&child);
-            let (ca, cb) = if cs == side {
-                (alpha, beta)
-            } else {
-                (-beta, -alpha)
-            };
+            let (ca, cb) = child_window(side, cs, (alpha, beta));
             let v = to_side(
                 cs,
                 side,
@@ -142,30 +132,39 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         let mut result = None;
         for &(mv, p) in &outcomes {
             cur_y -= p;
+            // The unseen outcomes after this one can be anywhere in [L, U].
             let rest = cur_y.max(0.0);
-            let cur_alpha = (alpha - cur_x - hi * rest) / p;
-            let cur_beta = (beta - cur_x - lo * rest) / p;
-            if cur_alpha >= hi {
-                result = Some(alpha);
-                break;
-            }
-            if cur_beta <= lo {
-                result = Some(beta);
-                break;
-            }
-            let ax = lo.max(cur_alpha);
-            let bx = hi.min(cur_beta);
+            let (cur_alpha, cur_beta, ax, bx) = match outcome_window(
+                alpha,
+                beta,
+                cur_x,
+                (lo * rest, hi * rest),
+                p,
+                (lo, hi),
+                (lo, hi),
+            ) {
+                OutcomeWindow::FailLow => {
+                    result = Some(alpha);
+                    break;
+                }
+                OutcomeWindow::FailHigh => {
+                    result = Some(beta);
+                    break;
+                }
+                OutcomeWindow::Search {
+                    cur_alpha,
+                    cur_beta,
+                    ax,
+                    bx,
+                } => (cur_alpha, cur_beta, ax, bx),
+            };
             let mut child = state.clone();
             self.game.apply(&mut child, mv);
             let cs = self.game.player_side(&child);
-            let (ca, cb) = if cs == side { (ax, bx) } else { (-bx, -ax) };
+            let (ca, cb) = child_window(side, cs, (ax, bx));
             let v = to_side(cs, side, self.value(&child, ca, cb, ply + 1, depth));
-            if v >= cur_beta {
-                result = Some(beta);
-                break;
-            }
-            if v <= cur_alpha {
-                result = Some(alpha);
+            if let Some(cut) = outcome_cut(v, cur_alpha, cur_beta, alpha, beta) {
+                result = Some(cut);
                 break;
             }
             cur_x += p * v;
@@ -197,21 +196,19 @@ pub fn star1<G: ChanceZeroSum>(
         ctl,
         bounds,
         frames: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
+        tally: Tally::default(),
         best_root: None,
     };
     let (a, b) = root_window(bounds, game.player_side(state));
     let value = s.value(state, a, b, 0, depth);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
+    s.tally.flush(ctl);
+    if s.tally.stopped {
         return None;
     }
     Some(ChanceOutcome {
         value,
         best_move: s.best_root,
-        nodes: s.nodes,
-        leaves: s.leaves,
+        nodes: s.tally.nodes,
+        leaves: s.tally.leaves,
     })
 }

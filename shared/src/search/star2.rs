@@ -39,6 +39,7 @@
 //! mode, once per round in cyclic mode). A stop request returns `None`.
 
 use super::expectimax::ChanceOutcome;
+use super::node::{child_window, outcome_cut, outcome_window, star_leaf, OutcomeWindow, Tally};
 use super::star1::root_window;
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
@@ -113,9 +114,7 @@ struct Search<'a, G: ChanceZeroSum> {
     bounds: (f64, f64),
     probing: Probing,
     frames: Vec<Frame<G::Move, G::State>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
+    tally: Tally,
     best_root: Option<G::Move>,
 }
 
@@ -130,14 +129,7 @@ enum Probed {
 impl<G: ChanceZeroSum> Search<'_, G> {
     #[inline]
     fn enter(&mut self) -> bool {
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        !self.stopped
+        self.tally.enter(self.ctl)
     }
 
     fn ensure(&mut self, ply: usize) {
@@ -161,13 +153,15 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             return 0.0;
         }
         let turn = self.game.turn(state);
-        if turn == Turn::Terminal {
-            self.leaves += 1;
-            return self.game.terminal_score(state).max(alpha).min(beta);
-        }
-        if depth == Some(0) {
-            self.leaves += 1;
-            return self.game.estimate(state).max(alpha).min(beta);
+        if let Some(v) = star_leaf(
+            self.game,
+            state,
+            turn,
+            depth,
+            (alpha, beta),
+            &mut self.tally,
+        ) {
+            return v;
         }
         self.ensure(ply + 1);
         let side = self.game.player_side(state);
@@ -192,11 +186,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     let mut child = state.clone();
                     self.game.apply(&mut child, mv);
                     let cs = self.game.player_side(&child);
-                    let (ca, cb) = if cs == side {
-                        (alpha, beta)
-                    } else {
-                        (-beta, -alpha)
-                    };
+                    let (ca, cb) = child_window(side, cs, (alpha, beta));
                     to_side(
                         cs,
                         side,
@@ -300,7 +290,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                 if !self.enter() {
                     return Probed::Continue;
                 }
-                self.leaves += 1;
+                self.tally.leaves += 1;
                 let v = to_side(self.game.player_side(child), side, v);
                 let p = outcomes[i].1;
                 sum_lower += p * (v - known[i].lower);
@@ -352,7 +342,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     ply + 1,
                     depth,
                 );
-                if self.stopped {
+                if self.tally.stopped {
                     return Probed::Continue;
                 }
                 if let Some(high) = cut {
@@ -422,7 +412,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                 cs,
                 self.value(&grand, ga, gb, ply + 1, depth.map(|d| d - 1), &[]),
             );
-            if self.stopped {
+            if self.tally.stopped {
                 break;
             }
             hints[r] = if v >= cb {
@@ -472,7 +462,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         // When every move of the outcome has been probed (in this call or earlier rounds), the
         // outcome's exact value is known if the best exact result is at least every upper bound
         // and no probe failed high.
-        if cut.is_none() && !self.stopped && len <= hints.len() {
+        if cut.is_none() && !self.tally.stopped && len <= hints.len() {
             let mut best: Option<f64> = None;
             let mut ceiling = f64::NEG_INFINITY;
             let mut complete = true;
@@ -521,32 +511,38 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             let p = outcomes[i].1;
             rest_lower -= p * known[i].lower;
             rest_upper -= p * known[i].upper;
-            let cur_alpha = (alpha - cur_x - rest_upper) / p;
-            let cur_beta = (beta - cur_x - rest_lower) / p;
-            if cur_alpha >= known[i].upper {
-                return alpha;
-            }
-            if cur_beta <= known[i].lower {
-                return beta;
-            }
+            let own = (known[i].lower, known[i].upper);
+            let (cur_alpha, cur_beta, ax, bx) = match outcome_window(
+                alpha,
+                beta,
+                cur_x,
+                (rest_lower, rest_upper),
+                p,
+                own,
+                (lo, hi),
+            ) {
+                OutcomeWindow::FailLow => return alpha,
+                OutcomeWindow::FailHigh => return beta,
+                OutcomeWindow::Search {
+                    cur_alpha,
+                    cur_beta,
+                    ax,
+                    bx,
+                } => (cur_alpha, cur_beta, ax, bx),
+            };
             let v = if known[i].exact {
                 known[i].lower
             } else {
-                let ax = lo.max(cur_alpha);
-                let bx = hi.min(cur_beta);
                 let cs = self.game.player_side(child);
-                let (ca, cb) = if cs == side { (ax, bx) } else { (-bx, -ax) };
+                let (ca, cb) = child_window(side, cs, (ax, bx));
                 to_side(
                     cs,
                     side,
                     self.value(child, ca, cb, ply + 1, depth, &hints[i * k..(i + 1) * k]),
                 )
             };
-            if v >= cur_beta {
-                return beta;
-            }
-            if v <= cur_alpha {
-                return alpha;
+            if let Some(cut) = outcome_cut(v, cur_alpha, cur_beta, alpha, beta) {
+                return cut;
             }
             cur_x += p * v;
         }
@@ -571,22 +567,20 @@ pub fn star2_with<G: ChanceZeroSum>(
         bounds,
         probing,
         frames: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
+        tally: Tally::default(),
         best_root: None,
     };
     let (a, b) = root_window(bounds, game.player_side(state));
     let value = s.value(state, a, b, 0, depth, &[]);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
+    s.tally.flush(ctl);
+    if s.tally.stopped {
         return None;
     }
     Some(ChanceOutcome {
         value,
         best_move: s.best_root,
-        nodes: s.nodes,
-        leaves: s.leaves,
+        nodes: s.tally.nodes,
+        leaves: s.tally.leaves,
     })
 }
 

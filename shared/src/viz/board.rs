@@ -12,13 +12,21 @@
 //! `data-player` 0 (first player) or 1, and `class="gs-win"` on stones of a completed line.
 //! Morpion Solitaire draws the grid around the game, one `class="gs-dot"` per dot (new dots
 //! carry `data-move`, their number in the sequence) and one `class="gs-line"` per line drawn.
+//! Othello and Rolit draw one `class="gs-stone"` disc per disc on the board with `data-player`
+//! its colour's player (0 black, 1 white; Rolit 0 red, 1 yellow, 2 green, 3 blue, the neutral
+//! blue disc of three-player Rolit also `gs-neutral`) and `data-square` its name. Backgammon
+//! draws all 30 checkers, each `class="gs-checker"` with `data-player` (0 X, 1 O) and
+//! `data-point` (X's point number 1..24, `bar` or `off`).
 //! Bad input (unknown parameter, illegal position) is `Err` with one line; a game without a
 //! picture is `Ok(None)`; nothing panics.
 
 use super::escape;
+use crate::games::backgammon::Backgammon;
 use crate::games::connect4::{Connect4, Word};
 use crate::games::mnk::Mnk;
 use crate::games::morpion::Morpion;
+use crate::games::othello::{Geometry, Othello};
+use crate::games::rolit::Rolit;
 use crate::model::Game;
 use crate::registry::Opts;
 use crate::wire::Settings;
@@ -202,9 +210,381 @@ pub fn picture(
             let m = morpion_moves(&game, position)?;
             return Ok(Some(render_morpion(&variant.to_ascii_uppercase(), &m)));
         }
+        "othello" => {
+            let size = params.get_or("size", 8usize).map_err(bad)?;
+            params.finish().map_err(bad)?;
+            let g = Othello::new(size)?;
+            let st = g.parse_position(position).map_err(bad)?;
+            let text = g.format_position(&st);
+            let board = DiscBoard::new(g.geometry(), &st.discs, &text, &OTHELLO_COLOURS, 2);
+            return Ok(Some(render_discs(game, &board)));
+        }
+        "rolit" => {
+            let players = params.get_or("players", 4usize).map_err(bad)?;
+            let size = params.get_or("size", 8usize).map_err(bad)?;
+            params.finish().map_err(bad)?;
+            let g = Rolit::new(players, size)?;
+            let st = g.parse_position(position).map_err(bad)?;
+            let text = g.format_position(&st);
+            let board = DiscBoard::new(g.geometry(), &st.discs, &text, &ROLIT_COLOURS, players);
+            return Ok(Some(render_discs(game, &board)));
+        }
+        "backgammon" => {
+            params.finish().map_err(bad)?;
+            let g = Backgammon;
+            let st = g.parse_position(position).map_err(bad)?;
+            let points = BgPoints::from_notation(&g.format_position(&st))?;
+            return Ok(Some(render_backgammon(&points)));
+        }
         _ => return Ok(None),
     };
     Ok(Some(render(game, &stones)))
+}
+
+/// Disc colours (fill, outline) of Othello: black, white.
+const OTHELLO_COLOURS: [(&str, &str); 2] = [("#111111", "#000000"), ("#f4f4f4", "#555555")];
+/// Disc colours of Rolit in turn order: red, yellow, green, blue.
+const ROLIT_COLOURS: [(&str, &str); 4] = [
+    ("#d62828", "#7a1010"),
+    ("#f7c815", "#8a6d00"),
+    ("#2a9d3a", "#14561d"),
+    ("#1f5fbf", "#0d2f66"),
+];
+
+/// A square board of discs of several colours (Othello, Rolit), as a picture needs it.
+#[derive(Clone, Debug)]
+pub struct DiscBoard {
+    /// Side length.
+    pub size: usize,
+    /// Cell `row * size + col` (row 0 = rank 1, at the top): the disc's colour index, if any.
+    pub cells: Vec<Option<u8>>,
+    /// The cell of the last disc placed.
+    pub last: Option<usize>,
+    /// (fill, outline) per colour.
+    pub colours: Vec<(&'static str, &'static str)>,
+    /// Colours from this index on belong to nobody (three-player Rolit's blue).
+    pub players: usize,
+}
+
+impl DiscBoard {
+    /// From the game's bitboards (stride-8 layout of [`Geometry`], one per colour) and the
+    /// position's own notation (its last two characters name the last square, unless a pass).
+    pub fn new(
+        geo: Geometry,
+        discs: &[u64],
+        notation: &str,
+        colours: &[(&'static str, &'static str)],
+        players: usize,
+    ) -> DiscBoard {
+        let size = geo.size as usize;
+        let mut cells = vec![None; size * size];
+        for (c, bits) in discs.iter().enumerate() {
+            for (i, cell) in cells.iter_mut().enumerate() {
+                if bits >> ((i / size) * 8 + i % size) & 1 != 0 {
+                    *cell = Some(c as u8);
+                }
+            }
+        }
+        let last = notation
+            .len()
+            .checked_sub(2)
+            .and_then(|i| notation.get(i..))
+            .and_then(|t| geo.parse_square(t).ok())
+            .map(|sq| (sq / 8) as usize * size + (sq % 8) as usize);
+        DiscBoard {
+            size,
+            cells,
+            last,
+            colours: colours[..discs.len().min(colours.len())].to_vec(),
+            players,
+        }
+    }
+}
+
+/// Draws a disc board: a square grid, files `a..` above and ranks `1..` at the left (the
+/// notation's `a1` is the top left), one disc per occupied square, the last one ringed.
+pub fn render_discs(game: &str, b: &DiscBoard) -> String {
+    let n = b.size.max(1);
+    let cell = (MAX_SIDE / n as f64).min(CELL);
+    let (x0, y0) = (28.0, 24.0);
+    let side = n as f64 * cell;
+    let (w, h) = (side + x0 + 12.0, side + y0 + 12.0);
+    let board = if game == "othello" {
+        "#2e7d4f"
+    } else {
+        "#d8d1bd"
+    };
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" class="gs-board" data-game="{g}" data-cols="{n}" data-rows="{n}" font-family="sans-serif" font-size="12">"##,
+        g = escape(game),
+    );
+    let _ = write!(
+        out,
+        r##"<rect x="{x0}" y="{y0}" width="{side:.1}" height="{side:.1}" fill="{board}" stroke="#333333" stroke-width="2"/><g stroke="#333333" stroke-width="1">"##
+    );
+    for k in 1..n {
+        let t = k as f64 * cell;
+        let _ = write!(
+            out,
+            r#"<line x1="{:.1}" x2="{:.1}" y1="{y0}" y2="{:.1}"/><line x1="{x0}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/>"#,
+            x0 + t,
+            x0 + t,
+            y0 + side,
+            x0 + side,
+            y0 + t,
+            y0 + t
+        );
+    }
+    out.push_str("</g>");
+    for k in 0..n {
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            x0 + (k as f64 + 0.5) * cell,
+            y0 - 8.0,
+            (b'a' + k as u8) as char,
+            x0 / 2.0,
+            y0 + (k as f64 + 0.5) * cell + 4.0,
+            k + 1
+        );
+    }
+    let radius = cell * 0.4;
+    for (i, c) in b.cells.iter().enumerate() {
+        let Some(c) = c else { continue };
+        let (fill, line) = b
+            .colours
+            .get(*c as usize)
+            .copied()
+            .unwrap_or(("#888888", "#444444"));
+        let (cx, cy) = (
+            x0 + ((i % n) as f64 + 0.5) * cell,
+            y0 + ((i / n) as f64 + 0.5) * cell,
+        );
+        let class = if (*c as usize) < b.players {
+            "gs-stone"
+        } else {
+            "gs-stone gs-neutral"
+        };
+        let width = if b.last == Some(i) { 4.0 } else { 1.5 };
+        let ring = if b.last == Some(i) { "#ff00aa" } else { line };
+        let _ = write!(
+            out,
+            r#"<circle class="{class}" data-player="{c}" data-square="{}{}" cx="{cx:.1}" cy="{cy:.1}" r="{radius:.1}" fill="{fill}" stroke="{ring}" stroke-width="{width}"/>"#,
+            (b'a' + (i % n) as u8) as char,
+            i / n + 1
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// A backgammon position as drawn: checkers per point from X's side, the bar and borne off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BgPoints {
+    /// Index `i` is X's point `i + 1`: positive X's checkers, negative O's.
+    pub points: [i32; 24],
+    /// Checkers on the bar: X, O.
+    pub bar: [u32; 2],
+    /// Checkers borne off: X, O.
+    pub off: [u32; 2],
+    /// The player on roll (0 X, 1 O) and the dice, if rolled.
+    pub mover: u8,
+    /// The dice to play, larger first.
+    pub dice: Option<(u8, u8)>,
+}
+
+impl BgPoints {
+    /// Reads the game's own full notation (`BOARD BAR MOVER DICE`, the module doc of
+    /// `games::backgammon`), as `format_position` writes it.
+    pub fn from_notation(text: &str) -> Result<BgPoints, String> {
+        let bad = || format!("backgammon position '{text}' is not in the full notation");
+        let f: Vec<&str> = text.split_whitespace().collect();
+        if f.len() != 4 {
+            return Err(bad());
+        }
+        let mut points = [0i32; 24];
+        let counts: Vec<&str> = f[0].split(',').collect();
+        if counts.len() != 24 {
+            return Err(bad());
+        }
+        for (p, c) in points.iter_mut().zip(counts) {
+            *p = c.parse().map_err(|_| bad())?;
+        }
+        let (bx, bo) = f[1].split_once('-').ok_or_else(bad)?;
+        let bar = [
+            bx.parse().map_err(|_| bad())?,
+            bo.parse().map_err(|_| bad())?,
+        ];
+        let on = |sign: i32| -> u32 {
+            points
+                .iter()
+                .filter(|&&v| v * sign > 0)
+                .map(|v| v.unsigned_abs())
+                .sum()
+        };
+        let total = u32::from(crate::games::backgammon::CHECKERS);
+        let off = [
+            total.checked_sub(on(1) + bar[0]).ok_or_else(bad)?,
+            total.checked_sub(on(-1) + bar[1]).ok_or_else(bad)?,
+        ];
+        let mover = match f[2] {
+            "X" => 0,
+            "O" => 1,
+            _ => return Err(bad()),
+        };
+        let dice = match f[3].as_bytes() {
+            [b'-'] => None,
+            [a, b] if a.is_ascii_digit() && b.is_ascii_digit() => Some((a - b'0', b - b'0')),
+            _ => return Err(bad()),
+        };
+        Ok(BgPoints {
+            points,
+            bar,
+            off,
+            mover,
+            dice,
+        })
+    }
+}
+
+/// Checker colours: X (player 0) dark, O (player 1) light.
+const BG_COLOURS: [(&str, &str); 2] = [("#2b2b2b", "#000000"), ("#f2ead8", "#6b5d45")];
+
+/// Draws a backgammon board from X's side: points 13..24 along the top from left to right,
+/// 12..1 along the bottom, the bar in the middle, the borne-off trays at the right (X below,
+/// O above). Every checker is drawn; tall stacks are squeezed to fit their point.
+pub fn render_backgammon(p: &BgPoints) -> String {
+    let pw = 34.0; // point width
+    let ch = pw * 0.9; // checker diameter
+    let bar_w = 40.0;
+    let tray_w = 50.0;
+    let pad = 12.0;
+    let half_h = 5.0 * ch + 10.0; // a point's triangle area
+    let gap = 40.0;
+    let board_w = 12.0 * pw + bar_w;
+    let board_h = 2.0 * half_h + gap;
+    let (w, h) = (board_w + tray_w + 3.0 * pad, board_h + 2.0 * pad + 20.0);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" class="gs-board" data-game="backgammon" font-family="sans-serif" font-size="11">"##
+    );
+    let (x0, y0) = (pad, pad);
+    let _ = write!(
+        out,
+        r##"<rect x="{x0}" y="{y0}" width="{board_w}" height="{board_h}" fill="#c9a66b" stroke="#4a3218" stroke-width="3"/><rect x="{:.1}" y="{y0}" width="{bar_w}" height="{board_h}" fill="#6b4a22"/><rect x="{:.1}" y="{y0}" width="{tray_w}" height="{board_h}" fill="#8b6a3a" stroke="#4a3218" stroke-width="2"/>"##,
+        x0 + 6.0 * pw,
+        x0 + board_w + pad
+    );
+    // Left edge of X's point `q` (1..24) and whether it hangs from the top.
+    let place = |q: usize| -> (f64, bool) {
+        let (col, top) = if q >= 13 {
+            (q - 13, true)
+        } else {
+            (12 - q, false)
+        };
+        let x = x0 + col as f64 * pw + if col >= 6 { bar_w } else { 0.0 };
+        (x, top)
+    };
+    for q in 1..=24 {
+        let (x, top) = place(q);
+        let fill = if q % 2 == 0 { "#8c2d19" } else { "#efe3c2" };
+        let (base, tip) = if top {
+            (y0, y0 + half_h)
+        } else {
+            (y0 + board_h, y0 + board_h - half_h)
+        };
+        let _ = write!(
+            out,
+            r##"<path d="M{x:.1} {base:.1}L{:.1} {base:.1}L{:.1} {tip:.1}Z" fill="{fill}" stroke="#4a3218" stroke-width="0.5"/>"##,
+            x + pw,
+            x + pw / 2.0
+        );
+        let label_y = if top { y0 - 2.0 } else { y0 + board_h + 12.0 };
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{label_y:.1}" text-anchor="middle">{q}</text>"#,
+            x + pw / 2.0
+        );
+    }
+    let checker = |out: &mut String, player: usize, point: &str, cx: f64, cy: f64| {
+        let (fill, line) = BG_COLOURS[player];
+        let _ = write!(
+            out,
+            r#"<circle class="gs-checker" data-player="{player}" data-point="{point}" cx="{cx:.1}" cy="{cy:.1}" r="{:.1}" fill="{fill}" stroke="{line}" stroke-width="1.5"/>"#,
+            ch / 2.0
+        );
+    };
+    // A stack of `n` checkers from the edge towards the middle, squeezed to fit `room`.
+    let step = |n: u32, room: f64| -> f64 {
+        if n <= 1 {
+            ch
+        } else {
+            ch.min((room - ch) / (n - 1) as f64)
+        }
+    };
+    for q in 1..=24 {
+        let v = p.points[q - 1];
+        if v == 0 {
+            continue;
+        }
+        let (player, n) = (if v > 0 { 0 } else { 1 }, v.unsigned_abs());
+        let (x, top) = place(q);
+        let d = step(n, half_h);
+        for k in 0..n {
+            let off = ch / 2.0 + k as f64 * d;
+            let cy = if top { y0 + off } else { y0 + board_h - off };
+            checker(&mut out, player, &q.to_string(), x + pw / 2.0, cy);
+        }
+    }
+    // The bar: X's checkers in the upper half (they enter into O's home, the top right), O's
+    // in the lower half.
+    let bar_x = x0 + 6.0 * pw + bar_w / 2.0;
+    for (player, &n) in p.bar.iter().enumerate() {
+        let d = step(n, half_h);
+        for k in 0..n {
+            let off = gap / 2.0 + ch / 2.0 + k as f64 * d;
+            let mid = y0 + board_h / 2.0;
+            let cy = if player == 0 { mid - off } else { mid + off };
+            checker(&mut out, player, "bar", bar_x, cy);
+        }
+    }
+    // Borne off: thin slabs in the tray, X at the bottom, O at the top.
+    let tray_x = x0 + board_w + pad;
+    let slab = (half_h - 4.0) / f64::from(crate::games::backgammon::CHECKERS);
+    for (player, &n) in p.off.iter().enumerate() {
+        let (fill, line) = BG_COLOURS[player];
+        for k in 0..n {
+            let y = if player == 0 {
+                y0 + board_h - 2.0 - (k + 1) as f64 * slab
+            } else {
+                y0 + 2.0 + k as f64 * slab
+            };
+            let _ = write!(
+                out,
+                r#"<rect class="gs-checker gs-off" data-player="{player}" data-point="off" x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{line}" stroke-width="0.5"/>"#,
+                tray_x + 6.0,
+                tray_w - 12.0,
+                slab - 0.5
+            );
+        }
+    }
+    let dice = match p.dice {
+        Some((a, b)) => format!(", dice {a} {b}"),
+        None => ", to roll".to_string(),
+    };
+    let _ = write!(
+        out,
+        r#"<text x="{x0}" y="{:.1}" class="gs-caption">{} on roll{dice}; off: X {}, O {}</text>"#,
+        h - 4.0,
+        ["X", "O"][p.mover as usize],
+        p.off[0],
+        p.off[1]
+    );
+    out.push_str("</svg>");
+    out
 }
 
 /// The 36-dot Greek cross of Morpion Solitaire in cross-local coordinates (x right, y down),
@@ -700,5 +1080,128 @@ mod tests {
         assert!(e.contains("move 1") && !e.contains('\n'), "{e}");
         let e = picture("morpion", &params(&[("variant", "6X")]), "").unwrap_err();
         assert!(e.contains("6X"), "{e}");
+    }
+
+    fn count_player(svg: &str, p: usize) -> usize {
+        svg.matches(&format!(r#"data-player="{p}""#)).count()
+    }
+
+    #[test]
+    fn othello_discs_match_the_position_on_any_size() {
+        let svg = picture("othello", &Settings::new(), "").unwrap().unwrap();
+        well_formed(&svg);
+        assert_eq!(players(&svg), (2, 2));
+        let g = Othello::new(8).unwrap();
+        let s = g.parse_position("f5d6c3d3c4").unwrap();
+        let svg = picture("othello", &Settings::new(), "f5d6c3d3c4")
+            .unwrap()
+            .unwrap();
+        well_formed(&svg);
+        assert_eq!(
+            players(&svg),
+            (
+                s.discs[0].count_ones() as usize,
+                s.discs[1].count_ones() as usize
+            )
+        );
+        assert_eq!(svg.matches("gs-stone").count(), 9);
+        // The last disc (c4) is ringed, and the squares are named as the notation names them.
+        assert!(svg.contains(r##"data-square="c4" cx="168.0" cy="220.0" r="22.4" fill="#111111" stroke="#ff00aa""##), "{svg}");
+        let p = params(&[("size", "6")]);
+        let svg = picture("othello", &p, "c2").unwrap().unwrap();
+        well_formed(&svg);
+        assert!(svg.contains(r#"data-cols="6" data-rows="6""#));
+        assert_eq!(players(&svg), (4, 1));
+        assert!(picture("othello", &p, "h8")
+            .unwrap_err()
+            .contains("not a square"));
+        assert!(picture("othello", &params(&[("size", "5")]), "").is_err());
+    }
+
+    #[test]
+    fn rolit_discs_in_four_colours_and_the_neutral_disc() {
+        use rand::{Rng, SeedableRng};
+        let svg = picture("rolit", &Settings::new(), "").unwrap().unwrap();
+        well_formed(&svg);
+        for p in 0..4 {
+            assert_eq!(count_player(&svg, p), 1);
+        }
+        assert_eq!(svg.matches("gs-neutral").count(), 0);
+        // Random games on every size and player count: one disc drawn per disc on the board.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        for players_n in [3usize, 4] {
+            for size in [4usize, 6, 8] {
+                let g = Rolit::new(players_n, size).unwrap();
+                let mut s = g.initial_state();
+                let mut moves = Vec::new();
+                let plies = rng.gen_range(0..=size * size - 4);
+                for _ in 0..plies {
+                    g.legal_moves(&s, &mut moves);
+                    g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
+                }
+                let text = g.format_position(&s);
+                let pr = params(&[
+                    ("players", &players_n.to_string()),
+                    ("size", &size.to_string()),
+                ]);
+                let svg = picture("rolit", &pr, &text).unwrap().unwrap();
+                well_formed(&svg);
+                for p in 0..4 {
+                    assert_eq!(
+                        count_player(&svg, p),
+                        s.discs[p].count_ones() as usize,
+                        "{text}"
+                    );
+                }
+                let neutral = if players_n == 3 {
+                    s.discs[3].count_ones()
+                } else {
+                    0
+                };
+                assert_eq!(svg.matches("gs-neutral").count(), neutral as usize);
+                assert_eq!(svg.matches("gs-stone").count(), 4 + plies);
+            }
+        }
+    }
+
+    #[test]
+    fn backgammon_draws_every_checker() {
+        let svg = picture("backgammon", &Settings::new(), "start")
+            .unwrap()
+            .unwrap();
+        well_formed(&svg);
+        assert_eq!(svg.matches("gs-checker").count(), 30);
+        assert_eq!(players(&svg), (15, 15));
+        let on = |svg: &str, player: usize, point: &str| {
+            svg.matches(&format!(r#"data-player="{player}" data-point="{point}""#))
+                .count()
+        };
+        // X: 2 on 24, 5 on 13, 3 on 8, 5 on 6; O the mirror image (X's points 1, 12, 17, 19).
+        for (pt, n) in [("24", 2), ("13", 5), ("8", 3), ("6", 5)] {
+            assert_eq!(on(&svg, 0, pt), n, "X on {pt}");
+        }
+        for (pt, n) in [("1", 2), ("12", 5), ("17", 3), ("19", 5)] {
+            assert_eq!(on(&svg, 1, pt), n, "O on {pt}");
+        }
+        // A position with a checker on the bar and checkers borne off.
+        let text = "0,0,0,3,4,5,0,0,0,0,0,0,0,0,0,0,0,0,-5,0,0,0,0,-5 1-0 X 31";
+        let svg = picture("backgammon", &Settings::new(), text)
+            .unwrap()
+            .unwrap();
+        well_formed(&svg);
+        assert_eq!(svg.matches("gs-checker").count(), 30);
+        assert_eq!(on(&svg, 0, "bar"), 1);
+        assert_eq!(on(&svg, 0, "off"), 2);
+        assert_eq!(on(&svg, 1, "off"), 5);
+        assert_eq!(on(&svg, 0, "6"), 5);
+        assert_eq!(on(&svg, 1, "24"), 5);
+        assert!(svg.contains("dice 3 1"));
+        let p = BgPoints::from_notation(text).unwrap();
+        assert_eq!(
+            (p.bar, p.off, p.mover, p.dice),
+            ([1, 0], [2, 5], 0, Some((3, 1)))
+        );
+        assert!(picture("backgammon", &Settings::new(), "nonsense").is_err());
+        assert!(picture("backgammon", &params(&[("x", "1")]), "start").is_err());
     }
 }

@@ -1,0 +1,154 @@
+//! What the depth-first kernels share at a node: the visit tally with its limit check, the
+//! fail-hard leaf of the negamax chance kernels, and the Star1 window arithmetic at a chance
+//! node (Ballard 1983; seed 004), written once for Star1 and for Star2's search phase.
+//!
+//! Nothing here changes what a kernel visits: each helper is the code the kernels had inline,
+//! with the same floating-point operations in the same order, so node counts stay identical
+//! (the kernels' tests compare values with expectimax; `examples/star_bench.rs` prints the node
+//! counts, which did not change when this module was introduced).
+
+use super::Control;
+use crate::model::chance::ChanceZeroSum;
+use crate::model::Turn;
+
+/// How often (in nodes) a kernel reports its nodes and asks whether to stop: a power of two.
+const CHECK_EVERY: u64 = 0x1000;
+
+/// Nodes and leaves a search visited, and whether a limit or a cancel stopped it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    /// Nodes entered (a node entered twice counts twice).
+    pub nodes: u64,
+    /// Terminal or depth-cut leaves scored.
+    pub leaves: u64,
+    /// A stop was requested; the search unwinds and its result is discarded.
+    pub stopped: bool,
+}
+
+impl Tally {
+    /// Counts a node; every [`CHECK_EVERY`] nodes reports them to `ctl` and asks whether to
+    /// stop. False when the search must stop (now or earlier).
+    #[inline]
+    pub fn enter(&mut self, ctl: &Control) -> bool {
+        self.nodes += 1;
+        if self.nodes & (CHECK_EVERY - 1) == 0 {
+            ctl.add_nodes(CHECK_EVERY);
+            if ctl.should_stop().is_some() {
+                self.stopped = true;
+            }
+        }
+        !self.stopped
+    }
+
+    /// Reports the nodes not yet reported by [`Tally::enter`].
+    pub fn flush(&self, ctl: &Control) {
+        ctl.add_nodes(self.nodes & (CHECK_EVERY - 1));
+    }
+}
+
+/// The fail-hard leaf value of `state` in a negamax chance kernel, from `player_side(state)`'s
+/// point of view, clamped to `[alpha, beta]`: the terminal score, or the estimate at the depth
+/// cut; `None` when `state` is to be searched. Counts the leaf.
+#[inline]
+pub(crate) fn star_leaf<G: ChanceZeroSum>(
+    game: &G,
+    state: &G::State,
+    turn: Turn,
+    depth: Option<u32>,
+    (alpha, beta): (f64, f64),
+    tally: &mut Tally,
+) -> Option<f64> {
+    let v = if turn == Turn::Terminal {
+        game.terminal_score(state)
+    } else if depth == Some(0) {
+        game.estimate(state)
+    } else {
+        return None;
+    };
+    tally.leaves += 1;
+    Some(v.max(alpha).min(beta))
+}
+
+/// The window `(a, b)` of a node of side `side` as seen by its child of side `child_side`.
+#[inline]
+pub(crate) fn child_window(side: u8, child_side: u8, (a, b): (f64, f64)) -> (f64, f64) {
+    if child_side == side {
+        (a, b)
+    } else {
+        (-b, -a)
+    }
+}
+
+/// Where outcome `i` of a chance node stands before it is searched (Star1's step).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum OutcomeWindow {
+    /// The node fails low (returns alpha) whatever the outcome's value.
+    FailLow,
+    /// The node fails high (returns beta) whatever the outcome's value.
+    FailHigh,
+    /// Search the outcome in `(ax, bx)` (the node's side); `cur_alpha`, `cur_beta` decide it.
+    Search {
+        /// At or below this the node fails low.
+        cur_alpha: f64,
+        /// At or above this the node fails high.
+        cur_beta: f64,
+        /// The outcome's search window, inside its bounds.
+        ax: f64,
+        bx: f64,
+    },
+}
+
+/// Star1's window for outcome `i` of probability `p` at a chance node searched in
+/// `(alpha, beta)`: `cur_x` is the weighted sum of the outcomes before `i`, `rest` the weighted
+/// sums of the lower and upper bounds of the outcomes after `i`, `own` the outcome's own bounds
+/// and `bounds` the theoretical L and U, all from the node's side:
+///
+/// ```text
+/// cur_alpha = (alpha - cur_x - rest_upper) / p      ax = max(L, cur_alpha)
+/// cur_beta  = (beta  - cur_x - rest_lower) / p      bx = min(U, cur_beta)
+/// ```
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn outcome_window(
+    alpha: f64,
+    beta: f64,
+    cur_x: f64,
+    (rest_lower, rest_upper): (f64, f64),
+    p: f64,
+    (own_lower, own_upper): (f64, f64),
+    (lo, hi): (f64, f64),
+) -> OutcomeWindow {
+    let cur_alpha = (alpha - cur_x - rest_upper) / p;
+    let cur_beta = (beta - cur_x - rest_lower) / p;
+    if cur_alpha >= own_upper {
+        return OutcomeWindow::FailLow;
+    }
+    if cur_beta <= own_lower {
+        return OutcomeWindow::FailHigh;
+    }
+    OutcomeWindow::Search {
+        cur_alpha,
+        cur_beta,
+        ax: lo.max(cur_alpha),
+        bx: hi.min(cur_beta),
+    }
+}
+
+/// After outcome `i` came back with `v` (the node's side): `Some(beta)` or `Some(alpha)` when
+/// the node fails high or low, `None` to go on with `cur_x + p * v`.
+#[inline]
+pub(crate) fn outcome_cut(
+    v: f64,
+    cur_alpha: f64,
+    cur_beta: f64,
+    alpha: f64,
+    beta: f64,
+) -> Option<f64> {
+    if v >= cur_beta {
+        Some(beta)
+    } else if v <= cur_alpha {
+        Some(alpha)
+    } else {
+        None
+    }
+}
