@@ -5,8 +5,10 @@
 //! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `seed` (0), `threads` (1),
 //!   `parallel` (`shared` or `independent`, see [`crate::search::nrpa::Scheme`]), `batch`
 //!   (shared scheme: top-level iterations started from the same policy; default `threads`),
-//!   `runs` (independent runs as planner tasks, for several workers; default 1), `stop_at`
-//!   (stop once a score reaches it).
+//!   `runs` (planner tasks for several workers; default 1), `across` (`independent`, the
+//!   default: `runs` complete runs, best wins; `shared`: rounds of `runs` tasks, each one
+//!   top-level iteration from the round's shared policy, see `docs/nrpa.md`), `stop_at` (stop
+//!   once a score reaches it).
 //!
 //! Values: `value` is the best score found (a JSON integer when it is whole), `best_move` is
 //! null, `sequence` lists the moves in the game's notation and `position` is a position text that

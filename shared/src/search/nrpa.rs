@@ -30,7 +30,12 @@
 //!   `batch`, never on thread timing.
 //! - `Independent`: `threads` complete, independent NRPA runs with seeds derived from `seed`;
 //!   the best wins (first among equals). The same scheme is used across workers through the
-//!   planner's runs.
+//!   planner's runs (`runs=R`, the default across workers).
+//!
+//! Across workers the shared scheme runs as rounds ([`round_start`], [`round_iteration`]): each
+//! task is one top-level iteration from the round's policy, the next round's tasks first apply
+//! the previous round's results; rounds of `W` tasks equal the in-process scheme with
+//! `batch = W`.
 
 use super::{Control, StopReason};
 use crate::model::single::SinglePlayer;
