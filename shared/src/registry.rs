@@ -64,6 +64,20 @@ pub enum PlanShape {
         /// Seed of run 0; run i uses a seed derived from it.
         base_seed: u64,
     },
+    /// Rounds of `width` [`TaskKind::Run`] tasks, `iterations` tasks in all (task `index` is
+    /// round `index / width`). The tasks of a round get one input built from the previous
+    /// round's outputs (`{"round", "from": the first output's "round_start", "results": [{"sub",
+    /// "found"}]}`), so the kernel can carry state from round to round (NRPA's shared top-level
+    /// policy). An output with `"final": true` ends the plan. The outputs, in index order, are
+    /// combined by [`PreparedJob::merge_runs`].
+    Rounds {
+        /// Tasks per round.
+        width: u32,
+        /// Tasks in all.
+        iterations: u32,
+        /// Seed given to every task.
+        seed: u64,
+    },
 }
 
 /// A job whose game, position, algorithm and options have been checked; ready to run tasks.

@@ -523,12 +523,18 @@ impl Game for Morpion {
         s.used[dir][l] |= self.use_mask() << b;
         s.history.push(mv);
         // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
+        // (Branch-free compaction: which entries go is unpredictable.)
         let mut legal = std::mem::take(&mut s.legal);
         let (used, mask) = (&s.used[dir], self.use_mask());
-        legal.retain(|&e| {
-            Entry::dot(e) != q
-                && (Entry::dir(e) != dir || (used[Entry::lane(e)] >> Entry::bit(e)) & mask == 0)
-        });
+        let mut kept = 0;
+        for i in 0..legal.len() {
+            let e = legal[i];
+            let keep = (Entry::dot(e) != q)
+                & ((Entry::dir(e) != dir) | ((used[Entry::lane(e)] >> Entry::bit(e)) & mask == 0));
+            legal[kept] = e;
+            kept += keep as usize;
+        }
+        legal.truncate(kept);
         // New moves: lines through q with q as one of their 4 dots, read off each direction's
         // lane word around q's bit.
         let (qx, qy) = xy(q);
@@ -538,13 +544,15 @@ impl Game for Morpion {
             let (lo, hi) = self.bit_range[d][l];
             let (dots, used) = (s.dots[d][l], s.used[d][l]);
             for b in bq.saturating_sub(4).max(lo as u32)..=bq.min(hi as u32) {
-                let m = (dots >> b) & 0x1F;
-                if m.count_ones() == 4 && (used >> b) & mask == 0 {
+                // Exactly one of the 5 points is missing: the missing set is one bit (no
+                // popcount, which baseline x86-64 lacks).
+                let missing = !(dots >> b) & 0x1F;
+                if missing != 0 && missing & (missing - 1) == 0 && (used >> b) & mask == 0 {
                     let (sx, sy) = lane_point(d, l, b);
                     legal.push(Entry::pack(
                         point(sx, sy),
                         d,
-                        (!m & 0x1F).trailing_zeros() as usize,
+                        missing.trailing_zeros() as usize,
                     ));
                 }
             }

@@ -14,6 +14,8 @@
 //!   (small values are the common ones). Every result narrows the interval with its fail-soft
 //!   bound, so one probe can close more than its own question.
 //! - `Runs`: `count` independent runs, merged by the prepared job.
+//! - `Rounds`: runs in rounds of `width`; a round is issued when the previous one is complete,
+//!   its input built from that round's outputs (the stored inputs are the checkpoints).
 
 use crate::registry::{PlanShape, PreparedJob, SolveError};
 use crate::search::Control;
@@ -40,6 +42,8 @@ pub struct Planner {
     bounds: RawBounds,
     /// Next run index to issue (run plans).
     next_run: u32,
+    /// Outputs of run tasks by index (rounds plans).
+    by_index: Vec<(u32, TaskOutput)>,
     issued_single: bool,
 }
 
@@ -60,6 +64,7 @@ impl Planner {
             outputs: Vec::new(),
             bounds,
             next_run: 0,
+            by_index: Vec::new(),
             issued_single: false,
         }
     }
@@ -122,7 +127,42 @@ impl Planner {
             }
             PlanShape::Probes { .. } => self.bounds.is_exact(),
             PlanShape::Runs { count, .. } => self.outputs.len() as u32 >= count,
+            PlanShape::Rounds { iterations, .. } => {
+                self.by_index.len() as u32 >= iterations
+                    || (self.pending.is_empty() && self.rounds_final())
+            }
         }
+    }
+
+    /// Whether a rounds plan got an output that ends it (stopped, or its goal reached).
+    fn rounds_final(&self) -> bool {
+        self.by_index
+            .iter()
+            .any(|(_, o)| o.extra.get("final") == Some(&serde_json::Value::Bool(true)))
+    }
+
+    /// The input of round `round` of a rounds plan, `None` while the previous round is not
+    /// complete.
+    fn round_input(&self, round: u32, width: u32) -> Option<serde_json::Value> {
+        if round == 0 {
+            return Some(serde_json::json!({"round": 0}));
+        }
+        let lo = (round - 1) * width;
+        let mut prev: Vec<&(u32, TaskOutput)> = self
+            .by_index
+            .iter()
+            .filter(|(i, _)| (lo..lo + width).contains(i))
+            .collect();
+        if prev.len() < width as usize {
+            return None;
+        }
+        prev.sort_by_key(|(i, _)| *i);
+        let from = prev[0].1.extra.get("round_start")?.clone();
+        let results: Vec<serde_json::Value> = prev
+            .iter()
+            .map(|(_, o)| serde_json::json!({"sub": o.extra.get("sub"), "found": o.extra.get("found")}))
+            .collect();
+        Some(serde_json::json!({"round": round, "from": from, "results": results}))
     }
 
     /// Tasks to issue now (empty while waiting for results or when done).
@@ -141,6 +181,32 @@ impl Planner {
                         index: self.next_run,
                         seed: run_seed(base_seed, self.next_run),
                         input: serde_json::Value::Null,
+                    });
+                    self.next_run += 1;
+                }
+            }
+            PlanShape::Rounds {
+                width,
+                iterations,
+                seed,
+            } => {
+                let width = width.max(1);
+                let mut input: Option<(u32, serde_json::Value)> = None;
+                while !self.rounds_final()
+                    && self.next_run < iterations
+                    && self.pending.len() + out.len() < self.parallelism
+                {
+                    let round = self.next_run / width;
+                    if input.as_ref().map(|x| x.0) != Some(round) {
+                        match self.round_input(round, width) {
+                            Some(v) => input = Some((round, v)),
+                            None => break,
+                        }
+                    }
+                    out.push(TaskKind::Run {
+                        index: self.next_run,
+                        seed,
+                        input: input.as_ref().map(|x| x.1.clone()).unwrap_or_default(),
                     });
                     self.next_run += 1;
                 }
@@ -223,6 +289,9 @@ impl Planner {
                 self.bounds = r;
             }
         }
+        if let (PlanShape::Rounds { .. }, TaskKind::Run { index, .. }) = (&self.shape, task) {
+            self.by_index.push((*index, output.clone()));
+        }
         self.outputs.push(output);
         true
     }
@@ -261,6 +330,28 @@ impl Planner {
             PlanShape::Runs { count, .. } => {
                 serde_json::json!({"runs_done": self.outputs.len(), "runs": count})
             }
+            PlanShape::Rounds {
+                width, iterations, ..
+            } => {
+                // The best score after each complete round: the best score over time.
+                let mut sorted: Vec<&(u32, TaskOutput)> = self.by_index.iter().collect();
+                sorted.sort_by_key(|(i, _)| *i);
+                let mut best = f64::NEG_INFINITY;
+                let mut by_round = Vec::new();
+                for (k, (_, o)) in sorted.iter().enumerate() {
+                    best = best.max(o.value.as_f64().unwrap_or(f64::NEG_INFINITY));
+                    if (k + 1) % width.max(1) as usize == 0 {
+                        by_round.push(serde_json::json!(best));
+                    }
+                }
+                serde_json::json!({
+                    "iterations_done": self.by_index.len(),
+                    "iterations": iterations,
+                    "rounds_done": by_round.len(),
+                    "best": if best.is_finite() { serde_json::json!(best) } else { serde_json::Value::Null },
+                    "best_by_round": by_round,
+                })
+            }
         }
     }
 
@@ -270,6 +361,12 @@ impl Planner {
             PlanShape::Single => self.outputs.last().cloned().unwrap_or_default(),
             PlanShape::Probes { .. } => job.finish_probes(self.bounds, &self.outputs),
             PlanShape::Runs { .. } => job.merge_runs(&self.outputs),
+            PlanShape::Rounds { .. } => {
+                let mut sorted = self.by_index.clone();
+                sorted.sort_by_key(|(i, _)| *i);
+                let outs: Vec<TaskOutput> = sorted.into_iter().map(|(_, o)| o).collect();
+                job.merge_runs(&outs)
+            }
         }
     }
 }

@@ -5,8 +5,10 @@
 //! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `seed` (0), `threads` (1),
 //!   `parallel` (`shared` or `independent`, see [`crate::search::nrpa::Scheme`]), `batch`
 //!   (shared scheme: top-level iterations started from the same policy; default `threads`),
-//!   `runs` (independent runs as planner tasks, for several workers; default 1), `stop_at`
-//!   (stop once a score reaches it).
+//!   `runs` (planner tasks for several workers; default 1), `across` (`independent`, the
+//!   default: `runs` complete runs, best wins; `shared`: rounds of `runs` tasks, each one
+//!   top-level iteration from the round's shared policy, see `docs/nrpa.md`), `stop_at` (stop
+//!   once a score reaches it).
 //!
 //! Values: `value` is the best score found (a JSON integer when it is whole), `best_move` is
 //! null, `sequence` lists the moves in the game's notation and `position` is a position text that
@@ -23,8 +25,16 @@ use crate::search::{nmcs, Control, StopReason};
 use crate::wire::{JobSpec, TaskKind, TaskOutput};
 
 enum Algo {
-    Nmcs { level: u32, seed: u64 },
-    Nrpa { opts: NrpaOptions, runs: u32 },
+    Nmcs {
+        level: u32,
+        seed: u64,
+    },
+    Nrpa {
+        opts: NrpaOptions,
+        runs: u32,
+        /// `across=shared`: rounds of `runs` tasks sharing the top-level policy.
+        rounds: bool,
+    },
 }
 
 /// A prepared single-player job.
@@ -88,7 +98,25 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
             if runs == 0 {
                 return Err(SolveError::bad("option 'runs' must be at least 1"));
             }
-            Algo::Nrpa { opts: o, runs }
+            let rounds = match opts.raw("across").map(str::trim) {
+                None | Some("independent") => false,
+                Some("shared") => true,
+                Some(other) => {
+                    return Err(SolveError::bad(format!(
+                        "option 'across={other}' is malformed (expected independent or shared)"
+                    )))
+                }
+            };
+            if rounds && (o.threads > 1 || o.batch > 1) {
+                return Err(SolveError::bad(
+                    "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
+                ));
+            }
+            Algo::Nrpa {
+                opts: o,
+                runs,
+                rounds,
+            }
         }
         other => {
             return Err(SolveError::bad(format!(
@@ -153,6 +181,138 @@ impl<G: SinglePlayer> SingleJob<G> {
     }
 }
 
+impl<G: SinglePlayer> SingleJob<G> {
+    /// The start checkpoint of a round task: `input` is `{"round": r, "from": C, "results":
+    /// [{"sub", "found"}, ...]}` (round 0: no `from`, no results).
+    fn round_start_of(
+        &self,
+        opts: &NrpaOptions,
+        width: usize,
+        input: &serde_json::Value,
+    ) -> Result<Checkpoint<G::Move>, String> {
+        let from = match input.get("from") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(c) => Some(Checkpoint::from_json(&self.game, &self.root, c)?),
+        };
+        let mut results = Vec::new();
+        if let Some(list) = input.get("results") {
+            for r in list.as_array().ok_or("round 'results' must be a list")? {
+                let seq = |k: &str| {
+                    nrpa::sequence_from_json(&self.game, &self.root, &r[k], k)
+                        .map(|s| s.map(|(_, m)| m))
+                };
+                results.push(nrpa::RoundResult {
+                    sub: seq("sub")?,
+                    found: seq("found")?,
+                });
+            }
+        }
+        nrpa::round_start(&self.game, &self.root, opts, width, from.as_ref(), &results)
+    }
+
+    /// One task of the shared-policy scheme across workers (top-level iteration `index`).
+    fn round_task(
+        &self,
+        opts: &NrpaOptions,
+        width: usize,
+        index: u32,
+        input: &serde_json::Value,
+        ctl: &Control,
+        t0: std::time::Instant,
+    ) -> Result<TaskOutput, SolveError> {
+        let start = self
+            .round_start_of(opts, width, input)
+            .map_err(SolveError::bad)?;
+        let first = index - index % width as u32;
+        if start.done != first {
+            return Err(SolveError::bad(format!(
+                "round input has {} iterations done, task {index} needs {first}",
+                start.done
+            )));
+        }
+        let o = nrpa::round_iteration(&self.game, &self.root, opts, &start, index as u64, ctl)
+            .map_err(SolveError::bad)?;
+        let found = o.result.found.clone().unwrap_or_default();
+        let mut out = self.output(
+            o.score,
+            &found,
+            o.rollouts,
+            o.stopped,
+            t0.elapsed().as_millis() as u64,
+        );
+        let seq =
+            |m: &Option<Vec<G::Move>>| nrpa::sequence_json(&self.game, &self.root, m.as_deref());
+        out.extra.insert("sub".into(), seq(&o.result.sub));
+        out.extra.insert("found".into(), seq(&o.result.found));
+        if index == first {
+            // One task per round carries the round's start: the next round's `from`.
+            out.extra
+                .insert("round_start".into(), start.to_json(&self.game, &self.root));
+        }
+        if o.result.sub.is_none() || o.reached {
+            out.extra.insert("final".into(), true.into());
+        }
+        let hist: Vec<serde_json::Value> = o
+            .history
+            .iter()
+            .map(|(ms, n, s)| serde_json::json!([ms, n, score_json(*s)]))
+            .collect();
+        out.extra.insert("history".into(), hist.into());
+        Ok(out)
+    }
+
+    /// The result of a rounds plan from its outputs in iteration order: the last round's start
+    /// with the last round's results is the final checkpoint; its best is the result.
+    fn merge_rounds(
+        &self,
+        opts: &NrpaOptions,
+        width: usize,
+        outs: &[TaskOutput],
+    ) -> Result<TaskOutput, String> {
+        let last_start = outs
+            .iter()
+            .rposition(|o| o.extra.contains_key("round_start"))
+            .ok_or("no round output carries its start")?;
+        let input = serde_json::json!({
+            "from": outs[last_start].extra["round_start"],
+            "results": outs[last_start..]
+                .iter()
+                .map(|o| serde_json::json!({"sub": o.extra.get("sub"), "found": o.extra.get("found")}))
+                .collect::<Vec<_>>(),
+        });
+        let c = self.round_start_of(opts, width, &input)?;
+        let (score, moves) = c.best.clone().unwrap_or((f64::NEG_INFINITY, Vec::new()));
+        let nodes: u64 = outs.iter().map(|o| o.nodes).sum();
+        let mut out = self.output(
+            score,
+            &moves,
+            nodes,
+            None,
+            outs.iter().map(|o| o.elapsed_ms).sum(),
+        );
+        if let Some(s) = outs.iter().find_map(|o| o.extra.get("stopped")) {
+            out.extra.insert("stopped".into(), s.clone());
+        }
+        // Best score over the run, one point per finished task: [iteration, rollouts, best].
+        let mut best = f64::NEG_INFINITY;
+        let mut rollouts = 0u64;
+        let mut hist = Vec::new();
+        for (i, o) in outs.iter().enumerate() {
+            rollouts += o.nodes;
+            let v = o.value.as_f64().unwrap_or(f64::NEG_INFINITY);
+            if v > best {
+                best = v;
+                hist.push(serde_json::json!([i, rollouts, score_json(v)]));
+            }
+        }
+        out.extra.insert("history".into(), hist.into());
+        out.extra.insert("iterations_done".into(), c.done.into());
+        out.extra
+            .insert("checkpoint".into(), c.to_json(&self.game, &self.root));
+        Ok(out)
+    }
+}
+
 impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
@@ -161,7 +321,18 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
     fn plan_shape(&self) -> PlanShape {
         match &self.algo {
             Algo::Nmcs { .. } => PlanShape::Single,
-            Algo::Nrpa { opts, runs } => PlanShape::Runs {
+            Algo::Nrpa {
+                opts,
+                runs,
+                rounds: true,
+            } => PlanShape::Rounds {
+                width: *runs,
+                iterations: opts.iterations,
+                // The seed of run 0 of a runs plan: `runs=W across=shared` is then the
+                // single-task run with `batch=W`.
+                seed: crate::plan::run_seed(opts.seed, 0),
+            },
+            Algo::Nrpa { opts, runs, .. } => PlanShape::Runs {
                 count: *runs,
                 base_seed: opts.seed,
             },
@@ -180,6 +351,20 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                     o.stopped,
                     t0.elapsed().as_millis() as u64,
                 ))
+            }
+            (
+                Algo::Nrpa {
+                    opts,
+                    runs,
+                    rounds: true,
+                },
+                TaskKind::Run { index, seed, input },
+            ) => {
+                let opts = NrpaOptions {
+                    seed: *seed,
+                    ..opts.clone()
+                };
+                self.round_task(&opts, *runs as usize, *index, input, ctl, t0)
             }
             (Algo::Nrpa { opts, .. }, TaskKind::Whole | TaskKind::Run { .. }) => {
                 let mut opts = opts.clone();
@@ -228,6 +413,24 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
     }
 
     fn merge_runs(&self, runs: &[TaskOutput]) -> TaskOutput {
+        if let Algo::Nrpa {
+            opts,
+            runs: width,
+            rounds: true,
+        } = &self.algo
+        {
+            let opts = NrpaOptions {
+                seed: crate::plan::run_seed(opts.seed, 0),
+                ..opts.clone()
+            };
+            return self
+                .merge_rounds(&opts, *width as usize, runs)
+                .unwrap_or_else(|e| {
+                    let mut o = TaskOutput::default();
+                    o.extra.insert("error".into(), e.into());
+                    o
+                });
+        }
         // The best run wins (the first among equals, so the merge does not depend on timing).
         let mut best: Option<&TaskOutput> = None;
         for r in runs {
@@ -484,5 +687,96 @@ mod tests {
             p.run(&bad, &Control::unlimited()),
             Err(SolveError::BadInput(_))
         ));
+    }
+    /// The shared-policy scheme across workers (`across=shared`): rounds of 2 tasks on two
+    /// threads (two workers) replay the in-process shared scheme with batch 2 exactly, also when
+    /// the planner is rebuilt mid-way from the stored tasks and results (a restarted
+    /// coordinator: the stored round inputs are the checkpoints); the best replays.
+    #[test]
+    fn rounds_match_the_shared_scheme_and_survive_a_restart() {
+        let base = [("level", "2"), ("iterations", "6"), ("seed", "4")];
+        let mut in_proc = base.to_vec();
+        in_proc.push(("batch", "2"));
+        let direct = run_local(
+            prepare(&job("weakschur", &[("k", "4")], "", "nrpa", &in_proc))
+                .unwrap()
+                .as_ref(),
+            &Control::unlimited(),
+        )
+        .unwrap();
+        let mut opts = base.to_vec();
+        opts.extend([("runs", "2"), ("across", "shared")]);
+        let j = job("weakschur", &[("k", "4")], "", "nrpa", &opts);
+        let p = prepare(&j).unwrap();
+        let shape = p.plan_shape();
+        let mut planner = Planner::new(shape.clone(), 2);
+        let (mut issued, mut results) = (Vec::new(), Vec::<(TaskKind, TaskOutput)>::new());
+        let mut restarted = false;
+        loop {
+            let mut tasks = planner.next_tasks();
+            issued.extend(tasks.iter().cloned());
+            if !restarted && results.len() == 2 {
+                // Round 1 is issued, no result in: the coordinator restarts.
+                planner = Planner::restore(shape.clone(), 2, &issued, &results, &[]);
+                restarted = true;
+                assert!(planner.next_tasks().is_empty(), "nothing is issued twice");
+                tasks = planner.pending().to_vec();
+                assert_eq!(tasks.len(), 2);
+            }
+            if tasks.is_empty() {
+                break;
+            }
+            assert!(tasks.len() <= 2);
+            let outs: Vec<TaskOutput> = std::thread::scope(|sc| {
+                let hs: Vec<_> = tasks
+                    .iter()
+                    .map(|t| sc.spawn(|| p.run(t, &Control::unlimited()).unwrap()))
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (t, o) in tasks.iter().zip(outs) {
+                assert!(planner.on_result(t, o.clone()));
+                results.push((t.clone(), o));
+            }
+        }
+        assert!(restarted && planner.is_done());
+        assert_eq!(results.len(), 6);
+        let merged = planner.finish(p.as_ref());
+        assert_eq!(
+            (&merged.value, &merged.extra["sequence"], merged.nodes),
+            (&direct.value, &direct.extra["sequence"], direct.nodes)
+        );
+        assert_eq!(merged.extra["checkpoint"]["done"], 6);
+        let prog = planner.progress();
+        let by_round = prog["best_by_round"].as_array().unwrap();
+        assert_eq!(by_round.len(), 3);
+        assert!(by_round.windows(2).all(|w| w[0].as_f64() <= w[1].as_f64()));
+        assert_eq!(by_round[2].as_f64(), merged.value.as_f64());
+        replays(
+            &j,
+            merged.extra["position"].as_str().unwrap(),
+            &merged.value,
+        );
+
+        // A tampered round input (an illegal move in a result) is refused.
+        let (task, _) = results
+            .iter()
+            .find(|(t, _)| matches!(t, TaskKind::Run { index: 2, .. }))
+            .unwrap();
+        let TaskKind::Run { index, seed, input } = task.clone() else {
+            unreachable!()
+        };
+        let mut input = input;
+        input["results"][0]["sub"]["moves"][0] = "9".into();
+        let bad = TaskKind::Run { index, seed, input };
+        assert!(matches!(
+            p.run(&bad, &Control::unlimited()),
+            Err(SolveError::BadInput(_))
+        ));
+        let e = prepare(&job("weakschur", &[], "", "nrpa", &[("across", "both")]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("across=both"), "{e}");
     }
 }

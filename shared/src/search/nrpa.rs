@@ -30,7 +30,12 @@
 //!   `batch`, never on thread timing.
 //! - `Independent`: `threads` complete, independent NRPA runs with seeds derived from `seed`;
 //!   the best wins (first among equals). The same scheme is used across workers through the
-//!   planner's runs.
+//!   planner's runs (`runs=R`, the default across workers).
+//!
+//! Across workers the shared scheme runs as rounds ([`round_start`], [`round_iteration`]): each
+//! task is one top-level iteration from the round's policy, the next round's tasks first apply
+//! the previous round's results; rounds of `W` tasks equal the in-process scheme with
+//! `batch = W`.
 
 use super::{Control, StopReason};
 use crate::model::single::SinglePlayer;
@@ -104,20 +109,20 @@ pub fn derive_seed(seed: u64, index: u64) -> u64 {
 const EMPTY: u64 = u64::MAX;
 
 /// A policy table: dense when the game's codes are small, otherwise open addressing with linear
-/// probing (key [`EMPTY`] marks a free slot; the code `u64::MAX` itself lives in `max_key`).
-/// Each entry holds the weight `w` and `exp(w)`, so rollouts call no `exp` at all; Adapt pays one
-/// `exp` per distinct code it changes.
+/// probing (key [`EMPTY`] marks a free slot; the code `u64::MAX` itself lives in the extra last
+/// slot). Each slot holds the weight `w` and, in a separate array, `exp(w)`: rollouts read only
+/// the `exp` array (8 bytes per code, so the codes a rollout meets stay in cache) and call no
+/// `exp` at all; Adapt pays one `exp` per distinct code it changes.
 #[derive(Clone, Debug)]
 pub struct Policy {
     dense: bool,
     keys: Vec<u64>,
-    /// `[w, exp(w)]` per slot.
-    vals: Vec<[f64; 2]>,
+    /// Weight per slot.
+    w: Vec<f64>,
+    /// `exp` of the weight per slot.
+    ex: Vec<f64>,
     len: usize,
-    max_key: [f64; 2],
 }
-
-const ZERO: [f64; 2] = [0.0, 1.0];
 
 impl Policy {
     /// An all-zero policy for codes below `code_space` (dense) or arbitrary codes (`None`).
@@ -126,16 +131,16 @@ impl Policy {
             Some(n) => Policy {
                 dense: true,
                 keys: Vec::new(),
-                vals: vec![ZERO; n],
+                w: vec![0.0; n],
+                ex: vec![1.0; n],
                 len: 0,
-                max_key: ZERO,
             },
             None => Policy {
                 dense: false,
                 keys: vec![EMPTY; 1024],
-                vals: vec![ZERO; 1024],
+                w: vec![0.0; 1025],
+                ex: vec![1.0; 1025],
                 len: 0,
-                max_key: ZERO,
             },
         }
     }
@@ -147,23 +152,24 @@ impl Policy {
         (code.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask
     }
 
+    /// The slot of `code`, `None` when a hash table does not hold it (weight 0).
     #[inline(always)]
-    fn entry(&self, code: u64) -> [f64; 2] {
+    fn find(&self, code: u64) -> Option<usize> {
         if self.dense {
-            return self.vals[code as usize];
+            return Some(code as usize);
         }
         if code == EMPTY {
-            return self.max_key;
+            return Some(self.keys.len());
         }
         let mask = self.keys.len() - 1;
         let mut i = self.slot(code);
         loop {
             let k = self.keys[i];
             if k == code {
-                return self.vals[i];
+                return Some(i);
             }
             if k == EMPTY {
-                return ZERO;
+                return None;
             }
             i = (i + 1) & mask;
         }
@@ -172,22 +178,26 @@ impl Policy {
     /// The weight of `code`.
     #[inline]
     pub fn get(&self, code: u64) -> f64 {
-        self.entry(code)[0]
+        self.find(code).map_or(0.0, |i| self.w[i])
     }
 
     /// `exp` of the weight of `code`.
     #[inline]
     pub fn get_exp(&self, code: u64) -> f64 {
-        self.entry(code)[1]
+        if self.dense {
+            return self.ex[code as usize];
+        }
+        self.find(code).map_or(1.0, |i| self.ex[i])
     }
 
+    /// The slot of `code`, inserted with weight 0 if a hash table lacks it.
     #[inline(always)]
-    fn entry_mut(&mut self, code: u64) -> &mut [f64; 2] {
+    fn slot_mut(&mut self, code: u64) -> usize {
         if self.dense {
-            return &mut self.vals[code as usize];
+            return code as usize;
         }
         if code == EMPTY {
-            return &mut self.max_key;
+            return self.keys.len();
         }
         if (self.len + 1) * 2 > self.keys.len() {
             self.grow();
@@ -197,13 +207,14 @@ impl Policy {
         loop {
             let k = self.keys[i];
             if k == code {
-                return &mut self.vals[i];
+                return i;
             }
             if k == EMPTY {
                 self.keys[i] = code;
-                self.vals[i] = ZERO;
+                self.w[i] = 0.0;
+                self.ex[i] = 1.0;
                 self.len += 1;
-                return &mut self.vals[i];
+                return i;
             }
             i = (i + 1) & mask;
         }
@@ -212,33 +223,42 @@ impl Policy {
     /// Adds `delta` to the weight of `code`.
     #[inline]
     pub fn add(&mut self, code: u64, delta: f64) {
-        let e = self.entry_mut(code);
-        e[0] += delta;
-        e[1] = e[0].exp();
+        let i = self.slot_mut(code);
+        self.w[i] += delta;
+        self.ex[i] = self.w[i].exp();
     }
 
-    /// Adds `delta` to the weight only, returning the new weight (scratch tables: no `exp`).
+    /// Adds `delta` to the weight only, returning the weight before (scratch tables: no `exp`).
     #[inline]
     fn add_weight(&mut self, code: u64, delta: f64) -> f64 {
-        let e = self.entry_mut(code);
-        e[0] += delta;
-        e[0]
+        let i = self.slot_mut(code);
+        let old = self.w[i];
+        self.w[i] = old + delta;
+        old
     }
 
     /// Sets the weight of `code` back to 0 (scratch tables).
     #[inline]
     fn zero(&mut self, code: u64) {
-        *self.entry_mut(code) = ZERO;
+        let i = self.slot_mut(code);
+        self.w[i] = 0.0;
+        self.ex[i] = 1.0;
     }
 
     fn grow(&mut self) {
         let n = self.keys.len() * 2;
         let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; n]);
-        let old_vals = std::mem::replace(&mut self.vals, vec![ZERO; n]);
+        let old_w = std::mem::replace(&mut self.w, vec![0.0; n + 1]);
+        let old_ex = std::mem::replace(&mut self.ex, vec![1.0; n + 1]);
+        // The slot of code u64::MAX moves to the new last slot.
+        self.w[n] = old_w[old_keys.len()];
+        self.ex[n] = old_ex[old_keys.len()];
         self.len = 0;
-        for (k, v) in old_keys.into_iter().zip(old_vals) {
+        for (i, &k) in old_keys.iter().enumerate() {
             if k != EMPTY {
-                *self.entry_mut(k) = v;
+                let j = self.slot_mut(k);
+                self.w[j] = old_w[i];
+                self.ex[j] = old_ex[i];
             }
         }
     }
@@ -247,33 +267,88 @@ impl Policy {
     pub fn copy_from(&mut self, other: &Policy) {
         self.dense = other.dense;
         self.keys.clone_from(&other.keys);
-        self.vals.clone_from(&other.vals);
+        self.w.clone_from(&other.w);
+        self.ex.clone_from(&other.ex);
         self.len = other.len;
-        self.max_key = other.max_key;
+    }
+
+    /// Copies the slots `idx` of `other` (dense tables of one size).
+    fn copy_slots(&mut self, other: &Policy, idx: &[u32]) {
+        for &i in idx {
+            let i = i as usize;
+            self.w[i] = other.w[i];
+            self.ex[i] = other.ex[i];
+        }
     }
 
     /// Every non-zero weight, sorted by code.
     pub fn entries(&self) -> Vec<(u64, f64)> {
         let mut out: Vec<(u64, f64)> = if self.dense {
-            self.vals
+            self.w
                 .iter()
                 .enumerate()
-                .filter(|(_, v)| v[0] != 0.0)
-                .map(|(k, v)| (k as u64, v[0]))
+                .filter(|(_, v)| **v != 0.0)
+                .map(|(k, v)| (k as u64, *v))
                 .collect()
         } else {
             self.keys
                 .iter()
-                .zip(&self.vals)
-                .filter(|(k, v)| **k != EMPTY && v[0] != 0.0)
-                .map(|(k, v)| (*k, v[0]))
+                .zip(&self.w)
+                .filter(|(k, v)| **k != EMPTY && **v != 0.0)
+                .map(|(k, v)| (*k, *v))
                 .collect()
         };
-        if !self.dense && self.max_key[0] != 0.0 {
-            out.push((EMPTY, self.max_key[0]));
+        if !self.dense && self.w[self.keys.len()] != 0.0 {
+            out.push((EMPTY, self.w[self.keys.len()]));
         }
         out.sort_by_key(|e| e.0);
         out
+    }
+}
+
+/// The slots where a dense policy and the copy the level below made of it may differ: a level
+/// re-copies only these before each call of the level below (a full copy of a large dense table
+/// per call costs more than the call's adaptations). `full` means "assume everything differs".
+#[derive(Debug)]
+struct Dirty {
+    list: Vec<u32>,
+    bits: Vec<u64>,
+    full: bool,
+}
+
+impl Dirty {
+    fn new(n: usize) -> Self {
+        Dirty {
+            list: Vec::new(),
+            bits: vec![0; n.div_ceil(64)],
+            full: true,
+        }
+    }
+    #[inline]
+    fn mark(&mut self, i: usize) {
+        if self.full {
+            return;
+        }
+        let (w, b) = (i / 64, i % 64);
+        if self.bits[w] >> b & 1 == 0 {
+            self.bits[w] |= 1 << b;
+            self.list.push(i as u32);
+            // Beyond an eighth of the table a full copy is as cheap.
+            if self.list.len() * 8 > self.bits.len() * 64 {
+                self.set_full();
+            }
+        }
+    }
+    fn set_full(&mut self) {
+        self.clear();
+        self.full = true;
+    }
+    fn clear(&mut self) {
+        for &i in &self.list {
+            self.bits[i as usize / 64] = 0;
+        }
+        self.list.clear();
+        self.full = false;
     }
 }
 
@@ -410,10 +485,9 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
     }
     x.touched.clear();
     for (&c, &d) in best.codes.iter().zip(x.deltas.iter()) {
-        if x.sums.get(c) == 0.0 {
+        if x.sums.add_weight(c, d) == 0.0 {
             x.touched.push(c);
         }
-        x.sums.add_weight(c, d);
     }
     for &c in &x.touched {
         let d = x.sums.get(c);
@@ -449,6 +523,9 @@ struct Searcher<'a, G: SinglePlayer> {
     shared: &'a Shared,
     /// `policies[l]`, `bests[l]` for levels 1..=L-1 (index 0 unused).
     policies: Vec<Policy>,
+    /// `dirty[l]` (l >= 2, dense policies): slots where `policies[l - 1]` may differ from
+    /// `policies[l]`.
+    dirty: Vec<Dirty>,
     bests: Vec<Record<G::Move>>,
     cur: Record<G::Move>,
     /// Best rollout of this searcher since its last [`Searcher::take_best`].
@@ -480,6 +557,9 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             policies: (0..levels)
                 .map(|l| Policy::new(if l == 0 { Some(0) } else { game.code_space() }))
                 .collect(),
+            dirty: (0..levels)
+                .map(|_| Dirty::new(game.code_space().unwrap_or(0)))
+                .collect(),
             bests: (0..levels).map(|_| Record::new()).collect(),
             cur: Record::new(),
             found: Record::new(),
@@ -505,10 +585,19 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 break;
             }
             let start = cur.codes.len();
+            // Codes and their exp weights in one pass (softmax_weights' sum, in the same order).
+            self.weights.clear();
+            let mut z = 0.0;
             for &m in &self.legal {
-                cur.codes.push(game.code(&self.state, m));
+                let c = game.code(&self.state, m);
+                cur.codes.push(c);
+                let e = policy.get_exp(c);
+                z += e;
+                self.weights.push(e);
             }
-            let z = softmax_weights(policy, &cur.codes[start..], &mut self.weights);
+            if !(z.is_finite() && z > 0.0) {
+                z = softmax_weights(policy, &cur.codes[start..], &mut self.weights);
+            }
             let mut r = self.rng.gen::<f64>() * z;
             let mut pick = n - 1;
             for (i, &w) in self.weights.iter().enumerate() {
@@ -569,18 +658,19 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 self.rollout(&policy);
                 self.policies[1] = policy;
                 if !self.stopped && self.cur.score >= self.bests[1].score {
-                    self.bests[1].copy_from(&self.cur);
+                    // `cur` is cleared by the next rollout: a swap is the copy.
+                    std::mem::swap(&mut self.bests[1], &mut self.cur);
                 }
             } else {
-                let (lower, upper) = self.policies.split_at_mut(l);
-                lower[l - 1].copy_from(&upper[0]);
+                self.sync_below(l);
                 self.level(l - 1);
                 if self.stopped {
                     break;
                 }
                 let (lower, upper) = self.bests.split_at_mut(l);
                 if lower[l - 1].score >= upper[0].score {
-                    upper[0].copy_from(&lower[l - 1]);
+                    // `bests[l - 1]` is cleared by the next call of level l - 1.
+                    std::mem::swap(&mut lower[l - 1], &mut upper[0]);
                 }
             }
             if self.stopped {
@@ -592,7 +682,40 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 self.opts.alpha,
                 &mut self.scratch,
             );
+            if self.policies[l].dense {
+                // Level l changed: it now differs from its copy below (l) and from its source
+                // above (l + 1).
+                for k in [l, l + 1] {
+                    if k >= 2 && k < self.dirty.len() {
+                        for &c in &self.scratch.touched {
+                            self.dirty[k].mark(c as usize);
+                        }
+                    }
+                }
+            }
         }
+    }
+
+    /// Makes `policies[l - 1]` a copy of `policies[l]` (the seed's "copy of pol"), copying only
+    /// the slots that may differ when the tables are dense.
+    fn sync_below(&mut self, l: usize) {
+        let (lower, upper) = self.policies.split_at_mut(l);
+        let (below, this) = (&mut lower[l - 1], &upper[0]);
+        let (dl, du) = self.dirty.split_at_mut(l);
+        if !this.dense || du[0].full {
+            below.copy_from(this);
+            if l >= 3 {
+                dl[l - 1].set_full();
+            }
+        } else {
+            below.copy_slots(this, &du[0].list);
+            if l >= 3 {
+                for &i in &du[0].list {
+                    dl[l - 1].mark(i as usize);
+                }
+            }
+        }
+        du[0].clear();
     }
 
     /// One top-level iteration: `NRPA(level - 1, copy of top)` with the stream of iteration `i`.
@@ -605,6 +728,9 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             return Some(&self.cur);
         }
         self.policies[sub].copy_from(top);
+        if sub >= 2 {
+            self.dirty[sub].set_full();
+        }
         self.level(sub);
         if self.stopped {
             None
@@ -864,40 +990,9 @@ fn run_shared<G: SinglePlayer>(
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<NrpaOutcome<G::Move>, String> {
     let batch = opts.batch.max(1);
-    let mut top = Policy::new(game.code_space());
-    let mut top_best: Record<G::Move> = Record::new();
-    let mut best: Record<G::Move> = Record::new();
-    let mut done = 0u32;
-    if let Some(c) = resume {
-        if (c.level, c.iterations, c.alpha.to_bits(), c.seed, c.batch)
-            != (
-                opts.level,
-                opts.iterations,
-                opts.alpha.to_bits(),
-                opts.seed,
-                batch,
-            )
-        {
-            return Err(format!(
-                "checkpoint was made with level={} iterations={} alpha={} seed={} batch={}, not with this job's options",
-                c.level, c.iterations, c.alpha, c.seed, c.batch
-            ));
-        }
-        for &(code, w) in &c.policy {
-            if game.code_space().is_some_and(|n| code as usize >= n) {
-                return Err(format!(
-                    "checkpoint: code {code} is outside this game's code space"
-                ));
-            }
-            top.add(code, w);
-        }
-        if let Some((_, moves)) = &c.top_best {
-            top_best = record_sequence(game, root, moves)?;
-        }
-        if let Some((_, moves)) = &c.best {
-            best = record_sequence(game, root, moves)?;
-        }
-        done = c.done.min(opts.iterations);
+    let (mut top, mut top_best, mut best, mut done) =
+        load_checkpoint(game, root, opts, batch, resume.as_ref())?;
+    {
         let mut b = shared.best.lock();
         b.0 = b.0.max(best.score);
     }
@@ -971,6 +1066,212 @@ fn run_shared<G: SinglePlayer>(
         checkpoints: vec![checkpoint(opts, batch, done, &top, &top_best, &best)],
         history: Vec::new(),
     })
+}
+
+/// The top-level state a checkpoint describes (zeros and nothing found without one), after
+/// checking that it was made with these options.
+#[allow(clippy::type_complexity)]
+fn load_checkpoint<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    opts: &NrpaOptions,
+    batch: usize,
+    c: Option<&Checkpoint<G::Move>>,
+) -> Result<(Policy, Record<G::Move>, Record<G::Move>, u32), String> {
+    let mut top = Policy::new(game.code_space());
+    let mut top_best: Record<G::Move> = Record::new();
+    let mut best: Record<G::Move> = Record::new();
+    let mut done = 0u32;
+    if let Some(c) = c {
+        if (c.level, c.iterations, c.alpha.to_bits(), c.seed, c.batch)
+            != (
+                opts.level,
+                opts.iterations,
+                opts.alpha.to_bits(),
+                opts.seed,
+                batch,
+            )
+        {
+            return Err(format!(
+                "checkpoint was made with level={} iterations={} alpha={} seed={} batch={}, not with this job's options",
+                c.level, c.iterations, c.alpha, c.seed, c.batch
+            ));
+        }
+        for &(code, w) in &c.policy {
+            if game.code_space().is_some_and(|n| code as usize >= n) {
+                return Err(format!(
+                    "checkpoint: code {code} is outside this game's code space"
+                ));
+            }
+            top.add(code, w);
+        }
+        if let Some((_, moves)) = &c.top_best {
+            top_best = record_sequence(game, root, moves)?;
+        }
+        if let Some((_, moves)) = &c.best {
+            best = record_sequence(game, root, moves)?;
+        }
+        done = c.done.min(opts.iterations);
+    }
+    Ok((top, top_best, best, done))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds: the shared-policy scheme across workers.
+
+/// What one task of a round reports back: the best sequence of its level-(L-1) call (`None`
+/// when it was stopped before finishing) and its best rollout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundResult<M> {
+    /// Result of `NRPA(level - 1, top policy)`: the sequence the top level's `>=` rule sees.
+    pub sub: Option<Vec<M>>,
+    /// Best rollout of the task (only updates the overall best).
+    pub found: Option<Vec<M>>,
+}
+
+/// The checkpoint a round starts from: `from` (the start of the previous round; `None` before
+/// the first) after the previous round's results, in iteration order, each with the seed's `>=`
+/// rule and one Adapt of the top-level policy. This is what the in-process shared scheme does
+/// after a batch, so rounds of `width` tasks replay `parallel=shared, batch=width` exactly.
+/// Sequences are replayed (so a tampered result is refused, and scores are recomputed).
+pub fn round_start<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    opts: &NrpaOptions,
+    width: usize,
+    from: Option<&Checkpoint<G::Move>>,
+    results: &[RoundResult<G::Move>],
+) -> Result<Checkpoint<G::Move>, String> {
+    let (mut top, mut top_best, mut best, mut done) =
+        load_checkpoint(game, root, opts, width, from)?;
+    let mut scratch = AdaptScratch::new(game.code_space());
+    for r in results {
+        if let Some(moves) = &r.sub {
+            let sub = record_sequence(game, root, moves)?;
+            if sub.score >= top_best.score {
+                top_best = sub;
+            }
+            adapt(&mut top, &top_best, opts.alpha, &mut scratch);
+            done += 1;
+        }
+        if let Some(moves) = &r.found {
+            let f = record_sequence(game, root, moves)?;
+            if f.score > best.score {
+                best = f;
+            }
+        }
+    }
+    Ok(checkpoint(opts, width, done, &top, &top_best, &best))
+}
+
+/// What one round task found.
+#[derive(Clone, Debug)]
+pub struct RoundOutcome<M> {
+    /// The task's [`RoundResult`].
+    pub result: RoundResult<M>,
+    /// Score of `result.found` (`-inf` when nothing completed).
+    pub score: f64,
+    /// Rollouts made.
+    pub rollouts: u64,
+    /// Why it stopped early, if it did.
+    pub stopped: Option<StopReason>,
+    /// Whether a rollout reached `stop_at`.
+    pub reached: bool,
+    /// Improvements of the task's best: (elapsed ms, rollouts so far, score).
+    pub history: Vec<(u64, u64, f64)>,
+}
+
+/// One task of a round: top-level iteration `index` (with its own random stream, as in the
+/// in-process scheme) from the round's start checkpoint.
+pub fn round_iteration<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    opts: &NrpaOptions,
+    start: &Checkpoint<G::Move>,
+    index: u64,
+    ctl: &Control,
+) -> Result<RoundOutcome<G::Move>, String> {
+    if opts.level == 0 || opts.iterations == 0 {
+        return Err("NRPA needs level >= 1 and iterations >= 1".into());
+    }
+    let (top, _, best, _) = load_checkpoint(game, root, opts, start.batch, Some(start))?;
+    let shared = Shared {
+        reached: false.into(),
+        best: Mutex::new((best.score, std::time::Instant::now())),
+        history: Mutex::new(Vec::new()),
+    };
+    let o = NrpaOptions {
+        batch: 1,
+        threads: 1,
+        ..opts.clone()
+    };
+    let mut s = Searcher::new(game, root, &o, ctl, &shared);
+    let sub = s.iteration(&top, index).map(|r| r.moves.clone());
+    let found = (!s.found.is_empty()).then(|| s.found.moves.clone());
+    let reached = shared.reached.load(std::sync::atomic::Ordering::Relaxed);
+    let history = std::mem::take(&mut *shared.history.lock());
+    Ok(RoundOutcome {
+        score: s.found.score,
+        result: RoundResult { sub, found },
+        rollouts: s.rollouts,
+        stopped: if reached { None } else { ctl.should_stop() },
+        reached,
+        history,
+    })
+}
+
+/// A sequence as `{"score", "moves": [text, ...]}` (moves in the game's notation, the score of
+/// the state they reach), or null.
+pub fn sequence_json<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    seq: Option<&[G::Move]>,
+) -> serde_json::Value {
+    match seq {
+        None => serde_json::Value::Null,
+        Some(moves) => {
+            let mut s = root.clone();
+            let texts: Vec<String> = moves
+                .iter()
+                .map(|&m| {
+                    let t = game.format_move(&s, m);
+                    game.apply(&mut s, m);
+                    t
+                })
+                .collect();
+            serde_json::json!({"score": game.score(&s), "moves": texts})
+        }
+    }
+}
+
+/// Reads [`sequence_json`]'s output (null is `None`), replaying the moves: the score is the
+/// replayed one. `what` names the field in errors.
+#[allow(clippy::type_complexity)]
+pub fn sequence_from_json<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    x: &serde_json::Value,
+    what: &str,
+) -> Result<Option<(f64, Vec<G::Move>)>, String> {
+    if x.is_null() {
+        return Ok(None);
+    }
+    let moves = x["moves"]
+        .as_array()
+        .ok_or(format!("'{what}.moves' is missing"))?;
+    let mut s = root.clone();
+    let mut out = Vec::new();
+    for (i, t) in moves.iter().enumerate() {
+        let t = t
+            .as_str()
+            .ok_or(format!("move {} of '{what}' is not text", i + 1))?;
+        let m = game
+            .parse_move(&s, t)
+            .map_err(|e| format!("'{what}': {}", e.at_move(i + 1)))?;
+        game.apply(&mut s, m);
+        out.push(m);
+    }
+    Ok(Some((game.score(&s), out)))
 }
 
 fn checkpoint<M: Copy>(
