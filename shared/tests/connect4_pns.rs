@@ -9,31 +9,21 @@
 //! `cargo test --release -p gamesolver-shared --test connect4_pns -- --ignored`.
 //! Another board size (6 x 5) is checked against alpha-beta on positions of random games.
 
+use gamesolver_shared::games::data::pons_set;
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
 use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::{JobResult, JobSpec};
-use std::path::{Path, PathBuf};
+use rayon::prelude::*;
 
 /// Every CI_STEP-th line of `Test_L2_R1` runs in CI (all of `Test_L3_R1` does: about 5 s).
 const CI_STEP: usize = 20;
 
-fn data_dir() -> PathBuf {
-    match std::env::var_os("GAMESOLVER_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    }
-}
-
 fn read_set(name: &str) -> Vec<(String, i64)> {
-    let path = data_dir().join("connect4").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let (moves, score) = l.split_once(' ').expect("'<moves> <score>'");
-            (moves.to_string(), score.trim().parse().expect("score"))
-        })
+    pons_set(name)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|l| (l.moves, l.score as i64))
         .collect()
 }
 
@@ -67,25 +57,28 @@ fn check_set(name: &str, step: usize) {
     assert_eq!(lines.len(), 1000, "{name} has 1000 lines");
     for algorithm in ["pns", "dfpn", "pn2"] {
         let t0 = std::time::Instant::now();
-        let mut nodes = 0;
-        let mut checked = 0;
-        for (moves, want) in lines.iter().step_by(step) {
-            let r = run(&[], moves, algorithm, &[]);
-            assert_eq!(
-                r.value,
-                serde_json::json!(want),
-                "{algorithm} {name} '{moves}'"
-            );
-            nodes += r.nodes;
-            let r = run(&[], moves, algorithm, &[("target", "1")]);
-            assert_eq!(
-                r.extra["proved"],
-                serde_json::json!(*want >= 1),
-                "{algorithm} {name} '{moves}' target 1"
-            );
-            nodes += r.nodes;
-            checked += 1;
-        }
+        // Positions are independent: spread them over the cores.
+        let (nodes, checked) = lines
+            .par_iter()
+            .step_by(step)
+            .map(|(moves, want)| {
+                let r = run(&[], moves, algorithm, &[]);
+                assert_eq!(
+                    r.value,
+                    serde_json::json!(want),
+                    "{algorithm} {name} '{moves}'"
+                );
+                let mut nodes = r.nodes;
+                let r = run(&[], moves, algorithm, &[("target", "1")]);
+                assert_eq!(
+                    r.extra["proved"],
+                    serde_json::json!(*want >= 1),
+                    "{algorithm} {name} '{moves}' target 1"
+                );
+                nodes += r.nodes;
+                (nodes, 1usize)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         eprintln!(
             "{algorithm} {name}: {checked} positions, {nodes} nodes, {:?}",
             t0.elapsed()
