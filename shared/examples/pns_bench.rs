@@ -81,8 +81,8 @@ fn proc_status(key: &str) -> String {
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with(key))
-                .map(|l| l[key.len() + 1..].trim().to_string())
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                .map(|v| v.trim().to_string())
         })
         .unwrap_or_else(|| "?".into())
 }

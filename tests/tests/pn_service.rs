@@ -15,8 +15,7 @@ fn alive(pid: u32) -> bool {
         // Field 3 is the state; the command name before it is in parentheses.
         Ok(stat) => stat
             .rsplit_once(") ")
-            .map(|(_, rest)| !rest.starts_with('Z'))
-            .unwrap_or(false),
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
         Err(_) => false,
     }
 }
