@@ -357,8 +357,10 @@ fn memory_limit_is_a_result_not_a_crash() {
         assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
     }
     // In a probe plan (exact value) the job ends with the same clear result, not an error,
-    // with the bounds known so far.
-    for alg in ["pns"] {
+    // with the bounds known so far. (PN² is not run here: under a 1 MiB budget its two levels
+    // keep re-expanding for minutes before giving up.)
+    {
+        let alg = "pns";
         let r = solve(&job(
             "othello",
             &[("size", "6")],
