@@ -834,7 +834,10 @@ impl Scheduler {
         job.finished_ms = Some(now_ms());
         job.result = result;
         job.error = error.clone();
-        job.final_progress = job.planner.as_ref().map(Planner::progress);
+        job.final_progress = match (&job.planner, &job.prepared) {
+            (Some(p), Some(j)) => Some(p.progress(&**j)),
+            _ => None,
+        };
         job.prepared = None;
         job.planner = None;
         for tid in &job.tasks {
@@ -1314,10 +1317,10 @@ impl Scheduler {
                 last_error: t.last_error.clone(),
             })
             .collect();
-        let mut progress = match (&job.planner, &job.final_progress) {
-            (Some(p), _) => p.progress(),
-            (None, Some(p)) => p.clone(),
-            (None, None) => json!({}),
+        let mut progress = match (&job.planner, &job.prepared, &job.final_progress) {
+            (Some(p), Some(j), _) => p.progress(&**j),
+            (_, _, Some(p)) => p.clone(),
+            _ => json!({}),
         };
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {

@@ -1,22 +1,27 @@
 //! Benchmark of the proof-number family on Pons' Connect Four sets: per algorithm and setting,
-//! mean nodes and time per position for the win/not-win decision (`target=1`, one threshold, so
-//! the figures are per decision, not per exact value), bytes per node and the peak tree or table
-//! size; alpha-beta's exact solve as the reference. Every decision is checked against the score.
+//! mean nodes and time per position, bytes per node and the peak tree or table size, for the
+//! exact score (the planner's threshold probes, the seed's multi-valued search) and for the
+//! win/not-win decision (`target=1`, one threshold); each optimisation switched off in turn;
+//! alpha-beta's exact solve on the same positions as the reference. Every answer is checked
+//! against the published score. Positions run one after the other on one thread (except the
+//! `threads=2` rows), so times are per position.
 //!
 //! ```text
 //! cargo run --release -p gamesolver-shared --example pns_bench -- [N] [SET...]
 //! ```
 //! `N` (default 50) positions from the top of each set (default `Test_L3_R1 Test_L2_R1`).
+//! The load average is printed first: times on a loaded machine are too high, node counts are
+//! exact whatever the load.
 
+use gamesolver_shared::games::data::pons_set;
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
 use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::JobSpec;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// (label, algorithm, options) of every configuration measured.
-/// A benchmark configuration: label, algorithm, extra options.
+/// A benchmark configuration: label, algorithm, extra options (`target=1`: the decision;
+/// without `target`: the exact score).
 type Config = (
     &'static str,
     &'static str,
@@ -25,6 +30,9 @@ type Config = (
 
 const CONFIGS: &[Config] = &[
     ("alphabeta exact", "alphabeta", &[]),
+    ("pns exact", "pns", &[]),
+    ("dfpn exact", "dfpn", &[]),
+    ("pn2 exact", "pn2", &[]),
     ("pns", "pns", &[("target", "1")]),
     (
         "pns -current_node",
@@ -40,6 +48,16 @@ const CONFIGS: &[Config] = &[
         "pns -delete_solved",
         "pns",
         &[("target", "1"), ("delete_solved", "false")],
+    ),
+    (
+        "pns -all three",
+        "pns",
+        &[
+            ("target", "1"),
+            ("current_node", "false"),
+            ("remember_best", "false"),
+            ("delete_solved", "false"),
+        ],
     ),
     ("pns threads=2", "pns", &[("target", "1"), ("threads", "2")]),
     ("dfpn", "dfpn", &[("target", "1")]),
@@ -57,6 +75,18 @@ const CONFIGS: &[Config] = &[
     ("pn2 threads=2", "pn2", &[("target", "1"), ("threads", "2")]),
 ];
 
+/// A line of `/proc/self/status` (e.g. `VmHWM`), or "?" elsewhere.
+fn proc_status(key: &str) -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
 fn main() {
     let mut n = 50usize;
     let mut sets = Vec::new();
@@ -69,32 +99,34 @@ fn main() {
     if sets.is_empty() {
         sets = vec!["Test_L3_R1".to_string(), "Test_L2_R1".to_string()];
     }
-    let data = match std::env::var_os("GAMESOLVER_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average at start: {}", load.trim());
     for set in sets {
-        let text = std::fs::read_to_string(data.join("connect4").join(&set)).expect("read set");
-        let lines: Vec<(String, i64)> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .take(n)
-            .map(|l| {
-                let (m, s) = l.split_once(' ').expect("'<moves> <score>'");
-                (m.to_string(), s.trim().parse().expect("score"))
-            })
-            .collect();
+        let lines: Vec<_> = match pons_set(&set) {
+            Ok(l) => l.into_iter().take(n).collect(),
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(2);
+            }
+        };
         println!("{set}: {} positions", lines.len());
         println!(
-            "  {:<22} {:>12} {:>14} {:>10} {:>12}",
-            "configuration", "mean ms", "mean nodes", "bytes/node", "mean peak"
+            "  {:<20} {:>10} {:>12} {:>10} {:>11} {:>11} {:>7}",
+            "configuration",
+            "mean ms",
+            "mean nodes",
+            "bytes/node",
+            "mean peak",
+            "max peak",
+            "probes"
         );
         for (label, algorithm, options) in CONFIGS {
-            let (mut ms, mut nodes, mut peak, mut bytes) = (0.0f64, 0u64, 0u64, 0u64);
-            for (moves, score) in &lines {
+            let (mut ms, mut nodes, mut peak, mut max_peak, mut bytes, mut probes) =
+                (0.0f64, 0u64, 0u64, 0u64, 0u64, 0u64);
+            for line in &lines {
                 let job = JobSpec {
                     game: "connect4".into(),
-                    position: moves.clone(),
+                    position: line.moves.clone(),
                     algorithm: algorithm.to_string(),
                     options: options
                         .iter()
@@ -107,35 +139,44 @@ fn main() {
                 let r = run_local(prepared.as_ref(), &Control::unlimited()).expect("run");
                 ms += t0.elapsed().as_secs_f64() * 1e3;
                 nodes += r.nodes;
-                if *algorithm == "alphabeta" {
-                    assert_eq!(r.value, serde_json::json!(score), "'{moves}'");
-                } else {
+                if options.iter().any(|(k, _)| *k == "target") {
                     assert_eq!(
                         r.extra["proved"],
-                        serde_json::json!(*score >= 1),
-                        "{label} '{moves}'"
+                        serde_json::json!(line.score >= 1),
+                        "{label} '{}'",
+                        line.moves
                     );
-                    peak += r
-                        .extra
-                        .get("peak_nodes")
-                        .and_then(|v| v.as_u64())
-                        .unwrap_or(0);
-                    bytes = r
-                        .extra
-                        .get("bytes_per_node")
-                        .and_then(|v| v.as_u64())
-                        .unwrap_or(0);
+                } else {
+                    assert_eq!(
+                        r.value,
+                        serde_json::json!(line.score),
+                        "{label} '{}'",
+                        line.moves
+                    );
                 }
+                let get = |k: &str| r.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+                peak += get("peak_nodes");
+                max_peak = max_peak.max(get("peak_nodes"));
+                bytes = bytes.max(get("bytes_per_node"));
+                probes += get("probes");
             }
             let k = lines.len().max(1) as f64;
             println!(
-                "  {:<22} {:>12.3} {:>14.0} {:>10} {:>12.0}",
+                "  {:<20} {:>10.3} {:>12.0} {:>10} {:>11.0} {:>11} {:>7.1}",
                 label,
                 ms / k,
                 nodes as f64 / k,
                 bytes,
-                peak as f64 / k
+                peak as f64 / k,
+                max_peak,
+                probes as f64 / k
             );
         }
     }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average at end: {}", load.trim());
+    println!(
+        "peak resident memory of the process (VmHWM): {}",
+        proc_status("VmHWM")
+    );
 }

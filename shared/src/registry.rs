@@ -55,6 +55,9 @@ pub enum PlanShape {
         lower: i32,
         /// Largest possible value.
         upper: i32,
+        /// Every possible value is a multiple of this (`ZeroSum::value_step`), so are `lower`
+        /// and `upper`; probes and bounds stay on these values.
+        step: i32,
     },
     /// `count` independent [`TaskKind::Run`] tasks whose outputs are combined by
     /// [`PreparedJob::merge_runs`].
@@ -88,6 +91,11 @@ pub trait PreparedJob: Send + Sync {
     fn plan_shape(&self) -> PlanShape;
     /// Runs one task. `ctl` carries the limits, the stop flag and the progress sink.
     fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError>;
+    /// An internal integer value of the root (a probe target or bound) as the outside world
+    /// sees it (CONTRACTS.md, "Values"); progress reports go through it. Default: the integer.
+    fn show_value(&self, raw: i32) -> serde_json::Value {
+        raw.into()
+    }
     /// For [`PlanShape::Probes`]: the output for the final bounds, given every probe's output
     /// (e.g. the best move comes from the probe that proved the lower bound).
     fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {

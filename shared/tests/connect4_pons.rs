@@ -4,29 +4,18 @@
 //! L3_R1 and L2_R1 run in full (a few seconds in the test profile); L2_R2 and L1_R1 run a
 //! sample. The long sets (L1_R2, L1_R3) are for the benchmark (`examples/pons_bench.rs`).
 
+use gamesolver_shared::games::data::pons_set;
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
 use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::JobSpec;
-use std::path::{Path, PathBuf};
 
-fn data_dir() -> PathBuf {
-    match std::env::var_os("GAMESOLVER_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    }
-}
-
-/// Reads `(moves, score)` lines of a Pons set.
+/// Reads `(moves, score)` lines of a Pons set (the library's reader).
 fn read_set(name: &str) -> Vec<(String, i64)> {
-    let path = data_dir().join("connect4").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let (moves, score) = l.split_once(' ').expect("'<moves> <score>'");
-            (moves.to_string(), score.trim().parse().expect("score"))
-        })
+    pons_set(name)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|l| (l.moves, l.score as i64))
         .collect()
 }
 

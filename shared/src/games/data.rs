@@ -36,3 +36,68 @@ pub fn plain_name(name: &str) -> Result<&str, String> {
         Err(format!("'{name}' is not a valid data file name"))
     }
 }
+
+/// One line of a Pons Connect Four test set: the moves (1-based columns) and the exact score.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PonsLine {
+    /// Columns played, as in the file (`base=1` notation).
+    pub moves: String,
+    /// The published exact score (CONTRACTS.md, Connect Four score).
+    pub score: i32,
+}
+
+/// Parses the text of a Pons test set (`<moves> <score>` per line, blank lines skipped). A
+/// malformed line is an error naming its line number.
+pub fn parse_pons_set(text: &str) -> Result<Vec<PonsLine>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        let (Some(moves), Some(score), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("line {}: expected '<moves> <score>'", i + 1));
+        };
+        let score = score
+            .parse()
+            .map_err(|_| format!("line {}: score '{score}' is not an integer", i + 1))?;
+        out.push(PonsLine {
+            moves: moves.to_string(),
+            score,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads Pons' test set `name` (e.g. `Test_L2_R1`) from `connect4/` under the data folder.
+pub fn pons_set(name: &str) -> Result<Vec<PonsLine>, String> {
+    let name = plain_name(name)?;
+    parse_pons_set(&read(&format!("connect4/{name}"))?).map_err(|e| format!("{name}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pons_sets_parse_and_bad_lines_are_named() {
+        let set = parse_pons_set("4455 18\n\n12 -3\n").unwrap();
+        assert_eq!(
+            set,
+            vec![
+                PonsLine {
+                    moves: "4455".into(),
+                    score: 18
+                },
+                PonsLine {
+                    moves: "12".into(),
+                    score: -3
+                }
+            ]
+        );
+        assert!(parse_pons_set("44 x").unwrap_err().contains("line 1"));
+        assert!(parse_pons_set("1 2\n44").unwrap_err().contains("line 2"));
+        assert!(pons_set("../etc").is_err());
+    }
+}

@@ -110,6 +110,13 @@ pub trait ZeroSum: Game {
         let _ = state;
         serde_json::Value::from(value)
     }
+    /// Every exact value (terminal values, hence every minimax value) is a multiple of this;
+    /// only [`ZeroSum::evaluate`] produces values in between. Threshold searches use it so
+    /// that they never probe, or report a bound, between two values the game can produce.
+    /// Default 1.
+    fn value_step(&self) -> i32 {
+        1
+    }
     /// The value an outside user means by `text` for a threshold (`target=V`) at `state`.
     /// Default: an integer. Games that map values must map thresholds the same way.
     fn parse_target(&self, state: &Self::State, text: &str) -> Result<i32, NotationError> {

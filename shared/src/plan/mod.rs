@@ -12,7 +12,15 @@
 //!   `parallelism` k the planner keeps up to k probes in flight at targets that split the open
 //!   interval evenly (k-ary search); with k = 1 it bisects, leaning towards 0 as Pons' solver does
 //!   (small values are the common ones). Every result narrows the interval with its fail-soft
-//!   bound, so one probe can close more than its own question.
+//!   bound, so one probe can close more than its own question. Targets and bounds stay on the
+//!   multiples of the shape's `step` (the values the game can produce: Connect Four's internal
+//!   scores are multiples of 100), so no probe is spent between two possible values and no bound
+//!   shows a value that cannot occur. A probe output without bounds (`raw: None`) is a probe
+//!   that gave up for good (a memory limit): the plan ends there, and the prepared job reports
+//!   the bounds known so far and why it stopped.
+//!
+//! Values inside the planner are the game's internal integers; everything it shows outside
+//! ([`Planner::progress`]) goes through [`PreparedJob::show_value`], the game's own scale.
 //! - `Runs`: `count` independent runs, merged by the prepared job.
 //! - `Rounds`: runs in rounds of `width`; a round is issued when the previous one is complete,
 //!   its input built from that round's outputs (the stored inputs are the checkpoints).
@@ -38,8 +46,12 @@ pub struct Planner {
     pending: Vec<TaskKind>,
     /// Outputs received, in order.
     outputs: Vec<TaskOutput>,
-    /// Current bounds (probe plans).
+    /// Current bounds (probe plans), multiples of `step`.
     bounds: RawBounds,
+    /// Spacing of the possible values (probe plans; 1 otherwise).
+    step: i32,
+    /// A probe gave up without bounds: the plan ends with what is known.
+    gave_up: bool,
     /// Next run index to issue (run plans).
     next_run: u32,
     /// Outputs of run tasks by index (rounds plans).
@@ -50,12 +62,15 @@ pub struct Planner {
 impl Planner {
     /// A planner for `shape` that keeps up to `parallelism` tasks in flight.
     pub fn new(shape: PlanShape, parallelism: usize) -> Self {
-        let bounds = match shape {
-            PlanShape::Probes { lower, upper } => RawBounds { lower, upper },
-            _ => RawBounds {
-                lower: i32::MIN,
-                upper: i32::MAX,
-            },
+        let (bounds, step) = match shape {
+            PlanShape::Probes { lower, upper, step } => (RawBounds { lower, upper }, step.max(1)),
+            _ => (
+                RawBounds {
+                    lower: i32::MIN,
+                    upper: i32::MAX,
+                },
+                1,
+            ),
         };
         Planner {
             shape,
@@ -63,9 +78,27 @@ impl Planner {
             pending: Vec::new(),
             outputs: Vec::new(),
             bounds,
+            step,
+            gave_up: false,
             next_run: 0,
             by_index: Vec::new(),
             issued_single: false,
+        }
+    }
+
+    /// The largest multiple of `step` that is `<= v`.
+    fn floor_step(&self, v: i32) -> i32 {
+        (v as i64).div_euclid(self.step as i64) as i32 * self.step
+    }
+
+    /// The smallest multiple of `step` that is `>= v` (saturating at the largest one).
+    fn ceil_step(&self, v: i32) -> i32 {
+        let s = self.step as i64;
+        let up = -((-(v as i64)).div_euclid(s)) * s;
+        if up > i32::MAX as i64 {
+            self.floor_step(i32::MAX)
+        } else {
+            up as i32
         }
     }
 
@@ -125,7 +158,7 @@ impl Planner {
             PlanShape::Single => {
                 self.issued_single && self.pending.is_empty() && !self.outputs.is_empty()
             }
-            PlanShape::Probes { .. } => self.bounds.is_exact(),
+            PlanShape::Probes { .. } => self.bounds.is_exact() || self.gave_up,
             PlanShape::Runs { count, .. } => self.outputs.len() as u32 >= count,
             PlanShape::Rounds { iterations, .. } => {
                 self.by_index.len() as u32 >= iterations
@@ -226,17 +259,16 @@ impl Planner {
     }
 
     /// Probe targets for `free` new probes, not already pending. A probe "value >= t" is useful
-    /// for `lower < t <= upper`.
+    /// for `lower < t <= upper`. Worked out on the grid of possible values (value / step), so
+    /// that every target is a possible value.
     fn probe_targets(&self, free: usize) -> Vec<i32> {
-        let RawBounds {
-            lower: lo,
-            upper: hi,
-        } = self.bounds;
+        let step = self.step;
+        let (lo, hi) = (self.bounds.lower / step, self.bounds.upper / step);
         let pending: Vec<i32> = self
             .pending
             .iter()
             .filter_map(|t| match t {
-                TaskKind::Probe { target } => Some(*target),
+                TaskKind::Probe { target } => Some(self.ceil_step(*target) / step),
                 _ => None,
             })
             .collect();
@@ -257,7 +289,7 @@ impl Planner {
             let mid = med + 1;
             let mid = mid.clamp(lo + 1, hi);
             if !pending.contains(&mid) {
-                targets.push(mid);
+                targets.push(mid * step);
             }
             return targets;
         }
@@ -266,8 +298,8 @@ impl Planner {
         let width = hi as i64 - lo as i64;
         for i in 1..=k {
             let t = (lo as i64 + (width * i + k) / (k + 1)).clamp(lo as i64 + 1, hi as i64) as i32;
-            if !pending.contains(&t) && !targets.contains(&t) && targets.len() < free {
-                targets.push(t);
+            if !pending.contains(&t) && !targets.contains(&(t * step)) && targets.len() < free {
+                targets.push(t * step);
             }
         }
         targets
@@ -280,14 +312,23 @@ impl Planner {
             return false;
         };
         self.pending.remove(pos);
-        if let (PlanShape::Probes { .. }, Some(r)) = (&self.shape, output.raw) {
-            self.bounds.lower = self.bounds.lower.max(r.lower);
-            self.bounds.upper = self.bounds.upper.min(r.upper);
-            // Bounds come from exact searches, so they can never cross; if they do, a kernel is
-            // wrong, and the planner keeps the last answer's view rather than inventing one.
-            if self.bounds.lower > self.bounds.upper {
-                self.bounds = r;
+        match (&self.shape, output.raw) {
+            (PlanShape::Probes { .. }, Some(r)) => {
+                // A bound between two possible values means the next possible one.
+                let r = RawBounds {
+                    lower: self.ceil_step(r.lower),
+                    upper: self.floor_step(r.upper),
+                };
+                self.bounds.lower = self.bounds.lower.max(r.lower);
+                self.bounds.upper = self.bounds.upper.min(r.upper);
+                // Bounds come from exact searches, so they can never cross; if they do, a kernel
+                // is wrong, and the planner keeps the last answer's view rather than inventing one.
+                if self.bounds.lower > self.bounds.upper {
+                    self.bounds = r;
+                }
             }
+            (PlanShape::Probes { .. }, None) => self.gave_up = true,
+            _ => {}
         }
         if let (PlanShape::Rounds { .. }, TaskKind::Run { index, .. }) = (&self.shape, task) {
             self.by_index.push((*index, output.clone()));
@@ -318,13 +359,14 @@ impl Planner {
         }
     }
 
-    /// Progress as JSON (bounds for probe plans, runs done for run plans).
-    pub fn progress(&self) -> serde_json::Value {
+    /// Progress as JSON (bounds for probe plans, in `job`'s value scale; runs done for run
+    /// plans).
+    pub fn progress(&self, job: &dyn PreparedJob) -> serde_json::Value {
         match self.shape {
             PlanShape::Single => serde_json::json!({"tasks_done": self.outputs.len()}),
             PlanShape::Probes { .. } => serde_json::json!({
-                "lower": self.bounds.lower,
-                "upper": self.bounds.upper,
+                "lower": job.show_value(self.bounds.lower),
+                "upper": job.show_value(self.bounds.upper),
                 "probes_done": self.outputs.len(),
             }),
             PlanShape::Runs { count, .. } => {
@@ -397,7 +439,7 @@ pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, Solv
             let out = job.run(&task, ctl)?;
             planner.on_result(&task, out);
         }
-        ctl.report(planner.progress());
+        ctl.report(planner.progress(job));
         if planner.is_done() {
             break;
         }
@@ -441,6 +483,7 @@ mod tests {
                     PlanShape::Probes {
                         lower: -21,
                         upper: 21,
+                        step: 1,
                     },
                     k,
                 );
@@ -475,6 +518,7 @@ mod tests {
             let shape = PlanShape::Probes {
                 lower: -7,
                 upper: 7,
+                step: 1,
             };
             let mut p = Planner::new(shape.clone(), 3);
             let mut issued = Vec::new();
@@ -532,6 +576,105 @@ mod tests {
         assert!(matches!(next[..], [TaskKind::Run { index: 2, .. }]));
         let mut s = Planner::restore(PlanShape::Single, 1, &[TaskKind::Whole], &[], &[]);
         assert!(s.next_tasks().is_empty());
+    }
+
+    /// With a value step (Connect Four's internal scale), every probe target and every bound is
+    /// a possible value, also when probes answer with bounds between possible values (PNS's
+    /// "value < t" gives the upper bound t - 1), and no more probes are spent than on the
+    /// grid of possible values.
+    #[test]
+    fn probes_stay_on_the_value_grid() {
+        const STEP: i32 = 100;
+        for k in 1..=4 {
+            for v in -21..=21 {
+                let shape = PlanShape::Probes {
+                    lower: -21 * STEP,
+                    upper: 21 * STEP,
+                    step: STEP,
+                };
+                let mut p = Planner::new(shape, k);
+                let mut q = Planner::new(
+                    PlanShape::Probes {
+                        lower: -21,
+                        upper: 21,
+                        step: 1,
+                    },
+                    k,
+                );
+                let mut probes = 0;
+                while !p.is_done() {
+                    let tasks = p.next_tasks();
+                    assert!(!tasks.is_empty(), "stuck at {:?}", p.bounds());
+                    for t in tasks {
+                        let TaskKind::Probe { target } = t else {
+                            panic!()
+                        };
+                        assert_eq!(target % STEP, 0, "target {target} is not a possible value");
+                        // Not fail-soft: exactly "value >= target" or "value <= target - 1".
+                        let raw = if v * STEP >= target {
+                            RawBounds {
+                                lower: target,
+                                upper: i32::MAX,
+                            }
+                        } else {
+                            RawBounds {
+                                lower: i32::MIN,
+                                upper: target - 1,
+                            }
+                        };
+                        p.on_result(
+                            &t,
+                            TaskOutput {
+                                raw: Some(raw),
+                                ..TaskOutput::default()
+                            },
+                        );
+                        let b = p.bounds();
+                        assert!(b.lower % STEP == 0 && b.upper % STEP == 0, "{b:?}");
+                        probes += 1;
+                    }
+                }
+                assert_eq!(
+                    p.bounds(),
+                    RawBounds {
+                        lower: v * STEP,
+                        upper: v * STEP
+                    }
+                );
+                let mut unit = 0;
+                while !q.is_done() {
+                    for t in q.next_tasks() {
+                        let TaskKind::Probe { target } = t else {
+                            panic!()
+                        };
+                        q.on_result(&t, answer(v, target));
+                        unit += 1;
+                    }
+                }
+                assert_eq!(probes, unit, "k={k} v={v}: same probes as on the unit grid");
+            }
+        }
+    }
+
+    /// A probe that gives up (no bounds) ends the plan with the bounds known so far.
+    #[test]
+    fn a_probe_without_bounds_ends_the_plan() {
+        let mut p = Planner::new(
+            PlanShape::Probes {
+                lower: -4,
+                upper: 4,
+                step: 1,
+            },
+            1,
+        );
+        let t = p.next_tasks().remove(0);
+        p.on_result(&t, answer(2, 1));
+        assert!(!p.is_done());
+        let t = p.next_tasks().remove(0);
+        p.on_result(&t, TaskOutput::default());
+        assert!(p.is_done());
+        assert_eq!(p.bounds().upper, 4);
+        assert!(p.next_tasks().is_empty());
     }
 
     #[test]

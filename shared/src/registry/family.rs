@@ -287,7 +287,8 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
         match (self.job.algorithm.as_str(), self.ask, self.depth) {
             ("alphabeta", Ask::Value, None) if !self.game.is_terminal(&self.root) => {
                 let (lower, upper) = self.root_bounds();
-                PlanShape::Probes { lower, upper }
+                let step = if self.weak { 1 } else { self.game.value_step() };
+                PlanShape::Probes { lower, upper, step }
             }
             _ => PlanShape::Single,
         }
@@ -330,6 +331,14 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
             (TaskKind::Run { .. }, _) => Err(SolveError::Internal(
                 "run tasks do not apply to this job".into(),
             )),
+        }
+    }
+
+    fn show_value(&self, raw: i32) -> serde_json::Value {
+        if self.weak {
+            raw.into()
+        } else {
+            self.game.value_to_json(&self.root, raw)
         }
     }
 

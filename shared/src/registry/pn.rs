@@ -21,11 +21,17 @@
 //! | `epsilon` | dfpn | the 1+ε trick's ε (0.25; 0 is plain df-pn) |
 //! | `pn2_factor` | pn2 | second-level budget as a multiple of the first-level tree (1) |
 //!
-//! A memory budget too small for the proof tree (pns, pn2; df-pn's table never overflows) ends a
-//! decision job with a result: `proved: null`, `stopped: "memory"`, `error: "memory limit ..."`.
-//! In a probe plan the probe fails with a bad-input error naming `memory_mb`, since running it
-//! again would fail again. Other stops (time, nodes, cancel) end the task with an error, as
-//! alpha-beta's probes do.
+//! A memory budget too small for the proof tree (pns, pn2; df-pn's table never overflows) ends
+//! the job with a result, not an error: `stopped: "memory"`, `error: "memory limit ..."`,
+//! `value: null` and the `bounds` known so far (a decision job also has `proved: null`). In a
+//! probe plan the probe answers without bounds, which ends the plan (running it again, here or
+//! on another worker, would fail again), and the other probes are cancelled. Other stops (time,
+//! nodes, cancel) end the task with an error, as alpha-beta's probes do.
+//!
+//! Values: targets and bounds are the game's internal integers inside; every value shown
+//! (`value`, `bounds`, progress) goes through `value_to_json`, and bounds are rounded inwards to
+//! the game's possible values (`value_step`): "value < 1" on Connect Four shows the upper
+//! bound 0, not 0.99.
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::model::{Hashed, ZeroSum};
@@ -131,6 +137,18 @@ pub fn prepare<G: ZeroSum + Hashed>(
 }
 
 impl<G: ZeroSum + Hashed> PnJob<G> {
+    /// The largest possible value `<= v` (a multiple of the game's value step).
+    fn floor_step(&self, v: i32) -> i32 {
+        let step = self.game.value_step().max(1) as i64;
+        ((v as i64).div_euclid(step) * step) as i32
+    }
+
+    /// The smallest possible value `>= v`.
+    fn ceil_step(&self, v: i32) -> i32 {
+        let step = self.game.value_step().max(1) as i64;
+        (-((-(v as i64)).div_euclid(step) * step)).min(i32::MAX as i64) as i32
+    }
+
     fn bounds_json(&self, lower: i32, upper: i32) -> serde_json::Value {
         serde_json::json!([
             self.game.value_to_json(&self.root, lower),
@@ -175,31 +193,30 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
                 .insert("bytes_per_node".into(), d.node_bytes.into());
             let raw = match d.verdict {
                 Verdict::Proved => RawBounds {
-                    lower: target,
+                    lower: self.ceil_step(target),
                     upper: hi,
                 },
                 Verdict::Disproved => RawBounds {
                     lower: lo,
-                    upper: target - 1,
+                    upper: self.floor_step(target - 1),
                 },
                 Verdict::Unknown(StopReason::Memory) => {
                     let msg = format!(
                         "memory limit: the proof tree needs more than memory_mb={} MiB",
                         self.opts.memory_mb
                     );
-                    if !single {
-                        return Err(SolveError::bad(msg));
-                    }
                     out.value = serde_json::Value::Null;
                     out.elapsed_ms = t0.elapsed().as_millis() as u64;
                     out.extra.insert("proved".into(), serde_json::Value::Null);
                     out.extra.insert("stopped".into(), "memory".into());
                     out.extra.insert("error".into(), msg.into());
                     out.extra.insert("bounds".into(), self.bounds_json(lo, hi));
-                    out.raw = Some(RawBounds {
+                    // A probe without bounds ends a probe plan with what is known (plan docs).
+                    out.raw = single.then_some(RawBounds {
                         lower: lo,
                         upper: hi,
                     });
+                    out.best_move = None;
                     return Ok(out);
                 }
                 Verdict::Unknown(r) => {
@@ -256,7 +273,12 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
             None if self.game.is_terminal(&self.root) => PlanShape::Single,
             None => {
                 let (lower, upper) = self.game.value_bounds(&self.root);
-                PlanShape::Probes { lower, upper }
+                let step = self.game.value_step().max(1);
+                PlanShape::Probes {
+                    lower: self.ceil_step(lower),
+                    upper: self.floor_step(upper),
+                    step,
+                }
             }
         }
     }
@@ -284,13 +306,21 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         }
     }
 
+    fn show_value(&self, raw: i32) -> serde_json::Value {
+        self.game.value_to_json(&self.root, raw)
+    }
+
     fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
+        // A probe that gave up (memory limit) ended the plan: say so, with the bounds known.
+        let gave_up = probes.iter().find(|p| p.raw.is_none());
         // The probe that proved the final lower bound carries a move that reaches it.
         let best = probes
             .iter()
             .rfind(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower));
         let mut out = match best {
             Some(p) => p.clone(),
+            // Stopped before any lower bound was proved: no move is known to be best.
+            None if gave_up.is_some() => TaskOutput::default(),
             None => {
                 // No probe proved anything above the bottom: every move reaches the minimum.
                 let mut moves = Vec::new();
@@ -316,6 +346,23 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
             self.bounds_json(bounds.lower, bounds.upper),
         );
         out.extra.insert("probes".into(), probes.len().into());
+        // Probes run one after the other or on other workers: the peak is the largest one's.
+        let peak = probes
+            .iter()
+            .filter_map(|p| p.extra.get("peak_nodes").and_then(|v| v.as_u64()))
+            .max();
+        if let Some(peak) = peak {
+            out.extra.insert("peak_nodes".into(), peak.into());
+        }
+        out.extra.remove("stopped");
+        out.extra.remove("error");
+        if let Some(p) = gave_up.filter(|_| !bounds.is_exact()) {
+            for key in ["stopped", "error"] {
+                if let Some(v) = p.extra.get(key) {
+                    out.extra.insert(key.into(), v.clone());
+                }
+            }
+        }
         out
     }
 }

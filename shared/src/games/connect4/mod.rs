@@ -488,6 +488,9 @@ impl<W: Word> ZeroSum for Connect4<W> {
             (value as f64 / VALUE_SCALE as f64).into()
         }
     }
+    fn value_step(&self) -> i32 {
+        VALUE_SCALE
+    }
     fn parse_target(&self, _s: &C4State<W>, text: &str) -> Result<i32, NotationError> {
         let v: i32 = text
             .trim()
