@@ -278,6 +278,9 @@ struct ServiceJob {
     expected: Vec<Option<Value>>,
 }
 
+/// Connect Four positions with their published scores.
+type Scored = &'static [(&'static str, i64)];
+
 fn c4(position: &str, algorithm: &str) -> JobSpec {
     spec("connect4", &[], position, algorithm, &[])
 }
@@ -285,7 +288,7 @@ fn c4(position: &str, algorithm: &str) -> JobSpec {
 /// The service jobs of a suite. Connect Four positions and scores are from Pons' test sets
 /// (`Test_L2_R2`, `Test_L2_R1`, `Test_L1_R1`).
 fn service_jobs(suite: Suite) -> Vec<ServiceJob> {
-    let (ab, pns): (&[(&str, i64)], &[(&str, i64)]) = match suite {
+    let (ab, pns): (Scored, Scored) = match suite {
         Suite::Quick => (
             &[("274552224131661", 0)],
             &[("715371563635542612576371", 3)],
@@ -583,7 +586,7 @@ fn signatures(problems: &mut Vec<String>) -> (Vec<Value>, Vec<Value>) {
         let t0 = Instant::now();
         let got = perft_named(game, depth);
         let secs = t0.elapsed().as_secs_f64();
-        let ok = got.as_ref().map_or(false, |&g| g == want);
+        let ok = matches!(got, Ok(g) if g == want);
         if !ok {
             problems.push(format!(
                 "perft of {game} at depth {depth}: {got:?} (published {want})"
