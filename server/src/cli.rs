@@ -39,6 +39,17 @@ pub enum Command {
     /// Check a proof certificate (written by `--option proof=FILE` with a proof-number
     /// algorithm) with the game rules alone, and print the value it certifies.
     VerifyProof(VerifyProofArgs),
+    /// Run a benchmark suite (`quick` or `full`) through a real coordinator and worker
+    /// processes; write report.md and report.json.
+    Bench(gamesolver::bench::BenchArgs),
+}
+
+/// `gamesolver bench`: see [`gamesolver::bench`].
+pub fn bench(args: gamesolver::bench::BenchArgs) -> Result<(), Failure> {
+    gamesolver::bench::run(args).map_err(|e| Failure {
+        status: e.status,
+        message: e.message,
+    })
 }
 
 /// `gamesolver verify-proof`.

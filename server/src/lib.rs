@@ -17,6 +17,7 @@
 //! planner; kernels run in workers (`gamesolver-worker`, or threads of `serve --local-workers`).
 
 pub mod api;
+pub mod bench;
 pub mod client;
 pub mod dashboard;
 pub mod metrics;

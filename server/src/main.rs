@@ -40,6 +40,7 @@ fn main() {
         cli::Command::Serve(args) => cli::serve(args),
         cli::Command::Healthcheck(args) => cli::healthcheck(args),
         cli::Command::VerifyProof(args) => cli::verify_proof(args),
+        cli::Command::Bench(args) => cli::bench(args),
     };
     if let Err(f) = outcome {
         if !f.message.is_empty() {

@@ -19,12 +19,20 @@
 //! | `memory_mb` | arena budget over all trees; a full arena stops the search (`stopped: memory`) | [`DEFAULT_MEMORY_MB`] |
 //! | `lower`, `upper` | trees: utility bounds that scale rewards (default: the leaves' range) | |
 //!
-//! Result: `best_move` is the chosen root move; `nodes` counts playouts. `value` is, for games,
-//! the root player's estimated win rate (draws half) or, when `solved`, the proven 1, 0.5 or 0
-//! with `outcome` = `win`, `draw` or `loss`; for trees MAX's estimated (or proven) utility, and
-//! the vector of every player's utility when the tree has player nodes. Extra keys: `visits`
-//! (per root move), `playouts`, `trees`, `merge`, `solved`, `votes` (with several trees),
-//! `stopped` (when a limit ended the search early).
+//! Result: `best_move` is the chosen root move; `nodes` counts playouts. For two-player zero-sum
+//! games `value` is on the negamax scale of CONTRACTS.md, from the root player's point of view:
+//! the expected outcome `2 * win_rate - 1` (win +1, draw 0, loss -1), and when `solved` the
+//! proven +1, 0 or -1 with `outcome` = `win`, `draw` or `loss`. In games whose values are win,
+//! draw and loss only (tic-tac-toe, m,n,k) this is exactly the game's value scale. MCTS rewards
+//! the outcome, not the margin, so in games with graded values (Connect Four scores, Othello
+//! disc differences) `value` is the expected outcome (its sign is the sign of the exact value
+//! when solved), and a solved root adds `bounds` on the exact value (`[1, best]` for a win,
+//! `[worst, -1]` for a loss, `[0, 0]` for a draw). `win_rate` is the root player's estimated
+//! win rate (draws half; proven: 1, 0.5 or 0). Games with chance report the win rate as
+//! `value`; trees report MAX's estimated (or proven) utility, and the vector of every player's
+//! utility when the tree has player nodes. Extra keys: `visits` (per root move), `playouts`,
+//! `trees`, `merge`, `solved`, `votes` (with several trees), `stopped` (when a limit ended the
+//! search early).
 //!
 //! Root parallelisation across workers: with `tasks=R > 1` the plan is [`PlanShape::Runs`]; run
 //! `i` grows trees `[i*T/R, (i+1)*T/R)` (on the worker's threads) and returns its merged root
@@ -50,10 +58,13 @@ pub const MAX_TREES: u32 = 4096;
 pub const DEFAULT_MEMORY_MB: u64 = 1024;
 
 /// How the value is reported.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum View {
     /// The root player's win rate (outcome rewards).
     WinRate,
+    /// Two-player zero-sum games: the expected outcome on the negamax scale (outcome rewards),
+    /// with the game's bounds on the root's exact value (`lower`, `upper`, public scale).
+    Outcome { lower: f64, upper: f64 },
     /// Player `player`'s utility, or every player's (`vector`).
     Utility { vector: bool, player: u8 },
 }
@@ -159,6 +170,12 @@ pub fn zero_sum<G: ZeroSum>(
     let opts = Opts::new(&job.options, "option");
     let (cfg, tasks, merge) = config::<G>(job, &opts, 2, Rewards::Outcome)?;
     opts.finish()?;
+    let (lo, hi) = game.value_bounds(&root);
+    let public = |v: i32| game.value_to_json(&root, v).as_f64();
+    let (lower, upper) = (
+        public(lo).unwrap_or(f64::NEG_INFINITY),
+        public(hi).unwrap_or(f64::INFINITY),
+    );
     Ok(Box::new(MctsJob {
         job: job.clone(),
         game,
@@ -167,7 +184,7 @@ pub fn zero_sum<G: ZeroSum>(
         tasks,
         merge,
         chance: UniformChance::default(),
-        view: View::WinRate,
+        view: View::Outcome { lower, upper },
     }))
 }
 
@@ -367,6 +384,31 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
                     None => s.mean_reward(p).map(Value::from).unwrap_or(Value::Null),
                 }
             }
+            View::Outcome { lower, upper } => {
+                let p = s.root_player.unwrap_or(0) as usize;
+                let proven = s.root_proven.map(|v| if p == 0 { v } else { 1.0 - v });
+                match proven.or_else(|| s.mean_reward(p)) {
+                    None => Value::Null,
+                    Some(w) => {
+                        extra.insert("win_rate".into(), w.into());
+                        if let Some(w) = proven {
+                            let (outcome, lo, hi) = if w == 1.0 {
+                                ("win", 1.0_f64.min(upper), upper)
+                            } else if w == 0.0 {
+                                ("loss", lower, (-1.0_f64).max(lower))
+                            } else {
+                                ("draw", 0.0, 0.0)
+                            };
+                            extra.insert("outcome".into(), outcome.into());
+                            extra.insert(
+                                "bounds".into(),
+                                vec![utility_json(lo), utility_json(hi)].into(),
+                            );
+                        }
+                        utility_json(2.0 * w - 1.0)
+                    }
+                }
+            }
             View::Utility {
                 vector: false,
                 player,
@@ -525,8 +567,14 @@ mod tests {
         assert_eq!(r.nodes, 2000);
         assert_eq!(visits_sum(&r), 2000);
         assert_eq!(r.extra["solved"], false);
+        let w = r.extra["win_rate"].as_f64().unwrap();
+        assert!(w > 0.4 && w < 0.9, "X's win rate from the start {w}");
+        // The value is on tic-tac-toe's scale (+1 win, 0 draw, -1 loss): the expected outcome.
         let v = r.value.as_f64().unwrap();
-        assert!(v > 0.4 && v < 0.9, "X's win rate from the start {v}");
+        assert!(
+            (v - (2.0 * w - 1.0)).abs() < 1e-8,
+            "value {v}, win rate {w}"
+        );
         assert!(r.best_move.is_some());
     }
 
@@ -537,7 +585,9 @@ mod tests {
         assert_eq!(r.extra["solved"], true);
         assert_eq!(r.extra["outcome"], "win");
         assert_eq!(r.best_move.as_deref(), Some("3"));
-        assert_eq!(r.value, serde_json::json!(1.0));
+        assert_eq!(r.value, serde_json::json!(1));
+        assert_eq!(r.extra["win_rate"], serde_json::json!(1.0));
+        assert_eq!(r.extra["bounds"], serde_json::json!([1, 1]));
         assert!(r.nodes < 10000);
         // A position with a longer solution: the proven outcome is minimax's.
         let g = crate::games::mnk::Mnk::new(3, 3, 3).unwrap();
@@ -550,6 +600,8 @@ mod tests {
             assert_eq!(r.extra["solved"], true, "{pos}");
             let want = ["loss", "draw", "win"][(exact + 1) as usize];
             assert_eq!(r.extra["outcome"], want, "{pos}");
+            // On the game's scale the proven value is minimax's exact value.
+            assert_eq!(r.value, serde_json::json!(exact), "{pos}");
         }
     }
 
@@ -603,7 +655,12 @@ mod tests {
         let r = solve(&j);
         assert_eq!(r.extra["solved"], true);
         assert_eq!(r.extra["outcome"], "loss");
-        assert_eq!(r.value, serde_json::json!(0.0));
+        // Negamax scale: a loss is negative; MCTS does not know the margin, so the exact score
+        // (-1 here, published) is only bounded.
+        assert_eq!(r.value, serde_json::json!(-1));
+        assert_eq!(r.extra["win_rate"], serde_json::json!(0.0));
+        let b = r.extra["bounds"].as_array().unwrap();
+        assert!(b[0].as_f64().unwrap() <= -1.0 && b[1] == serde_json::json!(-1));
         let r = solve(&job(
             "connect4",
             "",

@@ -1,0 +1,1196 @@
+//! `gamesolver bench quick|full`: the scaling report (issue 12) and the node-count signatures.
+//!
+//! What one run does, in this order:
+//! 1. **Signatures**: fixed jobs run in this process on one thread (deterministic): the node
+//!    count and a fingerprint of the result (value, best move, visits or sequence) of each kernel,
+//!    and perft-style move-generation counts per game, compared with the figures stored in
+//!    [`SIGNATURES`] and [`PERFT`]. Any change in search behaviour changes a signature; a
+//!    mismatch makes the command exit with status 1 naming the kernel (after the report is
+//!    written, so the new figures can be read there).
+//! 2. **Service**: for each worker count `w` of `--workers` (default 1, 2, 4) a real coordinator
+//!    (`gamesolver serve`, this executable, SQLite in a temporary directory) and `w` real
+//!    `gamesolver-worker` processes with one slot each. Per job type (exact Connect Four by
+//!    probes, multi-valued PNS, root-parallel MCTS with trees as tasks, parallel NRPA with runs
+//!    as tasks) the job is submitted over HTTP and timed from submission to the `done` state;
+//!    speedup is `t(1) / t(w)` and efficiency `speedup / w`. Every job must reach the same value
+//!    with any number of workers (the published score for Connect Four, identical merged visits
+//!    for MCTS, the same best score for NRPA); a difference fails the run. Dispatch overhead is
+//!    the median time of a trivial job (tic-tac-toe, microseconds of search) through the service.
+//! 3. **Peers** (`--peers DIR`): peer programs built outside the repository, run on the same
+//!    inputs in the same run (Pons' solver through a driver that prints `mean X us`, Fhourstones,
+//!    morpion-lpp's `nrpa`); a missing peer is skipped with a note.
+//!
+//! Output: `report.md` and `report.json` in `--out` (default `bench-report`), and the Markdown
+//! on stdout. Exit status: 0 all good; 1 a signature differs or a job failed or disagreed;
+//! 2 bad arguments or a missing worker binary.
+//!
+//! Times are wall-clock and depend on the machine's load, which the report states (`uptime`
+//! load averages before and after); node counts and signatures do not.
+
+use clap::{Args, ValueEnum};
+use gamesolver_shared::model::{Game, Turn};
+use gamesolver_shared::plan;
+use gamesolver_shared::registry;
+use gamesolver_shared::search::Control;
+use gamesolver_shared::wire::{JobResult, JobSpec, Limits, Settings};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `gamesolver bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Suite: `quick` (CI-sized, well under 5 minutes on 2 cores) or `full` (minutes).
+    pub suite: Suite,
+    /// Directory for `report.md` and `report.json` (created when missing).
+    #[arg(long, default_value = "bench-report")]
+    pub out: PathBuf,
+    /// Worker process counts to measure, comma-separated; the first is the speedup baseline.
+    #[arg(long, default_value = "1,2,4", value_delimiter = ',')]
+    pub workers: Vec<usize>,
+    /// Directory holding peer programs (`pons/`, `driver/`, `fhourstones/`, `morpion-lpp/`).
+    #[arg(long)]
+    pub peers: Option<PathBuf>,
+    /// Skip the service part (signatures and kernel figures only).
+    #[arg(long)]
+    pub no_service: bool,
+}
+
+/// The named suites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Suite {
+    /// Small jobs, for CI.
+    Quick,
+    /// Heavier jobs, for the published report.
+    Full,
+}
+
+/// Why the bench did not succeed: exit status and one line.
+#[derive(Debug)]
+pub struct BenchError {
+    /// 1: a check failed; 2: bad arguments or environment.
+    pub status: i32,
+    /// One line naming the problem.
+    pub message: String,
+}
+
+fn bad(m: impl Into<String>) -> BenchError {
+    BenchError {
+        status: 2,
+        message: m.into(),
+    }
+}
+
+fn failed(m: impl Into<String>) -> BenchError {
+    BenchError {
+        status: 1,
+        message: m.into(),
+    }
+}
+
+/// A fixed job whose one-thread run is deterministic, with its stored signature.
+pub struct Signature {
+    /// Kernel name as reported.
+    pub kernel: &'static str,
+    /// Game.
+    pub game: &'static str,
+    /// Game parameters.
+    pub params: &'static [(&'static str, &'static str)],
+    /// Position text.
+    pub position: &'static str,
+    /// Algorithm.
+    pub algorithm: &'static str,
+    /// Options.
+    pub options: &'static [(&'static str, &'static str)],
+    /// Expected `nodes` of the result.
+    pub nodes: u64,
+    /// Expected [`fingerprint`] of the result.
+    pub fingerprint: u64,
+}
+
+/// The stored signatures. Positions are from Pons' published Connect Four test sets; the
+/// figures were produced by this command (a change in a kernel's search shows up here, and the
+/// new figures must be reviewed and copied in the same commit).
+pub const SIGNATURES: &[Signature] = &[
+    Signature {
+        kernel: "alphabeta (Connect Four, probes)",
+        game: "connect4",
+        params: &[],
+        position: "5455174361263362",
+        algorithm: "alphabeta",
+        options: &[],
+        nodes: 163934,
+        fingerprint: 0xf9a2_9869_872f_1b59,
+    },
+    Signature {
+        kernel: "pns (Connect Four, exact value)",
+        game: "connect4",
+        params: &[],
+        position: "4435612735531457155143",
+        algorithm: "pns",
+        options: &[],
+        nodes: 12621,
+        fingerprint: 0xce1e_1ee1_69fc_f2a6,
+    },
+    Signature {
+        kernel: "dfpn (Connect Four, target 1)",
+        game: "connect4",
+        params: &[],
+        position: "715371563635542612576371",
+        algorithm: "dfpn",
+        options: &[("target", "1")],
+        nodes: 14044,
+        fingerprint: 0xe84f_328e_4143_5f72,
+    },
+    Signature {
+        kernel: "mcts (Connect Four, 2 trees)",
+        game: "connect4",
+        params: &[],
+        position: "",
+        algorithm: "mcts",
+        options: &[("playouts", "20000"), ("trees", "2"), ("seed", "7")],
+        nodes: 20000,
+        fingerprint: 0xd0b7_3078_3201_48c2,
+    },
+    Signature {
+        kernel: "nrpa (Morpion 5D, level 1)",
+        game: "morpion",
+        params: &[("variant", "5D")],
+        position: "",
+        algorithm: "nrpa",
+        options: &[("level", "1"), ("iterations", "100"), ("seed", "3")],
+        nodes: 100,
+        fingerprint: 0x5ad3_12c5_efa1_1be0,
+    },
+];
+
+/// Perft counts (leaves at a depth, terminal positions before it not counted) with their
+/// published values: Connect Four 7x6 (7^6 at depth 6; 7^7 - 7 at depth 7, the first player's
+/// seven vertical wins end the game at ply 7), tic-tac-toe (255,168 games of 9 plies or fewer:
+/// 127,872 of them reach ply 9), Othello 8x8 (a pass counts as a move).
+pub const PERFT: &[(&str, u32, u64)] = &[
+    ("connect4", 6, 117_649),
+    ("connect4", 7, 823_536),
+    ("tictactoe", 9, 127_872),
+    ("othello", 6, 8_200),
+    ("othello", 7, 55_092),
+];
+
+/// FNV-1a of the result's value, best move and search-shape keys (visits, votes, sequence, pv,
+/// bounds): the part of a result that a change in search behaviour changes.
+pub fn fingerprint(r: &JobResult) -> u64 {
+    let mut shape = serde_json::Map::new();
+    for key in ["visits", "votes", "sequence", "pv", "bounds", "proved"] {
+        if let Some(v) = r.extra.get(key) {
+            shape.insert(key.into(), v.clone());
+        }
+    }
+    let text = json!([r.value, r.best_move, shape]).to_string();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+fn settings(items: &[(&str, &str)]) -> Settings {
+    items
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn spec(
+    game: &str,
+    params: &[(&str, &str)],
+    position: &str,
+    algorithm: &str,
+    options: &[(&str, &str)],
+) -> JobSpec {
+    JobSpec {
+        game: game.into(),
+        game_params: settings(params),
+        position: position.into(),
+        algorithm: algorithm.into(),
+        options: settings(options),
+        limits: Limits::default(),
+    }
+}
+
+/// Runs `job` in this process on `threads` threads; returns the result and the wall time.
+fn run_here(job: &JobSpec, threads: usize) -> Result<(JobResult, Duration), String> {
+    let prepared = registry::prepare(job).map_err(|e| e.to_string())?;
+    let ctl = Control::unlimited().with_threads(threads);
+    let t0 = Instant::now();
+    let r = plan::run_local(prepared.as_ref(), &ctl).map_err(|e| e.to_string())?;
+    Ok((r, t0.elapsed()))
+}
+
+/// Leaves of the game tree `depth` plies below `state` (terminal states above it count 0).
+pub fn perft<G: Game>(game: &G, state: &G::State, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    if matches!(game.turn(state), Turn::Terminal) {
+        return 0;
+    }
+    let mut moves = Vec::new();
+    game.legal_moves(state, &mut moves);
+    let mut total = 0;
+    for m in moves {
+        let mut child = state.clone();
+        game.apply(&mut child, m);
+        total += perft(game, &child, depth - 1);
+    }
+    total
+}
+
+/// Perft of a named game from its start (the games of [`PERFT`]).
+pub fn perft_named(game: &str, depth: u32) -> Result<u64, String> {
+    use gamesolver_shared::games::{connect4::Connect4, mnk::Mnk, othello::Othello};
+    Ok(match game {
+        "connect4" => {
+            let g: Connect4 = Connect4::new(7, 6, 1)?;
+            perft(&g, &g.initial_state(), depth)
+        }
+        "tictactoe" => {
+            let g = Mnk::new(3, 3, 3)?;
+            perft(&g, &g.initial_state(), depth)
+        }
+        "othello" => {
+            let g = Othello::new(8)?;
+            perft(&g, &g.initial_state(), depth)
+        }
+        other => return Err(format!("no perft for '{other}'")),
+    })
+}
+
+/// One service job of a suite, with what its result must be.
+struct ServiceJob {
+    /// Job type as reported.
+    kind: &'static str,
+    /// The jobs (run one after another; the time is their sum).
+    jobs: Vec<JobSpec>,
+    /// Expected value per job, when known (published scores).
+    expected: Vec<Option<Value>>,
+}
+
+/// Connect Four positions with their published scores.
+type Scored = &'static [(&'static str, i64)];
+
+fn c4(position: &str, algorithm: &str) -> JobSpec {
+    spec("connect4", &[], position, algorithm, &[])
+}
+
+/// The service jobs of a suite. Connect Four positions and scores are from Pons' test sets
+/// (`Test_L2_R2`, `Test_L2_R1`, `Test_L1_R1`).
+fn service_jobs(suite: Suite) -> Vec<ServiceJob> {
+    let (ab, pns): (Scored, Scored) = match suite {
+        Suite::Quick => (
+            &[("274552224131661", 0)],
+            &[("715371563635542612576371", 3)],
+        ),
+        Suite::Full => (
+            &[
+                ("274552224131661", 0),
+                ("5455174361263362", -1),
+                ("2531276566711153", 2),
+            ],
+            &[
+                ("715371563635542612576371", 3),
+                ("5654767662", 13),
+                ("1562527227511", 13),
+            ],
+        ),
+    };
+    let (playouts, trees, level, iterations) = match suite {
+        Suite::Quick => ("200000", "4", "2", "40"),
+        Suite::Full => ("2000000", "8", "3", "40"),
+    };
+    vec![
+        ServiceJob {
+            kind: "exact Connect Four (alphabeta, probes)",
+            jobs: ab.iter().map(|(p, _)| c4(p, "alphabeta")).collect(),
+            expected: ab.iter().map(|(_, s)| Some(json!(s))).collect(),
+        },
+        ServiceJob {
+            kind: "multi-valued PNS (exact value by threshold probes)",
+            jobs: pns.iter().map(|(p, _)| c4(p, "pns")).collect(),
+            expected: pns.iter().map(|(_, s)| Some(json!(s))).collect(),
+        },
+        ServiceJob {
+            kind: "root-parallel MCTS (trees as tasks)",
+            jobs: vec![spec(
+                "connect4",
+                &[],
+                "",
+                "mcts",
+                &[
+                    ("playouts", playouts),
+                    ("trees", trees),
+                    ("tasks", trees),
+                    ("seed", "1"),
+                ],
+            )],
+            expected: vec![None],
+        },
+        ServiceJob {
+            kind: "parallel NRPA (runs as tasks)",
+            jobs: vec![spec(
+                "morpion",
+                &[("variant", "5D")],
+                "",
+                "nrpa",
+                &[
+                    ("level", level),
+                    ("iterations", iterations),
+                    ("runs", "4"),
+                    ("seed", "1"),
+                ],
+            )],
+            expected: vec![None],
+        },
+    ]
+}
+
+/// Kills the process when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// A coordinator with its worker processes.
+struct Service {
+    url: String,
+    agent: ureq::Agent,
+    // Workers first: they are dropped (killed) before the coordinator.
+    _workers: Vec<Proc>,
+    _coordinator: Proc,
+}
+
+fn http(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: Option<&Value>,
+) -> Result<Value, String> {
+    let req = agent.request(method, url);
+    let r = match body {
+        Some(b) => req.send_json(b),
+        None => req.call(),
+    };
+    match r {
+        Ok(resp) => resp.into_json().map_err(|e| format!("{url}: {e}")),
+        Err(ureq::Error::Status(code, resp)) => Err(format!(
+            "{method} {url}: {code} {}",
+            resp.into_string().unwrap_or_default()
+        )),
+        Err(e) => Err(format!("{method} {url}: {e}")),
+    }
+}
+
+impl Service {
+    /// Starts `gamesolver serve` on a free port with a database in `dir`, and `workers`
+    /// worker processes with one slot each; waits until all are registered.
+    fn start(exe: &Path, worker: &Path, dir: &Path, workers: usize) -> Result<Service, String> {
+        let db = dir.join(format!("bench-{workers}.sqlite"));
+        // Worker endpoints need a token: one per run, shared with our own workers only.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let token = format!("bench-{}-{nanos:x}", std::process::id());
+        let mut child = Command::new(exe)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(&db)
+            .env("RUST_LOG", "error")
+            .env("GAMESOLVER_WORKER_TOKEN", &token)
+            .env_remove("GAMESOLVER_API_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start the coordinator: {e}"))?;
+        let out = child.stdout.take().expect("piped stdout");
+        let coordinator = Proc(child);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .map_err(|_| "the coordinator printed no 'listening on' line in 60 s".to_string())?;
+        let url = line
+            .strip_prefix("listening on ")
+            .ok_or_else(|| format!("unexpected first line of the coordinator: {line}"))?
+            .trim()
+            .to_string();
+        let mut procs = Vec::new();
+        for _ in 0..workers {
+            let c = Command::new(worker)
+                .args(["--coordinator", &url, "--threads", "1"])
+                .env("RUST_LOG", "error")
+                .env("GAMESOLVER_WORKER_TOKEN", &token)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("cannot start {}: {e}", worker.display()))?;
+            procs.push(Proc(c));
+        }
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(30))
+            .build();
+        let s = Service {
+            url,
+            agent,
+            _workers: procs,
+            _coordinator: coordinator,
+        };
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            let live = http(&s.agent, "GET", &format!("{}/v1/status", s.url), None)
+                .ok()
+                .and_then(|v| v["workers"].as_array().map(|w| w.len()))
+                .unwrap_or(0);
+            if live >= workers {
+                return Ok(s);
+            }
+            if Instant::now() > end {
+                return Err(format!("{live} of {workers} workers registered after 60 s"));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Submits `job` and waits for its end; returns the final status and the time from
+    /// submission to the end.
+    fn run(&self, job: &JobSpec) -> Result<(Value, Duration), String> {
+        let body = serde_json::to_value(job).map_err(|e| e.to_string())?;
+        let t0 = Instant::now();
+        let sub = http(
+            &self.agent,
+            "POST",
+            &format!("{}/v1/jobs", self.url),
+            Some(&body),
+        )?;
+        let id = sub["id"]
+            .as_u64()
+            .ok_or_else(|| format!("no job id in {sub}"))?;
+        let url = format!("{}/v1/jobs/{id}", self.url);
+        loop {
+            let st = http(&self.agent, "GET", &url, None)?;
+            match st["state"].as_str() {
+                Some("done") => return Ok((st, t0.elapsed())),
+                Some("failed") | Some("cancelled") => {
+                    return Err(format!(
+                        "job {} {}: {}",
+                        job.algorithm, st["state"], st["error"]
+                    ))
+                }
+                _ => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    }
+}
+
+/// The load averages of `/proc/loadavg` (1, 5, 15 minutes), when readable.
+fn load() -> Option<[f64; 3]> {
+    let t = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = t.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+fn machine() -> Value {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_default();
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<f64>().ok())
+        })
+        .map(|kib| (kib / 1048576.0 * 10.0).round() / 10.0);
+    json!({
+        "cpus": cpus,
+        "cpu_model": model,
+        "memory_gib": mem_gib,
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+        "version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    xs[xs.len() / 2]
+}
+
+/// Part 1: signatures and perft.
+fn signatures(problems: &mut Vec<String>) -> (Vec<Value>, Vec<Value>) {
+    let mut sigs = Vec::new();
+    for s in SIGNATURES {
+        let job = spec(s.game, s.params, s.position, s.algorithm, s.options);
+        match run_here(&job, 1) {
+            Ok((r, t)) => {
+                let fp = fingerprint(&r);
+                let ok = r.nodes == s.nodes && fp == s.fingerprint;
+                if !ok {
+                    problems.push(format!(
+                        "signature of {}: nodes {} fingerprint {fp:#018x} (stored: nodes {} fingerprint {:#018x})",
+                        s.kernel, r.nodes, s.nodes, s.fingerprint
+                    ));
+                }
+                let secs = t.as_secs_f64().max(1e-9);
+                sigs.push(json!({
+                    "kernel": s.kernel,
+                    "job": job,
+                    "nodes": r.nodes,
+                    "fingerprint": format!("{fp:#018x}"),
+                    "expected_nodes": s.nodes,
+                    "expected_fingerprint": format!("{:#018x}", s.fingerprint),
+                    "ok": ok,
+                    "value": r.value,
+                    "best_move": r.best_move,
+                    "wall_ms": t.as_secs_f64() * 1e3,
+                    "nodes_per_s": r.nodes as f64 / secs,
+                }));
+            }
+            Err(e) => {
+                problems.push(format!("signature of {}: {e}", s.kernel));
+                sigs.push(json!({"kernel": s.kernel, "ok": false, "error": e}));
+            }
+        }
+    }
+    let mut perfts = Vec::new();
+    for &(game, depth, want) in PERFT {
+        let t0 = Instant::now();
+        let got = perft_named(game, depth);
+        let secs = t0.elapsed().as_secs_f64();
+        let ok = matches!(got, Ok(g) if g == want);
+        if !ok {
+            problems.push(format!(
+                "perft of {game} at depth {depth}: {got:?} (published {want})"
+            ));
+        }
+        perfts.push(json!({
+            "game": game, "depth": depth, "leaves": got.ok(), "published": want, "ok": ok,
+            "wall_ms": secs * 1e3,
+        }));
+    }
+    (sigs, perfts)
+}
+
+/// Part 2: the service with each worker count.
+fn service(
+    suite: Suite,
+    counts: &[usize],
+    exe: &Path,
+    worker: &Path,
+    dir: &Path,
+    problems: &mut Vec<String>,
+) -> Value {
+    let jobs = service_jobs(suite);
+    // times[j][k]: seconds of job type j with counts[k] workers (None: failed).
+    let mut times: Vec<Vec<Option<f64>>> = vec![vec![None; counts.len()]; jobs.len()];
+    let mut details: Vec<Vec<Value>> = vec![Vec::new(); jobs.len()];
+    let mut first_results: Vec<Option<Vec<Value>>> = vec![None; jobs.len()];
+    let mut overhead = Vec::new();
+    let trivial = spec("tictactoe", &[], "15", "alphabeta", &[]);
+    let trivial_runs = match suite {
+        Suite::Quick => 9,
+        Suite::Full => 41,
+    };
+    for (k, &w) in counts.iter().enumerate() {
+        eprintln!("bench: service with {w} worker process(es)");
+        let svc = match Service::start(exe, worker, dir, w) {
+            Ok(s) => s,
+            Err(e) => {
+                problems.push(format!("service with {w} workers: {e}"));
+                continue;
+            }
+        };
+        // Dispatch overhead: a trivial job end to end, minus nothing (its search takes
+        // microseconds); the median of several.
+        let mut ms = Vec::new();
+        for _ in 0..trivial_runs {
+            match svc.run(&trivial) {
+                Ok((_, t)) => ms.push(t.as_secs_f64() * 1e3),
+                Err(e) => {
+                    problems.push(format!("trivial job with {w} workers: {e}"));
+                    break;
+                }
+            }
+        }
+        overhead.push(json!({"workers": w, "median_ms": median(ms.clone()), "runs": ms.len()}));
+        for (j, sj) in jobs.iter().enumerate() {
+            let mut total = 0.0;
+            let mut nodes = 0u64;
+            let mut values = Vec::new();
+            let mut workers_used = std::collections::BTreeSet::new();
+            let mut tasks = 0u64;
+            let mut ok = true;
+            for (i, job) in sj.jobs.iter().enumerate() {
+                match svc.run(job) {
+                    Ok((st, t)) => {
+                        total += t.as_secs_f64();
+                        let r = &st["result"];
+                        nodes += r["nodes"].as_u64().unwrap_or(0);
+                        tasks += st["tasks"]["done"].as_u64().unwrap_or(0);
+                        for task in st["task_list"].as_array().into_iter().flatten() {
+                            for wk in task["workers"].as_array().into_iter().flatten() {
+                                workers_used.insert(wk.to_string());
+                            }
+                        }
+                        if let Some(want) = &sj.expected[i] {
+                            if r["value"].as_f64() != want.as_f64() {
+                                problems.push(format!(
+                                    "{} with {w} workers: value {} for {} (published {want})",
+                                    sj.kind, r["value"], job.position
+                                ));
+                                ok = false;
+                            }
+                        }
+                        // What must not depend on the number of workers (run scores are
+                        // listed in the order the runs ended, so they are compared sorted).
+                        let mut scores: Vec<f64> = r["run_scores"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_f64)
+                            .collect();
+                        scores.sort_by(|a, b| a.total_cmp(b));
+                        values.push(json!({
+                            "value": r["value"],
+                            "visits": r.get("visits"),
+                            "run_scores": scores,
+                        }));
+                    }
+                    Err(e) => {
+                        problems.push(format!("{} with {w} workers: {e}", sj.kind));
+                        ok = false;
+                    }
+                }
+            }
+            if ok {
+                match &first_results[j] {
+                    None => first_results[j] = Some(values.clone()),
+                    Some(first) if *first != values => {
+                        problems.push(format!(
+                            "{}: the result with {w} workers differs from the one with {} ({} vs {})",
+                            sj.kind,
+                            counts[0],
+                            json!(values),
+                            json!(first)
+                        ));
+                        ok = false;
+                    }
+                    Some(_) => {}
+                }
+            }
+            if ok {
+                times[j][k] = Some(total);
+            }
+            details[j].push(json!({
+                "workers": w,
+                "seconds": ok.then_some(total),
+                "nodes": nodes,
+                "nodes_per_s": if total > 0.0 { nodes as f64 / total } else { 0.0 },
+                "tasks": tasks,
+                "distinct_workers": workers_used.len(),
+                "results": values,
+                "ok": ok,
+            }));
+        }
+    }
+    let mut out = Vec::new();
+    for (j, sj) in jobs.iter().enumerate() {
+        let base = times[j][0];
+        let rows: Vec<Value> = details[j]
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                let w = d["workers"].as_u64().unwrap_or(1) as f64;
+                let base_w = counts[0] as f64;
+                if let (Some(b), Some(t)) = (base, d["seconds"].as_f64()) {
+                    let speedup = b / t;
+                    d["speedup"] = json!(speedup);
+                    d["efficiency"] = json!(speedup / (w / base_w));
+                }
+                d
+            })
+            .collect();
+        out.push(json!({"type": sj.kind, "jobs": sj.jobs, "expected": sj.expected, "runs": rows}));
+    }
+    json!({"job_types": out, "dispatch_overhead": overhead})
+}
+
+/// Runs `cmd` with `input` on stdin, with a timeout; returns (stdout, wall seconds).
+fn run_peer(mut cmd: Command, input: &str, timeout: Duration) -> Result<(String, f64), String> {
+    use std::io::Write;
+    let t0 = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let mut child = Proc(child);
+    loop {
+        if let Ok(Some(_)) = child.0.try_wait() {
+            break;
+        }
+        if t0.elapsed() > timeout {
+            drop(child);
+            return Err(format!("no answer within {} s", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    drop(child);
+    Ok((reader.join().unwrap_or_default(), secs))
+}
+
+/// Our own time on the Connect Four positions, one thread, in this process.
+fn ours_c4(positions: &[(&str, i64)]) -> Result<(f64, f64), String> {
+    let mut secs = 0.0;
+    let mut nodes = 0u64;
+    for (p, want) in positions {
+        let (r, t) = run_here(&c4(p, "alphabeta"), 1)?;
+        if r.value.as_i64() != Some(*want) {
+            return Err(format!("ours: {p} gave {} (published {want})", r.value));
+        }
+        secs += t.as_secs_f64();
+        nodes += r.nodes;
+    }
+    let n = positions.len().max(1) as f64;
+    Ok((secs / n, nodes as f64 / n))
+}
+
+/// Part 3: peers found under `dir`.
+fn peers(suite: Suite, dir: Option<&Path>, dir_note: &mut Vec<String>) -> Vec<Value> {
+    let Some(dir) = dir else {
+        dir_note.push("no --peers directory given: peers skipped".into());
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let positions: &[(&str, i64)] = match suite {
+        Suite::Quick => &[
+            ("274552224131661", 0),
+            ("5455174361263362", -1),
+            ("2531276566711153", 2),
+        ],
+        Suite::Full => &[
+            ("274552224131661", 0),
+            ("5455174361263362", -1),
+            ("2531276566711153", 2),
+            ("32164625", 11),
+            ("243335424257", 12),
+        ],
+    };
+    // Pons' solver through a driver: `DRIVER FILE` prints "... mean X us nodes Y ...".
+    let driver = ["driver/pons_driver", "pons/pons_driver"]
+        .iter()
+        .map(|p| dir.join(p))
+        .find(|p| p.is_file());
+    match driver {
+        None => dir_note.push(format!(
+            "Pons' solver: no driver at {0}/driver/pons_driver or {0}/pons/pons_driver: skipped",
+            dir.display()
+        )),
+        Some(driver) => {
+            let file =
+                std::env::temp_dir().join(format!("gamesolver-bench-{}.txt", std::process::id()));
+            let text: String = positions
+                .iter()
+                .map(|(p, s)| format!("{p} {s}\n"))
+                .collect();
+            let peer = std::fs::write(&file, text)
+                .map_err(|e| e.to_string())
+                .and_then(|_| {
+                    let mut cmd = Command::new(&driver);
+                    cmd.arg(&file);
+                    run_peer(cmd, "", Duration::from_secs(600))
+                });
+            let _ = std::fs::remove_file(&file);
+            let parse = |s: &str, key: &str| -> Option<f64> {
+                let words: Vec<&str> = s.split_whitespace().collect();
+                words
+                    .iter()
+                    .position(|w| *w == key)
+                    .and_then(|i| words.get(i + 1))
+                    .and_then(|v| v.parse().ok())
+            };
+            match (peer, ours_c4(positions)) {
+                (Ok((stdout, _)), Ok((ours_s, ours_nodes))) => {
+                    // "mean X us" or "mean wall X us cpu Y us": the wall time, as ours.
+                    let mean = parse(&stdout, "wall").or_else(|| parse(&stdout, "mean"));
+                    match (mean, parse(&stdout, "nodes")) {
+                        (Some(us), nodes) => out.push(json!({
+                            "peer": "Pons' connect4 solver (driver, table reset per position)",
+                            "input": positions.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+                            "peer_mean_us": us,
+                            "peer_mean_nodes": nodes,
+                            "ours_mean_us": ours_s * 1e6,
+                            "ours_mean_nodes": ours_nodes,
+                            "ratio_ours_over_peer": ours_s * 1e6 / us,
+                        })),
+                        _ => dir_note.push(format!(
+                            "Pons' solver: unreadable driver output '{}'",
+                            stdout.trim()
+                        )),
+                    }
+                }
+                (Err(e), _) => dir_note.push(format!("Pons' solver: {e}")),
+                (_, Err(e)) => dir_note.push(format!("Pons' solver, our side: {e}")),
+            }
+        }
+    }
+    // Fhourstones: `SearchGame` reads a position (columns 1..7) per line on stdin.
+    let fh = dir.join("fhourstones/SearchGame");
+    let fh_input = match suite {
+        Suite::Quick => "2745522241316\n",
+        // The first line of Fhourstones' own `inputs` file; its standard benchmark position
+        // 13333111 did not finish in our solver within minutes on the loaded machine.
+        Suite::Full => "45461667\n",
+    };
+    if !fh.is_file() {
+        dir_note.push(format!("Fhourstones: no {}: skipped", fh.display()));
+    } else {
+        let pos = fh_input.trim();
+        let peer = run_peer(Command::new(&fh), fh_input, Duration::from_secs(1800));
+        let ours = run_here(&c4(pos, "alphabeta"), 1);
+        match (peer, ours) {
+            (Ok((stdout, secs)), Ok((r, t))) => {
+                // "N pos / M msec = K Kpos/sec": the peer's own search time and node count.
+                let words: Vec<&str> = stdout.split_whitespace().collect();
+                let before = |key: &str| {
+                    words
+                        .iter()
+                        .position(|w| *w == key)
+                        .and_then(|i| i.checked_sub(1))
+                        .and_then(|i| words[i].parse::<f64>().ok())
+                };
+                let peer_s = before("msec").map(|ms| ms / 1e3).unwrap_or(secs);
+                let outcome = stdout
+                    .lines()
+                    .find(|l| l.contains("score ="))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                out.push(json!({
+                    "peer": "Fhourstones (SearchGame)",
+                    "input": pos,
+                    "peer_search_s": peer_s,
+                    "peer_wall_s": secs,
+                    "peer_positions": before("pos"),
+                    "peer_outcome": outcome,
+                    "ours_wall_s": t.as_secs_f64(),
+                    "ours_value": r.value,
+                    "ours_nodes": r.nodes,
+                    "ratio_ours_over_peer": t.as_secs_f64() / peer_s.max(1e-6),
+                }))
+            }
+            (Err(e), _) => dir_note.push(format!("Fhourstones: {e}")),
+            (_, Err(e)) => dir_note.push(format!("Fhourstones, our side: {e}")),
+        }
+    }
+    let nrpa = ["morpion-lpp/build/nrpa", "morpion-lpp/nrpa"]
+        .iter()
+        .map(|p| dir.join(p))
+        .find(|p| p.is_file());
+    match nrpa {
+        None => dir_note.push(format!(
+            "morpion-lpp nrpa: no {}/morpion-lpp/build/nrpa: skipped",
+            dir.display()
+        )),
+        Some(p) => dir_note.push(format!(
+            "morpion-lpp nrpa found at {} but not run: its options and output are not wired in yet",
+            p.display()
+        )),
+    }
+    out
+}
+
+fn fmt_s(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{v:.3}"))
+}
+
+fn markdown(report: &Value) -> String {
+    let mut s = String::new();
+    let load = |k: &str| {
+        report[k]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|x| format!("{:.2}", x.as_f64().unwrap_or(0.0)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_else(|| "-".into())
+    };
+    let m = &report["machine"];
+    s += &format!(
+        "# gamesolver bench {}\n\n",
+        report["suite"].as_str().unwrap_or("")
+    );
+    s += &format!(
+        "Machine: {} CPUs ({}), {} GiB, {} {}; load average before {} / after {}; total {:.1} s.\n\n",
+        m["cpus"],
+        m["cpu_model"].as_str().unwrap_or("?"),
+        m["memory_gib"],
+        m["os"].as_str().unwrap_or(""),
+        m["arch"].as_str().unwrap_or(""),
+        load("load_before"),
+        load("load_after"),
+        report["seconds"].as_f64().unwrap_or(0.0)
+    );
+    s += &format!(
+        "Command: `{}`\n\n",
+        report["command"].as_str().unwrap_or("gamesolver bench")
+    );
+    s += "## Node-count signatures (one thread, in process)\n\n";
+    s += "| kernel | nodes | fingerprint | stored | nodes/s | ok |\n|---|---|---|---|---|---|\n";
+    for sig in report["signatures"].as_array().into_iter().flatten() {
+        s += &format!(
+            "| {} | {} | {} | {} / {} | {:.0} | {} |\n",
+            sig["kernel"].as_str().unwrap_or(""),
+            sig["nodes"],
+            sig["fingerprint"].as_str().unwrap_or("-"),
+            sig["expected_nodes"],
+            sig["expected_fingerprint"].as_str().unwrap_or("-"),
+            sig["nodes_per_s"].as_f64().unwrap_or(0.0),
+            if sig["ok"] == true { "yes" } else { "**NO**" }
+        );
+    }
+    s += "\n| perft | depth | leaves | published | ms | ok |\n|---|---|---|---|---|---|\n";
+    for p in report["perft"].as_array().into_iter().flatten() {
+        s += &format!(
+            "| {} | {} | {} | {} | {:.1} | {} |\n",
+            p["game"].as_str().unwrap_or(""),
+            p["depth"],
+            p["leaves"],
+            p["published"],
+            p["wall_ms"].as_f64().unwrap_or(0.0),
+            if p["ok"] == true { "yes" } else { "**NO**" }
+        );
+    }
+    if let Some(svc) = report.get("service").filter(|v| !v.is_null()) {
+        s += "\n## Through the service: time to result, speedup, efficiency\n\n";
+        s += "Each worker process has one slot; the coordinator is a separate process with an SQLite store. Time: from submission to `done`.\n\n";
+        s += "| job type | workers | seconds | speedup | efficiency | tasks | workers used | nodes/s |\n|---|---|---|---|---|---|---|---|\n";
+        for jt in svc["job_types"].as_array().into_iter().flatten() {
+            for r in jt["runs"].as_array().into_iter().flatten() {
+                s += &format!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {:.0} |\n",
+                    jt["type"].as_str().unwrap_or(""),
+                    r["workers"],
+                    fmt_s(r["seconds"].as_f64()),
+                    r["speedup"]
+                        .as_f64()
+                        .map_or("-".into(), |v| format!("{v:.2}")),
+                    r["efficiency"]
+                        .as_f64()
+                        .map_or("-".into(), |v| format!("{v:.2}")),
+                    r["tasks"],
+                    r["distinct_workers"],
+                    r["nodes_per_s"].as_f64().unwrap_or(0.0)
+                );
+            }
+        }
+        s += "\nDispatch overhead (median time of a trivial tic-tac-toe job through the service):\n\n";
+        s += "| workers | median ms | runs |\n|---|---|---|\n";
+        for o in svc["dispatch_overhead"].as_array().into_iter().flatten() {
+            s += &format!(
+                "| {} | {:.1} | {} |\n",
+                o["workers"],
+                o["median_ms"].as_f64().unwrap_or(f64::NAN),
+                o["runs"]
+            );
+        }
+        s += "\nJobs:\n\n";
+        for jt in svc["job_types"].as_array().into_iter().flatten() {
+            let jobs: Vec<String> = jt["jobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|j| {
+                    let opts: Vec<String> = j["options"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                        .collect();
+                    format!(
+                        "`{} {} '{}' {}`",
+                        j["game"].as_str().unwrap_or(""),
+                        j["algorithm"].as_str().unwrap_or(""),
+                        j["position"].as_str().unwrap_or(""),
+                        opts.join(" ")
+                    )
+                })
+                .collect();
+            s += &format!(
+                "- {}: {}\n",
+                jt["type"].as_str().unwrap_or(""),
+                jobs.join(", ")
+            );
+        }
+    }
+    s += "\n## Peers (same inputs, same run)\n\n";
+    let peers = report["peers"].as_array().cloned().unwrap_or_default();
+    if peers.is_empty() {
+        s += "No peer measured.\n";
+    }
+    for p in &peers {
+        s += &format!(
+            "- {}: ours / peer = {:.2} ({})\n",
+            p["peer"].as_str().unwrap_or(""),
+            p["ratio_ours_over_peer"].as_f64().unwrap_or(f64::NAN),
+            p
+        );
+    }
+    for n in report["notes"].as_array().into_iter().flatten() {
+        s += &format!("- note: {}\n", n.as_str().unwrap_or(""));
+    }
+    if let Some(problems) = report["problems"].as_array().filter(|p| !p.is_empty()) {
+        s += "\n## Problems\n\n";
+        for p in problems {
+            s += &format!("- {}\n", p.as_str().unwrap_or(""));
+        }
+    }
+    s
+}
+
+/// `gamesolver bench`.
+pub fn run(args: BenchArgs) -> Result<(), BenchError> {
+    let counts = args.workers.clone();
+    if counts.is_empty() || counts.iter().any(|&w| w == 0 || w > 64) {
+        return Err(bad(
+            "--workers must list counts between 1 and 64, e.g. 1,2,4",
+        ));
+    }
+    let exe =
+        std::env::current_exe().map_err(|e| bad(format!("cannot find this executable: {e}")))?;
+    let worker = exe.with_file_name(format!("gamesolver-worker{}", std::env::consts::EXE_SUFFIX));
+    if !args.no_service && !worker.is_file() {
+        return Err(bad(format!(
+            "worker binary '{}' not found next to gamesolver (build it: cargo build --release -p gamesolver-worker)",
+            worker.display()
+        )));
+    }
+    if let Some(p) = &args.peers {
+        if !p.is_dir() {
+            return Err(bad(format!("--peers '{}' is not a directory", p.display())));
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| bad(format!("cannot create --out '{}': {e}", args.out.display())))?;
+    let scratch = std::env::temp_dir().join(format!("gamesolver-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| bad(format!("cannot create '{}': {e}", scratch.display())))?;
+
+    let t0 = Instant::now();
+    let load_before = load();
+    let suite_name = match args.suite {
+        Suite::Quick => "quick",
+        Suite::Full => "full",
+    };
+    let mut problems = Vec::new();
+    eprintln!("bench: signatures");
+    let (sigs, perfts) = signatures(&mut problems);
+    let service_report = if args.no_service {
+        Value::Null
+    } else {
+        service(args.suite, &counts, &exe, &worker, &scratch, &mut problems)
+    };
+    let mut notes = Vec::new();
+    eprintln!("bench: peers");
+    let peer_report = peers(args.suite, args.peers.as_deref(), &mut notes);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut command = format!(
+        "gamesolver bench {suite_name} --workers {}",
+        counts
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    if let Some(p) = &args.peers {
+        command += &format!(" --peers {}", p.display());
+    }
+    let report = json!({
+        "suite": suite_name,
+        "command": command,
+        "machine": machine(),
+        "load_before": load_before,
+        "load_after": load(),
+        "seconds": t0.elapsed().as_secs_f64(),
+        "signatures": sigs,
+        "perft": perfts,
+        "service": service_report,
+        "peers": peer_report,
+        "notes": notes,
+        "problems": problems,
+    });
+    let md = markdown(&report);
+    let write = |name: &str, text: &str| {
+        std::fs::write(args.out.join(name), text).map_err(|e| {
+            failed(format!(
+                "cannot write '{}': {e}",
+                args.out.join(name).display()
+            ))
+        })
+    };
+    write(
+        "report.json",
+        &serde_json::to_string_pretty(&report).expect("json"),
+    )?;
+    write("report.md", &md)?;
+    print!("{md}");
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(failed(format!(
+            "{} problem(s); first: {}",
+            problems.len(),
+            problems[0]
+        )))
+    }
+}
