@@ -132,8 +132,9 @@ fn scaling_keeps_estimates_between_a_loss_and_a_win() {
 
 #[test]
 fn the_engine_sees_the_evaluator_and_exact_values_scale() {
-    let g = Evaluated::new(Mnk::new(4, 3, 3).unwrap(), eval(), 100, 1).unwrap();
-    for s in positions(g.inner(), 12, 3) {
+    // Tic-tac-toe: exhaustive minimax stays small (a 4 x 3 board is 12! leaves).
+    let g = Evaluated::new(Mnk::tictactoe(), eval(), 100, 1).unwrap();
+    for s in positions(g.inner(), 8, 3) {
         // Exact: scale times the game's value.
         let truth = minimax(g.inner(), &s, None, &Control::unlimited()).unwrap();
         let t = Table::with_bytes(1 << 16).unwrap();
