@@ -180,6 +180,10 @@ pub fn prepare(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
 fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
     let params = Opts::new(&job.game_params, "game parameter");
     use crate::games;
+    if !family::FEATURE_GAMES.contains(&job.game.as_str()) {
+        // Checks `eval` where no arm does (`eval=features` is an error here).
+        family::wants_features(job, false)?;
+    }
     let prepared = match job.game.as_str() {
         "tictactoe" => {
             let game = games::mnk::Mnk::tictactoe();
@@ -202,21 +206,29 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             params.finish()?;
             // The smallest bitboard word that holds the board (7 x 6 runs on u64).
             match word_size(width, height, base).map_err(SolveError::bad)? {
-                WordSize::U64 => family::zero_sum(
+                WordSize::U64 => family::zero_sum_or_features(
                     job,
                     Connect4::<u64>::new(width, height, base).map_err(SolveError::bad)?,
+                    false,
+                    games::connect4_eval::connect4,
                 )?,
-                WordSize::U128 => family::zero_sum(
+                WordSize::U128 => family::zero_sum_or_features(
                     job,
                     Connect4::<u128>::new(width, height, base).map_err(SolveError::bad)?,
+                    false,
+                    games::connect4_eval::connect4,
                 )?,
-                WordSize::W256 => family::zero_sum(
+                WordSize::W256 => family::zero_sum_or_features(
                     job,
                     Connect4::<Wide<4>>::new(width, height, base).map_err(SolveError::bad)?,
+                    false,
+                    games::connect4_eval::connect4,
                 )?,
-                WordSize::W512 => family::zero_sum(
+                WordSize::W512 => family::zero_sum_or_features(
                     job,
                     Connect4::<Wide<8>>::new(width, height, base).map_err(SolveError::bad)?,
+                    false,
+                    games::connect4_eval::connect4,
                 )?,
             }
         }
@@ -289,7 +301,7 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let size = params.get_or("size", 8usize)?;
             params.finish()?;
             let game = games::othello::Othello::new(size).map_err(SolveError::bad)?;
-            family::zero_sum(job, game)?
+            family::zero_sum_or_features(job, game, true, games::othello_eval::othello)?
         }
         "rolit" => {
             let players = params.get_or("players", 4usize)?;

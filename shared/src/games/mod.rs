@@ -4,10 +4,12 @@
 pub mod backgammon;
 pub mod carcassonne;
 pub mod connect4;
+pub mod connect4_eval;
 pub mod data;
 pub mod mnk;
 pub mod morpion;
 pub mod othello;
+pub mod othello_eval;
 pub mod pig;
 pub mod rolit;
 pub mod samegame;

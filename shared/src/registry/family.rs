@@ -5,6 +5,7 @@ use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{Tree, TreeKind};
 use crate::model::{Hashed, Tactics, ZeroSum};
 
+use crate::search::eval::{Evaluated, Evaluator};
 use crate::search::{engine, minimax, Control, StopReason};
 use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
@@ -60,6 +61,8 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     let threads: Option<usize> = opts.get("threads")?;
     let memory_mb: Option<u64> = opts.get("memory_mb")?;
     let weak = opts.get_or("weak", false)?;
+    // Read (and checked) by `wants_features` in the registry, before the game was built.
+    opts.allow("eval");
     let ask = match opts.raw("target") {
         None => Ask::Value,
         Some(t) => Ask::Decide(
@@ -125,6 +128,55 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
         threads,
         table: OnceLock::new(),
     }))
+}
+
+/// Games with a weighted-feature evaluator (`search::eval`) for `eval=features`.
+pub const FEATURE_GAMES: &[&str] = &["othello", "connect4"];
+
+/// The `eval` option of depth-limited search: `features` (the game's weighted-feature
+/// evaluator, values scaled so that a real win is above every estimate; see `search::eval`) or
+/// `game` (the game's built-in `evaluate`). `default` is the game's choice when the option is
+/// absent. Only `alphabeta` and `minimax` with a `depth` use an evaluator.
+pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> {
+    let depth_limited = matches!(job.algorithm.as_str(), "alphabeta" | "minimax")
+        && job.options.contains_key("depth");
+    match job.options.get("eval").map(|v| v.trim()) {
+        None => Ok(default && depth_limited),
+        Some("game") => Ok(false),
+        Some("features") if !FEATURE_GAMES.contains(&job.game.as_str()) => {
+            Err(SolveError::bad(format!(
+                "option 'eval=features': game '{}' has no feature evaluator (games with one: {})",
+                job.game,
+                FEATURE_GAMES.join(", ")
+            )))
+        }
+        Some("features") if depth_limited => Ok(true),
+        Some("features") => Err(SolveError::bad(
+            "option 'eval=features' is for alphabeta or minimax with a 'depth'",
+        )),
+        Some(other) => Err(SolveError::bad(format!(
+            "option 'eval={other}' is malformed (expected features or game)"
+        ))),
+    }
+}
+
+/// Prepares a two-player job on `game`, or on `features(game)` (the game with its weighted-feature
+/// evaluator) when [`wants_features`] says so; `default` is the game's choice without `eval`.
+pub fn zero_sum_or_features<G, E>(
+    job: &JobSpec,
+    game: G,
+    default: bool,
+    features: fn(G) -> Evaluated<G, E>,
+) -> Result<Box<dyn PreparedJob>, SolveError>
+where
+    G: ZeroSum + Hashed + Tactics,
+    E: Evaluator<G>,
+{
+    if wants_features(job, default)? {
+        zero_sum(job, features(game))
+    } else {
+        zero_sum(job, game)
+    }
 }
 
 /// What the engine gives a job: the outcome, the deepest finished iteration, and why it stopped

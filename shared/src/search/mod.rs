@@ -9,6 +9,7 @@ pub use control::{Control, StopReason};
 pub mod alphabeta;
 pub mod bestreply;
 pub mod engine;
+pub mod eval;
 pub mod expectimax;
 pub mod maxn;
 pub mod mcts;

@@ -91,6 +91,10 @@ impl<W: Word> C4State<W> {
     pub fn moves(&self) -> u32 {
         self.moves as u32
     }
+    /// The bitboards (layout in the module doc): the side to move's stones, and every stone.
+    pub fn bits(&self) -> (W, W) {
+        (self.current, self.mask)
+    }
 }
 
 /// The smallest bitboard word for a board: what the registry uses to pick the type.
