@@ -221,6 +221,23 @@ impl Table {
         self.salt = fresh_salt();
     }
 
+    /// The table's memory as plain 64-bit words, and its salt: for a game's specialised solver
+    /// with its own entry layout (it must XOR the salt into what it stores, so that
+    /// [`Table::reset`] forgets its entries too, and must treat words it did not write as
+    /// garbage). The engine's entries and a solver's must not share one table in one use.
+    pub fn raw_words(&self) -> (&[AtomicU64], u64) {
+        // SAFETY: `Bucket` is `repr(C)` holding only `[AtomicU64; 2 * SLOTS]` (size asserted 64
+        // bytes, no padding), so `n` buckets are `n * 2 * SLOTS` contiguous `AtomicU64`s that
+        // live as long as `self`.
+        let words = unsafe {
+            std::slice::from_raw_parts(
+                self.buckets.as_ptr() as *const AtomicU64,
+                self.buckets.len() * 2 * SLOTS,
+            )
+        };
+        (words, self.salt)
+    }
+
     /// Starts a new search generation: entries of older ones are replaced first.
     pub fn new_generation(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
