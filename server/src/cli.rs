@@ -39,6 +39,8 @@ pub enum Command {
     /// Check a proof certificate (written by `--option proof=FILE` with a proof-number
     /// algorithm) with the game rules alone, and print the value it certifies.
     VerifyProof(VerifyProofArgs),
+    /// Build a Connect Four opening book with our solver (exact scores up to a depth).
+    Book(crate::book_cmd::BookArgs),
 }
 
 /// `gamesolver verify-proof`.
