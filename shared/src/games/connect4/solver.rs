@@ -516,8 +516,7 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        for i in 0..k {
-            let cell = cells[i];
+        for (i, &cell) in cells[..k].iter().enumerate() {
             // The opponent moves next: its stones are `cur ^ mask`.
             let (v, _) = self.node::<false>(cur ^ mask, mask | cell, n + 1, -beta, -alpha);
             let v = -v;
