@@ -42,6 +42,8 @@ pub enum Command {
     /// Run a benchmark suite (`quick` or `full`) through a real coordinator and worker
     /// processes; write report.md and report.json.
     Bench(gamesolver::bench::BenchArgs),
+    /// Build a Connect Four opening book with our solver (exact scores up to a depth).
+    Book(crate::book_cmd::BookArgs),
 }
 
 /// `gamesolver bench`: see [`gamesolver::bench`].

@@ -1,5 +1,6 @@
 //! `gamesolver`: coordinator, local runner and command-line client. Thin: parse, run, exit.
 
+mod book_cmd;
 mod cli;
 
 use clap::Parser;
@@ -41,6 +42,7 @@ fn main() {
         cli::Command::Healthcheck(args) => cli::healthcheck(args),
         cli::Command::VerifyProof(args) => cli::verify_proof(args),
         cli::Command::Bench(args) => cli::bench(args),
+        cli::Command::Book(args) => book_cmd::run(args),
     };
     if let Err(f) = outcome {
         if !f.message.is_empty() {

@@ -8,6 +8,12 @@
 //! all six. Prints mean wall time, mean CPU time of this thread (Linux; the figure to trust on a
 //! loaded machine) and mean nodes per position, and checks every score. With `--threads`, the
 //! CPU column counts the main thread only.
+//!
+//! `--peer PROGRAM` runs a peer solver on the same positions right after each set (interleaved,
+//! so the machine's load hits both alike) and prints the ratio of our mean time to its. The peer
+//! is called as `PROGRAM FILE N [-w]` and must print one line containing `wall <us> us` and
+//! `cpu <us> us` (means per position, table reset per position, solve time only); the driver
+//! used for Pons' solver is described in docs/BENCHMARKS.md (Connect Four section).
 
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
@@ -16,11 +22,15 @@ use gamesolver_shared::wire::JobSpec;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// CPU time of the calling thread in seconds (Linux `schedstat`), if available.
+/// CPU time of the calling thread in seconds (`CLOCK_THREAD_CPUTIME_ID`), if available.
 fn thread_cpu() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns * 1e-9)
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    (rc == 0).then_some(t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9)
 }
 
 fn show(secs: f64) -> String {
@@ -38,6 +48,7 @@ fn main() {
     let mut sets = Vec::new();
     let mut threads = 1usize;
     let mut weak = false;
+    let mut peer: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--threads" {
@@ -45,6 +56,8 @@ fn main() {
                 .next()
                 .and_then(|t| t.parse().ok())
                 .expect("--threads T");
+        } else if a == "--peer" {
+            peer = Some(args.next().expect("--peer PROGRAM"));
         } else if a == "--weak" {
             weak = true;
         } else if let Ok(v) = a.parse() {
@@ -69,6 +82,7 @@ fn main() {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
     };
+    warm_table_pool();
     println!(
         "set          positions   mean wall     mean cpu      mean nodes   (threads {threads}{})",
         if weak { ", weak" } else { "" }
@@ -76,6 +90,7 @@ fn main() {
     for set in sets {
         let text = std::fs::read_to_string(data.join("connect4").join(&set)).expect("read set");
         let mut total = 0.0f64;
+        let mut cpu_total = 0.0f64;
         let cpu0 = thread_cpu();
         let mut nodes = 0u64;
         let mut count = 0usize;
@@ -95,9 +110,13 @@ fn main() {
                 ..JobSpec::default()
             };
             let t0 = Instant::now();
+            let c0 = thread_cpu();
             let prepared = prepare(&job).expect("prepare");
             let result = run_local(prepared.as_ref(), &Control::unlimited()).expect("run");
             total += t0.elapsed().as_secs_f64();
+            if let (Some(a), Some(b)) = (c0, thread_cpu()) {
+                cpu_total += b - a;
+            }
             let want = if weak { want.signum() } else { want };
             assert_eq!(result.value, serde_json::json!(want), "{set} '{moves}'");
             nodes += result.nodes;
@@ -110,14 +129,69 @@ fn main() {
             count += 1;
         }
         let per = |x: f64| x / count.max(1) as f64;
-        let cpu = match (cpu0, thread_cpu()) {
-            (Some(a), Some(b)) => show(per(b - a)),
-            _ => "     n/a   ".into(),
+        let cpu = match cpu0 {
+            Some(_) => show(per(cpu_total)),
+            None => "     n/a   ".into(),
         };
         println!(
             "{set:<12} {count:>9}   {}   {cpu}   {:>12.0}",
             show(per(total)),
             per(nodes as f64)
         );
+        if let Some(peer) = &peer {
+            run_peer(
+                peer,
+                &data.join("connect4").join(&set),
+                count,
+                weak,
+                per(total),
+                per(cpu_total),
+            );
+        }
+    }
+}
+
+/// Puts a touched table of every size a job may ask for (4 KB .. 64 MB) in the engine's pool, so
+/// the timed runs find their table the way a long-running worker does, instead of paying the
+/// kernel's first-touch page faults (the peers, too, allocate their table once, untimed).
+fn warm_table_pool() {
+    use gamesolver_shared::search::engine::Table;
+    let tables: Vec<Table> = (12..=26)
+        .map(|k| {
+            let t = Table::take(1 << k).expect("table");
+            for w in t.raw_words().0 {
+                w.store(0, std::sync::atomic::Ordering::Relaxed);
+            }
+            t
+        })
+        .collect();
+    for t in tables {
+        t.recycle();
+    }
+}
+
+/// Runs the peer on the first `count` positions of `file` and prints its means and our ratios.
+fn run_peer(peer: &str, file: &Path, count: usize, weak: bool, wall: f64, cpu: f64) {
+    let mut cmd = std::process::Command::new(peer);
+    cmd.arg(file).arg(count.to_string());
+    if weak {
+        cmd.arg("-w");
+    }
+    let out = cmd.output().expect("run the peer");
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let field = |name: &str| -> Option<f64> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let i = words.iter().position(|w| *w == name)?;
+        words.get(i + 1)?.parse::<f64>().ok().map(|us| us * 1e-6)
+    };
+    match (field("wall"), field("cpu")) {
+        (Some(pw), Some(pc)) => println!(
+            "  peer       {count:>9}   {}   {}   ratio wall {:.2}  cpu {:.2}   ({line})",
+            show(pw),
+            show(pc),
+            wall / pw,
+            cpu / pc
+        ),
+        _ => println!("  peer: no 'wall <us>' and 'cpu <us>' in its output: {line}"),
     }
 }

@@ -2,6 +2,7 @@
 //! options are read. A family is generic over the game; the registry instantiates it per game.
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
+use crate::games::connect4::{self, C4State, Connect4};
 use crate::games::tree::{Tree, TreeKind};
 use crate::model::{Hashed, Tactics, ZeroSum};
 
@@ -37,6 +38,8 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
     /// The engine's table, made on first use and shared by every task of this job (the
     /// null-window probes of one exact value reuse each other's work). Lock-free inside.
     table: OnceLock<Result<engine::Table, String>>,
+    /// Connect Four's opening book (`book=FILE`).
+    book: Option<std::sync::Arc<connect4::book::Book>>,
 }
 
 /// Prepares a job over a two-player zero-sum game: parses the position and the options of the
@@ -63,6 +66,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     let weak = opts.get_or("weak", false)?;
     // Read (and checked) by `wants_features` in the registry, before the game was built.
     opts.allow("eval");
+    let book = connect4_book(job, &game, opts.raw("book"), depth)?;
     let ask = match opts.raw("target") {
         None => Ask::Value,
         Some(t) => Ask::Decide(
@@ -106,7 +110,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
         ));
     }
     if job.algorithm != "alphabeta" {
-        for key in ["threads", "memory_mb", "weak"] {
+        for key in ["threads", "memory_mb", "weak", "book"] {
             if job.options.contains_key(key) {
                 return Err(SolveError::bad(format!("option '{key}' is for alphabeta")));
             }
@@ -127,6 +131,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
         memory_mb,
         threads,
         table: OnceLock::new(),
+        book,
     }))
 }
 
@@ -179,9 +184,55 @@ where
     }
 }
 
+/// The `book=FILE` option (Connect Four, exact alphabeta): FILE is a plain file name in the
+/// data folder's `connect4/` (so every worker finds the same book), read once per process.
+fn connect4_book<G: ZeroSum>(
+    job: &JobSpec,
+    game: &G,
+    name: Option<&str>,
+    depth: Option<u32>,
+) -> Result<Option<std::sync::Arc<connect4::book::Book>>, SolveError> {
+    let Some(name) = name else { return Ok(None) };
+    let c4 = (game as &dyn std::any::Any)
+        .downcast_ref::<Connect4<u64>>()
+        .filter(|g| connect4::solver::applies(g));
+    let Some(c4) = c4 else {
+        return Err(SolveError::bad(format!(
+            "option 'book' is for connect4 boards of at most {} bitboard bits, not game '{}'",
+            connect4::solver::MAX_FAST_BITS,
+            job.game
+        )));
+    };
+    if job.algorithm != "alphabeta" || depth.is_some() {
+        return Err(SolveError::bad(
+            "option 'book' is for exact alphabeta (no 'depth')",
+        ));
+    }
+    let name = crate::games::data::plain_name(name).map_err(SolveError::bad)?;
+    let path = crate::games::data::data_dir().join("connect4").join(name);
+    connect4::book::load(c4, &path)
+        .map(Some)
+        .map_err(|e| SolveError::bad(format!("option book: {e}")))
+}
+
 /// What the engine gives a job: the outcome, the deepest finished iteration, and why it stopped
 /// early (depth-limited search).
 type EngineRun<M> = (minimax::Outcome<M>, u32, Option<StopReason>);
+
+/// The game and root as `Connect4<u64>` when an exact search may take the Connect Four fast
+/// path ([`connect4::solver`]).
+fn connect4_fast<'a, G: ZeroSum>(
+    game: &'a G,
+    root: &'a G::State,
+    cfg: &engine::Config,
+) -> Option<(&'a Connect4<u64>, &'a C4State<u64>)> {
+    if cfg.depth.is_some() {
+        return None;
+    }
+    let game = (game as &dyn std::any::Any).downcast_ref::<Connect4<u64>>()?;
+    let root = (root as &dyn std::any::Any).downcast_ref::<C4State<u64>>()?;
+    connect4::solver::applies(game).then_some((game, root))
+}
 
 /// Most threads a job may ask for.
 const MAX_THREADS: usize = 256;
@@ -210,15 +261,36 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             threads: self.threads.unwrap_or(ctl.threads()),
             ..self.engine.clone()
         };
-        let e = engine::search(
-            &self.game,
-            &self.root,
-            alpha,
-            beta,
-            &cfg,
-            self.table()?,
-            ctl,
-        )
+        let e = match connect4_fast(&self.game, &self.root, &cfg) {
+            // Connect Four on a board of at most 50 bits: the specialised exact solver.
+            Some((game, root)) => {
+                let e = connect4::solver::search(
+                    game,
+                    root,
+                    alpha,
+                    beta,
+                    cfg.threads,
+                    self.table()?,
+                    self.book.as_deref(),
+                    ctl,
+                );
+                // The move type is the same (`u8`); go through `Any` to say so to the compiler.
+                e.map(|e| {
+                    *(Box::new(e) as Box<dyn std::any::Any>)
+                        .downcast::<engine::Outcome<G::Move>>()
+                        .expect("Connect Four moves are u8")
+                })
+            }
+            None => engine::search(
+                &self.game,
+                &self.root,
+                alpha,
+                beta,
+                &cfg,
+                self.table()?,
+                ctl,
+            ),
+        }
         .ok_or_else(|| Self::stopped(ctl))?;
         let o = minimax::Outcome {
             value: e.value,

@@ -747,7 +747,7 @@ mod tests {
             (&direct.value, &direct.extra["sequence"], direct.nodes)
         );
         assert_eq!(merged.extra["checkpoint"]["done"], 6);
-        let prog = planner.progress();
+        let prog = planner.progress(p.as_ref());
         let by_round = prog["best_by_round"].as_array().unwrap();
         assert_eq!(by_round.len(), 3);
         assert!(by_round.windows(2).all(|w| w[0].as_f64() <= w[1].as_f64()));

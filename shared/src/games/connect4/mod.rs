@@ -39,6 +39,8 @@
 //! reconstructed from the board (not necessarily the order it was typed in).
 
 pub mod bits;
+pub mod book;
+pub mod solver;
 
 pub use bits::{Wide, Word};
 

@@ -1,0 +1,231 @@
+//! Opening book (stored knowledge, course 4.2): the exact scores of every position of a board
+//! up to some number of stones, computed by our own solver ([`build`]), written to a text file,
+//! and read back by any worker ([`load`], job option `book=FILE`). The fast solver
+//! ([`super::solver`]) answers a position of at most `depth` stones from the book without
+//! searching it.
+//!
+//! ## File format
+//! ```text
+//! # gamesolver connect4 book width=7 height=6 depth=2
+//! 4 -2
+//! 44 ...
+//! ```
+//! The header names the board and the depth; every other line is a position (columns played,
+//! base 1, as in Pons' test sets) and its exact score. Every non-terminal position with at most
+//! `depth` stones is in the file once up to mirror image (the mirror image has the same score;
+//! lookups use the smaller of a position's key and its mirror's).
+
+use super::solver::{self, Geometry};
+use super::{C4State, Connect4};
+use crate::model::Game;
+use crate::search::engine::Table;
+use crate::search::Control;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A loaded book.
+#[derive(Debug)]
+pub struct Book {
+    width: u32,
+    height: u32,
+    depth: u32,
+    scores: HashMap<u64, i8>,
+}
+
+impl Book {
+    /// Positions of at most this many stones are in the book.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Number of positions stored.
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    /// Whether the book holds no position.
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    /// Whether the book is for this board.
+    pub fn fits(&self, game: &Connect4<u64>) -> bool {
+        self.width == game.width && self.height == game.height
+    }
+
+    /// The exact score of the position with canonical key `key` and `stones` stones.
+    #[inline]
+    pub fn get(&self, stones: u32, key: u64) -> Option<i32> {
+        if stones > self.depth {
+            return None;
+        }
+        self.scores.get(&key).map(|&v| v as i32)
+    }
+
+    /// Reads a book for `game` from its text (see the module doc).
+    pub fn parse(game: &Connect4<u64>, text: &str) -> Result<Book, String> {
+        let mut lines = text.lines();
+        let header = lines.next().unwrap_or("");
+        let mut fields = HashMap::new();
+        let mut words = header.split_whitespace();
+        if (words.next(), words.next(), words.next(), words.next())
+            != (
+                Some("#"),
+                Some("gamesolver"),
+                Some("connect4"),
+                Some("book"),
+            )
+        {
+            return Err("not a connect4 book (first line '# gamesolver connect4 book ...')".into());
+        }
+        for w in words {
+            let (k, v) = w
+                .split_once('=')
+                .ok_or_else(|| format!("book header field '{w}' is not key=value"))?;
+            let v: u32 = v
+                .parse()
+                .map_err(|_| format!("book header field '{w}' is not a number"))?;
+            fields.insert(k.to_string(), v);
+        }
+        let field = |k: &str| {
+            fields
+                .get(k)
+                .copied()
+                .ok_or_else(|| format!("book header has no '{k}='"))
+        };
+        let (width, height, depth) = (field("width")?, field("height")?, field("depth")?);
+        if (width, height) != (game.width, game.height) {
+            return Err(format!(
+                "book is for a {width} x {height} board, the job's board is {} x {}",
+                game.width, game.height
+            ));
+        }
+        let base1 = Connect4::<u64>::new(width, height, 1)?;
+        let geo = Geometry::new(&base1);
+        let mut scores = HashMap::new();
+        for (i, line) in lines.enumerate() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                continue;
+            }
+            let bad = |why: String| format!("book line {}: {why}", i + 2);
+            let (moves, score) = line
+                .split_once(' ')
+                .ok_or_else(|| bad("expected '<moves> <score>'".into()))?;
+            let s = base1
+                .parse_position(moves)
+                .map_err(|e| bad(e.to_string()))?;
+            let score: i8 = score
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("score '{score}' is not a small integer")))?;
+            if s.moves > depth as u16 || base1.is_terminal(&s) {
+                return Err(bad("position deeper than the book or finished".into()));
+            }
+            scores.insert(geo.canonical(s.current, s.mask).0, score);
+        }
+        Ok(Book {
+            width,
+            height,
+            depth,
+            scores,
+        })
+    }
+}
+
+/// Books already read, by path (a worker reads a book once).
+static LOADED: Mutex<Vec<(PathBuf, Arc<Book>)>> = Mutex::new(Vec::new());
+
+/// Reads the book at `path` for `game` (once per process; later calls share it).
+pub fn load(game: &Connect4<u64>, path: &Path) -> Result<Arc<Book>, String> {
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, b)) = loaded.iter().find(|(p, _)| p == path) {
+        return if b.fits(game) {
+            Ok(b.clone())
+        } else {
+            Err(format!(
+                "book '{}' is for a {} x {} board, the job's board is {} x {}",
+                path.display(),
+                b.width,
+                b.height,
+                game.width,
+                game.height
+            ))
+        };
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read book '{}': {e}", path.display()))?;
+    let book = Arc::new(Book::parse(game, &text).map_err(|e| format!("{}: {e}", path.display()))?);
+    loaded.push((path.to_path_buf(), book.clone()));
+    Ok(book)
+}
+
+/// Every non-terminal position of `game` with at most `depth` stones, one per mirror pair, in
+/// order of stones (a legal move order for each).
+pub fn positions(game: &Connect4<u64>, depth: u32) -> Vec<(String, C4State<u64>)> {
+    let geo = Geometry::new(game);
+    let mut seen = std::collections::HashSet::new();
+    let mut level = vec![(String::new(), game.initial_state())];
+    let mut out = Vec::new();
+    let mut moves = Vec::new();
+    for stones in 0..=depth {
+        let mut next = Vec::new();
+        for (text, s) in level {
+            if !seen.insert(geo.canonical(s.current, s.mask).0) {
+                continue;
+            }
+            if stones < depth {
+                game.legal_moves(&s, &mut moves);
+                for &m in &moves {
+                    let mut c = s;
+                    game.apply(&mut c, m);
+                    if !game.is_terminal(&c) {
+                        next.push((format!("{text}{}", game.format_move(&s, m)), c));
+                    }
+                }
+            }
+            out.push((text, s));
+        }
+        level = next;
+    }
+    out
+}
+
+/// Builds the book of `game` up to `depth` stones with our solver (`threads` threads, a table of
+/// `table_mb` MB shared by all positions); `progress(done, total)` is called after each position.
+/// Returns the file's text, or `None` when stopped.
+pub fn build(
+    game: &Connect4<u64>,
+    depth: u32,
+    threads: usize,
+    table_mb: u64,
+    ctl: &Control,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Option<String>, String> {
+    if !solver::applies(game) {
+        return Err(format!(
+            "books are for boards of at most {} bitboard bits ({} x {} has {})",
+            solver::MAX_FAST_BITS,
+            game.width,
+            game.height,
+            game.width * (game.height + 1)
+        ));
+    }
+    let base1 = Connect4::<u64>::new(game.width, game.height, 1)?;
+    let table = Table::with_bytes((table_mb.max(1) << 20) as usize)?;
+    let all = positions(&base1, depth);
+    let mut text = format!(
+        "# gamesolver connect4 book width={} height={} depth={depth}\n",
+        game.width, game.height
+    );
+    // Deepest first: shallower positions then find their children's subtrees in the table.
+    for (i, (moves, s)) in all.iter().rev().enumerate() {
+        let Some(score) = solver::solve(&base1, s, threads, &table, None, ctl) else {
+            return Ok(None);
+        };
+        text.push_str(&format!("{moves} {score}\n"));
+        progress(i + 1, all.len());
+    }
+    Ok(Some(text))
+}

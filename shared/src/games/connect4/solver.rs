@@ -1,0 +1,594 @@
+//! The Connect Four fast path: an exact alpha-beta solver specialised to boards whose bitboard
+//! fits in [`MAX_FAST_BITS`] bits of a `u64` (7 x 6 = 49 bits, 6 x 7, 8 x 5, ...).
+//!
+//! It answers the same question as the generic engine's exact mode ([`engine::search`] with
+//! `depth: None`) with the same contract (fail-soft value for a window, from the side to move's
+//! point of view, on the game's internal scale; best move, principal variation, nodes), on the
+//! same [`engine::Table`] memory, so a job's null-window probes share what they learnt. The
+//! generic engine stays generic; this path only removes what costs per node on Connect Four:
+//! generic move lists, the four-slot bucket scan with a hash mix per slot, and scaled values.
+//!
+//! ## Search
+//! Negamax, fail-soft, on unscaled scores (`score * VALUE_SCALE` is the game's value):
+//! - a node is only entered when the side to move cannot win at once (the caller checks);
+//! - non-losing moves: a single opponent threat must be blocked, two lose; never play right
+//!   below an opponent's winning cell; with no move left, the loss is known without search;
+//! - bounds without search: with no win at once the best is a win with the stone after next
+//!   (`win_score(n + 3)`), and after the non-losing filter the worst is `-win_score(n + 4)`;
+//! - move order: the table's move first, then most threats (cells that would complete four)
+//!   after the move, ties centre first (insertion sort on the stack, no allocation);
+//! - table: one 64-bit word per entry (below), direct-mapped, always replace (the most recent
+//!   result is the likeliest to be needed again; a solver's deep entries are cheap to redo).
+//!   The key is the smaller of the position's key and its mirror image's, so a position and its
+//!   mirror share one entry (their values are equal, the stored move is mirrored back).
+//!
+//! ## Table entry (one `AtomicU64`, so no read can ever be torn between threads)
+//! ```text
+//! | move+1:4 | bound:2 | score+32:6 | (key ^ salt) & (2^50 - 1) : 50 |
+//!   61..58     57..56    55..50       49..0
+//! ```
+//! The key of a board of at most 50 bits is stored whole, so two live positions can never share
+//! an entry; entries of an earlier use of the memory (another salt, or another game's layout)
+//! pass the check only if 50 bits match by chance (2^-50 per probe). `bound` 0 is an empty slot,
+//! 1 Lower, 2 Upper, 3 Exact (fail-soft bounds as in [`engine::Bound`]).
+//!
+//! ## Threads
+//! Lazy SMP: every thread runs the same search on the shared table; helpers swap the first two
+//! moves at some nodes (chosen by key and helper number) so they reach different subtrees first
+//! and fill the table for each other. Any thread that finishes has the exact answer (table
+//! entries are sound bounds whatever thread wrote them); the first one stops the others.
+
+use super::book::Book;
+use super::{C4State, Connect4, VALUE_SCALE};
+use crate::model::Game;
+use crate::search::engine::{self, Outcome, Table};
+use crate::search::Control;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Largest bitboard (`width * (height + 1)`) the fast path takes.
+pub const MAX_FAST_BITS: u32 = 50;
+/// Widest board the fast path takes (the move field has 4 bits).
+const MAX_FAST_WIDTH: u32 = 15;
+const KEY_BITS: u32 = 50;
+const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
+const SCORE_OFFSET: i32 = 32;
+const POLL_INTERVAL: u64 = 4096;
+const LOWER: u64 = 1;
+const UPPER: u64 = 2;
+const EXACT: u64 = 3;
+
+/// Whether the fast path applies to `game`.
+pub fn applies(game: &Connect4<u64>) -> bool {
+    game.width * (game.height + 1) <= MAX_FAST_BITS
+        && game.width <= MAX_FAST_WIDTH
+        // Scores must fit the 6-bit field: |score| <= cells / 2 + 1 < 32.
+        && game.width * game.height <= 60
+}
+
+/// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's internal
+/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 runs Lazy SMP. A
+/// `book` for the board answers positions of at most its depth.
+#[allow(clippy::too_many_arguments)]
+pub fn search(
+    game: &Connect4<u64>,
+    root: &C4State<u64>,
+    alpha: i32,
+    beta: i32,
+    threads: usize,
+    table: &Table,
+    book: Option<&Book>,
+    ctl: &Control,
+) -> Option<Outcome<u8>> {
+    assert!(alpha < beta, "the solver needs alpha < beta");
+    assert!(applies(game), "the fast path does not apply to this board");
+    if game.is_terminal(root) {
+        return Some(Outcome {
+            value: crate::model::ZeroSum::terminal_value(game, root),
+            best_move: None,
+            pv: Vec::new(),
+            nodes: 1,
+            depth: 0,
+            stopped: None,
+        });
+    }
+    // Unscaled window with the same answers: v <= alpha iff v/S <= floor(alpha/S), v >= beta
+    // iff v/S >= ceil(beta/S) for every exact value v (a multiple of S).
+    let a = alpha.max(-engine::INF).div_euclid(VALUE_SCALE);
+    let b = (beta.min(engine::INF) as i64 + VALUE_SCALE as i64 - 1).div_euclid(VALUE_SCALE as i64)
+        as i32;
+    let (words, salt) = table.raw_words();
+    let stop = AtomicBool::new(false);
+    let run = |helper: u64| {
+        let mut s = Solver::new(game, words, salt, book, ctl, &stop, helper);
+        let r = s.root(root, a, b);
+        s.flush();
+        (r, s.nodes)
+    };
+    let threads = threads.max(1);
+    let (found, nodes) = if threads == 1 {
+        run(0)
+    } else {
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads as u64)
+                .map(|i| {
+                    let run = &run;
+                    let stop = &stop;
+                    scope.spawn(move || {
+                        let r = run(i);
+                        if r.0.is_some() {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        r
+                    })
+                })
+                .collect();
+            let main = run(0);
+            stop.store(true, Ordering::Relaxed);
+            let (mut found, mut nodes) = main;
+            for h in helpers {
+                let (r, n) = h.join().expect("a search thread panicked");
+                nodes += n;
+                if found.is_none() {
+                    found = r;
+                }
+            }
+            (found, nodes)
+        })
+    };
+    let (score, best) = found?;
+    let pv = principal_variation(game, root, words, salt, best);
+    Some(Outcome {
+        value: score * VALUE_SCALE,
+        best_move: best,
+        pv,
+        nodes,
+        depth: 0,
+        stopped: None,
+    })
+}
+
+/// The exact score (unscaled) of `root` by null-window bisection (Pons' order: from the middle
+/// of the open interval, moved out to half of the bound on the same side of 0), all windows on
+/// one table. `None` when stopped.
+pub fn solve(
+    game: &Connect4<u64>,
+    root: &C4State<u64>,
+    threads: usize,
+    table: &Table,
+    book: Option<&Book>,
+    ctl: &Control,
+) -> Option<i32> {
+    let (mut lo, mut hi) = crate::model::ZeroSum::value_bounds(game, root);
+    lo /= VALUE_SCALE;
+    hi /= VALUE_SCALE;
+    while lo < hi {
+        let mut med = lo + (hi - lo) / 2;
+        if med <= 0 && lo / 2 < med {
+            med = lo / 2;
+        } else if med >= 0 && hi / 2 > med {
+            med = hi / 2;
+        }
+        let t = (med + 1).clamp(lo + 1, hi) * VALUE_SCALE;
+        let v = search(game, root, t - 1, t, threads, table, book, ctl)?.value / VALUE_SCALE;
+        if v * VALUE_SCALE >= t {
+            lo = v;
+        } else {
+            hi = v;
+        }
+    }
+    Some(lo)
+}
+
+/// The geometry of the board, copied into plain words.
+#[derive(Clone, Copy)]
+pub(super) struct Geometry {
+    width: u32,
+    h: u32,
+    h1: u32,
+    cells: i32,
+    bottom: u64,
+    board: u64,
+    /// The cells of column 0 (shift by `c * h1` for column `c`).
+    column0: u64,
+    /// Column 0 with its sentinel row (a key's column).
+    key_column0: u64,
+}
+
+impl Geometry {
+    pub(super) fn new(g: &Connect4<u64>) -> Self {
+        Geometry {
+            width: g.width,
+            h: g.height,
+            h1: g.height + 1,
+            cells: (g.width * g.height) as i32,
+            bottom: g.bottom,
+            board: g.board,
+            column0: g.column[0],
+            key_column0: (1u64 << (g.height + 1)) - 1,
+        }
+    }
+
+    /// Empty cells that would complete four for the owner of `pos`.
+    #[inline(always)]
+    fn winning_cells(&self, pos: u64, mask: u64) -> u64 {
+        let mut r = (pos << 1) & (pos << 2) & (pos << 3);
+        for shift in [self.h1, self.h, self.h1 + 1] {
+            let p = (pos << shift) & (pos << (2 * shift));
+            r |= p & (pos << (3 * shift));
+            r |= p & (pos >> shift);
+            let p = (pos >> shift) & (pos >> (2 * shift));
+            r |= p & (pos << shift);
+            r |= p & (pos >> (3 * shift));
+        }
+        r & (self.board ^ mask)
+    }
+
+    #[inline(always)]
+    fn possible(&self, mask: u64) -> u64 {
+        mask.wrapping_add(self.bottom) & self.board
+    }
+
+    /// The mirror image of a column-wise word (column c goes to column width-1-c).
+    #[inline(always)]
+    fn mirror(&self, w: u64) -> u64 {
+        let mut out = 0;
+        let last = (self.width - 1) * self.h1;
+        for c in 0..self.width {
+            let col = (w >> (c * self.h1)) & self.key_column0;
+            out |= col << (last - c * self.h1);
+        }
+        out
+    }
+
+    /// The key of a position (unique, see the module doc of [`super`]), the smaller of its own
+    /// and its mirror image's, and whether it is the mirror image's.
+    #[inline(always)]
+    pub(super) fn canonical(&self, cur: u64, mask: u64) -> (u64, bool) {
+        let key = cur + mask + self.bottom;
+        let m = self.mirror(key);
+        if m < key {
+            (m, true)
+        } else {
+            (key, false)
+        }
+    }
+
+    #[inline(always)]
+    fn column_of(&self, cell: u64) -> u32 {
+        cell.trailing_zeros() / self.h1
+    }
+}
+
+struct Solver<'a> {
+    geo: Geometry,
+    words: &'a [AtomicU64],
+    salt: u64,
+    book: Option<&'a Book>,
+    /// Stones up to which the book is asked (0 without a book: no position is asked).
+    book_depth: i32,
+    ctl: &'a Control,
+    stop: &'a AtomicBool,
+    /// Columns from the centre outwards.
+    centre_first: [u8; MAX_FAST_WIDTH as usize],
+    helper: u64,
+    nodes: u64,
+    reported: u64,
+    stopped: bool,
+}
+
+/// Unpacked table entry.
+#[derive(Clone, Copy)]
+struct Hit {
+    score: i32,
+    bound: u64,
+    /// Column + 1 in the stored (canonical) orientation; 0 = none.
+    mv: u32,
+}
+
+impl<'a> Solver<'a> {
+    fn new(
+        game: &Connect4<u64>,
+        words: &'a [AtomicU64],
+        salt: u64,
+        book: Option<&'a Book>,
+        ctl: &'a Control,
+        stop: &'a AtomicBool,
+        helper: u64,
+    ) -> Self {
+        let mut centre_first = [0u8; MAX_FAST_WIDTH as usize];
+        for (i, &c) in game.centre_first.iter().enumerate() {
+            centre_first[i] = c;
+        }
+        Solver {
+            geo: Geometry::new(game),
+            words,
+            salt,
+            book,
+            book_depth: book.map_or(-1, |b| b.depth() as i32),
+            ctl,
+            stop,
+            centre_first,
+            helper,
+            nodes: 0,
+            reported: 0,
+            stopped: false,
+        }
+    }
+
+    fn flush(&mut self) {
+        self.ctl.add_nodes(self.nodes - self.reported);
+        self.reported = self.nodes;
+    }
+
+    #[cold]
+    fn poll(&mut self) {
+        self.flush();
+        if self.stop.load(Ordering::Relaxed) || self.ctl.should_stop().is_some() {
+            self.stopped = true;
+        }
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> &AtomicU64 {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let i = ((h as u128 * self.words.len() as u128) >> 64) as usize;
+        &self.words[i]
+    }
+
+    #[inline(always)]
+    fn probe(&self, key: u64) -> Option<Hit> {
+        let w = self.slot(key).load(Ordering::Relaxed);
+        let bound = (w >> 56) & 3;
+        if bound == 0 || (w ^ key ^ self.salt) & KEY_MASK != 0 {
+            return None;
+        }
+        Some(Hit {
+            score: ((w >> 50) & 63) as i32 - SCORE_OFFSET,
+            bound,
+            mv: ((w >> 58) & 15) as u32,
+        })
+    }
+
+    #[inline(always)]
+    fn store(&self, key: u64, score: i32, bound: u64, mv: u32) {
+        let w = ((key ^ self.salt) & KEY_MASK)
+            | ((score + SCORE_OFFSET) as u64) << 50
+            | bound << 56
+            | (mv as u64) << 58;
+        self.slot(key).store(w, Ordering::Relaxed);
+    }
+
+    /// Score of winning with the stone of ply `n`.
+    #[inline(always)]
+    fn win_score(&self, n: i32) -> i32 {
+        1 + (self.geo.cells - n) / 2
+    }
+
+    /// The root: returns the score and a best move (a move reaching the score when the search
+    /// failed high or was exact).
+    fn root(&mut self, s: &C4State<u64>, alpha: i32, beta: i32) -> Option<(i32, Option<u8>)> {
+        let geo = self.geo;
+        let (cur, mask) = (s.current, s.mask);
+        let n = s.moves as i32;
+        let wins = geo.winning_cells(cur, mask) & geo.possible(mask);
+        if wins != 0 {
+            let c = geo.column_of(wins & wins.wrapping_neg());
+            return Some((self.win_score(n + 1), Some(c as u8)));
+        }
+        let v = self.node::<true>(cur, mask, n, alpha, beta);
+        if self.stopped {
+            return None;
+        }
+        Some(v)
+    }
+
+    /// Negamax at a position where the side to move cannot win at once. Returns the fail-soft
+    /// score and (at the root) the best move.
+    fn node<const ROOT: bool>(
+        &mut self,
+        cur: u64,
+        mask: u64,
+        n: i32,
+        mut alpha: i32,
+        mut beta: i32,
+    ) -> (i32, Option<u8>) {
+        self.nodes += 1;
+        if self.nodes & (POLL_INTERVAL - 1) == 0 {
+            self.poll();
+        }
+        if self.stopped {
+            return (0, None);
+        }
+        let geo = self.geo;
+        let possible = geo.possible(mask);
+        let opp_wins = geo.winning_cells(cur ^ mask, mask);
+        let forced = possible & opp_wins;
+        let mut next = possible;
+        if forced != 0 {
+            if forced & (forced - 1) != 0 {
+                return (-self.win_score(n + 2), None);
+            }
+            next = forced;
+        }
+        next &= !(opp_wins >> 1);
+        if next == 0 {
+            return (-self.win_score(n + 2), None);
+        }
+        if n + 2 >= geo.cells {
+            // We cannot win now, the opponent cannot win with the last stone: a draw.
+            return (0, None);
+        }
+        let lo = if n + 4 <= geo.cells {
+            -self.win_score(n + 4)
+        } else {
+            0
+        };
+        let hi = if n + 3 <= geo.cells {
+            self.win_score(n + 3)
+        } else {
+            0
+        };
+        let mut lo = lo.min(0);
+        let mut hi = hi.max(0);
+        // Bounds and the table narrow the window; the root keeps searching for a move. The
+        // bounds known without search are tried before the table (no key, no memory access).
+        if !ROOT {
+            if lo >= beta {
+                return (lo, None);
+            }
+            if hi <= alpha {
+                return (hi, None);
+            }
+        }
+        let (key, mirrored) = self.geo.canonical(cur, mask);
+        let hit = self.probe(key);
+        let mut tt_col = u32::MAX;
+        if n <= self.book_depth {
+            if let Some(v) = self.book.and_then(|b| b.get(n as u32, key)) {
+                lo = v;
+                hi = v;
+            }
+        }
+        if let Some(h) = hit {
+            match h.bound {
+                EXACT => {
+                    lo = lo.max(h.score);
+                    hi = hi.min(h.score);
+                }
+                LOWER => lo = lo.max(h.score),
+                _ => hi = hi.min(h.score),
+            }
+            if h.mv != 0 {
+                let c = h.mv - 1;
+                tt_col = if mirrored { geo.width - 1 - c } else { c };
+            }
+        }
+        if !ROOT {
+            if lo >= hi || lo >= beta {
+                return (lo, None);
+            }
+            if hi <= alpha {
+                return (hi, None);
+            }
+        }
+        alpha = alpha.max(lo);
+        beta = beta.min(hi);
+        if alpha >= beta {
+            // Root only: the bounds decide; search just below them to find a move.
+            alpha = beta - 1;
+        }
+        let alpha_w = alpha;
+
+        // Move order: table move, then threats after the move (descending), centre first.
+        let mut cols = [0u8; MAX_FAST_WIDTH as usize];
+        let mut cells = [0u64; MAX_FAST_WIDTH as usize];
+        let mut scores = [0u32; MAX_FAST_WIDTH as usize];
+        let mut k = 0usize;
+        for &c in &self.centre_first[..geo.width as usize] {
+            let cell = next & (geo.column0 << (c as u32 * geo.h1));
+            if cell == 0 {
+                continue;
+            }
+            let score = if c as u32 == tt_col {
+                u32::MAX
+            } else {
+                geo.winning_cells(cur | cell, mask | cell).count_ones()
+            };
+            let mut i = k;
+            while i > 0 && scores[i - 1] < score {
+                cols[i] = cols[i - 1];
+                cells[i] = cells[i - 1];
+                scores[i] = scores[i - 1];
+                i -= 1;
+            }
+            cols[i] = c;
+            cells[i] = cell;
+            scores[i] = score;
+            k += 1;
+        }
+        if self.helper != 0
+            && k > 1
+            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
+        {
+            cols.swap(0, 1);
+            cells.swap(0, 1);
+        }
+
+        let mut best = i32::MIN;
+        let mut best_i = 0;
+        for (i, &cell) in cells[..k].iter().enumerate() {
+            // The opponent moves next: its stones are `cur ^ mask`.
+            let (v, _) = self.node::<false>(cur ^ mask, mask | cell, n + 1, -beta, -alpha);
+            let v = -v;
+            if self.stopped {
+                return (0, None);
+            }
+            if v > best {
+                best = v;
+                best_i = i;
+                if v >= beta {
+                    break;
+                }
+                if v > alpha {
+                    alpha = v;
+                }
+            }
+        }
+        let bound = if best <= alpha_w {
+            UPPER
+        } else if best >= beta {
+            LOWER
+        } else {
+            EXACT
+        };
+        let c = cols[best_i] as u32;
+        let stored = if mirrored { geo.width - 1 - c } else { c };
+        self.store(key, best, bound, stored + 1);
+        (best, Some(cols[best_i]))
+    }
+}
+
+/// The principal variation: `first`, then the table's moves while they are legal.
+fn principal_variation(
+    game: &Connect4<u64>,
+    root: &C4State<u64>,
+    words: &[AtomicU64],
+    salt: u64,
+    first: Option<u8>,
+) -> Vec<u8> {
+    let mut pv = Vec::new();
+    let Some(first) = first else {
+        return pv;
+    };
+    let stop = AtomicBool::new(false);
+    let ctl = Control::unlimited();
+    let probe = Solver::new(game, words, salt, None, &ctl, &stop, 0);
+    let geo = probe.geo;
+    let mut s = *root;
+    game.apply(&mut s, first);
+    pv.push(first);
+    while pv.len() < 64 && !game.is_terminal(&s) {
+        let wins = geo.winning_cells(s.current, s.mask) & geo.possible(s.mask);
+        let mv = if wins != 0 {
+            Some(geo.column_of(wins & wins.wrapping_neg()) as u8)
+        } else {
+            let (key, mirrored) = geo.canonical(s.current, s.mask);
+            probe.probe(key).and_then(|h| {
+                (h.mv != 0).then(|| {
+                    let c = h.mv - 1;
+                    (if mirrored { geo.width - 1 - c } else { c }) as u8
+                })
+            })
+        };
+        let Some(mv) = mv else { break };
+        if mv as u32 >= geo.width || !game.can_play(&s, mv) {
+            break;
+        }
+        game.apply(&mut s, mv);
+        pv.push(mv);
+    }
+    pv
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,292 @@
+//! The fast path against plain minimax (small boards), against the generic engine (7 x 6), and
+//! against Pons' published scores; fail-soft windows through one shared table; mirror images;
+//! threads.
+
+use super::*;
+use crate::model::ZeroSum;
+use crate::search::engine::{Config, INF};
+use crate::search::minimax::minimax;
+use rand::{Rng, SeedableRng};
+
+fn fast(g: &Connect4<u64>, s: &C4State<u64>, a: i32, b: i32, t: &Table, threads: usize) -> i32 {
+    search(g, s, a, b, threads, t, None, &Control::unlimited())
+        .unwrap()
+        .value
+}
+
+/// Random non-terminal positions with a number of plies in `plies`.
+fn random_positions(
+    g: &Connect4<u64>,
+    count: usize,
+    plies: std::ops::Range<u32>,
+    seed: u64,
+) -> Vec<C4State<u64>> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    let mut moves = Vec::new();
+    while out.len() < count {
+        let mut s = g.initial_state();
+        let n = rng.gen_range(plies.clone());
+        for _ in 0..n {
+            g.legal_moves(&s, &mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves[rng.gen_range(0..moves.len())];
+            let mut c = s;
+            g.apply(&mut c, m);
+            if g.is_terminal(&c) && moves.len() > 1 {
+                continue;
+            }
+            s = c;
+        }
+        if !g.is_terminal(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn assert_fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: &str) {
+    if v <= alpha {
+        assert!(
+            truth <= v,
+            "{what}: fail low {v} in ({alpha}, {beta}), value {truth}"
+        );
+    } else if v >= beta {
+        assert!(
+            truth >= v,
+            "{what}: fail high {v} in ({alpha}, {beta}), value {truth}"
+        );
+    } else {
+        assert_eq!(v, truth, "{what}: inside ({alpha}, {beta})");
+    }
+}
+
+/// Exact value, every null window (shared table) and the best move against minimax.
+fn against_minimax(w: u32, h: u32, count: usize, plies: std::ops::Range<u32>, seed: u64) {
+    let g = Connect4::<u64>::new(w, h, 1).unwrap();
+    assert!(applies(&g));
+    for s in random_positions(&g, count, plies, seed) {
+        let text = g.format_position(&s);
+        let truth = minimax(&g, &s, None, &Control::unlimited()).unwrap().value;
+        let table = Table::with_bytes(1 << 14).unwrap();
+        let full = search(&g, &s, -INF, INF, 1, &table, None, &Control::unlimited()).unwrap();
+        assert_eq!(full.value, truth, "{w}x{h} '{text}'");
+        let (lo, hi) = g.value_bounds(&s);
+        for t in (lo - 100..=hi + 100).step_by(50) {
+            let v = fast(&g, &s, t - 1, t, &table, 1);
+            assert_fail_soft(v, t - 1, t, truth, &format!("{w}x{h} '{text}' target {t}"));
+        }
+        // Roots the hints decide (a double threat against us, a draw by the board filling up)
+        // have no move; the others have one that reaches the value.
+        let Some(m) = full.best_move else {
+            continue;
+        };
+        let mut c = s;
+        g.apply(&mut c, m);
+        let child = minimax(&g, &c, None, &Control::unlimited()).unwrap().value;
+        let back = if g.is_terminal(&c) {
+            -g.terminal_value(&c)
+        } else {
+            -child
+        };
+        assert_eq!(back, truth, "{w}x{h} '{text}' best move {m}");
+        // The principal variation is a legal line starting with the best move.
+        assert_eq!(full.pv.first(), Some(&m));
+        let mut p = s;
+        for &mv in &full.pv {
+            assert!(!g.is_terminal(&p) && g.can_play(&p, mv), "'{text}' pv");
+            g.apply(&mut p, mv);
+        }
+    }
+}
+
+#[test]
+fn small_boards_match_minimax() {
+    against_minimax(4, 4, 40, 5..11, 1);
+    against_minimax(5, 4, 30, 8..13, 2);
+    against_minimax(4, 5, 30, 8..13, 3);
+    against_minimax(6, 5, 20, 18..24, 4);
+    against_minimax(7, 6, 20, 32..38, 5);
+}
+
+/// On 7 x 6 middle games the fast path and the generic engine agree on every null window.
+#[test]
+fn seven_by_six_matches_the_generic_engine() {
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    for s in random_positions(&g, 30, 16..28, 6) {
+        let text = g.format_position(&s);
+        let t1 = Table::with_bytes(1 << 20).unwrap();
+        let truth = engine::search(
+            &g,
+            &s,
+            -INF,
+            INF,
+            &Config::default(),
+            &t1,
+            &Control::unlimited(),
+        )
+        .unwrap()
+        .value;
+        let t2 = Table::with_bytes(1 << 20).unwrap();
+        assert_eq!(fast(&g, &s, -INF, INF, &t2, 1), truth, "'{text}'");
+        for t in [-300, -100, 0, 1, 100, 101, 300] {
+            let v = fast(&g, &s, t - 1, t, &t2, 1);
+            assert_fail_soft(v, t - 1, t, truth, &format!("'{text}' target {t}"));
+        }
+    }
+}
+
+/// A position and its mirror image have the same value, on a shared table (where they share
+/// entries), and the best move found for either is legal and reaches the value.
+#[test]
+fn mirror_images_share_the_table_soundly() {
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let table = Table::with_bytes(1 << 20).unwrap();
+    for s in random_positions(&g, 20, 20..30, 7) {
+        let text = g.format_position(&s);
+        let mirrored: String = text
+            .chars()
+            .map(|c| char::from(b'1' + (b'7' - c as u8)))
+            .collect();
+        let m = g.parse_position(&mirrored).unwrap();
+        let v = fast(&g, &s, -INF, INF, &table, 1);
+        let o = search(&g, &m, -INF, INF, 1, &table, None, &Control::unlimited()).unwrap();
+        assert_eq!(o.value, v, "'{text}' and '{mirrored}'");
+        if let Some(mv) = o.best_move {
+            let mut c = m;
+            g.apply(&mut c, mv);
+            let fresh = Table::with_bytes(1 << 20).unwrap();
+            let child = if g.is_terminal(&c) {
+                g.terminal_value(&c)
+            } else {
+                fast(&g, &c, -INF, INF, &fresh, 1)
+            };
+            assert_eq!(-child, v, "'{mirrored}' best move {mv}");
+        }
+    }
+}
+
+/// Published scores (Pons' middle-game set) by the null-window bisection the planner runs,
+/// with one and two threads.
+#[test]
+fn pons_middle_game_positions_with_one_and_two_threads() {
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let text = crate::games::data::read("connect4/Test_L2_R1").unwrap();
+    for (i, line) in text.lines().take(40).enumerate() {
+        let (moves, want) = line.split_once(' ').unwrap();
+        let want: i32 = want.trim().parse().unwrap();
+        let s = g.parse_position(moves).unwrap();
+        let threads = 1 + i % 2;
+        let table = Table::with_bytes(1 << 22).unwrap();
+        let (mut lo, mut hi) = g.value_bounds(&s);
+        while lo < hi {
+            let t = lo + (hi - lo + 1) / 2;
+            let v = fast(&g, &s, t - 1, t, &table, threads);
+            if v >= t {
+                lo = v;
+            } else {
+                hi = v;
+            }
+        }
+        assert_eq!(lo, want * VALUE_SCALE, "'{moves}' threads {threads}");
+    }
+}
+
+#[test]
+fn the_fast_path_takes_small_boards_only() {
+    assert!(applies(&Connect4::<u64>::new(7, 6, 1).unwrap()));
+    assert!(applies(&Connect4::<u64>::new(6, 7, 1).unwrap()));
+    assert!(!applies(&Connect4::<u64>::new(8, 7, 1).unwrap()));
+    assert!(!applies(&Connect4::<u64>::new(7, 7, 1).unwrap()));
+}
+
+/// A book built by the solver: every entry equals a fresh search (and minimax on a small
+/// board), and searches that use the book give the same scores as searches without it.
+#[test]
+fn book_answers_equal_search_answers() {
+    use crate::games::connect4::book::{self, Book};
+    for (w, h, depth) in [(5u32, 4u32, 3u32), (4, 5, 2), (6, 4, 2)] {
+        let g = Connect4::<u64>::new(w, h, 1).unwrap();
+        let ctl = Control::unlimited();
+        let text = book::build(&g, depth, 1, 4, &ctl, |_, _| {})
+            .unwrap()
+            .unwrap();
+        let b = Book::parse(&g, &text).unwrap();
+        assert_eq!(b.len(), book::positions(&g, depth).len());
+        assert_eq!(b.depth(), depth);
+        let small = w * h <= 20;
+        // (Solver against minimax: `small_boards_match_minimax`.)
+        for line in text.lines().skip(1) {
+            let (moves, score) = line.split_once(' ').unwrap();
+            let score: i32 = score.parse().unwrap();
+            let s = g.parse_position(moves).unwrap();
+            let table = Table::with_bytes(1 << 20).unwrap();
+            let searched = solve(&g, &s, 1, &table, None, &ctl).unwrap();
+            assert_eq!(score, searched, "{w}x{h} book '{moves}'");
+            // The mirror image is answered from the same entry.
+            let mirrored: String = moves
+                .chars()
+                .map(|c| char::from(b'1' + (b'0' + w as u8 - c as u8)))
+                .collect();
+            let m = g.parse_position(&mirrored).unwrap();
+            let (key, _) = Geometry::new(&g).canonical(m.current, m.mask);
+            assert_eq!(b.get(m.moves as u32, key), Some(score), "'{mirrored}'");
+        }
+        // Deeper positions: with and without the book (fresh tables), the same score.
+        let plies = if small { depth + 1..depth + 6 } else { 12..20 };
+        for s in random_positions(&g, 15, plies, 8) {
+            let t1 = Table::with_bytes(1 << 20).unwrap();
+            let t2 = Table::with_bytes(1 << 20).unwrap();
+            let with = solve(&g, &s, 1, &t1, Some(&b), &ctl).unwrap();
+            let without = solve(&g, &s, 1, &t2, None, &ctl).unwrap();
+            assert_eq!(with, without, "{w}x{h} '{}'", g.format_position(&s));
+        }
+        // The root itself from the book, with a move that reaches its score.
+        let root = g.initial_state();
+        let table = Table::with_bytes(1 << 20).unwrap();
+        let v = solve(&g, &root, 1, &table, Some(&b), &ctl).unwrap();
+        assert_eq!(
+            v,
+            solve(
+                &g,
+                &root,
+                1,
+                &Table::with_bytes(1 << 22).unwrap(),
+                None,
+                &ctl
+            )
+            .unwrap()
+        );
+    }
+}
+
+#[test]
+fn bad_books_are_refused_with_a_reason() {
+    use crate::games::connect4::book::Book;
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let head = "# gamesolver connect4 book width=7 height=6 depth=2\n";
+    assert!(Book::parse(&g, "hello\n")
+        .unwrap_err()
+        .contains("not a connect4 book"));
+    assert!(
+        Book::parse(&g, "# gamesolver connect4 book width=6 height=6 depth=2\n")
+            .unwrap_err()
+            .contains("6 x 6")
+    );
+    assert!(Book::parse(&g, &format!("{head}44 x\n"))
+        .unwrap_err()
+        .contains("line 2"));
+    assert!(Book::parse(&g, &format!("{head}444 1\n"))
+        .unwrap_err()
+        .contains("deeper"));
+    assert!(Book::parse(&g, &format!("{head}48 1\n"))
+        .unwrap_err()
+        .contains("column 8"));
+    assert!(
+        Book::parse(&g, "# gamesolver connect4 book width=7 height=6\n")
+            .unwrap_err()
+            .contains("depth")
+    );
+}
