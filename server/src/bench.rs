@@ -121,8 +121,8 @@ pub const SIGNATURES: &[Signature] = &[
         position: "5455174361263362",
         algorithm: "alphabeta",
         options: &[],
-        nodes: 163934,
-        fingerprint: 0xf9a2_9869_872f_1b59,
+        nodes: 178653,
+        fingerprint: 0x9392_cb18_427a_0009,
     },
     Signature {
         kernel: "pns (Connect Four, exact value)",
@@ -131,7 +131,7 @@ pub const SIGNATURES: &[Signature] = &[
         position: "4435612735531457155143",
         algorithm: "pns",
         options: &[],
-        nodes: 12621,
+        nodes: 4514,
         fingerprint: 0xce1e_1ee1_69fc_f2a6,
     },
     Signature {

@@ -64,6 +64,7 @@
 
 use gamesolver_shared::games::connect4::Connect4;
 use gamesolver_shared::games::mnk::Mnk;
+use gamesolver_shared::games::othello::Othello;
 use gamesolver_shared::model::{Game, Hashed, Tactics, ZeroSum};
 use gamesolver_shared::search::engine::{self, Table};
 use gamesolver_shared::search::mcts::{self, Config, Merge};
@@ -242,6 +243,8 @@ fn main() {
             );
             speed_of("tictactoe (start)", &Mnk::tictactoe(), secs);
             speed_of("mnk 9,9,5 (start)", &Mnk::new(9, 9, 5).unwrap(), secs);
+            speed_of("othello 8x8 (start)", &Othello::new(8).unwrap(), secs);
+            speed_of("othello 6x6 (start)", &Othello::new(6).unwrap(), secs);
         }
         Some("accuracy") => {
             let files: Vec<&str> = args
