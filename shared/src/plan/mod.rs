@@ -54,7 +54,7 @@ pub struct Planner {
     gave_up: bool,
     /// Next run index to issue (run plans).
     next_run: u32,
-    /// Outputs of run tasks by index (rounds plans).
+    /// Outputs of run tasks by index (run and rounds plans).
     by_index: Vec<(u32, TaskOutput)>,
     issued_single: bool,
 }
@@ -330,7 +330,9 @@ impl Planner {
             (PlanShape::Probes { .. }, None) => self.gave_up = true,
             _ => {}
         }
-        if let (PlanShape::Rounds { .. }, TaskKind::Run { index, .. }) = (&self.shape, task) {
+        if let (PlanShape::Rounds { .. } | PlanShape::Runs { .. }, TaskKind::Run { index, .. }) =
+            (&self.shape, task)
+        {
             self.by_index.push((*index, output.clone()));
         }
         self.outputs.push(output);
@@ -402,8 +404,9 @@ impl Planner {
         match self.shape {
             PlanShape::Single => self.outputs.last().cloned().unwrap_or_default(),
             PlanShape::Probes { .. } => job.finish_probes(self.bounds, &self.outputs),
-            PlanShape::Runs { .. } => job.merge_runs(&self.outputs),
-            PlanShape::Rounds { .. } => {
+            // Runs are merged in index order, not arrival order, so `run_scores[i]` is run i's
+            // and a merge never depends on which worker finished first.
+            PlanShape::Runs { .. } | PlanShape::Rounds { .. } => {
                 let mut sorted = self.by_index.clone();
                 sorted.sort_by_key(|(i, _)| *i);
                 let outs: Vec<TaskOutput> = sorted.into_iter().map(|(_, o)| o).collect();
