@@ -22,7 +22,7 @@
 #   FAULT_LEASE_MS=N          coordinator lease time (default 3000)
 #   FAULT_TIMEOUT=S           longest wait for the job (default 420)
 #   FAULT_PORT=N              host port of the coordinator (default 18480)
-#   FAULT_WORKER_CPUS=X       CPU quota of each worker container (default 0.2)
+#   FAULT_WORKER_CPUS=X       CPU quota of each worker container (default 0.1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,9 +53,10 @@ timeout_s="${FAULT_TIMEOUT:-420}"
 port="${FAULT_PORT:-18480}"
 # The faults are paced by the clock (lease expiry, restart, scaling take tens of seconds), so
 # the job must last longer than that on any machine. A CPU quota per worker makes its length
-# nearly independent of how fast or idle the machine is: 3 workers x 0.2 CPU take ~2 minutes
-# on a quiet machine, about what the job takes when the workers share 2 busy cores.
-worker_cpus="${FAULT_WORKER_CPUS:-0.2}"
+# nearly independent of how fast or idle the machine is. On a nearly idle 2-core machine the job
+# took 28 s with 0.2 CPU per worker (last fault at 29 s: too close) and 76 s with 0.1 (last
+# fault at about 30 s); at load 20 it took 125 s with 0.2.
+worker_cpus="${FAULT_WORKER_CPUS:-0.1}"
 project="gsfault$$"
 base="http://127.0.0.1:$port"
 
