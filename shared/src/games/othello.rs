@@ -290,27 +290,11 @@ impl Game for Othello {
 
     fn parse_position(&self, text: &str) -> Result<OthelloState, NotationError> {
         let mut s = self.initial_state();
-        let b = text.as_bytes();
-        let mut i = 0;
-        let mut number = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c.is_ascii_whitespace() || c == b',' {
-                i += 1;
-                continue;
-            }
-            number += 1;
-            let end = (i + 2).min(b.len());
-            let token = &text[i..end];
-            if !text.is_char_boundary(end) {
-                return Err(NotationError::new("not a move")
-                    .with_fragment(&text[i..])
-                    .at_move(number));
-            }
+        for_each_square_token(text, |number, token| {
             let mv = self.parse_move(&s, token).map_err(|e| e.at_move(number))?;
             self.apply(&mut s, mv);
-            i = end;
-        }
+            Ok(())
+        })?;
         Ok(s)
     }
 
@@ -419,6 +403,35 @@ impl Hashed for Othello {
     }
 }
 
+/// Splits a position text of two-character move names written one after another (`c4d3`,
+/// white space and commas allowed between them) and hands each to `play` with its 1-based move
+/// number. A token cut inside a multi-byte character is "not a move", never a panic. Shared by
+/// Othello and Rolit.
+pub(crate) fn for_each_square_token(
+    text: &str,
+    mut play: impl FnMut(usize, &str) -> Result<(), NotationError>,
+) -> Result<(), NotationError> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut number = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() || b[i] == b',' {
+            i += 1;
+            continue;
+        }
+        number += 1;
+        let end = (i + 2).min(b.len());
+        if !text.is_char_boundary(i) || !text.is_char_boundary(end) {
+            return Err(NotationError::new("not a move")
+                .with_fragment(text.get(i..).unwrap_or(text))
+                .at_move(number));
+        }
+        play(number, &text[i..end])?;
+        i = end;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,6 +454,14 @@ mod tests {
                 perft(g, &c, depth - 1)
             })
             .sum()
+    }
+
+    #[test]
+    fn a_move_cut_inside_a_character_is_an_error_not_a_panic() {
+        let g = Othello::new(4).unwrap();
+        for text in ["a\u{e9}", "\u{e9}a", "b1\u{2603}"] {
+            assert!(g.parse_position(text).is_err(), "{text}");
+        }
     }
 
     #[test]

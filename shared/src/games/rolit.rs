@@ -171,28 +171,11 @@ impl Game for Rolit {
 
     fn parse_position(&self, text: &str) -> Result<RolitState, NotationError> {
         let mut s = self.initial_state();
-        let b = text.as_bytes();
-        let mut i = 0;
-        let mut number = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c.is_ascii_whitespace() || c == b',' {
-                i += 1;
-                continue;
-            }
-            number += 1;
-            let end = (i + 2).min(b.len());
-            if !text.is_char_boundary(end) {
-                return Err(NotationError::new("not a move")
-                    .with_fragment(&text[i..])
-                    .at_move(number));
-            }
-            let mv = self
-                .parse_move(&s, &text[i..end])
-                .map_err(|e| e.at_move(number))?;
+        super::othello::for_each_square_token(text, |number, token| {
+            let mv = self.parse_move(&s, token).map_err(|e| e.at_move(number))?;
             self.apply(&mut s, mv);
-            i = end;
-        }
+            Ok(())
+        })?;
         Ok(s)
     }
 
