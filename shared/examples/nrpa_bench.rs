@@ -11,8 +11,10 @@
 //! cargo run --release -p gamesolver-shared --example nrpa_bench -- weakschur 4 3 1 5
 //! ```
 //! Arguments: game, its parameter (variant, instance, board, k), level, first seed, number of
-//! seeds, then optionally iterations (default 100) and a time limit per seed in seconds. Prints
-//! one line per seed (score, rollouts, rollouts/s) and the best, mean and median score.
+//! seeds, then optionally iterations (default 100), a time limit per seed in seconds (0: none), a
+//! rollout limit per seed (0: none) and threads (the shared scheme with `batch` = threads).
+//! Prints one line per seed (score, rollouts, rollouts/s wall and per CPU second of the process)
+//! and the best, mean and median score.
 
 use gamesolver_shared::model::single::SinglePlayer;
 use gamesolver_shared::model::Game;
@@ -20,33 +22,49 @@ use gamesolver_shared::search::nrpa::{nrpa, NrpaOptions};
 use gamesolver_shared::search::Control;
 use std::time::{Duration, Instant};
 
-fn bench<G: SinglePlayer>(
-    g: &G,
-    level: u32,
-    first: u64,
-    seeds: u64,
+/// CPU time of this process (all threads), from /proc (Linux); 0 elsewhere.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Limits of one run.
+struct Budget {
     iterations: u32,
     secs: Option<f64>,
-) {
+    rollouts: Option<u64>,
+    threads: usize,
+}
+
+fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget) {
     let mut scores = Vec::new();
     for seed in first..first + seeds {
         let opts = NrpaOptions {
             level,
-            iterations,
+            iterations: b.iterations,
             seed,
+            threads: b.threads,
+            batch: b.threads,
             ..NrpaOptions::default()
         };
-        let ctl = Control::with_limits(secs.map(Duration::from_secs_f64), None);
-        let t0 = Instant::now();
+        let ctl = Control::with_limits(b.secs.map(Duration::from_secs_f64), b.rollouts);
+        let (t0, c0) = (Instant::now(), cpu_seconds());
         let o = nrpa(g, &g.initial_state(), &opts, None, &ctl).expect("valid options");
-        let dt = t0.elapsed().as_secs_f64();
+        let (dt, dc) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
         println!(
-            "seed {seed}: score {} rollouts {} in {dt:.2} s = {:.1} k rollouts/s{}",
+            "seed {seed}: score {} rollouts {} in {dt:.2} s = {:.1} k rollouts/s, {dc:.2} CPU s = {:.1} k per CPU s{}",
             o.score,
             o.rollouts,
             o.rollouts as f64 / dt / 1000.0,
+            o.rollouts as f64 / dc.max(1e-9) / 1000.0,
             if o.stopped.is_some() {
-                " (time limit)"
+                " (stopped by a limit)"
             } else {
                 ""
             }
@@ -70,7 +88,9 @@ fn bench<G: SinglePlayer>(
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
     if a.len() < 5 {
-        eprintln!("usage: nrpa_bench GAME PARAM LEVEL FIRST_SEED SEEDS [ITERATIONS] [SECONDS]");
+        eprintln!(
+            "usage: nrpa_bench GAME PARAM LEVEL FIRST_SEED SEEDS [ITERATIONS] [SECONDS] [ROLLOUTS] [THREADS]"
+        );
         std::process::exit(2);
     }
     let level: u32 = a[2].parse().expect("level");
@@ -80,7 +100,21 @@ fn main() {
         .get(5)
         .map(|x| x.parse().expect("iterations"))
         .unwrap_or(100);
-    let secs: Option<f64> = a.get(6).map(|x| x.parse().expect("seconds"));
+    let secs: Option<f64> = a
+        .get(6)
+        .map(|x| x.parse().expect("seconds"))
+        .filter(|&x| x > 0.0);
+    let rollouts: Option<u64> = a
+        .get(7)
+        .map(|x| x.parse().expect("rollouts"))
+        .filter(|&x| x > 0);
+    let threads: usize = a.get(8).map(|x| x.parse().expect("threads")).unwrap_or(1);
+    let budget = Budget {
+        iterations,
+        secs,
+        rollouts,
+        threads,
+    };
     use gamesolver_shared::games;
     match a[0].as_str() {
         "morpion" => {
@@ -90,8 +124,7 @@ fn main() {
                 level,
                 first,
                 seeds,
-                iterations,
-                secs,
+                &budget,
             )
         }
         "samegame" => {
@@ -116,7 +149,7 @@ fn main() {
             }
             let g =
                 games::samegame::SameGame::standard(a[1].parse().expect("board")).expect("board");
-            bench(&g, level, first, seeds, iterations, secs)
+            bench(&g, level, first, seeds, &budget)
         }
         "tsptw" | "tsptw-pruned" if a[1] == "all" => {
             let prune = a[0] == "tsptw-pruned";
@@ -157,11 +190,11 @@ fn main() {
             let g = games::tsptw::Tsptw::load(&a[1])
                 .expect("instance")
                 .with_pruning(a[0] == "tsptw-pruned");
-            bench(&g, level, first, seeds, iterations, secs)
+            bench(&g, level, first, seeds, &budget)
         }
         "weakschur" => {
             let g = games::weakschur::WeakSchur::new(a[1].parse().expect("k")).expect("k");
-            bench(&g, level, first, seeds, iterations, secs)
+            bench(&g, level, first, seeds, &budget)
         }
         other => {
             eprintln!("unknown game {other}");

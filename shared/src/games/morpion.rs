@@ -61,6 +61,11 @@ pub struct Morpion {
     start: MorpionState,
     /// Per direction and lane, the first and last bit where a line of 5 starts on the grid.
     bit_range: Box<[[(u8, u8); LANES]; 4]>,
+    /// For the 9 points of a lane around a new dot (bit 4), given which of them are empty: the
+    /// starts `j` (0..4, line bits j..j+4) whose line misses exactly one point.
+    one_missing: Box<[u8; 512]>,
+    /// The same 9 points' line-usage bits: the starts whose line uses nothing used.
+    unused: Box<[u8; 512]>,
 }
 
 /// A position: dots, line usage per direction, legal moves, and the moves played.
@@ -120,13 +125,10 @@ impl Entry {
     fn dot(e: u64) -> usize {
         (e >> 17 & 0xFFF) as usize
     }
+    /// Direction and lane together (bits 29..38): `dir | lane << 2`.
     #[inline(always)]
-    fn dir(e: u64) -> usize {
-        (e >> 29 & 3) as usize
-    }
-    #[inline(always)]
-    fn lane(e: u64) -> usize {
-        (e >> 31 & 0x7F) as usize
+    fn dir_lane(e: u64) -> u64 {
+        e >> 29 & 0x1FF
     }
     #[inline(always)]
     fn bit(e: u64) -> u32 {
@@ -232,8 +234,23 @@ impl Morpion {
                 }
             }
         }
+        let use_mask: u64 = if variant == Variant::T5 { 0xF } else { 0x1F };
+        let mut one_missing = Box::new([0u8; 512]);
+        let mut unused = Box::new([0u8; 512]);
+        for w in 0..512u64 {
+            for j in 0..5 {
+                if ((w >> j) & 0x1F).count_ones() == 1 {
+                    one_missing[w as usize] |= 1 << j;
+                }
+                if (w >> j) & use_mask == 0 {
+                    unused[w as usize] |= 1 << j;
+                }
+            }
+        }
         let mut g = Morpion {
             bit_range,
+            one_missing,
+            unused,
             variant,
             start: s.clone(),
         };
@@ -524,37 +541,56 @@ impl Game for Morpion {
         s.history.push(mv);
         // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
         // (Branch-free compaction: which entries go is unpredictable.)
+        // Only lines in the played line's lane can newly overlap it: compare the entry's
+        // direction and lane (bits 29..38) with the played line's, then test that lane's word.
         let mut legal = std::mem::take(&mut s.legal);
-        let (used, mask) = (&s.used[dir], self.use_mask());
+        let (used, mask) = (s.used[dir][l], self.use_mask());
+        let key = (dir | l << 2) as u64;
         let mut kept = 0;
         for i in 0..legal.len() {
             let e = legal[i];
             let keep = (Entry::dot(e) != q)
-                & ((Entry::dir(e) != dir) | ((used[Entry::lane(e)] >> Entry::bit(e)) & mask == 0));
+                & ((Entry::dir_lane(e) != key) | ((used >> Entry::bit(e)) & mask == 0));
             legal[kept] = e;
             kept += keep as usize;
         }
         legal.truncate(kept);
-        // New moves: lines through q with q as one of their 4 dots, read off each direction's
-        // lane word around q's bit.
+        // New moves: lines through q with q as one of their 4 dots. Per direction, the 9 points
+        // of q's lane around q (bit 4 of a window) decide all 5 lines through q at once: two
+        // table look-ups (exactly one empty point; no used bit) and the lane's grid range.
         let (qx, qy) = xy(q);
-        let mask = self.use_mask();
         for d in 0..4 {
             let (l, bq) = lane(d, qx, qy);
             let (lo, hi) = self.bit_range[d][l];
             let (dots, used) = (s.dots[d][l], s.used[d][l]);
-            for b in bq.saturating_sub(4).max(lo as u32)..=bq.min(hi as u32) {
-                // Exactly one of the 5 points is missing: the missing set is one bit (no
-                // popcount, which baseline x86-64 lacks).
-                let missing = !(dots >> b) & 0x1F;
-                if missing != 0 && missing & (missing - 1) == 0 && (used >> b) & mask == 0 {
-                    let (sx, sy) = lane_point(d, l, b);
-                    legal.push(Entry::pack(
-                        point(sx, sy),
-                        d,
-                        missing.trailing_zeros() as usize,
-                    ));
-                }
+            let window = |x: u64| {
+                (if bq >= 4 {
+                    x >> (bq - 4)
+                } else {
+                    x << (4 - bq)
+                } & 0x1FF) as usize
+            };
+            let empty = window(!dots);
+            // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
+            // word are outside this range).
+            let first = (lo as i32 - (bq as i32 - 4)).max(0);
+            let last = (hi as i32 - (bq as i32 - 4)).min(4);
+            if first > last {
+                continue;
+            }
+            let range = ((1u32 << (last + 1)) - (1u32 << first)) as u8;
+            let mut starts = self.one_missing[empty] & self.unused[window(used)] & range;
+            while starts != 0 {
+                let j = starts.trailing_zeros();
+                starts &= starts - 1;
+                let b = bq + j - 4;
+                let missing = (empty >> j) & 0x1F;
+                let (sx, sy) = lane_point(d, l, b);
+                legal.push(Entry::pack(
+                    point(sx, sy),
+                    d,
+                    missing.trailing_zeros() as usize,
+                ));
             }
         }
         s.legal = legal;

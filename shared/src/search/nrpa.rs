@@ -176,13 +176,13 @@ impl Policy {
     }
 
     /// The weight of `code`.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, code: u64) -> f64 {
         self.find(code).map_or(0.0, |i| self.w[i])
     }
 
     /// `exp` of the weight of `code`.
-    #[inline]
+    #[inline(always)]
     pub fn get_exp(&self, code: u64) -> f64 {
         if self.dense {
             return self.ex[code as usize];
@@ -221,7 +221,7 @@ impl Policy {
     }
 
     /// Adds `delta` to the weight of `code`.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, code: u64, delta: f64) {
         let i = self.slot_mut(code);
         self.w[i] += delta;
@@ -229,7 +229,7 @@ impl Policy {
     }
 
     /// Adds `delta` to the weight only, returning the weight before (scratch tables: no `exp`).
-    #[inline]
+    #[inline(always)]
     fn add_weight(&mut self, code: u64, delta: f64) -> f64 {
         let i = self.slot_mut(code);
         let old = self.w[i];
@@ -238,7 +238,7 @@ impl Policy {
     }
 
     /// Sets the weight of `code` back to 0 (scratch tables).
-    #[inline]
+    #[inline(always)]
     fn zero(&mut self, code: u64) {
         let i = self.slot_mut(code);
         self.w[i] = 0.0;
@@ -456,7 +456,6 @@ struct AdaptScratch {
     sums: Policy,
     touched: Vec<u64>,
     probs: Vec<f64>,
-    deltas: Vec<f64>,
 }
 
 impl AdaptScratch {
@@ -465,7 +464,6 @@ impl AdaptScratch {
             sums: Policy::new(code_space),
             touched: Vec::new(),
             probs: Vec::new(),
-            deltas: Vec::new(),
         }
     }
 }
@@ -474,19 +472,40 @@ impl AdaptScratch {
 /// changes (the seed's `pol` versus `pol'`); the changes are summed per code (in the record's
 /// order) and then applied, one `exp` per distinct code.
 fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScratch) {
-    x.deltas.clear();
+    x.touched.clear();
     for p in 0..best.chosen.len() {
         let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
-        let z = softmax_weights(policy, &best.codes[a..b], &mut x.probs);
-        for &e in &x.probs {
-            x.deltas.push(-alpha * e / z);
+        let codes = &best.codes[a..b];
+        let chosen = best.chosen[p] as usize;
+        // The normaliser from the cached exps (the sum softmax_weights forms, in its order);
+        // the rare overflow takes the shifted path.
+        let mut z = 0.0;
+        for &c in codes {
+            z += policy.get_exp(c);
         }
-        x.deltas[a + best.chosen[p] as usize] += alpha;
-    }
-    x.touched.clear();
-    for (&c, &d) in best.codes.iter().zip(x.deltas.iter()) {
-        if x.sums.add_weight(c, d) == 0.0 {
-            x.touched.push(c);
+        if !(z.is_finite() && z > 0.0) {
+            z = softmax_weights(policy, codes, &mut x.probs);
+            for (i, (&c, &e)) in codes.iter().zip(x.probs.iter()).enumerate() {
+                let mut d = -alpha * e / z;
+                if i == chosen {
+                    d += alpha;
+                }
+                if x.sums.add_weight(c, d) == 0.0 {
+                    x.touched.push(c);
+                }
+            }
+            continue;
+        }
+        // Each change goes straight into the per-code sums, in the record's order (the same
+        // values and order as a list of all changes summed afterwards).
+        for (i, &c) in codes.iter().enumerate() {
+            let mut d = -alpha * policy.get_exp(c) / z;
+            if i == chosen {
+                d += alpha;
+            }
+            if x.sums.add_weight(c, d) == 0.0 {
+                x.touched.push(c);
+            }
         }
     }
     for &c in &x.touched {
@@ -585,27 +604,39 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 break;
             }
             let start = cur.codes.len();
-            // Codes and their exp weights in one pass (softmax_weights' sum, in the same order).
-            self.weights.clear();
+            // Codes and, for a dense table, the sum of their exp weights (softmax_weights' sum,
+            // in the same order); a hash table's weights are looked up once, below.
             let mut z = 0.0;
             for &m in &self.legal {
                 let c = game.code(&self.state, m);
                 cur.codes.push(c);
-                let e = policy.get_exp(c);
-                z += e;
-                self.weights.push(e);
-            }
-            if !(z.is_finite() && z > 0.0) {
-                z = softmax_weights(policy, &cur.codes[start..], &mut self.weights);
-            }
-            let mut r = self.rng.gen::<f64>() * z;
-            let mut pick = n - 1;
-            for (i, &w) in self.weights.iter().enumerate() {
-                if r < w {
-                    pick = i;
-                    break;
+                if policy.dense {
+                    z += policy.get_exp(c);
                 }
-                r -= w;
+            }
+            let codes = &cur.codes[start..];
+            let mut pick = n - 1;
+            if z.is_finite() && z > 0.0 && policy.dense {
+                // A dense table is read again (cheaper than keeping the weights aside).
+                let mut r = self.rng.gen::<f64>() * z;
+                for (i, &c) in codes.iter().enumerate() {
+                    let w = policy.get_exp(c);
+                    if r < w {
+                        pick = i;
+                        break;
+                    }
+                    r -= w;
+                }
+            } else {
+                z = softmax_weights(policy, codes, &mut self.weights);
+                let mut r = self.rng.gen::<f64>() * z;
+                for (i, &w) in self.weights.iter().enumerate() {
+                    if r < w {
+                        pick = i;
+                        break;
+                    }
+                    r -= w;
+                }
             }
             let mv = self.legal[pick];
             cur.moves.push(mv);
