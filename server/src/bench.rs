@@ -11,14 +11,22 @@
 //!    (`gamesolver serve`, this executable, SQLite in a temporary directory) and `w` real
 //!    `gamesolver-worker` processes with one slot each. Per job type (exact Connect Four by
 //!    probes, multi-valued PNS, root-parallel MCTS with trees as tasks, parallel NRPA with runs
-//!    as tasks) the job is submitted over HTTP and timed from submission to the `done` state;
-//!    speedup is `t(1) / t(w)` and efficiency `speedup / w`. Every job must reach the same value
-//!    with any number of workers (the published score for Connect Four, identical merged visits
-//!    for MCTS, the same best score for NRPA); a difference fails the run. Dispatch overhead is
-//!    the median time of a trivial job (tic-tac-toe, microseconds of search) through the service.
-//! 3. **Peers** (`--peers DIR`): peer programs built outside the repository, run on the same
-//!    inputs in the same run (Pons' solver through a driver that prints `mean X us`, Fhourstones,
-//!    morpion-lpp's `nrpa`); a missing peer is skipped with a note.
+//!    as tasks and, in `full`, with top-level iterations across workers) the type's jobs are
+//!    submitted together over HTTP and timed from the first submission to the last `done`;
+//!    speedup is `t(first count) / t(w)`, efficiency `speedup / w` (and per core, over the
+//!    cores the workers can use). Every job must reach the same value with any number of
+//!    workers (the published score for Connect Four, identical merged visits for MCTS, the
+//!    same best score and run scores for NRPA); a difference fails the run. Dispatch overhead
+//!    is measured three ways: the median time of a trivial job (tic-tac-toe, microseconds of
+//!    search) through the service; the coordinator's CPU time per task; and how busy the
+//!    workers were (their CPU time over cores x time, from `/proc/<pid>/stat`).
+//! 3. **Peers** (`--peers DIR`): peer programs built outside the repository, run next to ours
+//!    on the same inputs in the same run, compared by CPU time: Pons' solver through a driver
+//!    (`driver/pons_driver FILE N` prints `... mean wall X us cpu Y us nodes Z`) on the first
+//!    lines of Pons' sets; Fhourstones' `SearchGame` on its own inputs (weak solve; the results
+//!    must agree); morpion-lpp's `nrpa` (`morpion-lpp/src/nrpa/nrpa`) against ours in rollouts
+//!    per CPU second on the same level, iterations and seed, 5D and 5T. A missing peer is
+//!    skipped with a note.
 //!
 //! Output: `report.md` and `report.json` in `--out` (default `bench-report`), and the Markdown
 //! on stdout. Exit status: 0 all good; 1 a signature differs or a job failed or disagreed;
@@ -286,7 +294,14 @@ fn c4(position: &str, algorithm: &str) -> JobSpec {
 }
 
 /// The service jobs of a suite. Connect Four positions and scores are from Pons' test sets
-/// (`Test_L2_R2`, `Test_L2_R1`, `Test_L1_R1`).
+/// (`quick`: `Test_L2_R2`, `Test_L2_R1`; `full`: the first lines of `Test_L1_R3`, the hardest
+/// set, and of `Test_L2_R2`, in file order, not chosen by their times).
+///
+/// The `full` jobs are sized for 30-90 s per job type with one worker on a quiet 2-core machine,
+/// and each splits into many tasks: 6 exact Connect Four jobs submitted together (each a series
+/// of null-window probes, several in flight when workers are free), 14 PNS jobs likewise, MCTS
+/// with 16 trees as 16 tasks, NRPA with 8 independent runs as 8 tasks, and NRPA level 4 whose
+/// top-level iterations run in rounds of 4 tasks across workers (`across=shared`).
 fn service_jobs(suite: Suite) -> Vec<ServiceJob> {
     let (ab, pns): (Scored, Scored) = match suite {
         Suite::Quick => (
@@ -295,22 +310,36 @@ fn service_jobs(suite: Suite) -> Vec<ServiceJob> {
         ),
         Suite::Full => (
             &[
+                ("13712", 3),
+                ("3246313", -2),
+                ("573154743", 2),
+                ("751321", 2),
+                ("251", 4),
+                ("13234664", -3),
+            ],
+            &[
                 ("274552224131661", 0),
                 ("5455174361263362", -1),
                 ("2531276566711153", 2),
-            ],
-            &[
-                ("715371563635542612576371", 3),
-                ("5654767662", 13),
-                ("1562527227511", 13),
+                ("37313333717124171162542", 3),
+                ("6614446666373154", -4),
+                ("24617524315172127", 2),
+                ("6242432155656447531617622", 0),
+                ("4642332434166445", -2),
+                ("165713352355467777", 3),
+                ("7441746225252552", 2),
+                ("7225753363613131156611", -3),
+                ("246767232112661771721576", 1),
+                ("1767235667232175621774455", 2),
+                ("6323454652623215", -2),
             ],
         ),
     };
-    let (playouts, trees, level, iterations) = match suite {
-        Suite::Quick => ("200000", "4", "2", "40"),
-        Suite::Full => ("2000000", "8", "3", "40"),
+    let (playouts, trees, level, iterations, runs) = match suite {
+        Suite::Quick => ("200000", "4", "2", "40", "4"),
+        Suite::Full => ("24000000", "16", "3", "60", "8"),
     };
-    vec![
+    let mut v = vec![
         ServiceJob {
             kind: "exact Connect Four (alphabeta, probes)",
             jobs: ab.iter().map(|(p, _)| c4(p, "alphabeta")).collect(),
@@ -347,13 +376,33 @@ fn service_jobs(suite: Suite) -> Vec<ServiceJob> {
                 &[
                     ("level", level),
                     ("iterations", iterations),
-                    ("runs", "4"),
+                    ("runs", runs),
                     ("seed", "1"),
                 ],
             )],
             expected: vec![None],
         },
-    ]
+    ];
+    if suite == Suite::Full {
+        v.push(ServiceJob {
+            kind: "parallel NRPA (top-level iterations across workers, across=shared)",
+            jobs: vec![spec(
+                "morpion",
+                &[("variant", "5D")],
+                "",
+                "nrpa",
+                &[
+                    ("level", "4"),
+                    ("iterations", "32"),
+                    ("runs", "4"),
+                    ("across", "shared"),
+                    ("seed", "1"),
+                ],
+            )],
+            expected: vec![None],
+        });
+    }
+    v
 }
 
 /// Kills the process when dropped.
@@ -373,8 +422,8 @@ struct Service {
     url: String,
     agent: ureq::Agent,
     // Workers first: they are dropped (killed) before the coordinator.
-    _workers: Vec<Proc>,
-    _coordinator: Proc,
+    workers: Vec<Proc>,
+    coordinator: Proc,
 }
 
 fn http(
@@ -455,8 +504,8 @@ impl Service {
         let s = Service {
             url,
             agent,
-            _workers: procs,
-            _coordinator: coordinator,
+            workers: procs,
+            coordinator,
         };
         let end = Instant::now() + Duration::from_secs(60);
         loop {
@@ -474,34 +523,118 @@ impl Service {
         }
     }
 
-    /// Submits `job` and waits for its end; returns the final status and the time from
-    /// submission to the end.
-    fn run(&self, job: &JobSpec) -> Result<(Value, Duration), String> {
+    /// Submits `job`; returns its id.
+    fn submit(&self, job: &JobSpec) -> Result<u64, String> {
         let body = serde_json::to_value(job).map_err(|e| e.to_string())?;
-        let t0 = Instant::now();
         let sub = http(
             &self.agent,
             "POST",
             &format!("{}/v1/jobs", self.url),
             Some(&body),
         )?;
-        let id = sub["id"]
+        sub["id"]
             .as_u64()
-            .ok_or_else(|| format!("no job id in {sub}"))?;
-        let url = format!("{}/v1/jobs/{id}", self.url);
+            .ok_or_else(|| format!("no job id in {sub}"))
+    }
+
+    /// Waits until every job of `ids` is done; returns their final statuses and the time from
+    /// `t0` to each one's end. It polls the light `GET /v1/status` (job counts by state: every
+    /// 5 ms at first, backing off to 50 ms) and reads the jobs' own statuses (task lists
+    /// included) only when the number of ended jobs changed, so that waiting for long jobs
+    /// costs the coordinator little and its CPU time per task measures dispatch, not polling.
+    fn wait(&self, ids: &[u64], t0: Instant) -> Result<Vec<(Value, Duration)>, String> {
+        let mut out: Vec<Option<(Value, Duration)>> = vec![None; ids.len()];
+        let mut pause = Duration::from_millis(5);
+        let mut ended_before = None;
+        let mut last_read = Instant::now();
         loop {
-            let st = http(&self.agent, "GET", &url, None)?;
-            match st["state"].as_str() {
-                Some("done") => return Ok((st, t0.elapsed())),
-                Some("failed") | Some("cancelled") => {
-                    return Err(format!(
-                        "job {} {}: {}",
-                        job.algorithm, st["state"], st["error"]
-                    ))
+            let status = http(&self.agent, "GET", &format!("{}/v1/status", self.url), None)?;
+            let ended: u64 = ["done", "failed", "cancelled"]
+                .iter()
+                .map(|k| status["jobs"][k].as_u64().unwrap_or(0))
+                .sum();
+            // Every 2 s regardless, should the status ever lack the counts.
+            if ended_before != Some(ended) || last_read.elapsed() > Duration::from_secs(2) {
+                ended_before = Some(ended);
+                last_read = Instant::now();
+                for (i, id) in ids.iter().enumerate() {
+                    if out[i].is_some() {
+                        continue;
+                    }
+                    let st = http(
+                        &self.agent,
+                        "GET",
+                        &format!("{}/v1/jobs/{id}", self.url),
+                        None,
+                    )?;
+                    match st["state"].as_str() {
+                        Some("done") => out[i] = Some((st, t0.elapsed())),
+                        Some("failed") | Some("cancelled") => {
+                            return Err(format!(
+                                "job {id} ({}) {}: {}",
+                                st["job"]["algorithm"], st["state"], st["error"]
+                            ))
+                        }
+                        _ => {}
+                    }
                 }
-                _ => std::thread::sleep(Duration::from_millis(5)),
             }
+            if out.iter().all(Option::is_some) {
+                return Ok(out.into_iter().flatten().collect());
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
         }
+    }
+
+    /// Submits `job` and waits for its end; returns the final status and the time from
+    /// submission to the end.
+    fn run(&self, job: &JobSpec) -> Result<(Value, Duration), String> {
+        let t0 = Instant::now();
+        let id = self.submit(job)?;
+        let mut r = self.wait(&[id], t0)?;
+        Ok(r.remove(0))
+    }
+
+    /// CPU seconds used so far by the coordinator and by all worker processes together.
+    fn cpu(&self) -> (f64, f64) {
+        let c = proc_cpu(self.coordinator.0.id()).unwrap_or(0.0);
+        let w = self
+            .workers
+            .iter()
+            .map(|p| proc_cpu(p.0.id()).unwrap_or(0.0))
+            .sum();
+        (c, w)
+    }
+}
+
+/// Fields after the command name of `/proc/<pid>/stat` (index 0 is the state, field 3).
+fn stat_fields(pid: &str) -> Option<Vec<f64>> {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &t[t.rfind(')')? + 1..];
+    Some(
+        rest.split_whitespace()
+            .map(|x| x.parse::<f64>().unwrap_or(0.0))
+            .collect(),
+    )
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` (USER_HZ, 100 on Linux for every
+/// architecture this runs on; the 10 ms resolution is fine for jobs of seconds).
+const TICKS: f64 = 100.0;
+
+/// User + system CPU seconds of a live process (`/proc/<pid>/stat` fields 14 and 15).
+fn proc_cpu(pid: u32) -> Option<f64> {
+    let f = stat_fields(&pid.to_string())?;
+    Some((f.get(11)? + f.get(12)?) / TICKS)
+}
+
+/// CPU seconds of this process (all its threads, user + system) and of its children that
+/// have been waited for (fields 14-17 of `/proc/self/stat`): (self, children).
+fn self_cpu() -> (f64, f64) {
+    match stat_fields("self") {
+        Some(f) if f.len() > 14 => ((f[11] + f[12]) / TICKS, (f[13] + f[14]) / TICKS),
+        _ => (f64::NAN, f64::NAN),
     }
 }
 
@@ -617,6 +750,9 @@ fn service(
     problems: &mut Vec<String>,
 ) -> Value {
     let jobs = service_jobs(suite);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     // times[j][k]: seconds of job type j with counts[k] workers (None: failed).
     let mut times: Vec<Vec<Option<f64>>> = vec![vec![None; counts.len()]; jobs.len()];
     let mut details: Vec<Vec<Value>> = vec![Vec::new(); jobs.len()];
@@ -650,16 +786,26 @@ fn service(
         }
         overhead.push(json!({"workers": w, "median_ms": median(ms.clone()), "runs": ms.len()}));
         for (j, sj) in jobs.iter().enumerate() {
-            let mut total = 0.0;
+            eprintln!("bench:   {} ({w} worker(s))", sj.kind);
             let mut nodes = 0u64;
             let mut values = Vec::new();
             let mut workers_used = std::collections::BTreeSet::new();
             let mut tasks = 0u64;
             let mut ok = true;
-            for (i, job) in sj.jobs.iter().enumerate() {
-                match svc.run(job) {
-                    Ok((st, t)) => {
-                        total += t.as_secs_f64();
+            // All jobs of the type are submitted at once; the time to result is from the
+            // first submission to the last job's end.
+            let (coord0, work0) = svc.cpu();
+            let t0 = Instant::now();
+            let ids: Result<Vec<u64>, String> = sj.jobs.iter().map(|job| svc.submit(job)).collect();
+            let ended = ids.and_then(|ids| svc.wait(&ids, t0));
+            let total = t0.elapsed().as_secs_f64();
+            let (coord1, work1) = svc.cpu();
+            let mut job_seconds = Vec::new();
+            match ended {
+                Ok(ended) => {
+                    for (i, (st, t)) in ended.iter().enumerate() {
+                        let job = &sj.jobs[i];
+                        job_seconds.push(t.as_secs_f64());
                         let r = &st["result"];
                         nodes += r["nodes"].as_u64().unwrap_or(0);
                         tasks += st["tasks"]["done"].as_u64().unwrap_or(0);
@@ -692,10 +838,10 @@ fn service(
                             "run_scores": scores,
                         }));
                     }
-                    Err(e) => {
-                        problems.push(format!("{} with {w} workers: {e}", sj.kind));
-                        ok = false;
-                    }
+                }
+                Err(e) => {
+                    problems.push(format!("{} with {w} workers: {e}", sj.kind));
+                    ok = false;
                 }
             }
             if ok {
@@ -717,11 +863,29 @@ fn service(
             if ok {
                 times[j][k] = Some(total);
             }
+            let worker_cpu = work1 - work0;
+            let coord_cpu = coord1 - coord0;
+            // A progress line per measurement, so that a run stopped early still shows what
+            // it measured.
+            eprintln!(
+                "bench:   {total:.2} s, {tasks} tasks, workers' CPU {worker_cpu:.2} s, coordinator CPU {coord_cpu:.2} s, load {:?}",
+                load()
+            );
             details[j].push(json!({
                 "workers": w,
+                "cores": w.min(cpus),
                 "seconds": ok.then_some(total),
+                "job_seconds": job_seconds,
                 "nodes": nodes,
                 "nodes_per_s": if total > 0.0 { nodes as f64 / total } else { 0.0 },
+                "worker_cpu_s": worker_cpu,
+                "nodes_per_worker_cpu_s": if worker_cpu > 0.0 { nodes as f64 / worker_cpu } else { 0.0 },
+                // Share of the time the workers' cores were busy: what is left is dispatch,
+                // waiting for the slowest task or round, and (with more workers than cores)
+                // waiting for a core.
+                "worker_busy": if total > 0.0 { worker_cpu / (w.min(cpus) as f64 * total) } else { 0.0 },
+                "coordinator_cpu_s": coord_cpu,
+                "coordinator_ms_per_task": if tasks > 0 { coord_cpu * 1e3 / tasks as f64 } else { 0.0 },
                 "tasks": tasks,
                 "distinct_workers": workers_used.len(),
                 "results": values,
@@ -732,23 +896,27 @@ fn service(
     let mut out = Vec::new();
     for (j, sj) in jobs.iter().enumerate() {
         let base = times[j][0];
+        let base_w = counts[0] as f64;
+        let base_cores = counts[0].min(cpus) as f64;
         let rows: Vec<Value> = details[j]
             .iter()
             .map(|d| {
                 let mut d = d.clone();
                 let w = d["workers"].as_u64().unwrap_or(1) as f64;
-                let base_w = counts[0] as f64;
+                let cores = d["cores"].as_u64().unwrap_or(1) as f64;
                 if let (Some(b), Some(t)) = (base, d["seconds"].as_f64()) {
                     let speedup = b / t;
                     d["speedup"] = json!(speedup);
                     d["efficiency"] = json!(speedup / (w / base_w));
+                    // Over the cores the workers can use: 4 workers on 2 cores have 2.
+                    d["efficiency_per_core"] = json!(speedup / (cores / base_cores));
                 }
                 d
             })
             .collect();
         out.push(json!({"type": sj.kind, "jobs": sj.jobs, "expected": sj.expected, "runs": rows}));
     }
-    json!({"job_types": out, "dispatch_overhead": overhead})
+    json!({"job_types": out, "dispatch_overhead": overhead, "cpus": cpus})
 }
 
 /// Runs `cmd` with `input` on stdin, with a timeout; returns (stdout, wall seconds).
@@ -786,163 +954,342 @@ fn run_peer(mut cmd: Command, input: &str, timeout: Duration) -> Result<(String,
     Ok((reader.join().unwrap_or_default(), secs))
 }
 
-/// Our own time on the Connect Four positions, one thread, in this process.
-fn ours_c4(positions: &[(&str, i64)]) -> Result<(f64, f64), String> {
-    let mut secs = 0.0;
+/// The first `n` lines of a Pons Connect Four set in the data folder: (moves, score).
+fn pons_lines(set: &str, n: usize) -> Result<Vec<(String, i64)>, String> {
+    let text = gamesolver_shared::games::data::read(&format!("connect4/{set}"))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(n)
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            let moves = it.next().unwrap_or("").to_string();
+            let score = it
+                .next()
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(|| format!("{set}: bad line '{l}'"))?;
+            Ok((moves, score))
+        })
+        .collect()
+}
+
+/// Our side on Pons positions, in this process, one thread: the first position once untimed
+/// (a running worker's steady state: the engine's table pool is warm, as Pons' table is
+/// allocated once), then every position timed; every value checked against the published
+/// score. Returns (mean CPU µs, mean wall µs, mean nodes) per position.
+fn ours_c4(positions: &[(String, i64)]) -> Result<(f64, f64, f64), String> {
+    if let Some((p, _)) = positions.first() {
+        run_here(&c4(p, "alphabeta"), 1)?;
+    }
+    let mut wall = 0.0;
     let mut nodes = 0u64;
+    let cpu0 = self_cpu().0;
     for (p, want) in positions {
         let (r, t) = run_here(&c4(p, "alphabeta"), 1)?;
         if r.value.as_i64() != Some(*want) {
             return Err(format!("ours: {p} gave {} (published {want})", r.value));
         }
-        secs += t.as_secs_f64();
+        wall += t.as_secs_f64();
         nodes += r.nodes;
     }
+    let cpu = self_cpu().0 - cpu0;
     let n = positions.len().max(1) as f64;
-    Ok((secs / n, nodes as f64 / n))
+    Ok((cpu * 1e6 / n, wall * 1e6 / n, nodes as f64 / n))
 }
 
-/// Part 3: peers found under `dir`.
-fn peers(suite: Suite, dir: Option<&Path>, dir_note: &mut Vec<String>) -> Vec<Value> {
+/// The number after `key` (`key` a word of `text`).
+fn after(text: &str, key: &str) -> Option<f64> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .iter()
+        .position(|w| *w == key)
+        .and_then(|i| words.get(i + 1))
+        .and_then(|v| v.trim_end_matches(',').parse().ok())
+}
+
+/// The number before `key`.
+fn before(text: &str, key: &str) -> Option<f64> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .iter()
+        .position(|w| *w == key)
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| words[i].parse().ok())
+}
+
+/// Runs a peer command and returns (stdout, wall s, CPU s of the child: user + system, from
+/// this process's children counters, so nothing else may be waited for meanwhile).
+fn run_peer_cpu(
+    cmd: Command,
+    input: &str,
+    timeout: Duration,
+) -> Result<(String, f64, f64), String> {
+    let c0 = self_cpu().1;
+    let (out, wall) = run_peer(cmd, input, timeout)?;
+    Ok((out, wall, self_cpu().1 - c0))
+}
+
+/// One side-by-side row: `unit` is what `peer` and `ours` measure; `lower_is_better` says
+/// which way the ratio ours / peer favours us.
+#[allow(clippy::too_many_arguments)]
+fn peer_row(
+    peer: &str,
+    input: &str,
+    unit: &str,
+    peer_v: f64,
+    ours_v: f64,
+    lower_is_better: bool,
+    peer_result: Value,
+    ours_result: Value,
+    agree: bool,
+    detail: Value,
+) -> Value {
+    json!({
+        "peer": peer,
+        "input": input,
+        "unit": unit,
+        "peer_value": peer_v,
+        "ours_value": ours_v,
+        "ratio_ours_over_peer": ours_v / peer_v,
+        "lower_is_better": lower_is_better,
+        "peer_result": peer_result,
+        "ours_result": ours_result,
+        "agree": agree,
+        "detail": detail,
+    })
+}
+
+/// Part 3: peers found under `dir`, each next to ours on the same input in this run. CPU
+/// time, not wall time, is compared (the machine may be shared): the peer's from the child
+/// process counters (Pons' driver reports its own per-position thread CPU, which is used), ours
+/// from this process's counters around in-process runs on one thread.
+fn peers(
+    suite: Suite,
+    dir: Option<&Path>,
+    notes: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Vec<Value> {
     let Some(dir) = dir else {
-        dir_note.push("no --peers directory given: peers skipped".into());
+        notes.push("no --peers directory given: peers skipped".into());
         return Vec::new();
     };
     let mut out = Vec::new();
-    let positions: &[(&str, i64)] = match suite {
-        Suite::Quick => &[
-            ("274552224131661", 0),
-            ("5455174361263362", -1),
-            ("2531276566711153", 2),
-        ],
+
+    // Pons' solver through a driver: `DRIVER FILE N` solves the first N lines, the table reset
+    // per position, and prints "positions N failed F mean wall X us cpu Y us nodes Z".
+    let sets: &[(&str, usize)] = match suite {
+        Suite::Quick => &[("Test_L2_R2", 20)],
         Suite::Full => &[
-            ("274552224131661", 0),
-            ("5455174361263362", -1),
-            ("2531276566711153", 2),
-            ("32164625", 11),
-            ("243335424257", 12),
+            ("Test_L1_R1", 1000),
+            ("Test_L2_R2", 200),
+            ("Test_L1_R2", 20),
         ],
     };
-    // Pons' solver through a driver: `DRIVER FILE` prints "... mean X us nodes Y ...".
     let driver = ["driver/pons_driver", "pons/pons_driver"]
         .iter()
         .map(|p| dir.join(p))
         .find(|p| p.is_file());
     match driver {
-        None => dir_note.push(format!(
+        None => notes.push(format!(
             "Pons' solver: no driver at {0}/driver/pons_driver or {0}/pons/pons_driver: skipped",
             dir.display()
         )),
         Some(driver) => {
-            let file =
-                std::env::temp_dir().join(format!("gamesolver-bench-{}.txt", std::process::id()));
-            let text: String = positions
-                .iter()
-                .map(|(p, s)| format!("{p} {s}\n"))
-                .collect();
-            let peer = std::fs::write(&file, text)
-                .map_err(|e| e.to_string())
-                .and_then(|_| {
-                    let mut cmd = Command::new(&driver);
-                    cmd.arg(&file);
-                    run_peer(cmd, "", Duration::from_secs(600))
-                });
-            let _ = std::fs::remove_file(&file);
-            let parse = |s: &str, key: &str| -> Option<f64> {
-                let words: Vec<&str> = s.split_whitespace().collect();
-                words
-                    .iter()
-                    .position(|w| *w == key)
-                    .and_then(|i| words.get(i + 1))
-                    .and_then(|v| v.parse().ok())
-            };
-            match (peer, ours_c4(positions)) {
-                (Ok((stdout, _)), Ok((ours_s, ours_nodes))) => {
-                    // "mean X us" or "mean wall X us cpu Y us": the wall time, as ours.
-                    let mean = parse(&stdout, "wall").or_else(|| parse(&stdout, "mean"));
-                    match (mean, parse(&stdout, "nodes")) {
-                        (Some(us), nodes) => out.push(json!({
-                            "peer": "Pons' connect4 solver (driver, table reset per position)",
-                            "input": positions.iter().map(|(p, _)| p).collect::<Vec<_>>(),
-                            "peer_mean_us": us,
-                            "peer_mean_nodes": nodes,
-                            "ours_mean_us": ours_s * 1e6,
-                            "ours_mean_nodes": ours_nodes,
-                            "ratio_ours_over_peer": ours_s * 1e6 / us,
-                        })),
-                        _ => dir_note.push(format!(
-                            "Pons' solver: unreadable driver output '{}'",
-                            stdout.trim()
-                        )),
+            for &(set, n) in sets {
+                eprintln!("bench: peers: Pons' solver and ours on {set} ({n})");
+                let lines = match pons_lines(set, n) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        notes.push(format!("Pons' solver on {set}: {e}: skipped"));
+                        continue;
                     }
-                }
-                (Err(e), _) => dir_note.push(format!("Pons' solver: {e}")),
-                (_, Err(e)) => dir_note.push(format!("Pons' solver, our side: {e}")),
-            }
-        }
-    }
-    // Fhourstones: `SearchGame` reads a position (columns 1..7) per line on stdin.
-    let fh = dir.join("fhourstones/SearchGame");
-    let fh_input = match suite {
-        Suite::Quick => "2745522241316\n",
-        // The first line of Fhourstones' own `inputs` file; its standard benchmark position
-        // 13333111 did not finish in our solver within minutes on the loaded machine.
-        Suite::Full => "45461667\n",
-    };
-    if !fh.is_file() {
-        dir_note.push(format!("Fhourstones: no {}: skipped", fh.display()));
-    } else {
-        let pos = fh_input.trim();
-        let peer = run_peer(Command::new(&fh), fh_input, Duration::from_secs(1800));
-        let ours = run_here(&c4(pos, "alphabeta"), 1);
-        match (peer, ours) {
-            (Ok((stdout, secs)), Ok((r, t))) => {
-                // "N pos / M msec = K Kpos/sec": the peer's own search time and node count.
-                let words: Vec<&str> = stdout.split_whitespace().collect();
-                let before = |key: &str| {
-                    words
-                        .iter()
-                        .position(|w| *w == key)
-                        .and_then(|i| i.checked_sub(1))
-                        .and_then(|i| words[i].parse::<f64>().ok())
                 };
-                let peer_s = before("msec").map(|ms| ms / 1e3).unwrap_or(secs);
-                let outcome = stdout
-                    .lines()
-                    .find(|l| l.contains("score ="))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                out.push(json!({
-                    "peer": "Fhourstones (SearchGame)",
-                    "input": pos,
-                    "peer_search_s": peer_s,
-                    "peer_wall_s": secs,
-                    "peer_positions": before("pos"),
-                    "peer_outcome": outcome,
-                    "ours_wall_s": t.as_secs_f64(),
-                    "ours_value": r.value,
-                    "ours_nodes": r.nodes,
-                    "ratio_ours_over_peer": t.as_secs_f64() / peer_s.max(1e-6),
-                }))
+                let file = gamesolver_shared::games::data::data_dir()
+                    .join("connect4")
+                    .join(set);
+                let mut cmd = Command::new(&driver);
+                cmd.arg(&file).arg(n.to_string());
+                let peer = run_peer(cmd, "", Duration::from_secs(1800));
+                let ours = ours_c4(&lines);
+                match (peer, ours) {
+                    (Ok((stdout, _)), Ok((cpu_us, wall_us, nodes))) => {
+                        let peer_cpu = after(&stdout, "cpu");
+                        let failed = after(&stdout, "failed");
+                        match peer_cpu {
+                            Some(pc) => out.push(peer_row(
+                                "Pons' connect4 solver (driver, table reset per position)",
+                                &format!("first {} of {set}", lines.len()),
+                                "mean CPU µs per position",
+                                pc,
+                                cpu_us,
+                                true,
+                                json!({"failed": failed, "mean_nodes": after(&stdout, "nodes"),
+                                       "mean_wall_us": after(&stdout, "wall")}),
+                                json!({"failed": 0, "mean_nodes": nodes, "mean_wall_us": wall_us}),
+                                failed == Some(0.0),
+                                json!(stdout.trim()),
+                            )),
+                            None => notes.push(format!(
+                                "Pons' solver: unreadable driver output '{}'",
+                                stdout.trim()
+                            )),
+                        }
+                    }
+                    (Err(e), _) => notes.push(format!("Pons' solver: {e}")),
+                    (_, Err(e)) => problems.push(format!("Pons' set {set}, our side: {e}")),
+                }
             }
-            (Err(e), _) => dir_note.push(format!("Fhourstones: {e}")),
-            (_, Err(e)) => dir_note.push(format!("Fhourstones, our side: {e}")),
         }
     }
-    let nrpa = ["morpion-lpp/build/nrpa", "morpion-lpp/nrpa"]
-        .iter()
-        .map(|p| dir.join(p))
-        .find(|p| p.is_file());
+
+    // Fhourstones: `SearchGame` reads positions (columns 1..7) on stdin and solves each weakly
+    // (win / draw / loss); ours with `weak=true` on the same positions. One process per input.
+    // Its inputs are 45461667 (+), 35333571 (-), 13333111 (=) and the empty board (+); the last
+    // takes minutes for both programs and is left to the ignored test (see BENCHMARKS.md).
+    let fh_inputs: &[&str] = match suite {
+        Suite::Quick => &["45461667"],
+        Suite::Full => &["45461667", "35333571", "13333111"],
+    };
+    let fh = dir.join("fhourstones/SearchGame");
+    if !fh.is_file() {
+        notes.push(format!("Fhourstones: no {}: skipped", fh.display()));
+    } else {
+        for pos in fh_inputs {
+            eprintln!("bench: peers: Fhourstones and ours on {pos}");
+            let peer = run_peer_cpu(
+                Command::new(&fh),
+                &format!("{pos}\n"),
+                Duration::from_secs(1800),
+            );
+            let cpu0 = self_cpu().0;
+            let ours = run_here(
+                &spec("connect4", &[], pos, "alphabeta", &[("weak", "true")]),
+                1,
+            );
+            let ours_cpu = self_cpu().0 - cpu0;
+            match (peer, ours) {
+                (Ok((stdout, _, peer_cpu)), Ok((r, t))) => {
+                    let outcome = stdout
+                        .lines()
+                        .find(|l| l.contains("score ="))
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    let peer_sign = if outcome.contains("(+)") {
+                        Some(1)
+                    } else if outcome.contains("(-)") {
+                        Some(-1)
+                    } else if outcome.contains("(=)") {
+                        Some(0)
+                    } else {
+                        None
+                    };
+                    let agree = peer_sign.is_some() && r.value.as_i64() == peer_sign;
+                    if !agree {
+                        problems.push(format!(
+                            "Fhourstones input {pos}: peer '{outcome}', ours {}",
+                            r.value
+                        ));
+                    }
+                    out.push(peer_row(
+                        "Fhourstones (SearchGame), weak solve",
+                        pos,
+                        "CPU s",
+                        peer_cpu,
+                        ours_cpu,
+                        true,
+                        json!({"outcome": outcome, "positions": before(&stdout, "pos"),
+                               "search_user_ms": before(&stdout, "msec")}),
+                        json!({"value": r.value, "nodes": r.nodes, "wall_s": t.as_secs_f64()}),
+                        agree,
+                        json!(null),
+                    ))
+                }
+                (Err(e), _) => notes.push(format!("Fhourstones: {e}")),
+                (_, Err(e)) => problems.push(format!("Fhourstones input {pos}, our side: {e}")),
+            }
+        }
+    }
+
+    // morpion-lpp's NRPA (anagorko/morpion-lpp `src/nrpa`): `nrpa -v V -l 3 -n N -s 1
+    // --standard 1` (the seed paper's Adapt, as ours) prints "Simulations: R (...)" and
+    // "Best line: S"; ours is `nrpa level=3 iterations=N seed=1` on one thread, N^3 rollouts.
+    let nrpa = [
+        "morpion-lpp/src/nrpa/nrpa",
+        "morpion-lpp/build/nrpa",
+        "morpion-lpp/nrpa",
+    ]
+    .iter()
+    .map(|p| dir.join(p))
+    .find(|p| p.is_file());
+    let iterations = match suite {
+        Suite::Quick => "10",
+        Suite::Full => "60",
+    };
     match nrpa {
-        None => dir_note.push(format!(
-            "morpion-lpp nrpa: no {}/morpion-lpp/build/nrpa: skipped",
+        None => notes.push(format!(
+            "morpion-lpp nrpa: no {}/morpion-lpp/src/nrpa/nrpa: skipped",
             dir.display()
         )),
-        Some(p) => dir_note.push(format!(
-            "morpion-lpp nrpa found at {} but not run: its options and output are not wired in yet",
-            p.display()
-        )),
+        Some(p) => {
+            for variant in ["5D", "5T"] {
+                eprintln!("bench: peers: morpion-lpp and ours on {variant}");
+                let mut cmd = Command::new(&p);
+                cmd.args([
+                    "-v",
+                    variant,
+                    "-l",
+                    "3",
+                    "-n",
+                    iterations,
+                    "-s",
+                    "1",
+                    "--standard",
+                    "1",
+                ]);
+                let peer = run_peer_cpu(cmd, "", Duration::from_secs(1800));
+                let cpu0 = self_cpu().0;
+                let ours = run_here(
+                    &spec(
+                        "morpion",
+                        &[("variant", variant)],
+                        "",
+                        "nrpa",
+                        &[("level", "3"), ("iterations", iterations), ("seed", "1")],
+                    ),
+                    1,
+                );
+                let ours_cpu = self_cpu().0 - cpu0;
+                match (peer, ours) {
+                    (Ok((stdout, _, peer_cpu)), Ok((r, t))) => {
+                        let rollouts = after(&stdout, "Simulations:");
+                        let best = stdout
+                            .lines()
+                            .find_map(|l| l.trim().strip_prefix("Best line:"))
+                            .and_then(|x| x.trim().parse::<f64>().ok());
+                        match rollouts {
+                            Some(ro) if peer_cpu > 0.0 && ours_cpu > 0.0 => out.push(peer_row(
+                                "morpion-lpp nrpa (--standard 1)",
+                                &format!("Morpion {variant}, level 3, {iterations} iterations, seed 1"),
+                                "rollouts per CPU s",
+                                ro / peer_cpu,
+                                r.nodes as f64 / ours_cpu,
+                                false,
+                                json!({"best": best, "rollouts": ro, "cpu_s": peer_cpu}),
+                                json!({"best": r.value, "rollouts": r.nodes, "cpu_s": ours_cpu,
+                                       "wall_s": t.as_secs_f64()}),
+                                true,
+                                json!(null),
+                            )),
+                            _ => notes.push(format!(
+                                "morpion-lpp nrpa {variant}: no 'Simulations:' in its output or no CPU time measured"
+                            )),
+                        }
+                    }
+                    (Err(e), _) => notes.push(format!("morpion-lpp nrpa {variant}: {e}")),
+                    (_, Err(e)) => problems.push(format!("NRPA {variant}, our side: {e}")),
+                }
+            }
+        }
     }
     out
 }
@@ -966,7 +1313,7 @@ fn markdown(report: &Value) -> String {
     };
     let m = &report["machine"];
     s += &format!(
-        "# gamesolver bench {}\n\n",
+        "### gamesolver bench {}\n\n",
         report["suite"].as_str().unwrap_or("")
     );
     s += &format!(
@@ -984,7 +1331,7 @@ fn markdown(report: &Value) -> String {
         "Command: `{}`\n\n",
         report["command"].as_str().unwrap_or("gamesolver bench")
     );
-    s += "## Node-count signatures (one thread, in process)\n\n";
+    s += "#### Node-count signatures (one thread, in process)\n\n";
     s += "| kernel | nodes | fingerprint | stored | nodes/s | ok |\n|---|---|---|---|---|---|\n";
     for sig in report["signatures"].as_array().into_iter().flatten() {
         s += &format!(
@@ -1011,25 +1358,36 @@ fn markdown(report: &Value) -> String {
         );
     }
     if let Some(svc) = report.get("service").filter(|v| !v.is_null()) {
-        s += "\n## Through the service: time to result, speedup, efficiency\n\n";
-        s += "Each worker process has one slot; the coordinator is a separate process with an SQLite store. Time: from submission to `done`.\n\n";
-        s += "| job type | workers | seconds | speedup | efficiency | tasks | workers used | nodes/s |\n|---|---|---|---|---|---|---|---|\n";
+        s += "\n#### Through the service: time to result, speedup, efficiency\n\n";
+        let cpus = svc["cpus"].as_u64().unwrap_or(0);
+        s += &format!(
+            "Each worker process has one slot; the coordinator is a separate process with an SQLite store. \
+             The jobs of a type are submitted together; time: from the first submission to the last `done`. \
+             Speedup: t(first worker count) / t(w); efficiency: speedup / (w / first count); per core: the same \
+             over the cores the workers can use (this machine has {cpus}: {cpus} or more workers share {cpus} cores, \
+             so more workers than cores cannot be faster, and their rows measure the cost of oversubscription). \
+             Busy: workers' CPU time / (cores used x time), the rest being dispatch, waiting for the last task or \
+             round, and other processes' load. Coordinator ms/task: its CPU time per task done (including \
+             answering this command's status polls). Nodes per worker-CPU s: the kernels' rate inside the service.\n\n"
+        );
+        s += "| job type | workers | seconds | speedup | efficiency | per core | tasks | workers used | busy | coordinator ms/task | nodes/s | nodes per worker-CPU s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        let f2 = |v: &Value| v.as_f64().map_or("-".into(), |v| format!("{v:.2}"));
         for jt in svc["job_types"].as_array().into_iter().flatten() {
             for r in jt["runs"].as_array().into_iter().flatten() {
                 s += &format!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {:.0} |\n",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.0} |\n",
                     jt["type"].as_str().unwrap_or(""),
                     r["workers"],
                     fmt_s(r["seconds"].as_f64()),
-                    r["speedup"]
-                        .as_f64()
-                        .map_or("-".into(), |v| format!("{v:.2}")),
-                    r["efficiency"]
-                        .as_f64()
-                        .map_or("-".into(), |v| format!("{v:.2}")),
+                    f2(&r["speedup"]),
+                    f2(&r["efficiency"]),
+                    f2(&r["efficiency_per_core"]),
                     r["tasks"],
                     r["distinct_workers"],
-                    r["nodes_per_s"].as_f64().unwrap_or(0.0)
+                    f2(&r["worker_busy"]),
+                    r["coordinator_ms_per_task"].as_f64().unwrap_or(0.0),
+                    r["nodes_per_s"].as_f64().unwrap_or(0.0),
+                    r["nodes_per_worker_cpu_s"].as_f64().unwrap_or(0.0)
                 );
             }
         }
@@ -1072,24 +1430,60 @@ fn markdown(report: &Value) -> String {
             );
         }
     }
-    s += "\n## Peers (same inputs, same run)\n\n";
+    s += "\n#### Peers (same inputs, same run)\n\n";
     let peers = report["peers"].as_array().cloned().unwrap_or_default();
     if peers.is_empty() {
         s += "No peer measured.\n";
+    } else {
+        s += "Each row: the peer, then ours on the same input, one thread each, in this run; CPU time (user + system) so that the machine's load matters less. Ours runs in this process (the Pons rows: after one untimed warm-up position, as a running worker).\n\n";
+        s += "| peer | input | figure | peer | ours | ours / peer | results (peer; ours) | agree |\n|---|---|---|---|---|---|---|---|\n";
     }
+    let num = |v: &Value| match v.as_f64() {
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) if x.abs() >= 1000.0 => format!("{x:.0}"),
+        Some(x) if x.abs() >= 10.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.3}"),
+        None => "-".into(),
+    };
+    let brief = |v: &Value| {
+        v.as_object()
+            .map(|o| {
+                o.iter()
+                    .filter(|(_, x)| !x.is_null())
+                    .map(|(k, x)| match x {
+                        Value::String(t) => format!("{k} {t}"),
+                        _ => format!("{k} {}", num(x)),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
     for p in &peers {
+        let ratio = p["ratio_ours_over_peer"].as_f64().unwrap_or(f64::NAN);
         s += &format!(
-            "- {}: ours / peer = {:.2} ({})\n",
+            "| {} | {} | {} | {} | {} | {:.2} ({}) | {}; {} | {} |\n",
             p["peer"].as_str().unwrap_or(""),
-            p["ratio_ours_over_peer"].as_f64().unwrap_or(f64::NAN),
-            p
+            p["input"].as_str().unwrap_or(""),
+            p["unit"].as_str().unwrap_or(""),
+            num(&p["peer_value"]),
+            num(&p["ours_value"]),
+            ratio,
+            if p["lower_is_better"] == true {
+                "lower is better for us"
+            } else {
+                "higher is better for us"
+            },
+            brief(&p["peer_result"]),
+            brief(&p["ours_result"]),
+            if p["agree"] == true { "yes" } else { "**NO**" }
         );
     }
     for n in report["notes"].as_array().into_iter().flatten() {
         s += &format!("- note: {}\n", n.as_str().unwrap_or(""));
     }
     if let Some(problems) = report["problems"].as_array().filter(|p| !p.is_empty()) {
-        s += "\n## Problems\n\n";
+        s += "\n#### Problems\n\n";
         for p in problems {
             s += &format!("- {}\n", p.as_str().unwrap_or(""));
         }
@@ -1142,7 +1536,7 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
     };
     let mut notes = Vec::new();
     eprintln!("bench: peers");
-    let peer_report = peers(args.suite, args.peers.as_deref(), &mut notes);
+    let peer_report = peers(args.suite, args.peers.as_deref(), &mut notes, &mut problems);
     let _ = std::fs::remove_dir_all(&scratch);
     let mut command = format!(
         "gamesolver bench {suite_name} --workers {}",

@@ -49,6 +49,12 @@ fn bench_quick_checks_signatures_and_reports_every_job_type() {
             assert!(r["seconds"].as_f64().unwrap() > 0.0, "{r}");
             assert!(r["speedup"].as_f64().unwrap() > 0.0, "{r}");
             assert!(r["efficiency"].as_f64().is_some(), "{r}");
+            assert!(r["efficiency_per_core"].as_f64().is_some(), "{r}");
+            // The dispatch figures: the workers did the work, the coordinator's share is
+            // measured.
+            assert!(r["worker_cpu_s"].as_f64().unwrap() >= 0.0, "{r}");
+            assert!(r["worker_busy"].as_f64().is_some(), "{r}");
+            assert!(r["coordinator_ms_per_task"].as_f64().is_some(), "{r}");
         }
         assert!(md.contains(want), "report.md lacks {want}");
     }
@@ -84,4 +90,82 @@ fn bench_refuses_bad_arguments_with_status_2() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+/// Writes an executable shell script.
+fn script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The peers section with stand-in peers that print what the real ones print: every row is
+/// parsed, ours is measured next to it, and a peer whose answer differs from ours (here a
+/// Fhourstones stand-in that calls a won position lost) makes the run fail naming it.
+#[test]
+fn bench_peers_are_parsed_and_disagreements_fail() {
+    let dir = scratch("bench-peers");
+    let peers = dir.join("peers");
+    script(
+        &peers.join("driver/pons_driver"),
+        "echo \"positions $2 failed 0 mean wall 120.5 us cpu 100.0 us nodes 4000\"",
+    );
+    script(
+        &peers.join("fhourstones/SearchGame"),
+        "read pos\necho \"Solving 8-ply position after $pos . . .\"\necho \"score = LOSS (-)  work = 14\"\necho \"51596 pos / 10 msec = 5159.6 Kpos/sec\"",
+    );
+    // Burns some CPU so that the children's CPU counters move.
+    script(
+        &peers.join("morpion-lpp/src/nrpa/nrpa"),
+        "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done\necho \"  Simulations: 1000 (10517.18 per second)\"\necho \"  Best line: 61\"",
+    );
+    let out_dir = dir.join("out");
+    let out = Command::new(bin("gamesolver"))
+        .args(["bench", "quick", "--no-service", "--peers"])
+        .arg(&peers)
+        .arg("--out")
+        .arg(&out_dir)
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("run gamesolver bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    let rows = report["peers"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["peer"].as_str().unwrap().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row in {report}"))
+    };
+    let pons = row("Pons");
+    assert_eq!(pons["peer_value"], 100.0, "{pons}");
+    assert_eq!(pons["agree"], true, "{pons}");
+    assert!(pons["ours_value"].as_f64().unwrap() > 0.0, "{pons}");
+    let fh = row("Fhourstones");
+    assert_eq!(fh["agree"], false, "{fh}");
+    assert_eq!(fh["ours_result"]["value"], 1, "{fh}");
+    let nrpa: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["peer"].as_str().unwrap().starts_with("morpion-lpp"))
+        .collect();
+    assert_eq!(nrpa.len(), 2, "{report}");
+    for r in nrpa {
+        assert_eq!(r["peer_result"]["rollouts"], 1000.0, "{r}");
+        assert_eq!(r["peer_result"]["best"], 61.0, "{r}");
+        assert!(r["peer_value"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["ours_value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let problems = report["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.as_str().unwrap().contains("Fhourstones input 45461667")),
+        "{report}"
+    );
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(md.contains("| Pons' connect4 solver"), "{md}");
+    assert!(md.contains("**NO**"), "{md}");
 }
