@@ -81,6 +81,80 @@ fn weak_gives_the_sign() {
     }
 }
 
+/// The job's best move reaches the job's value: play it, solve the child through the same job
+/// path, negate (a win with the move itself counts as the win's score). Exact and weak, on a
+/// sample of every short set, and on positions a few stones before the board is full (where the
+/// solver decides the root by its hints, without searching a move).
+#[test]
+fn best_move_reaches_the_value() {
+    use gamesolver_shared::games::connect4::{Connect4, VALUE_SCALE};
+    use gamesolver_shared::model::{Game, ZeroSum};
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let mut roots: Vec<String> = Vec::new();
+    for name in ["Test_L3_R1", "Test_L2_R1", "Test_L1_R1", "Test_L2_R2"] {
+        let step = if name == "Test_L2_R2" { 100 } else { 50 };
+        roots.extend(read_set(name).into_iter().step_by(step).map(|(m, _)| m));
+    }
+    // Late positions: Pons' end-game lines played on (first legal non-terminal move) to 2..4
+    // empty cells.
+    for (moves, _) in read_set("Test_L3_R1").into_iter().step_by(97) {
+        let mut s = g.parse_position(&moves).unwrap();
+        let mut text = moves.clone();
+        'fill: while 42 - s.moves() as usize > 2 + moves.len() % 3 {
+            let mut legal = Vec::new();
+            g.legal_moves(&s, &mut legal);
+            for m in legal {
+                let mut c = s;
+                g.apply(&mut c, m);
+                if !g.is_terminal(&c) {
+                    text.push_str(&g.format_move(&s, m));
+                    s = c;
+                    continue 'fill;
+                }
+            }
+            break;
+        }
+        if !g.is_terminal(&s) {
+            roots.push(text);
+        }
+    }
+    let run = |position: &str, options: &[(&str, &str)]| {
+        let prepared = prepare(&job(position, options)).unwrap();
+        run_local(prepared.as_ref(), &Control::unlimited()).unwrap()
+    };
+    for weak in [false, true] {
+        let options: &[(&str, &str)] = if weak { &[("weak", "true")] } else { &[] };
+        for moves in &roots {
+            let r = run(moves, options);
+            let value = r.value.as_i64().unwrap();
+            let best = r
+                .best_move
+                .unwrap_or_else(|| panic!("'{moves}' (weak {weak}): no best move"));
+            let s = g.parse_position(moves).unwrap();
+            let mut c = s;
+            // Parsing checks legality (a full column is an error).
+            let m = g
+                .parse_move(&s, &best)
+                .unwrap_or_else(|e| panic!("'{moves}': best move {best}: {e}"));
+            g.apply(&mut c, m);
+            let back = if g.is_terminal(&c) {
+                let v = -(g.terminal_value(&c) / VALUE_SCALE) as i64;
+                if weak {
+                    v.signum()
+                } else {
+                    v
+                }
+            } else {
+                -run(&format!("{moves}{best}"), options)
+                    .value
+                    .as_i64()
+                    .unwrap()
+            };
+            assert_eq!(back, value, "'{moves}' (weak {weak}): best move {best}");
+        }
+    }
+}
+
 fn solve(
     game: &str,
     params: &[(&str, &str)],

@@ -234,6 +234,13 @@ fn connect4_fast<'a, G: ZeroSum>(
     connect4::solver::applies(game).then_some((game, root))
 }
 
+/// Connect Four roots (fast path) with at most this many empty cells are solved by one
+/// full-window search in one task instead of the planner's null-window probes: such a search
+/// takes microseconds, less than the planner's own work per probe (Pons' end-game set, about 5
+/// empty cells, spent more instructions in the planner and the probes' outputs than in the
+/// search), and there is nothing worth spreading over workers.
+const C4_ONE_TASK_EMPTY: u32 = 12;
+
 /// Most threads a job may ask for.
 const MAX_THREADS: usize = 256;
 
@@ -246,6 +253,12 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             })
             .as_ref()
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
+    }
+
+    /// Whether the job is a Connect Four root small enough for one task ([`C4_ONE_TASK_EMPTY`]).
+    fn small_connect4(&self) -> bool {
+        connect4_fast(&self.game, &self.root, &self.engine)
+            .is_some_and(|(g, s)| g.width() * g.height() <= s.moves() + C4_ONE_TASK_EMPTY)
     }
 
     /// Runs the engine on the root with a window; also returns the deepest finished iteration
@@ -409,7 +422,9 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
 
     fn plan_shape(&self) -> PlanShape {
         match (self.job.algorithm.as_str(), self.ask, self.depth) {
-            ("alphabeta", Ask::Value, None) if !self.game.is_terminal(&self.root) => {
+            ("alphabeta", Ask::Value, None)
+                if !self.game.is_terminal(&self.root) && !self.small_connect4() =>
+            {
                 let (lower, upper) = self.root_bounds();
                 let step = if self.weak { 1 } else { self.game.value_step() };
                 PlanShape::Probes { lower, upper, step }
@@ -430,6 +445,9 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
                             .ok_or_else(|| Self::stopped(ctl))?;
                         (o, 0, None)
                     }
+                    // Weak: the window (-1, 1) around a draw decides the sign (fail-soft: a
+                    // value at or below -1 is a loss, at or above 1 a win).
+                    _ if self.weak => self.engine(-1, 1, ctl)?,
                     _ => self.engine(-engine::INF, engine::INF, ctl)?,
                 };
                 let value = if self.weak {
@@ -437,10 +455,8 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
                 } else {
                     self.game.value_to_json(&self.root, o.value)
                 };
-                let raw = RawBounds {
-                    lower: o.value,
-                    upper: o.value,
-                };
+                let v = if self.weak { o.value.signum() } else { o.value };
+                let raw = RawBounds { lower: v, upper: v };
                 let mut out = self.output(o, value, raw, t0.elapsed().as_millis() as u64);
                 if self.job.algorithm == "alphabeta" && self.depth.is_some() {
                     // Iterative deepening: the deepest finished iteration, and whether a limit

@@ -192,6 +192,8 @@ pub(super) struct Geometry {
     column0: u64,
     /// Column 0 with its sentinel row (a key's column).
     key_column0: u64,
+    /// Per column, the left rotation that moves its cells to the mirror column.
+    mirror_rot: [u32; MAX_FAST_WIDTH as usize],
 }
 
 impl Geometry {
@@ -205,6 +207,10 @@ impl Geometry {
             board: g.board,
             column0: g.column[0],
             key_column0: (1u64 << (g.height + 1)) - 1,
+            mirror_rot: std::array::from_fn(|c| {
+                let shift = (g.width as i64 - 1 - 2 * c as i64) * (g.height as i64 + 1);
+                shift.rem_euclid(64) as u32
+            }),
         }
     }
 
@@ -375,7 +381,8 @@ impl<'a> Solver<'a> {
             let c = geo.column_of(wins & wins.wrapping_neg());
             return Some((self.win_score(n + 1), Some(c as u8)));
         }
-        let v = self.node::<true>(cur, mask, n, alpha, beta);
+        let (mcur, mmask) = (geo.mirror(cur), geo.mirror(mask));
+        let v = self.node::<true>(cur, mask, mcur, mmask, n, alpha, beta);
         if self.stopped {
             return None;
         }
@@ -383,11 +390,16 @@ impl<'a> Solver<'a> {
     }
 
     /// Negamax at a position where the side to move cannot win at once. Returns the fail-soft
-    /// score and (at the root) the best move.
+    /// score and (at the root) the best move. `mcur` and `mmask` are the mirror images of `cur`
+    /// and `mask`, kept up to date move by move (one rotation per move instead of a loop over
+    /// the columns per node) for the mirror key.
+    #[allow(clippy::too_many_arguments)]
     fn node<const ROOT: bool>(
         &mut self,
         cur: u64,
         mask: u64,
+        mcur: u64,
+        mmask: u64,
         n: i32,
         mut alpha: i32,
         mut beta: i32,
@@ -404,19 +416,23 @@ impl<'a> Solver<'a> {
         let opp_wins = geo.winning_cells(cur ^ mask, mask);
         let forced = possible & opp_wins;
         let mut next = possible;
+        // At the root the decided cases still name a move that reaches their value: with two
+        // threats against us, or every move under one, all moves lose to the next stone alike;
+        // in a draw by the board filling up, the move is a non-losing one.
+        let any = |cells: u64| ROOT.then(|| geo.column_of(cells & cells.wrapping_neg()) as u8);
         if forced != 0 {
             if forced & (forced - 1) != 0 {
-                return (-self.win_score(n + 2), None);
+                return (-self.win_score(n + 2), any(possible));
             }
             next = forced;
         }
         next &= !(opp_wins >> 1);
         if next == 0 {
-            return (-self.win_score(n + 2), None);
+            return (-self.win_score(n + 2), any(possible));
         }
         if n + 2 >= geo.cells {
             // We cannot win now, the opponent cannot win with the last stone: a draw.
-            return (0, None);
+            return (0, any(next));
         }
         let lo = if n + 4 <= geo.cells {
             -self.win_score(n + 4)
@@ -440,7 +456,16 @@ impl<'a> Solver<'a> {
                 return (hi, None);
             }
         }
-        let (key, mirrored) = self.geo.canonical(cur, mask);
+        // The key and its mirror image's (the bottom row is its own mirror image).
+        let (key, mirrored) = {
+            let key = cur + mask + geo.bottom;
+            let mkey = mcur + mmask + geo.bottom;
+            if mkey < key {
+                (mkey, true)
+            } else {
+                (key, false)
+            }
+        };
         let hit = self.probe(key);
         let mut tt_col = u32::MAX;
         if n <= self.book_depth {
@@ -518,7 +543,16 @@ impl<'a> Solver<'a> {
         let mut best_i = 0;
         for (i, &cell) in cells[..k].iter().enumerate() {
             // The opponent moves next: its stones are `cur ^ mask`.
-            let (v, _) = self.node::<false>(cur ^ mask, mask | cell, n + 1, -beta, -alpha);
+            let mcell = cell.rotate_left(geo.mirror_rot[cols[i] as usize]);
+            let (v, _) = self.node::<false>(
+                cur ^ mask,
+                mask | cell,
+                mcur ^ mmask,
+                mmask | mcell,
+                n + 1,
+                -beta,
+                -alpha,
+            );
             let v = -v;
             if self.stopped {
                 return (0, None);

@@ -78,11 +78,11 @@ fn against_minimax(w: u32, h: u32, count: usize, plies: std::ops::Range<u32>, se
             let v = fast(&g, &s, t - 1, t, &table, 1);
             assert_fail_soft(v, t - 1, t, truth, &format!("{w}x{h} '{text}' target {t}"));
         }
-        // Roots the hints decide (a double threat against us, a draw by the board filling up)
-        // have no move; the others have one that reaches the value.
-        let Some(m) = full.best_move else {
-            continue;
-        };
+        // Every non-terminal root has a move that reaches the value, also those the hints
+        // decide (a double threat against us, a draw by the board filling up).
+        let m = full
+            .best_move
+            .unwrap_or_else(|| panic!("{w}x{h} '{text}': no best move"));
         let mut c = s;
         g.apply(&mut c, m);
         let child = minimax(&g, &c, None, &Control::unlimited()).unwrap().value;
@@ -109,6 +109,10 @@ fn small_boards_match_minimax() {
     against_minimax(4, 5, 30, 8..13, 3);
     against_minimax(6, 5, 20, 18..24, 4);
     against_minimax(7, 6, 20, 32..38, 5);
+    // Late roots: the board fills up (draws decided without search, forced last moves).
+    against_minimax(4, 4, 40, 12..16, 8);
+    against_minimax(5, 4, 30, 16..20, 9);
+    against_minimax(7, 6, 20, 38..42, 10);
 }
 
 /// On 7 x 6 middle games the fast path and the generic engine agree on every null window.
