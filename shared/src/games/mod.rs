@@ -10,6 +10,7 @@ pub mod mnk;
 pub mod morpion;
 pub mod othello;
 pub mod othello_eval;
+pub mod othello_solver;
 pub mod pig;
 pub mod rolit;
 pub mod samegame;

@@ -3,6 +3,8 @@
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::connect4::{self, C4State, Connect4};
+use crate::games::othello::{Othello, OthelloState};
+use crate::games::othello_solver;
 use crate::games::tree::{Tree, TreeKind};
 use crate::model::{Hashed, Tactics, ZeroSum};
 
@@ -241,6 +243,21 @@ fn connect4_fast<'a, G: ZeroSum>(
 /// search), and there is nothing worth spreading over workers.
 const C4_ONE_TASK_EMPTY: u32 = 12;
 
+/// The game and root as `Othello` when an exact search may take the Othello fast path
+/// ([`othello_solver`]): every board size the game has.
+fn othello_fast<'a, G: ZeroSum>(
+    game: &'a G,
+    root: &'a G::State,
+    cfg: &engine::Config,
+) -> Option<(&'a Othello, &'a OthelloState)> {
+    if cfg.depth.is_some() {
+        return None;
+    }
+    let game = (game as &dyn std::any::Any).downcast_ref::<Othello>()?;
+    let root = (root as &dyn std::any::Any).downcast_ref::<OthelloState>()?;
+    Some((game, root))
+}
+
 /// Most threads a job may ask for.
 const MAX_THREADS: usize = 256;
 
@@ -292,6 +309,15 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
                     *(Box::new(e) as Box<dyn std::any::Any>)
                         .downcast::<engine::Outcome<G::Move>>()
                         .expect("Connect Four moves are u8")
+                })
+            }
+            // Othello (exact): the bitboard solver, single-threaded.
+            None if othello_fast(&self.game, &self.root, &cfg).is_some() => {
+                let (game, root) = othello_fast(&self.game, &self.root, &cfg).expect("checked");
+                othello_solver::search(game, root, alpha, beta, self.table()?, ctl).map(|e| {
+                    *(Box::new(e) as Box<dyn std::any::Any>)
+                        .downcast::<engine::Outcome<G::Move>>()
+                        .expect("Othello moves are u8")
                 })
             }
             None => engine::search(

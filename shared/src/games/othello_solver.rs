@@ -1,0 +1,628 @@
+//! The Othello fast path: an exact alpha-beta solver on two `u64` bitboards, for every board the
+//! game supports (up to 8 x 8; the board code also takes rectangles such as 4 x 6).
+//!
+//! It answers the same question as the generic engine's exact mode ([`engine::search`] with
+//! `depth: None`) with the same contract: for a window `alpha < beta` the fail-soft value `v`
+//! from the side to move's point of view (`v <= alpha`: the value is at most `v`; `v >= beta`: at
+//! least `v`; otherwise exact), the best root move, a principal variation and the nodes, on the
+//! same [`engine::Table`] memory so that a job's null-window probes share what they learnt.
+//! Values are the game's: the final disc difference, empty squares counting for nobody
+//! ([`Othello`]'s `terminal_value`).
+//!
+//! ## Board
+//! The layout of [`super::othello`]: stride 8, bit `row * 8 + col`, squares outside the
+//! `width x height` corner never set. Positions are `(me, opp)`: the discs of the side to move
+//! and of the other side, so a position and its colour-swapped twin share everything (value,
+//! table entry). Moves by shift-and-mask flood fill in the 8 directions: for the horizontal and
+//! diagonal directions the opponent discs that can be jumped are masked to the inner columns, so
+//! a shift can never wrap from one row into the next.
+//!
+//! ## Search
+//! Negamax, fail-soft, principal-variation search (a null window is the usual call: the planner's
+//! probes):
+//! - `empties <= LEAF_EMPTIES`: a tight routine over the empty squares (flips computed per
+//!   square, no move generation, no table), odd-parity regions first; the last empty square is
+//!   scored from its flip count alone;
+//! - `empties >= TABLE_EMPTIES`: the transposition table (below), its move first;
+//! - move order: at `empties >= MOBILITY_EMPTIES` fastest-first (fewest opponent replies after
+//!   the move, from a full move generation per child) with a corner bonus; below that, moves in
+//!   regions (board quadrants) with an odd number of empties first, corners first;
+//! - a side without a move passes; two passes end the game.
+//!
+//! ## Table entry (two words of [`Table::raw_words`], two entries per 32-byte bucket)
+//! ```text
+//! data:  | empties:7 | move:7 | bound:2 | score+128:8 |       check = key ^ data ^ salt
+//!          23..17      16..10   9..8      7..0
+//! ```
+//! `key` is a 64-bit mix of `(me, opp)`; an entry counts only if `check ^ data ^ salt == key`, so
+//! a torn or foreign pair of words (another job's salt, the engine's layout) is a miss except by a
+//! 2^-64 chance. `bound` 0 is an empty slot, 1 Lower, 2 Upper, 3 Exact (fail-soft). Slot 0 keeps
+//! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
+
+use super::othello::{Othello, OthelloState, PASS};
+use crate::model::{Game, ZeroSum};
+use crate::search::engine::{Outcome, Table};
+use crate::search::Control;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// At or below this many empty squares: the table-free leaf routine.
+const LEAF_EMPTIES: u32 = 4;
+/// At or above this many empty squares: the transposition table.
+const TABLE_EMPTIES: u32 = 7;
+/// At or above this many empty squares: fastest-first ordering.
+const MOBILITY_EMPTIES: u32 = 7;
+/// Nodes between two polls of the limits.
+const POLL_INTERVAL: u64 = 1 << 14;
+/// Larger than any score (|score| <= 64).
+const SCORE_INF: i32 = 100;
+const LOWER: u64 = 1;
+const UPPER: u64 = 2;
+const EXACT: u64 = 3;
+const NO_MOVE: u64 = 127;
+
+const FILE_0: u64 = 0x0101_0101_0101_0101;
+
+/// A board shape for the solver: its squares and the masks the search needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Board {
+    /// Files (columns), 1..=8.
+    pub width: u32,
+    /// Ranks (rows), 1..=8.
+    pub height: u32,
+    /// The squares of the board.
+    pub valid: u64,
+    /// The board without its first and last file: the discs a horizontal or diagonal line may
+    /// jump.
+    inner: u64,
+    /// The four corners.
+    corners: u64,
+    /// The four quadrants (parity regions).
+    regions: [u64; 4],
+}
+
+impl Board {
+    /// A `width x height` board (1..=8 each).
+    pub fn new(width: u32, height: u32) -> Board {
+        assert!((1..=8).contains(&width) && (1..=8).contains(&height));
+        let mut valid = 0u64;
+        let mut regions = [0u64; 4];
+        for r in 0..height {
+            for c in 0..width {
+                let bit = 1u64 << (r * 8 + c);
+                valid |= bit;
+                let q = (r >= height / 2) as usize * 2 + (c >= width / 2) as usize;
+                regions[q] |= bit;
+            }
+        }
+        let last_file = FILE_0 << (width - 1);
+        let (w, h) = (width - 1, height - 1);
+        Board {
+            width,
+            height,
+            valid,
+            inner: valid & !FILE_0 & !last_file,
+            corners: 1 | 1 << w | 1 << (h * 8) | 1 << (h * 8 + w),
+            regions,
+        }
+    }
+
+    /// The board of an Othello game.
+    pub fn of(game: &Othello) -> Board {
+        let n = game.size() as u32;
+        Board::new(n, n)
+    }
+
+    /// The empty squares where `me` may play (each brackets a line of `opp`).
+    #[inline(always)]
+    pub fn moves(&self, me: u64, opp: u64) -> u64 {
+        let empty = self.valid & !(me | opp);
+        let oi = opp & self.inner;
+        let m = fill_up(me, oi, 1)
+            | fill_down(me, oi, 1)
+            | fill_up(me, opp, 8)
+            | fill_down(me, opp, 8)
+            | fill_up(me, oi, 9)
+            | fill_down(me, oi, 9)
+            | fill_up(me, oi, 7)
+            | fill_down(me, oi, 7);
+        m & empty
+    }
+
+    /// The discs of `opp` that flip when `me` plays on the empty square `sq` (0: illegal).
+    #[inline(always)]
+    pub fn flips(&self, me: u64, opp: u64, sq: u32) -> u64 {
+        let m = 1u64 << sq;
+        let oi = opp & self.inner;
+        line_up(m, me, oi, 1)
+            | line_down(m, me, oi, 1)
+            | line_up(m, me, opp, 8)
+            | line_down(m, me, opp, 8)
+            | line_up(m, me, oi, 9)
+            | line_down(m, me, oi, 9)
+            | line_up(m, me, oi, 7)
+            | line_down(m, me, oi, 7)
+    }
+
+    /// Empty squares of regions holding an odd number of empties.
+    #[inline(always)]
+    fn odd_regions(&self, empty: u64) -> u64 {
+        let mut odd = 0;
+        for r in self.regions {
+            if (empty & r).count_ones() & 1 == 1 {
+                odd |= r;
+            }
+        }
+        odd & empty
+    }
+}
+
+/// The squares reached from `from` over a line of `mask` discs (shifting left by `n`): the line
+/// shifted once more. Six steps: a line on an 8-square side jumps at most six discs.
+#[inline(always)]
+fn fill_up(from: u64, mask: u64, n: u32) -> u64 {
+    let mut x = mask & (from << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x << n
+}
+
+#[inline(always)]
+fn fill_down(from: u64, mask: u64, n: u32) -> u64 {
+    let mut x = mask & (from >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x >> n
+}
+
+/// The run of `mask` discs next to the move `m` (shifting left by `n`) if `me` closes it.
+#[inline(always)]
+fn line_up(m: u64, me: u64, mask: u64, n: u32) -> u64 {
+    let mut x = mask & (m << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    x |= mask & (x << n);
+    if (x << n) & me != 0 {
+        x
+    } else {
+        0
+    }
+}
+
+#[inline(always)]
+fn line_down(m: u64, me: u64, mask: u64, n: u32) -> u64 {
+    let mut x = mask & (m >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    x |= mask & (x >> n);
+    if (x >> n) & me != 0 {
+        x
+    } else {
+        0
+    }
+}
+
+/// The final disc difference for the side owning `me`.
+#[inline(always)]
+fn final_score(me: u64, opp: u64) -> i32 {
+    me.count_ones() as i32 - opp.count_ones() as i32
+}
+
+/// The 64-bit finaliser of MurmurHash3.
+#[inline(always)]
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// The table key of a position.
+#[inline(always)]
+fn key_of(me: u64, opp: u64) -> u64 {
+    fmix64(me ^ fmix64(opp ^ 0x9E37_79B9_7F4A_7C15))
+}
+
+/// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's scale (see the
+/// module doc); `None` only when `ctl` stopped it.
+pub fn search(
+    game: &Othello,
+    root: &OthelloState,
+    alpha: i32,
+    beta: i32,
+    table: &Table,
+    ctl: &Control,
+) -> Option<Outcome<u8>> {
+    assert!(alpha < beta, "the solver needs alpha < beta");
+    if game.is_terminal(root) {
+        return Some(Outcome {
+            value: game.terminal_value(root),
+            best_move: None,
+            pv: Vec::new(),
+            nodes: 1,
+            depth: 0,
+            stopped: None,
+        });
+    }
+    let board = Board::of(game);
+    let p = root.to_move as usize;
+    let (me, opp) = (root.discs[p], root.discs[1 - p]);
+    let (words, salt) = table.raw_words();
+    let mut s = Solver::new(board, words, salt, ctl);
+    let a = alpha.clamp(-SCORE_INF, SCORE_INF - 1);
+    let b = beta.clamp(a + 1, SCORE_INF);
+    let value = s.node(me, opp, a, b, true);
+    s.flush();
+    if s.stopped {
+        return None;
+    }
+    let best = s.root_move;
+    let pv = s.principal_variation(me, opp, best);
+    Some(Outcome {
+        value,
+        best_move: best,
+        pv,
+        nodes: s.nodes,
+        depth: 0,
+        stopped: None,
+    })
+}
+
+/// The exact value of `(me, opp)` on `board` by one full-window search on `table` (tests and
+/// benchmarks), with the nodes searched.
+pub fn solve(board: Board, me: u64, opp: u64, table: &Table) -> (i32, u64) {
+    let ctl = Control::unlimited();
+    let (words, salt) = table.raw_words();
+    let mut s = Solver::new(board, words, salt, &ctl);
+    let v = s.node(me, opp, -SCORE_INF, SCORE_INF, true);
+    (v, s.nodes)
+}
+
+/// The fail-soft value of `(me, opp)` for the window `(alpha, beta)` (tests).
+pub fn solve_window(
+    board: Board,
+    me: u64,
+    opp: u64,
+    alpha: i32,
+    beta: i32,
+    table: &Table,
+) -> (i32, u64) {
+    let ctl = Control::unlimited();
+    let (words, salt) = table.raw_words();
+    let mut s = Solver::new(board, words, salt, &ctl);
+    let v = s.node(me, opp, alpha, beta, true);
+    (v, s.nodes)
+}
+
+/// A table hit.
+struct Hit {
+    score: i32,
+    bound: u64,
+    mv: u64,
+}
+
+/// The state of one search.
+struct Solver<'a> {
+    board: Board,
+    words: &'a [AtomicU64],
+    salt: u64,
+    buckets: u64,
+    ctl: &'a Control,
+    nodes: u64,
+    reported: u64,
+    stopped: bool,
+    root_move: Option<u8>,
+}
+
+impl<'a> Solver<'a> {
+    fn new(board: Board, words: &'a [AtomicU64], salt: u64, ctl: &'a Control) -> Self {
+        Solver {
+            board,
+            words,
+            salt,
+            buckets: (words.len() / 4) as u64,
+            ctl,
+            nodes: 0,
+            reported: 0,
+            stopped: false,
+            root_move: None,
+        }
+    }
+
+    fn flush(&mut self) {
+        self.ctl.add_nodes(self.nodes - self.reported);
+        self.reported = self.nodes;
+    }
+
+    #[cold]
+    fn poll(&mut self) {
+        self.flush();
+        if self.ctl.should_stop().is_some() {
+            self.stopped = true;
+        }
+    }
+
+    #[inline(always)]
+    fn bucket(&self, key: u64) -> usize {
+        (((key as u128 * self.buckets as u128) >> 64) as usize) * 4
+    }
+
+    #[inline]
+    fn probe(&self, key: u64) -> Option<Hit> {
+        if self.buckets == 0 {
+            return None;
+        }
+        let b = self.bucket(key);
+        for slot in 0..2 {
+            let check = self.words[b + 2 * slot].load(Ordering::Relaxed);
+            let data = self.words[b + 2 * slot + 1].load(Ordering::Relaxed);
+            let bound = data >> 8 & 3;
+            if check ^ data ^ self.salt == key && bound != 0 {
+                return Some(Hit {
+                    score: (data & 0xff) as i32 - 128,
+                    bound,
+                    mv: data >> 10 & 127,
+                });
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn store(&self, key: u64, empties: u32, score: i32, bound: u64, mv: u64) {
+        if self.buckets == 0 {
+            return;
+        }
+        let b = self.bucket(key);
+        let data = (empties as u64) << 17 | mv << 10 | bound << 8 | (score + 128) as u64;
+        // Slot 0 keeps the deepest entry (or this position's own); else slot 1.
+        let check0 = self.words[b].load(Ordering::Relaxed);
+        let data0 = self.words[b + 1].load(Ordering::Relaxed);
+        let own0 = check0 ^ data0 ^ self.salt == key;
+        let deep0 = (data0 >> 17 & 127) as u32;
+        let slot = if own0 || data0 >> 8 & 3 == 0 || deep0 <= empties {
+            0
+        } else {
+            1
+        };
+        self.words[b + 2 * slot].store(key ^ data ^ self.salt, Ordering::Relaxed);
+        self.words[b + 2 * slot + 1].store(data, Ordering::Relaxed);
+    }
+
+    /// Negamax, fail-soft, for `empties >= 1`; `root` records the best move.
+    fn node(&mut self, me: u64, opp: u64, mut alpha: i32, beta: i32, root: bool) -> i32 {
+        let empty = self.board.valid & !(me | opp);
+        let n = empty.count_ones();
+        if n <= LEAF_EMPTIES && !root {
+            return self.leaf(me, opp, alpha, beta, empty, false);
+        }
+        self.nodes += 1;
+        if self.nodes & (POLL_INTERVAL - 1) == 0 {
+            self.poll();
+        }
+        if self.stopped {
+            return 0;
+        }
+        let moves = self.board.moves(me, opp);
+        if moves == 0 {
+            if self.board.moves(opp, me) == 0 {
+                return final_score(me, opp);
+            }
+            if root {
+                self.root_move = Some(PASS);
+            }
+            return -self.node(opp, me, -beta, -alpha, false);
+        }
+        let use_table = n >= TABLE_EMPTIES || root;
+        let key = key_of(me, opp);
+        let mut table_move = NO_MOVE;
+        if use_table {
+            if let Some(h) = self.probe(key) {
+                if !root {
+                    match h.bound {
+                        EXACT => return h.score,
+                        LOWER if h.score >= beta => return h.score,
+                        UPPER if h.score <= alpha => return h.score,
+                        _ => {}
+                    }
+                }
+                table_move = h.mv;
+            }
+        }
+        // The moves, ordered: sort keys packed with the square (`key << 8 | square`), insertion
+        // sort on the stack.
+        let mut list = [0u64; 64];
+        let mut len = 0;
+        let odd = self.board.odd_regions(empty);
+        let mut rest = moves;
+        while rest != 0 {
+            let sq = rest.trailing_zeros();
+            rest &= rest - 1;
+            let bit = 1u64 << sq;
+            let key: u64 = if sq as u64 == table_move {
+                0
+            } else if n >= MOBILITY_EMPTIES {
+                let f = self.board.flips(me, opp, sq);
+                let replies = self.board.moves(opp & !f, me | f | bit);
+                let mut k = 64 + replies.count_ones() as u64 * 16;
+                k += (replies & self.board.corners).count_ones() as u64 * 8;
+                if bit & self.board.corners != 0 {
+                    k -= 24;
+                }
+                k
+            } else {
+                let mut k = 64;
+                if bit & odd == 0 {
+                    k += 16;
+                }
+                if bit & self.board.corners != 0 {
+                    k -= 8;
+                }
+                k
+            };
+            let item = key << 8 | sq as u64;
+            let mut i = len;
+            while i > 0 && list[i - 1] > item {
+                list[i] = list[i - 1];
+                i -= 1;
+            }
+            list[i] = item;
+            len += 1;
+        }
+        let alpha0 = alpha;
+        let mut best = -SCORE_INF;
+        let mut best_move = NO_MOVE;
+        for (i, &item) in list[..len].iter().enumerate() {
+            let sq = (item & 0xff) as u32;
+            let bit = 1u64 << sq;
+            let f = self.board.flips(me, opp, sq);
+            let (m2, o2) = (me | f | bit, opp & !f);
+            let v = if i == 0 {
+                -self.node(o2, m2, -beta, -alpha, false)
+            } else {
+                let mut v = -self.node(o2, m2, -alpha - 1, -alpha, false);
+                if v > alpha && v < beta && beta - alpha > 1 {
+                    v = -self.node(o2, m2, -beta, -v, false);
+                }
+                v
+            };
+            if self.stopped {
+                return 0;
+            }
+            if v > best {
+                best = v;
+                best_move = sq as u64;
+                if v > alpha {
+                    alpha = v;
+                }
+                if v >= beta {
+                    break;
+                }
+            }
+        }
+        if root {
+            self.root_move = Some(best_move as u8);
+        }
+        if use_table {
+            let bound = if best <= alpha0 {
+                UPPER
+            } else if best >= beta {
+                LOWER
+            } else {
+                EXACT
+            };
+            self.store(key, n, best, bound, best_move);
+        }
+        best
+    }
+
+    /// The last few empties: no table, no move generation; `passed` when the other side just
+    /// passed.
+    fn leaf(&mut self, me: u64, opp: u64, alpha: i32, beta: i32, empty: u64, passed: bool) -> i32 {
+        self.nodes += 1;
+        if empty & (empty.wrapping_sub(1)) == 0 {
+            if empty == 0 {
+                return final_score(me, opp);
+            }
+            return self.last(me, opp, empty.trailing_zeros());
+        }
+        let odd = self.board.odd_regions(empty);
+        let mut best = -SCORE_INF;
+        let mut a = alpha;
+        for set in [odd, empty & !odd] {
+            let mut rest = set;
+            while rest != 0 {
+                let sq = rest.trailing_zeros();
+                rest &= rest - 1;
+                let f = self.board.flips(me, opp, sq);
+                if f == 0 {
+                    continue;
+                }
+                let bit = 1u64 << sq;
+                let v = -self.leaf(opp & !f, me | f | bit, -beta, -a, empty & !bit, false);
+                if v > best {
+                    best = v;
+                    if v >= beta {
+                        return v;
+                    }
+                    if v > a {
+                        a = v;
+                    }
+                }
+            }
+        }
+        if best == -SCORE_INF {
+            if passed {
+                return final_score(me, opp);
+            }
+            return -self.leaf(opp, me, -beta, -alpha, empty, true);
+        }
+        best
+    }
+
+    /// The value of a position with one empty square `sq`.
+    #[inline(always)]
+    fn last(&mut self, me: u64, opp: u64, sq: u32) -> i32 {
+        let d = final_score(me, opp);
+        let f = self.board.flips(me, opp, sq);
+        if f != 0 {
+            return d + 1 + 2 * f.count_ones() as i32;
+        }
+        let g = self.board.flips(opp, me, sq);
+        if g != 0 {
+            return d - 1 - 2 * g.count_ones() as i32;
+        }
+        d
+    }
+
+    /// The line of table moves from the root (stops where the table has no legal move).
+    fn principal_variation(&self, mut me: u64, mut opp: u64, first: Option<u8>) -> Vec<u8> {
+        let mut pv = Vec::new();
+        let mut next = first;
+        while let Some(mv) = next {
+            if pv.len() > 128 {
+                break;
+            }
+            if mv == PASS {
+                if self.board.moves(me, opp) != 0 {
+                    break;
+                }
+            } else {
+                let f = self.board.flips(me, opp, mv as u32);
+                if mv >= 64 || (me | opp) >> mv & 1 != 0 || f == 0 {
+                    break;
+                }
+                me |= f | 1 << mv;
+                opp &= !f;
+            }
+            pv.push(mv);
+            (me, opp) = (opp, me);
+            next = if self.board.moves(me, opp) == 0 {
+                if self.board.moves(opp, me) == 0 {
+                    None
+                } else {
+                    Some(PASS)
+                }
+            } else {
+                self.probe(key_of(me, opp))
+                    .map(|h| h.mv)
+                    .filter(|&m| m != NO_MOVE)
+                    .map(|m| m as u8)
+            };
+        }
+        pv
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,402 @@
+//! The Othello fast path against independent references: a naive square-by-square board
+//! (moves, flips, plain negamax) on any `width x height`, the generic engine's exact mode and
+//! plain minimax on the game, the fail-soft window contract, and the registry's probe plan.
+
+use super::*;
+use crate::games::othello::Othello;
+use crate::model::{to_parent, Game};
+use crate::search::engine::{self, Config};
+use crate::search::minimax::minimax;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Naive board: row-major cells, 1 = me, -1 = opp, 0 = empty.
+#[derive(Clone)]
+struct Naive {
+    w: i32,
+    h: i32,
+    cells: Vec<i32>,
+}
+
+const DIRS: [(i32, i32); 8] = [
+    (0, 1),
+    (0, -1),
+    (1, 0),
+    (-1, 0),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+];
+
+impl Naive {
+    fn from_bits(w: u32, h: u32, me: u64, opp: u64) -> Naive {
+        let mut cells = vec![0; (w * h) as usize];
+        for r in 0..h {
+            for c in 0..w {
+                let bit = 1u64 << (r * 8 + c);
+                cells[(r * w + c) as usize] = if me & bit != 0 {
+                    1
+                } else if opp & bit != 0 {
+                    -1
+                } else {
+                    0
+                };
+            }
+        }
+        Naive {
+            w: w as i32,
+            h: h as i32,
+            cells,
+        }
+    }
+    fn bits(&self) -> (u64, u64) {
+        let (mut me, mut opp) = (0, 0);
+        for r in 0..self.h {
+            for c in 0..self.w {
+                let bit = 1u64 << (r * 8 + c);
+                match self.cells[(r * self.w + c) as usize] {
+                    1 => me |= bit,
+                    -1 => opp |= bit,
+                    _ => {}
+                }
+            }
+        }
+        (me, opp)
+    }
+    fn at(&self, r: i32, c: i32) -> Option<i32> {
+        (r >= 0 && r < self.h && c >= 0 && c < self.w)
+            .then(|| self.cells[(r * self.w + c) as usize])
+    }
+    /// Flips of a move by `who` (1 or -1) at (r, c), as a list of cells.
+    fn flips(&self, who: i32, r: i32, c: i32) -> Vec<(i32, i32)> {
+        let mut out = Vec::new();
+        if self.at(r, c) != Some(0) {
+            return out;
+        }
+        for (dr, dc) in DIRS {
+            let mut line = Vec::new();
+            let (mut rr, mut cc) = (r + dr, c + dc);
+            while self.at(rr, cc) == Some(-who) {
+                line.push((rr, cc));
+                rr += dr;
+                cc += dc;
+            }
+            if !line.is_empty() && self.at(rr, cc) == Some(who) {
+                out.extend(line);
+            }
+        }
+        out
+    }
+    fn moves(&self, who: i32) -> Vec<(i32, i32)> {
+        let mut out = Vec::new();
+        for r in 0..self.h {
+            for c in 0..self.w {
+                if !self.flips(who, r, c).is_empty() {
+                    out.push((r, c));
+                }
+            }
+        }
+        out
+    }
+    /// The position after `me` plays (r, c), seen from the other side.
+    fn play(&self, r: i32, c: i32) -> Naive {
+        let mut n = self.clone();
+        for (rr, cc) in self.flips(1, r, c) {
+            n.cells[(rr * self.w + cc) as usize] = 1;
+        }
+        n.cells[(r * self.w + c) as usize] = 1;
+        for x in &mut n.cells {
+            *x = -*x;
+        }
+        n
+    }
+    fn swapped(&self) -> Naive {
+        let mut n = self.clone();
+        for x in &mut n.cells {
+            *x = -*x;
+        }
+        n
+    }
+    /// Plain negamax: disc difference at the end, empties for nobody.
+    fn negamax(&self) -> i32 {
+        let moves = self.moves(1);
+        if moves.is_empty() {
+            if self.moves(-1).is_empty() {
+                return self.cells.iter().sum();
+            }
+            return -self.swapped().negamax();
+        }
+        moves
+            .iter()
+            .map(|&(r, c)| -self.play(r, c).negamax())
+            .max()
+            .unwrap()
+    }
+}
+
+/// The start of a `w x h` board (centre cross as the game's), from the first player's view.
+fn start(w: u32, h: u32) -> (u64, u64) {
+    let (r, c) = (h / 2, w / 2);
+    let sq = |r: u32, c: u32| 1u64 << (r * 8 + c);
+    (sq(r - 1, c) | sq(r, c - 1), sq(r - 1, c - 1) | sq(r, c))
+}
+
+/// A random position reached by random play with the naive rules, at `empties` empties or
+/// fewer (or the end of the game).
+fn random_reachable(rng: &mut ChaCha8Rng, w: u32, h: u32, empties: u32) -> (u64, u64) {
+    let (me, opp) = start(w, h);
+    let mut n = Naive::from_bits(w, h, me, opp);
+    loop {
+        let (me, opp) = n.bits();
+        let left = w * h - (me | opp).count_ones();
+        if left <= empties {
+            return (me, opp);
+        }
+        let moves = n.moves(1);
+        if moves.is_empty() {
+            if n.moves(-1).is_empty() {
+                return (me, opp);
+            }
+            n = n.swapped();
+            continue;
+        }
+        let (r, c) = moves[rng.gen_range(0..moves.len())];
+        n = n.play(r, c);
+    }
+}
+
+#[test]
+fn moves_and_flips_match_the_naive_board_on_random_fills() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for (w, h) in [
+        (4, 4),
+        (4, 6),
+        (6, 4),
+        (6, 6),
+        (8, 8),
+        (5, 7),
+        (8, 3),
+        (3, 8),
+        (7, 8),
+    ] {
+        let b = Board::new(w, h);
+        for _ in 0..300 {
+            let (mut me, mut opp) = (0u64, 0u64);
+            let density = rng.gen_range(0.2..0.95);
+            for r in 0..h {
+                for c in 0..w {
+                    if rng.gen_bool(density) {
+                        let bit = 1u64 << (r * 8 + c);
+                        if rng.gen_bool(0.5) {
+                            me |= bit
+                        } else {
+                            opp |= bit
+                        }
+                    }
+                }
+            }
+            let n = Naive::from_bits(w, h, me, opp);
+            let mut want = 0u64;
+            for (r, c) in n.moves(1) {
+                want |= 1 << (r * 8 + c);
+            }
+            assert_eq!(b.moves(me, opp), want, "{w}x{h} {me:#x} {opp:#x}");
+            for sq in 0..64u32 {
+                let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
+                if b.valid >> sq & 1 == 0 || (me | opp) >> sq & 1 != 0 {
+                    continue;
+                }
+                let mut f = 0u64;
+                for (rr, cc) in n.flips(1, r, c) {
+                    f |= 1 << (rr * 8 + cc);
+                }
+                assert_eq!(b.flips(me, opp, sq), f, "{w}x{h} {me:#x} {opp:#x} sq {sq}");
+            }
+        }
+    }
+}
+
+/// Random reachable positions of several shapes with few empties: the solver's value equals
+/// plain negamax on the naive board, and every window answer keeps the fail-soft contract.
+#[test]
+fn values_match_naive_negamax_on_rectangles_and_squares() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let table = Table::with_bytes(1 << 20).unwrap();
+    for (w, h, empties, count) in [
+        (4, 4, 12, 60),
+        (4, 6, 10, 60),
+        (6, 4, 10, 60),
+        (6, 6, 9, 40),
+        (8, 8, 8, 20),
+    ] {
+        let b = Board::new(w, h);
+        for _ in 0..count {
+            let (me, opp) = random_reachable(&mut rng, w, h, empties);
+            let want = Naive::from_bits(w, h, me, opp).negamax();
+            let (got, _) = solve(b, me, opp, &table);
+            assert_eq!(got, want, "{w}x{h} {me:#x} {opp:#x}");
+            for _ in 0..3 {
+                let alpha = rng.gen_range(-20..20);
+                let beta = alpha + rng.gen_range(1..6);
+                let (v, _) = solve_window(b, me, opp, alpha, beta, &table);
+                if v <= alpha {
+                    assert!(want <= v, "fail low {v} vs {want}");
+                } else if v >= beta {
+                    assert!(want >= v, "fail high {v} vs {want}");
+                } else {
+                    assert_eq!(v, want);
+                }
+            }
+        }
+    }
+}
+
+/// 4 x 4 from the start: the published value (White wins 11-3: -8 for Black), as plain minimax
+/// finds it, and the best move reaches it.
+#[test]
+fn reproduces_the_4x4_exact_value() {
+    let g = Othello::new(4).unwrap();
+    let root = g.initial_state();
+    let truth = minimax(&g, &root, None, &Control::unlimited())
+        .unwrap()
+        .value;
+    assert_eq!(truth, -8);
+    let table = Table::with_bytes(1 << 16).unwrap();
+    let o = search(
+        &g,
+        &root,
+        -engine::INF,
+        engine::INF,
+        &table,
+        &Control::unlimited(),
+    )
+    .unwrap();
+    assert_eq!(o.value, truth);
+    let mut c = root.clone();
+    g.apply(&mut c, o.best_move.unwrap());
+    let v = minimax(&g, &c, None, &Control::unlimited()).unwrap().value;
+    assert_eq!(to_parent(0, g.side(&c), v), truth);
+    // The principal variation is legal.
+    let mut s = root.clone();
+    let mut moves = Vec::new();
+    for &m in &o.pv {
+        g.legal_moves(&s, &mut moves);
+        assert!(moves.contains(&m), "pv {:?}", o.pv);
+        g.apply(&mut s, m);
+    }
+}
+
+/// A random position of the game with at most `empties` empties (reached by random play).
+fn random_game_position(
+    g: &Othello,
+    rng: &mut ChaCha8Rng,
+    empties: usize,
+) -> crate::games::othello::OthelloState {
+    let n = g.size() * g.size();
+    let mut s = g.initial_state();
+    let mut moves = Vec::new();
+    loop {
+        let filled = (s.discs[0] | s.discs[1]).count_ones() as usize;
+        if n - filled <= empties || g.is_terminal(&s) {
+            return s;
+        }
+        g.legal_moves(&s, &mut moves);
+        g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
+    }
+}
+
+/// The fast path equals the generic engine's exact search (and plain minimax where it is cheap)
+/// on random game positions of 4 x 4, 6 x 6 and 8 x 8, for full and null windows, and its best
+/// move reaches the value.
+#[test]
+fn equals_the_generic_engine_on_random_positions() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for (size, empties, count) in [(4, 12, 40), (6, 12, 25), (8, 12, 8)] {
+        let g = Othello::new(size).unwrap();
+        let table = Table::with_bytes(1 << 22).unwrap();
+        let etable = Table::with_bytes(1 << 22).unwrap();
+        for i in 0..count {
+            let s = random_game_position(&g, &mut rng, empties);
+            let ctl = Control::unlimited();
+            let e = engine::search(
+                &g,
+                &s,
+                -engine::INF,
+                engine::INF,
+                &Config::default(),
+                &etable,
+                &ctl,
+            )
+            .unwrap();
+            let o = search(&g, &s, -engine::INF, engine::INF, &table, &ctl).unwrap();
+            let text = g.format_position(&s);
+            assert_eq!(o.value, e.value, "{size}: {text}");
+            if size == 4 || i < 3 {
+                let m = minimax(&g, &s, None, &ctl).unwrap().value;
+                assert_eq!(o.value, m, "{size}: {text}");
+            }
+            if let Some(mv) = o.best_move {
+                let mut c = s.clone();
+                g.apply(&mut c, mv);
+                let t2 = Table::with_bytes(1 << 20).unwrap();
+                let v = search(&g, &c, -engine::INF, engine::INF, &t2, &ctl)
+                    .unwrap()
+                    .value;
+                assert_eq!(to_parent(g.side(&s), g.side(&c), v), o.value, "{text}");
+            } else {
+                assert!(g.is_terminal(&s));
+            }
+            // Null windows around the value, on the shared table (as the probes run).
+            for t in [o.value - 2, o.value, o.value + 1, o.value + 3] {
+                let p = search(&g, &s, t - 1, t, &table, &ctl).unwrap();
+                assert_eq!(p.value >= t, o.value >= t, "{text} target {t}");
+                if p.value >= t {
+                    assert!(p.value <= o.value);
+                } else {
+                    assert!(p.value >= o.value);
+                }
+            }
+        }
+    }
+}
+
+/// Through the registry: the exact job (probes on the fast path) and a stopped search.
+#[test]
+fn registry_probes_give_the_exact_value_and_a_limit_stops() {
+    let g = Othello::new(6).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    for _ in 0..5 {
+        let s = random_game_position(&g, &mut rng, 14);
+        let position = g.format_position(&s);
+        let job = crate::wire::JobSpec {
+            game: "othello".into(),
+            game_params: [("size".to_string(), "6".to_string())]
+                .into_iter()
+                .collect(),
+            position: position.clone(),
+            algorithm: "alphabeta".into(),
+            ..Default::default()
+        };
+        let p = crate::registry::prepare(&job).unwrap();
+        let r = crate::plan::run_local(p.as_ref(), &Control::unlimited()).unwrap();
+        let t = Table::with_bytes(1 << 20).unwrap();
+        let ctl = Control::unlimited();
+        let e = engine::search(
+            &g,
+            &s,
+            -engine::INF,
+            engine::INF,
+            &Config::default(),
+            &t,
+            &ctl,
+        )
+        .unwrap();
+        assert_eq!(r.value, serde_json::json!(e.value), "{position}");
+    }
+    // The 6 x 6 start under a small node limit: stopped, no value.
+    let root = g.initial_state();
+    let table = Table::with_bytes(1 << 20).unwrap();
+    let ctl = Control::with_limits(None, Some(50_000));
+    assert!(search(&g, &root, -1, 0, &table, &ctl).is_none());
+}
