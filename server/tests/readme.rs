@@ -8,19 +8,25 @@
 
 use std::process::Command;
 
-/// Commands of the README's code blocks, with a trailing comment and continuation lines
-/// joined; each with the comment line right above it (if any).
+/// Commands of the README's shell code blocks (```` ```sh ````), with continuation lines joined;
+/// each with the comment line right above it (if any).
 fn readme_commands() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
         .expect("README.md");
     let mut out = Vec::new();
     let mut in_block = false;
+    let mut shell = false;
     let mut comment = String::new();
     let mut pending = String::new();
     for line in text.lines() {
-        if line.trim_start().starts_with("```") {
+        if let Some(lang) = line.trim_start().strip_prefix("```") {
+            // Shell blocks hold commands; plain blocks hold usage synopses and layouts.
+            shell = !in_block && matches!(lang.trim(), "sh" | "bash" | "shell");
             in_block = !in_block;
             comment.clear();
+            continue;
+        }
+        if !shell {
             continue;
         }
         if !in_block {
