@@ -381,6 +381,8 @@ async fn worker_lease(
         if tokio::time::Instant::now() >= deadline || *closing.borrow() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
+        let (worker, until) = (r.worker_id.clone(), deadline.into_std());
+        c.call(move |s| s.worker_waits(&worker, until)).await;
         tokio::select! {
             _ = &mut notified => {}
             _ = tokio::time::sleep_until(deadline) => {}

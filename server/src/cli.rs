@@ -338,11 +338,8 @@ pub fn run_job_with(
     progress: Option<ProgressSink>,
 ) -> Result<JobResult, Failure> {
     let prepared = registry::prepare(job)?;
-    let mut ctl = Control::with_limits(
-        job.limits.time_ms.map(Duration::from_millis),
-        job.limits.node_limit,
-    )
-    .with_threads(threads);
+    // The job's limits are applied by the planner run itself (`plan::run_local`).
+    let mut ctl = Control::unlimited().with_threads(threads);
     if let Some(sink) = progress {
         ctl = ctl.with_progress(sink);
     }

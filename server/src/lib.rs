@@ -227,6 +227,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
                 if let Err(e) = coord.call(|s| s.expire_leases()).await {
                     tracing::error!("lease sweep: {e}");
                 }
+                coord.call(|s| s.expire_workers()).await;
             }
         })
     };

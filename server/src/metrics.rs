@@ -107,5 +107,10 @@ pub fn render(s: &Scheduler) -> String {
         "Task slots of the workers seen recently.",
         slots,
     );
+    gauge(
+        "gamesolver_workers_known",
+        "Workers in the coordinator's registry (live, or within two lease times of their last contact).",
+        s.known_workers(),
+    );
     out
 }

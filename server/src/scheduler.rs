@@ -220,6 +220,9 @@ struct Worker {
     last_seen: Option<Instant>,
     last_seen_ms: Option<u64>,
     leases: BTreeSet<String>,
+    /// Without a lease and without contact after this, the worker is forgotten
+    /// ([`Scheduler::expire_workers`]).
+    alive_until: Instant,
 }
 
 /// Monotonic counters for `/metrics`.
@@ -396,6 +399,8 @@ impl Scheduler {
                     last_seen: None,
                     last_seen_ms: None,
                     leases: BTreeSet::new(),
+                    // A grace period to come back after the coordinator's restart.
+                    alive_until: now + self.worker_horizon(),
                 },
             );
         }
@@ -898,6 +903,7 @@ impl Scheduler {
                 last_seen: Some(Instant::now()),
                 last_seen_ms: Some(at_ms),
                 leases: BTreeSet::new(),
+                alive_until: Instant::now() + self.worker_horizon(),
             },
         );
         Ok(Registered {
@@ -908,12 +914,50 @@ impl Scheduler {
     }
 
     fn touch(&mut self, worker_id: &str) -> Result<(), SchedError> {
+        let horizon = self.worker_horizon();
         let w = self.workers.get_mut(worker_id).ok_or_else(|| {
             SchedError::UnknownWorker(format!("unknown worker '{worker_id}': register again"))
         })?;
-        w.last_seen = Some(Instant::now());
+        let now = Instant::now();
+        w.last_seen = Some(now);
         w.last_seen_ms = Some(now_ms());
+        w.alive_until = w.alive_until.max(now + horizon);
         Ok(())
+    }
+
+    /// How long a worker without a lease is kept after its last contact: two lease times, as
+    /// for counting live slots, so that a worker between two requests is never forgotten.
+    fn worker_horizon(&self) -> Duration {
+        Duration::from_millis(self.config.lease_ms.saturating_mul(2))
+    }
+
+    /// A worker waits for a task in a long poll until `until`: it is alive until then, however
+    /// short the lease time (the poll is not a contact that refreshes it).
+    pub fn worker_waits(&mut self, worker_id: &str, until: Instant) {
+        let horizon = self.worker_horizon();
+        if let Some(w) = self.workers.get_mut(worker_id) {
+            w.alive_until = w.alive_until.max(until + horizon);
+        }
+    }
+
+    /// Forgets the workers that hold no lease and have not been heard of for the horizon
+    /// (a worker that stopped or died), so that the registry holds the live workers, not every
+    /// registration since the start. Their registrations stay in the store, and the workers
+    /// that held a task stay named in its lease history there. A forgotten worker that comes
+    /// back is told to register again. Returns how many were forgotten.
+    pub fn expire_workers(&mut self) -> usize {
+        let now = Instant::now();
+        let before = self.workers.len();
+        self.workers
+            .retain(|_, w| !w.leases.is_empty() || w.alive_until > now);
+        // The throughput window is trimmed here too, so it stays bounded without status reads.
+        self.tasks_last_minute();
+        before - self.workers.len()
+    }
+
+    /// Workers the registry holds (live ones and those within their horizon).
+    pub fn known_workers(&self) -> usize {
+        self.workers.len()
     }
 
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.
@@ -1183,7 +1227,10 @@ impl Scheduler {
                 "retry",
                 format!("task {tid} attempt {}: {message}", task.attempts),
             ));
-            self.queue.push_back(tid);
+            // First in line: the task was already leased once, and its job's planner counts it
+            // among the tasks in flight, so behind newer tasks it would hold the job back (with
+            // `--parallelism` equal to the worker slots, for as long as the whole queue).
+            self.queue.push_front(tid);
             self.queued_new = true;
             self.changed.insert(job_id);
         }

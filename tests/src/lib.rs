@@ -180,6 +180,26 @@ impl Coordinator {
         c
     }
 
+    /// Starts a coordinator on a fresh database in the scratch directory `name` ([`scratch`]).
+    pub fn fresh(name: &str, o: &CoordOpts) -> Coordinator {
+        Coordinator::start(&scratch(name).join("db.sqlite"), o)
+    }
+
+    /// Starts `n` worker processes of `threads` slots each and waits until the coordinator
+    /// lists them all (with the workers it listed before).
+    pub fn start_workers(&self, n: usize, threads: usize) -> Vec<Proc> {
+        let before = self.workers();
+        let procs: Vec<Proc> = (0..n)
+            .map(|_| start_worker(&self.url, threads, &[]))
+            .collect();
+        wait_until(
+            Duration::from_secs(30),
+            &format!("{n} more workers registered"),
+            || self.workers() >= before + n,
+        );
+        procs
+    }
+
     /// GET `path` (with the API token `token`).
     pub fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
         http("GET", &format!("{}{path}", self.url), None, token)

@@ -35,19 +35,14 @@ fn visits(v: &Value) -> BTreeMap<String, u64> {
 
 #[test]
 fn a_root_parallel_mcts_job_on_two_worker_processes_merges_both_trees() {
-    let dir = scratch("mcts-two-workers");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "mcts-two-workers",
         &CoordOpts {
             parallelism: Some(2),
             ..Default::default()
         },
     );
-    let _w1 = start_worker(&c.url, 1, &[]);
-    let _w2 = start_worker(&c.url, 1, &[]);
-    wait_until(Duration::from_secs(30), "two workers registered", || {
-        c.workers() == 2
-    });
+    let _workers = c.start_workers(2, 1);
     let id = c.submit(&job(), None);
     let st = c.wait_job(id, Duration::from_secs(120));
     assert_eq!(st["state"], "done", "{st}");

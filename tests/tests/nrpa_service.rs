@@ -84,19 +84,14 @@ fn shared_policy_rounds_on_two_workers_survive_a_coordinator_restart() {
 /// the same per-run budget (run 0 is that run).
 #[test]
 fn independent_runs_on_two_workers_are_at_least_as_good_as_one() {
-    let dir = scratch("nrpa-runs");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "nrpa-runs",
         &CoordOpts {
             parallelism: Some(2),
             ..Default::default()
         },
     );
-    let _w1 = start_worker(&c.url, 1, &[]);
-    let _w2 = start_worker(&c.url, 1, &[]);
-    wait_until(Duration::from_secs(30), "two workers registered", || {
-        c.workers() == 2
-    });
+    let _workers = c.start_workers(2, 1);
     let base = json!({"level": "2", "iterations": "40", "seed": "7"});
     let one = local(&nrpa(base.clone()));
     let mut two = base;

@@ -22,31 +22,36 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn a_memory_limit_too_small_ends_the_exact_value_job_with_a_result_and_the_worker_lives_on() {
-    let dir = scratch("pn-memory");
-    let c = Coordinator::start(&dir.join("db.sqlite"), &CoordOpts::default());
-    let w = start_worker(&c.url, 1, &[]);
-    wait_until(Duration::from_secs(30), "worker registered", || {
-        c.workers() == 1
-    });
+    let c = Coordinator::fresh("pn-memory", &CoordOpts::default());
+    let w = c.start_workers(1, 1).remove(0);
     // Othello 6x6 from the start: its proof tree is far beyond 1 MiB (about 50 000 nodes).
-    // Without `target` the planner runs threshold probes; the first one hits the limit.
-    let job = json!({
-        "game": "othello", "game_params": {"size": 6}, "position": "",
-        "algorithm": "pns", "options": {"memory_mb": 1}
-    });
-    let id = c.submit(&job, None);
-    let st = c.wait_job(id, LONG);
-    assert_eq!(st["state"], "done", "a memory limit is a result: {st}");
-    let r = &st["result"];
-    assert_eq!(r["stopped"], "memory", "{st}");
-    assert!(
-        r["error"].as_str().unwrap_or("").contains("memory limit"),
-        "{st}"
-    );
-    assert_eq!(r["value"], serde_json::Value::Null, "{st}");
-    let b = r["bounds"].as_array().expect("bounds");
-    assert!(b[0].as_i64().unwrap() < b[1].as_i64().unwrap(), "{st}");
-    assert!(alive(w.pid()), "the worker process died");
+    // Without `target` the planner runs threshold probes; the first one hits the limit. PN²
+    // stops there too (it used to re-expand its first level for minutes under this budget).
+    for alg in ["pns", "pn2"] {
+        let job = json!({
+            "game": "othello", "game_params": {"size": 6}, "position": "",
+            "algorithm": alg, "options": {"memory_mb": 1}
+        });
+        let id = c.submit(&job, None);
+        let st = c.wait_job(id, LONG);
+        assert_eq!(
+            st["state"], "done",
+            "{alg}: a memory limit is a result: {st}"
+        );
+        let r = &st["result"];
+        assert_eq!(r["stopped"], "memory", "{alg}: {st}");
+        assert!(
+            r["error"].as_str().unwrap_or("").contains("memory limit"),
+            "{alg}: {st}"
+        );
+        assert_eq!(r["value"], serde_json::Value::Null, "{alg}: {st}");
+        let b = r["bounds"].as_array().expect("bounds");
+        assert!(
+            b[0].as_i64().unwrap() < b[1].as_i64().unwrap(),
+            "{alg}: {st}"
+        );
+        assert!(alive(w.pid()), "the worker process died");
+    }
     // The same worker finishes the next job.
     let id2 = c.submit(
         &json!({"game": "tictactoe", "position": "", "algorithm": "pns"}),

@@ -51,19 +51,14 @@ fn pons_position() -> (String, i64) {
 
 #[test]
 fn a_pons_position_over_http_gets_its_exact_score_with_probes_on_two_worker_processes() {
-    let dir = scratch("two-workers");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "two-workers",
         &CoordOpts {
             parallelism: Some(2),
             ..Default::default()
         },
     );
-    let _w1 = start_worker(&c.url, 1, &[]);
-    let _w2 = start_worker(&c.url, 1, &[]);
-    wait_until(Duration::from_secs(30), "two workers registered", || {
-        c.workers() == 2
-    });
+    let _workers = c.start_workers(2, 1);
     let (moves, score) = pons_position();
     let job = json!({"game": "connect4", "position": moves, "algorithm": "alphabeta"});
     let id = c.submit(&job, None);
@@ -90,9 +85,8 @@ fn a_pons_position_over_http_gets_its_exact_score_with_probes_on_two_worker_proc
 /// `gamesolver solve --coordinator URL` submits, follows and prints like the in-process solve.
 #[test]
 fn solve_with_coordinator_prints_the_same_result_as_in_process() {
-    let dir = scratch("solve-remote");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "solve-remote",
         &CoordOpts {
             local_workers: 1,
             ..Default::default()
@@ -167,9 +161,8 @@ fn solve_with_coordinator_prints_the_same_result_as_in_process() {
 
 #[test]
 fn kill_9_of_a_worker_mid_task_hands_the_task_on_and_counts_it_once() {
-    let dir = scratch("kill-worker");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "kill-worker",
         &CoordOpts {
             lease_ms: Some(1500),
             ..Default::default()
@@ -258,9 +251,8 @@ fn kill_9_of_the_coordinator_mid_job_then_restart_on_the_same_file_loses_nothing
 /// A fake worker speaking the protocol directly, to provoke what real workers rarely do.
 #[test]
 fn results_are_idempotent_and_leases_are_checked_and_tokens_required() {
-    let dir = scratch("protocol");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "protocol",
         &CoordOpts {
             lease_ms: Some(800),
             worker_token: Some("wt-secret".into()),
@@ -398,9 +390,8 @@ fn results_are_idempotent_and_leases_are_checked_and_tokens_required() {
 
 #[test]
 fn malformed_oversized_and_unauthorized_requests_get_4xx_json() {
-    let dir = scratch("bad-requests");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "bad-requests",
         &CoordOpts {
             api_token: Some("api-secret".into()),
             ..Default::default()
@@ -524,9 +515,8 @@ fn malformed_oversized_and_unauthorized_requests_get_4xx_json() {
 
 #[test]
 fn a_poison_task_fails_its_job_after_n_attempts_while_other_jobs_finish() {
-    let dir = scratch("poison");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "poison",
         &CoordOpts {
             max_attempts: Some(3),
             ..Default::default()
@@ -559,9 +549,8 @@ fn a_poison_task_fails_its_job_after_n_attempts_while_other_jobs_finish() {
 
 #[test]
 fn cancel_reaches_a_running_task_and_events_stream_until_the_end() {
-    let dir = scratch("cancel");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "cancel",
         &CoordOpts {
             lease_ms: Some(900),
             ..Default::default()
@@ -671,9 +660,8 @@ fn a_thousand_small_concurrent_jobs_all_finish_with_correct_values() {
 /// refuse every outside client, while the coordinator's own local workers still run jobs.
 #[test]
 fn without_a_worker_token_only_local_workers_are_served() {
-    let dir = scratch("worker-default");
-    let c = Coordinator::start(
-        &dir.join("db.sqlite"),
+    let c = Coordinator::fresh(
+        "worker-default",
         &CoordOpts {
             local_workers: 1,
             secure_default: true,

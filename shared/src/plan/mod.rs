@@ -431,7 +431,17 @@ pub fn job_result(job: &dyn PreparedJob, out: TaskOutput, elapsed_ms: u64) -> Jo
 
 /// Runs a prepared job in this process through the planner: tasks one at a time (parallelism
 /// 1), so a probe plan bisects and each kernel may use `ctl`'s threads itself.
+///
+/// The job's own limits apply here, whoever calls (CLI, bench, tests), as a worker applies
+/// them to a leased task: `time_ms` is the budget of the whole run, from this call on;
+/// `node_limit` is the budget of each task (the contract of [`crate::wire::Limits`]). Limits
+/// already in `ctl` still hold (the earlier deadline, the smaller budget wins). The memory
+/// budget is a job option (`memory_mb`), read by the kernel from the prepared job itself.
 pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, SolveError> {
+    let limits = &job.job().limits;
+    let deadline = limits
+        .time_ms
+        .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
     let mut planner = Planner::new(job.plan_shape(), 1);
     loop {
         let tasks = planner.next_tasks();
@@ -439,8 +449,11 @@ pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, Solv
             break;
         }
         for task in tasks {
-            let out = job.run(&task, ctl)?;
-            planner.on_result(&task, out);
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            let task_ctl = ctl.for_task(left, limits.node_limit);
+            let out = job.run(&task, &task_ctl);
+            ctl.add_nodes(task_ctl.nodes());
+            planner.on_result(&task, out?);
         }
         ctl.report(planner.progress(job));
         if planner.is_done() {
@@ -678,6 +691,44 @@ mod tests {
         assert!(p.is_done());
         assert_eq!(p.bounds().upper, 4);
         assert!(p.next_tasks().is_empty());
+    }
+
+    /// `run_local` honours the job's limits by itself, with an unlimited control: the node
+    /// budget per task, the time budget for the whole run.
+    #[test]
+    fn run_local_applies_the_job_limits() {
+        use crate::wire::JobSpec;
+        let job = |game: &str, position: &str, algorithm: &str| JobSpec {
+            game: game.into(),
+            position: position.into(),
+            algorithm: algorithm.into(),
+            ..JobSpec::default()
+        };
+        let run = |j: &JobSpec| {
+            let p = crate::registry::prepare(j).expect("valid job");
+            run_local(p.as_ref(), &Control::unlimited())
+        };
+        // Tic-tac-toe by plain minimax searches over half a million nodes.
+        let mut j = job("tictactoe", "", "minimax");
+        let full = run(&j).expect("solves");
+        assert!(full.nodes > 100_000, "{full:?}");
+        j.limits.node_limit = Some(1_000);
+        let e = run(&j).expect_err("a node budget far below the search stops it");
+        assert!(e.to_string().contains("nodes"), "{e}");
+        // A probe plan: each probe gets the budget (Connect Four: alpha-beta probes).
+        let mut j = job("connect4", "4453", "alphabeta");
+        j.limits.node_limit = Some(50_000);
+        let e = run(&j).expect_err("stops");
+        assert!(e.to_string().contains("nodes"), "{e}");
+        // The time budget: a search of about ten seconds stops after about 0.2 s.
+        j.limits = crate::wire::Limits {
+            time_ms: Some(200),
+            node_limit: None,
+        };
+        let t0 = std::time::Instant::now();
+        let e = run(&j).expect_err("stops");
+        assert!(e.to_string().contains("time"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

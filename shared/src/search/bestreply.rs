@@ -21,7 +21,7 @@
 //! cannot arise in the real game (the paper's trade-off).
 
 use super::maxn::VectorOutcome;
-use super::node::Tally;
+use super::node::{RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{OutOfTurn, Turn, VectorEval};
 
@@ -34,49 +34,34 @@ fn root_of<G: OutOfTurn>(game: &G, state: &G::State) -> usize {
 }
 
 struct Search<'a, G: OutOfTurn + VectorEval> {
-    game: &'a G,
-    ctl: &'a Control,
-    root: usize,
+    s: RootPlayerSearch<'a, G>,
     players: usize,
-    buf: Vec<f64>,
     /// One move buffer per ply, reused for every opponent of a MIN layer in turn.
     moves: Vec<Vec<G::Move>>,
-    tally: Tally,
-    cut: bool,
-    best_root: Option<G::Move>,
 }
 
 impl<G: OutOfTurn + VectorEval> Search<'_, G> {
-    fn leaf(&mut self, state: &G::State, terminal: bool) -> f64 {
-        self.tally.leaves += 1;
-        if terminal {
-            self.game.returns(state, &mut self.buf);
-        } else {
-            self.game.evaluate_vector(state, &mut self.buf);
-        }
-        self.buf[self.root]
-    }
-
     /// The BRS value of `state`, a MAX layer (`max_layer`, the root player to move) or a MIN
     /// layer, searched with the window (`alpha`, `beta`), fail-soft.
     fn value(
         &mut self,
         state: &G::State,
-        mut alpha: f64,
-        mut beta: f64,
+        alpha: f64,
+        beta: f64,
         ply: usize,
         depth: Option<u32>,
         max_layer: bool,
     ) -> f64 {
-        if !self.tally.enter(self.ctl) {
+        if !self.s.tally.enter(self.s.ctl) {
             return 0.0;
         }
-        if self.game.turn(state) == Turn::Terminal {
-            return self.leaf(state, true);
+        let game = self.s.game;
+        if game.turn(state) == Turn::Terminal {
+            return self.s.leaf(state, true);
         }
         if depth == Some(0) {
-            self.cut = true;
-            return self.leaf(state, false);
+            self.s.cut = true;
+            return self.s.leaf(state, false);
         }
         if self.moves.len() <= ply {
             self.moves.push(Vec::new());
@@ -84,50 +69,39 @@ impl<G: OutOfTurn + VectorEval> Search<'_, G> {
         let next = depth.map(|d| d - 1);
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut any = false;
-        let best = if max_layer {
-            self.game.legal_moves(state, &mut moves);
-            let mut best = f64::NEG_INFINITY;
+        let mut w = Window::open(max_layer, alpha, beta);
+        if max_layer {
+            game.legal_moves(state, &mut moves);
             for &mv in &moves {
                 any = true;
                 let mut child = state.clone();
-                self.game.apply(&mut child, mv);
-                let v = self.value(&child, alpha, beta, ply + 1, next, false);
-                if v > best {
-                    best = v;
-                    if ply == 0 {
-                        self.best_root = Some(mv);
-                    }
-                }
-                if best >= beta {
+                game.apply(&mut child, mv);
+                let v = self.value(&child, w.alpha, w.beta, ply + 1, next, false);
+                if self.s.fold(true, ply, mv, v, &mut w) {
                     break;
                 }
-                alpha = alpha.max(best);
             }
-            best
         } else {
-            let mut best = f64::INFINITY;
+            let root = self.s.root;
             'opponents: for k in 1..self.players {
-                let o = ((self.root + k) % self.players) as u8;
-                self.game.moves_as(state, o, &mut moves);
+                let o = ((root + k) % self.players) as u8;
+                game.moves_as(state, o, &mut moves);
                 for &mv in &moves {
                     any = true;
                     let mut child = state.clone();
-                    self.game.apply_as(&mut child, o, mv, self.root as u8);
-                    let v = self.value(&child, alpha, beta, ply + 1, next, true);
-                    best = best.min(v);
-                    if best <= alpha {
+                    game.apply_as(&mut child, o, mv, root as u8);
+                    let v = self.value(&child, w.alpha, w.beta, ply + 1, next, true);
+                    if self.s.fold(false, ply, mv, v, &mut w) {
                         break 'opponents;
                     }
-                    beta = beta.min(best);
                 }
             }
-            best
-        };
+        }
         self.moves[ply] = moves;
         if !any {
-            return self.leaf(state, false);
+            return self.s.leaf(state, false);
         }
-        best
+        w.best
     }
 }
 
@@ -139,28 +113,12 @@ pub fn best_reply<G: OutOfTurn + VectorEval>(
     ctl: &Control,
 ) -> Option<VectorOutcome<G::Move>> {
     let mut s = Search {
-        game,
-        ctl,
-        root: root_of(game, state),
+        s: RootPlayerSearch::new(game, ctl, root_of(game, state)),
         players: game.num_players(),
-        buf: vec![0.0; game.num_players().max(1)],
         moves: Vec::new(),
-        tally: Tally::default(),
-        cut: false,
-        best_root: None,
     };
     let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth, true);
-    s.tally.flush(ctl);
-    if s.tally.stopped {
-        return None;
-    }
-    Some(VectorOutcome {
-        value: vec![v],
-        best_move: s.best_root,
-        nodes: s.tally.nodes,
-        leaves: s.tally.leaves,
-        cut: s.cut,
-    })
+    s.s.outcome(v)
 }
 
 #[cfg(test)]

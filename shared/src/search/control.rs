@@ -85,6 +85,32 @@ impl Control {
         c.node_limit = node_limit;
         c
     }
+    /// The control of one task of a job run with this control: the same cancel flag, progress
+    /// sink and threads, the earlier of this deadline and `time` from now, and a node count of
+    /// its own limited to `node_limit` (job limits count nodes per task). The caller adds the
+    /// task's nodes to this control's count when it ends ([`Control::add_nodes`]).
+    pub fn for_task(&self, time: Option<Duration>, node_limit: Option<u64>) -> Control {
+        let now = Instant::now();
+        let deadline = match (self.deadline, time.map(|t| now + t)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let node_limit = match (self.node_limit, node_limit) {
+            // This control's own budget is what is left of it.
+            (Some(a), Some(b)) => Some(a.saturating_sub(self.nodes()).min(b)),
+            (Some(a), None) => Some(a.saturating_sub(self.nodes())),
+            (None, b) => b,
+        };
+        Control {
+            cancel: self.cancel.clone(),
+            deadline,
+            node_limit,
+            nodes: Arc::new(AtomicU64::new(0)),
+            started: self.started,
+            progress: self.progress.clone(),
+            threads: self.threads,
+        }
+    }
     /// Shares an external cancel flag (set by the worker when the coordinator cancels).
     pub fn with_cancel_flag(mut self, flag: Arc<AtomicBool>) -> Self {
         self.cancel = flag;

@@ -1,15 +1,17 @@
 //! What the depth-first kernels share at a node: the visit tally with its limit check, the
-//! fail-hard leaf of the negamax chance kernels, and the Star1 window arithmetic at a chance
-//! node (Ballard 1983; seed 004), written once for Star1 and for Star2's search phase.
+//! fail-hard leaf of the negamax chance kernels, the Star1 window arithmetic at a chance
+//! node (Ballard 1983; seed 004), written once for Star1 and for Star2's search phase, and the
+//! root player's side of paranoid and best-reply search ([`RootPlayerSearch`]).
 //!
 //! Nothing here changes what a kernel visits: each helper is the code the kernels had inline,
 //! with the same floating-point operations in the same order, so node counts stay identical
 //! (the kernels' tests compare values with expectimax; `examples/star_bench.rs` prints the node
 //! counts, which did not change when this module was introduced).
 
+use super::maxn::VectorOutcome;
 use super::Control;
 use crate::model::chance::ChanceZeroSum;
-use crate::model::Turn;
+use crate::model::{Turn, VectorEval};
 
 /// How often (in nodes) a kernel reports its nodes and asks whether to stop: a power of two.
 const CHECK_EVERY: u64 = 0x1000;
@@ -67,6 +69,33 @@ pub(crate) fn star_leaf<G: ChanceZeroSum>(
     };
     tally.leaves += 1;
     Some(v.max(alpha).min(beta))
+}
+
+/// Folds the value `v` of move `mv` (from the node's side) into a fail-hard negamax decision
+/// node at `ply` of Star1 or Star2 (their decision loop): `Some(beta)` on a cut-off, else `v`
+/// raises `alpha`. The root move that reached the result is recorded in `best_root`.
+#[inline]
+pub(crate) fn star_decision<M>(
+    v: f64,
+    mv: M,
+    ply: usize,
+    alpha: &mut f64,
+    beta: f64,
+    best_root: &mut Option<M>,
+) -> Option<f64> {
+    if v >= beta {
+        if ply == 0 {
+            *best_root = Some(mv);
+        }
+        return Some(beta);
+    }
+    if v > *alpha {
+        *alpha = v;
+        if ply == 0 {
+            *best_root = Some(mv);
+        }
+    }
+    None
 }
 
 /// The window `(a, b)` of a node of side `side` as seen by its child of side `child_side`.
@@ -150,5 +179,117 @@ pub(crate) fn outcome_cut(
         Some(alpha)
     } else {
         None
+    }
+}
+
+/// The root player's half of a two-sided search of a multi-player game (paranoid search and
+/// best-reply search): leaves scored by the root player's entry of `returns` or
+/// `evaluate_vector`, the tally, the depth-cut flag, the best root move, and the fail-soft
+/// alpha-beta step of a MAX (root player) or MIN (coalition) node. Both kernels had this inline;
+/// the operations and their order are theirs, so their node counts are unchanged.
+pub(crate) struct RootPlayerSearch<'a, G: VectorEval> {
+    pub game: &'a G,
+    pub ctl: &'a Control,
+    /// The player whose utility is maximised.
+    pub root: usize,
+    buf: Vec<f64>,
+    pub tally: Tally,
+    /// Some leaf was scored by the evaluator at the depth cut.
+    pub cut: bool,
+    pub best_root: Option<G::Move>,
+}
+
+/// The fail-soft window of a node being searched and its best value so far.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Window {
+    pub best: f64,
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+impl Window {
+    /// A node's window before its first child: `best` is the worst value for its side.
+    pub fn open(maximise: bool, alpha: f64, beta: f64) -> Window {
+        let best = if maximise {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        Window { best, alpha, beta }
+    }
+}
+
+impl<'a, G: VectorEval> RootPlayerSearch<'a, G> {
+    /// A search for `root`'s utility.
+    pub fn new(game: &'a G, ctl: &'a Control, root: usize) -> Self {
+        RootPlayerSearch {
+            game,
+            ctl,
+            root,
+            buf: vec![0.0; game.num_players().max(1)],
+            tally: Tally::default(),
+            cut: false,
+            best_root: None,
+        }
+    }
+
+    /// The root player's utility at a leaf: the game's `returns` at a terminal state, the
+    /// evaluator's estimate otherwise. Counts the leaf.
+    #[inline]
+    pub fn leaf(&mut self, state: &G::State, terminal: bool) -> f64 {
+        self.tally.leaves += 1;
+        if terminal {
+            self.game.returns(state, &mut self.buf);
+        } else {
+            self.game.evaluate_vector(state, &mut self.buf);
+        }
+        self.buf[self.root]
+    }
+
+    /// Folds the value `v` of move `mv` into a MAX (`maximise`) or MIN node's window at `ply`
+    /// (alpha-beta, fail-soft, cut-off on equality; the first best root move is kept). True
+    /// when the remaining children are cut off.
+    #[inline]
+    pub fn fold(
+        &mut self,
+        maximise: bool,
+        ply: usize,
+        mv: G::Move,
+        v: f64,
+        w: &mut Window,
+    ) -> bool {
+        if (maximise && v > w.best) || (!maximise && v < w.best) {
+            w.best = v;
+            if ply == 0 {
+                self.best_root = Some(mv);
+            }
+        }
+        if maximise {
+            if w.best >= w.beta {
+                return true;
+            }
+            w.alpha = w.alpha.max(w.best);
+        } else {
+            if w.best <= w.alpha {
+                return true;
+            }
+            w.beta = w.beta.min(w.best);
+        }
+        false
+    }
+
+    /// The result of a search whose root value is `v`, `None` when it was stopped.
+    pub fn outcome(self, v: f64) -> Option<VectorOutcome<G::Move>> {
+        self.tally.flush(self.ctl);
+        if self.tally.stopped {
+            return None;
+        }
+        Some(VectorOutcome {
+            value: vec![v],
+            best_move: self.best_root,
+            nodes: self.tally.nodes,
+            leaves: self.tally.leaves,
+            cut: self.cut,
+        })
     }
 }

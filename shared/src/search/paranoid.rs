@@ -12,45 +12,36 @@
 //! (chance nodes do not use it up). A stop request returns `None`.
 
 use super::maxn::{root_player, VectorOutcome};
-use super::node::Tally;
+use super::node::{RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
 struct Search<'a, G: Stochastic + VectorEval> {
-    game: &'a G,
-    ctl: &'a Control,
-    root: usize,
-    buf: Vec<f64>,
+    s: RootPlayerSearch<'a, G>,
     moves: Vec<Vec<G::Move>>,
     outcomes: Vec<Vec<(G::Move, f64)>>,
-    tally: Tally,
-    cut: bool,
-    best_root: Option<G::Move>,
 }
 
 impl<G: Stochastic + VectorEval> Search<'_, G> {
     fn value(
         &mut self,
         state: &G::State,
-        mut alpha: f64,
-        mut beta: f64,
+        alpha: f64,
+        beta: f64,
         ply: usize,
         depth: Option<u32>,
     ) -> f64 {
-        if !self.tally.enter(self.ctl) {
+        if !self.s.tally.enter(self.s.ctl) {
             return 0.0;
         }
-        let turn = self.game.turn(state);
+        let game = self.s.game;
+        let turn = game.turn(state);
         if turn == Turn::Terminal {
-            self.tally.leaves += 1;
-            self.game.returns(state, &mut self.buf);
-            return self.buf[self.root];
+            return self.s.leaf(state, true);
         }
         if depth == Some(0) {
-            self.tally.leaves += 1;
-            self.cut = true;
-            self.game.evaluate_vector(state, &mut self.buf);
-            return self.buf[self.root];
+            self.s.cut = true;
+            return self.s.leaf(state, false);
         }
         if self.moves.len() <= ply {
             self.moves.push(Vec::new());
@@ -59,49 +50,31 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
         match turn {
             Turn::Chance => {
                 let mut outcomes = std::mem::take(&mut self.outcomes[ply]);
-                self.game.chance_outcomes(state, &mut outcomes);
+                game.chance_outcomes(state, &mut outcomes);
                 let mut sum = 0.0;
                 for &(mv, p) in &outcomes {
                     let mut child = state.clone();
-                    self.game.apply(&mut child, mv);
+                    game.apply(&mut child, mv);
                     sum += p * self.value(&child, f64::NEG_INFINITY, f64::INFINITY, ply + 1, depth);
                 }
                 self.outcomes[ply] = outcomes;
                 sum
             }
             Turn::Player(p) => {
-                let maximise = p as usize == self.root;
+                let maximise = p as usize == self.s.root;
                 let mut moves = std::mem::take(&mut self.moves[ply]);
-                self.game.legal_moves(state, &mut moves);
-                let mut best = if maximise {
-                    f64::NEG_INFINITY
-                } else {
-                    f64::INFINITY
-                };
+                game.legal_moves(state, &mut moves);
+                let mut w = Window::open(maximise, alpha, beta);
                 for &mv in &moves {
                     let mut child = state.clone();
-                    self.game.apply(&mut child, mv);
-                    let v = self.value(&child, alpha, beta, ply + 1, depth.map(|d| d - 1));
-                    if (maximise && v > best) || (!maximise && v < best) {
-                        best = v;
-                        if ply == 0 {
-                            self.best_root = Some(mv);
-                        }
-                    }
-                    if maximise {
-                        if best >= beta {
-                            break;
-                        }
-                        alpha = alpha.max(best);
-                    } else {
-                        if best <= alpha {
-                            break;
-                        }
-                        beta = beta.min(best);
+                    game.apply(&mut child, mv);
+                    let v = self.value(&child, w.alpha, w.beta, ply + 1, depth.map(|d| d - 1));
+                    if self.s.fold(maximise, ply, mv, v, &mut w) {
+                        break;
                     }
                 }
                 self.moves[ply] = moves;
-                best
+                w.best
             }
             Turn::Terminal => unreachable!(),
         }
@@ -116,28 +89,12 @@ pub fn paranoid<G: Stochastic + VectorEval>(
     ctl: &Control,
 ) -> Option<VectorOutcome<G::Move>> {
     let mut s = Search {
-        game,
-        ctl,
-        root: root_player(game, state),
-        buf: vec![0.0; game.num_players().max(1)],
+        s: RootPlayerSearch::new(game, ctl, root_player(game, state)),
         moves: Vec::new(),
         outcomes: Vec::new(),
-        tally: Tally::default(),
-        cut: false,
-        best_root: None,
     };
     let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
-    s.tally.flush(ctl);
-    if s.tally.stopped {
-        return None;
-    }
-    Some(VectorOutcome {
-        value: vec![v],
-        best_move: s.best_root,
-        nodes: s.tally.nodes,
-        leaves: s.tally.leaves,
-        cut: s.cut,
-    })
+    s.s.outcome(v)
 }
 
 #[cfg(test)]

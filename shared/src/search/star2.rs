@@ -39,7 +39,9 @@
 //! mode, once per round in cyclic mode). A stop request returns `None`.
 
 use super::expectimax::ChanceOutcome;
-use super::node::{child_window, outcome_cut, outcome_window, star_leaf, OutcomeWindow, Tally};
+use super::node::{
+    child_window, outcome_cut, outcome_window, star_decision, star_leaf, OutcomeWindow, Tally,
+};
 use super::star1::root_window;
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
@@ -194,18 +196,9 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     )
                 }
             };
-            if v >= beta {
-                if ply == 0 {
-                    self.best_root = Some(mv);
-                }
-                result = Some(beta);
+            if let Some(cut) = star_decision(v, mv, ply, &mut alpha, beta, &mut self.best_root) {
+                result = Some(cut);
                 break;
-            }
-            if v > alpha {
-                alpha = v;
-                if ply == 0 {
-                    self.best_root = Some(mv);
-                }
             }
         }
         self.frames[ply].moves = moves;

@@ -173,17 +173,7 @@ fn engine_with_the_evaluator_agrees_with_minimax_and_plays_legal_games() {
                 extensions: false,
                 ..Config::default()
             };
-            let t = Table::with_bytes(1 << 16).unwrap();
-            let got = engine::search(
-                &g,
-                &s,
-                -engine::INF,
-                engine::INF,
-                &cfg,
-                &t,
-                &Control::unlimited(),
-            )
-            .unwrap();
+            let got = engine::search_full(&g, &s, &cfg);
             assert_eq!(got.value, want.value, "depth {d}");
         }
     }
@@ -198,10 +188,7 @@ fn engine_with_the_evaluator_agrees_with_minimax_and_plays_legal_games() {
         while !g.is_terminal(&s) {
             g.legal_moves(&s, &mut moves);
             let mv = if (s.moves() % 2) as u8 == engine_side {
-                let cfg = Config {
-                    depth: Some(4),
-                    ..Config::default()
-                };
+                let cfg = engine::at_depth(4);
                 engine::search(
                     &g,
                     &s,

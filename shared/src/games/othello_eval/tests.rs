@@ -216,21 +216,8 @@ fn engine_with_the_evaluator_agrees_with_minimax() {
             };
             for d in 1..=3u32 {
                 let want = minimax(&g, &s, Some(d), &Control::unlimited()).unwrap();
-                let cfg = Config {
-                    depth: Some(d),
-                    ..Config::default()
-                };
-                let t = Table::with_bytes(1 << 16).unwrap();
-                let got = engine::search(
-                    &g,
-                    &s,
-                    -engine::INF,
-                    engine::INF,
-                    &cfg,
-                    &t,
-                    &Control::unlimited(),
-                )
-                .unwrap();
+                let cfg = engine::at_depth(d);
+                let got = engine::search_full(&g, &s, &cfg);
                 assert_eq!(got.value, want.value, "size {size} depth {d}");
                 if let Some(m) = got.best_move {
                     let mut c = s.clone();
@@ -272,10 +259,7 @@ fn play(size: usize, players: [Option<u32>; 2], seed: u64) -> i32 {
         let mv = match players[g.side(&s) as usize] {
             None => moves[rng.gen_range(0..moves.len())],
             Some(d) => {
-                let cfg = Config {
-                    depth: Some(d),
-                    ..Config::default()
-                };
+                let cfg = engine::at_depth(d);
                 let o = engine::search(
                     &g,
                     &s,
@@ -339,30 +323,10 @@ fn engine_reproduces_the_4x4_exact_value() {
     let truth = minimax(&plain, &root, None, &Control::unlimited()).unwrap();
     // Published: 4 x 4 Othello is won by White, 3-11 (Black's view: -8).
     assert_eq!(truth.value, -8);
-    let t = Table::with_bytes(1 << 16).unwrap();
-    let o = engine::search(
-        &plain,
-        &root,
-        -engine::INF,
-        engine::INF,
-        &Config::default(),
-        &t,
-        &Control::unlimited(),
-    )
-    .unwrap();
+    let o = engine::search_full(&plain, &root, &Config::default());
     assert_eq!(o.value, truth.value);
     let g = othello(Othello::new(4).unwrap());
-    let t = Table::with_bytes(1 << 16).unwrap();
-    let o = engine::search(
-        &g,
-        &root,
-        -engine::INF,
-        engine::INF,
-        &Config::default(),
-        &t,
-        &Control::unlimited(),
-    )
-    .unwrap();
+    let o = engine::search_full(&g, &root, &Config::default());
     assert_eq!(g.proven(o.value), Some(truth.value));
     // The best move reaches the value.
     let mut c = root.clone();
@@ -422,10 +386,7 @@ fn iterative_deepening_under_a_limit_keeps_the_deepest_finished_iteration() {
     let mut rng = ChaCha8Rng::seed_from_u64(4);
     for (i, limit) in [2_000u64, 6_000].into_iter().enumerate() {
         let s = random_position(g.inner(), &mut rng, 4 + 3 * i);
-        let cfg = Config {
-            depth: Some(40),
-            ..Config::default()
-        };
+        let cfg = engine::at_depth(40);
         let ctl = Control::with_limits(None, Some(limit));
         let t = Table::with_bytes(1 << 18).unwrap();
         let o = engine::search(&g, &s, -engine::INF, engine::INF, &cfg, &t, &ctl).unwrap();
@@ -451,10 +412,7 @@ fn iterative_deepening_under_a_limit_keeps_the_deepest_finished_iteration() {
     }
     // A time limit: always a legal move from a finished iteration.
     let s = g.initial_state();
-    let cfg = Config {
-        depth: Some(60),
-        ..Config::default()
-    };
+    let cfg = engine::at_depth(60);
     let ctl = Control::with_limits(Some(std::time::Duration::from_millis(20)), None);
     let o = engine::search(
         &g,
@@ -501,21 +459,8 @@ fn registry_option_eval() {
     let features = run(&job(&[("depth", "3")], "othello"));
     let direct = {
         let e = othello(Othello::new(6).unwrap());
-        let cfg = Config {
-            depth: Some(3),
-            ..Config::default()
-        };
-        let t = Table::with_bytes(1 << 16).unwrap();
-        let o = engine::search(
-            &e,
-            &s,
-            -engine::INF,
-            engine::INF,
-            &cfg,
-            &t,
-            &Control::unlimited(),
-        )
-        .unwrap();
+        let cfg = engine::at_depth(3);
+        let o = engine::search_full(&e, &s, &cfg);
         e.value_to_json(&s, o.value)
     };
     assert_eq!(features.value, direct);

@@ -120,6 +120,28 @@ pub fn table_bytes<G: Tactics>(game: &G, root: &G::State, memory_mb: Option<u64>
     (budget.min(hint) as usize).max(MIN_TABLE_BYTES)
 }
 
+/// Tests: an unlimited full-window search of `root` with `cfg` and a fresh 64 KiB table (the
+/// set-up every evaluator's differential test repeated).
+#[cfg(test)]
+pub(crate) fn search_full<G: ZeroSum + Hashed + Tactics>(
+    game: &G,
+    root: &G::State,
+    cfg: &Config,
+) -> Outcome<G::Move> {
+    let table = Table::with_bytes(1 << 16).expect("a 64 KiB table");
+    search(game, root, -INF, INF, cfg, &table, &Control::unlimited())
+        .expect("an unlimited search ends")
+}
+
+/// Tests: the default configuration cut at `depth` plies.
+#[cfg(test)]
+pub(crate) fn at_depth(depth: u32) -> Config {
+    Config {
+        depth: Some(depth),
+        ..Config::default()
+    }
+}
+
 /// Searches `root` with the window `(alpha, beta)` (see the module doc). `None` only when an
 /// exact search was stopped.
 pub fn search<G: ZeroSum + Hashed + Tactics>(

@@ -240,10 +240,7 @@ fn iterative_deepening_under_a_tiny_node_limit() {
     let g = Connect4::<u64>::new(7, 6, 1).unwrap();
     let s = g.parse_position("4453").unwrap();
     let table = Table::with_bytes(1 << 20).unwrap();
-    let cfg = Config {
-        depth: Some(30),
-        ..Config::default()
-    };
+    let cfg = at_depth(30);
     let ctl = Control::with_limits(None, Some(1));
     let o = search(&g, &s, -INF, INF, &cfg, &table, &ctl).unwrap();
     assert!(o.depth >= 1 && o.depth < 30, "depth {}", o.depth);

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::games::mnk::Mnk;
-use crate::search::engine::{self, Config, Table};
+use crate::search::engine::{self, Config};
 use crate::search::minimax::minimax;
 use crate::search::Control;
 use rand::{Rng, SeedableRng};
@@ -137,36 +137,13 @@ fn the_engine_sees_the_evaluator_and_exact_values_scale() {
     for s in positions(g.inner(), 8, 3) {
         // Exact: scale times the game's value.
         let truth = minimax(g.inner(), &s, None, &Control::unlimited()).unwrap();
-        let t = Table::with_bytes(1 << 16).unwrap();
-        let o = engine::search(
-            &g,
-            &s,
-            -engine::INF,
-            engine::INF,
-            &Config::default(),
-            &t,
-            &Control::unlimited(),
-        )
-        .unwrap();
+        let o = engine::search_full(&g, &s, &Config::default());
         assert_eq!(o.value, 100 * truth.value);
         // Depth-limited: the same as minimax over the wrapped game, so the evaluator is used.
         for d in 1..=3 {
             let want = minimax(&g, &s, Some(d), &Control::unlimited()).unwrap();
-            let cfg = Config {
-                depth: Some(d),
-                ..Config::default()
-            };
-            let t = Table::with_bytes(1 << 16).unwrap();
-            let o = engine::search(
-                &g,
-                &s,
-                -engine::INF,
-                engine::INF,
-                &cfg,
-                &t,
-                &Control::unlimited(),
-            )
-            .unwrap();
+            let cfg = engine::at_depth(d);
+            let o = engine::search_full(&g, &s, &cfg);
             assert_eq!(o.value, want.value, "depth {d}");
         }
     }

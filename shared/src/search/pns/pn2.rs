@@ -10,7 +10,12 @@
 //! whose full tree is far larger than memory fits as long as its first level does.
 //!
 //! The memory budget is split: half for the first level, half for the second. Both levels use
-//! the same switchable optimisations as PNS.
+//! the same switchable optimisations as PNS. The memory budget is where PN² stops: when the
+//! first level is full the search ends with [`crate::search::StopReason::Memory`]. The first
+//! level does not free subtrees to go on (PNS's DeleteLeastProving): every node freed there
+//! costs a whole second-level search to get back, so under a small budget the search would
+//! spend minutes re-expanding instead of reporting the limit. The second level (a fresh tree
+//! per first-level leaf) still frees subtrees like PNS.
 //!
 //! Transpositions and repetitions: as PNS, both levels are trees (transposed positions are
 //! searched once per path); repetitions do not occur in the model's games and are not detected.
@@ -37,7 +42,7 @@ pub fn decide<G: ZeroSum>(
 ) -> Decision<G::Move> {
     let bytes = (opts.memory_mb as usize).saturating_mul(1 << 20);
     let half = bytes / 2 / Pns::<G>::node_bytes();
-    let mut first = Pns::with_max_nodes(game, opts, half);
+    let mut first = Pns::with_max_nodes(game, opts, half).without_recycling();
     let mut second = Pns::with_max_nodes(game, opts, half);
     let r = first.search(
         root,

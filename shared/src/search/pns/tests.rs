@@ -343,8 +343,7 @@ fn othello_positions_agree_with_alphabeta() {
 
 #[test]
 fn memory_limit_is_a_result_not_a_crash() {
-    {
-        let alg = "pns";
+    for alg in ["pns", "pn2"] {
         let r = solve(&job(
             "othello",
             &[("size", "6")],
@@ -357,10 +356,9 @@ fn memory_limit_is_a_result_not_a_crash() {
         assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
     }
     // In a probe plan (exact value) the job ends with the same clear result, not an error,
-    // with the bounds known so far. (PN² is not run here: under a 1 MiB budget its two levels
-    // keep re-expanding for minutes before giving up.)
-    {
-        let alg = "pns";
+    // with the bounds known so far. PN² stops at its first-level budget too (it used to
+    // re-expand for minutes under this budget before giving up).
+    for alg in ["pns", "pn2"] {
         let r = solve(&job(
             "othello",
             &[("size", "6")],

@@ -88,6 +88,9 @@ pub struct Pns<'g, G: ZeroSum> {
     target: i32,
     /// Nodes freed by DeleteLeastProving in this search.
     recycled: usize,
+    /// Whether DeleteLeastProving may free nodes at all (not in a PN² first level, where a
+    /// freed node costs a whole second-level search to get back).
+    recycle: bool,
     /// The side whose claim is decided, when not the root's (a PN² second level).
     side_override: Option<u8>,
     /// The numbers of a terminal root (the arena is then empty).
@@ -127,6 +130,7 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
             root_side: 0,
             target: 0,
             recycled: 0,
+            recycle: true,
             side_override: None,
             terminal_root: None,
             created: 0,
@@ -134,6 +138,12 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
             expansions: 0,
             peak: 0,
         }
+    }
+
+    /// Without DeleteLeastProving: a full tree ends the search with [`StopReason::Memory`].
+    pub(crate) fn without_recycling(mut self) -> Self {
+        self.recycle = false;
+        self
     }
 
     /// Bytes of one node.
@@ -320,7 +330,7 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
     /// DeleteLeastProving: frees subtrees off the current path until `need` more nodes fit
     /// below [`FREE_TO`] of the budget. False if not enough could be freed.
     fn delete_least_proving(&mut self, need: usize) -> bool {
-        if self.recycled > self.max_nodes.saturating_mul(MAX_RECYCLED_BUDGETS) {
+        if !self.recycle || self.recycled > self.max_nodes.saturating_mul(MAX_RECYCLED_BUDGETS) {
             return false;
         }
         let before = self.live;
