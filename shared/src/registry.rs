@@ -251,10 +251,13 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         }
         "samegame" => {
             let board = params.get_or("board", 1usize)?;
+            let tabu = params.get_or("tabu", false)?;
             params.finish()?;
             single::single(
                 job,
-                games::samegame::SameGame::standard(board).map_err(SolveError::bad)?,
+                games::samegame::SameGame::standard(board)
+                    .map_err(SolveError::bad)?
+                    .with_tabu(tabu),
             )?
         }
         "tsptw" => {
