@@ -206,6 +206,9 @@ struct Task {
     workers: Vec<String>,
     /// Its leases (any state), to forget their record when the job is evicted.
     lease_ids: Vec<String>,
+    /// The task that continues it from its latest stored checkpoint (handed out instead of
+    /// `kind` when it is leased again; results still count for `kind`).
+    resume: Option<TaskKind>,
 }
 
 struct Lease {
@@ -519,6 +522,10 @@ impl Scheduler {
                     cancel: false,
                     workers: lease_workers.remove(&t.id).unwrap_or_default(),
                     lease_ids: lease_ids.remove(&t.id).unwrap_or_default(),
+                    resume: t
+                        .resume
+                        .as_deref()
+                        .and_then(|r| serde_json::from_str::<TaskKind>(r).ok()),
                 };
                 if !state.is_final() {
                     match task.state {
@@ -798,6 +805,7 @@ impl Scheduler {
                         cancel: false,
                         workers: Vec::new(),
                         lease_ids: Vec::new(),
+                        resume: None,
                     },
                 );
                 job.tasks.push(tid);
@@ -1013,7 +1021,7 @@ impl Scheduler {
                 attempt: task.attempts,
                 task: TaskSpec {
                     job: job.spec.clone(),
-                    kind: task.kind.clone(),
+                    kind: task.resume.clone().unwrap_or_else(|| task.kind.clone()),
                 },
                 time_ms,
             };
@@ -1066,18 +1074,36 @@ impl Scheduler {
         let lease_ms = self.config.lease_ms;
         let lease = self.leases.get_mut(&hb.lease_id).expect("checked");
         lease.expires = Instant::now() + Duration::from_millis(lease_ms);
-        let task = &self.tasks[&lease.task_id];
+        let task = self
+            .tasks
+            .get_mut(&lease.task_id)
+            .expect("lease has a task");
         let (task_id, job_id, cancel_task) = (task.id, task.job_id, task.cancel);
         let job = self.jobs.get_mut(&job_id).expect("task has a job");
         let cancel = cancel_task || job.state.is_final();
         if let Some(p) = hb.progress {
             let text = to_json(&p);
-            job.kernel_progress = Some(json!({"task": task_id, "report": p}));
-            self.changed.insert(job_id);
-            self.commit(vec![Write::TaskProgress {
+            let mut w = vec![Write::TaskProgress {
                 id: task_id,
                 progress: text,
-            }])?;
+            }];
+            // A checkpoint in the progress is stored as the task that resumes from it.
+            if !job.state.is_final() && p.get("checkpoint").is_some() {
+                if let Some(r) = job
+                    .prepared
+                    .as_ref()
+                    .and_then(|j| j.resume_task(&task.kind, &p))
+                {
+                    w.push(Write::TaskResume {
+                        id: task_id,
+                        input: to_json(&r),
+                    });
+                    task.resume = Some(r);
+                }
+            }
+            job.kernel_progress = Some(json!({"task": task_id, "report": p}));
+            self.changed.insert(job_id);
+            self.commit(w)?;
         }
         Ok(HeartbeatReply { cancel })
     }
@@ -1372,6 +1398,18 @@ impl Scheduler {
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {
                 obj.insert("kernel".into(), k.clone());
+            }
+        }
+        let resumable = job
+            .tasks
+            .iter()
+            .filter_map(|tid| self.tasks.get(tid))
+            .filter(|t| t.resume.is_some() && !matches!(t.state, TaskState::Done))
+            .count();
+        if let (true, Some(obj)) = (resumable > 0, progress.as_object_mut()) {
+            if !job.state.is_final() {
+                // Tasks that would continue from a stored checkpoint if leased again.
+                obj.insert("checkpointed_tasks".into(), resumable.into());
             }
         }
         Ok(status_json(

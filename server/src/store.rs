@@ -23,7 +23,8 @@ use std::path::Path;
 
 /// Schema version written in `PRAGMA user_version`. Version 2 added `jobs.progress` (the
 /// planner's last progress, so a finished job's status can be answered from the file alone).
-const SCHEMA_VERSION: i64 = 2;
+/// Version 3 added `tasks.resume` (the input that resumes a task from its latest checkpoint).
+const SCHEMA_VERSION: i64 = 3;
 
 /// Job states after which nothing about a job changes but its leftover tasks.
 const FINAL_STATES: &str = "('done', 'failed', 'cancelled')";
@@ -46,7 +47,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     state TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     last_error TEXT,
-    progress TEXT
+    progress TEXT,
+    resume TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_by_job ON tasks(job_id);
 CREATE TABLE IF NOT EXISTS leases (
@@ -108,6 +110,8 @@ pub enum Write {
     },
     /// A task's latest progress (from a heartbeat).
     TaskProgress { id: u64, progress: String },
+    /// The input that resumes a task from its latest checkpoint (JSON).
+    TaskResume { id: u64, input: String },
     /// A lease was granted.
     InsertLease {
         id: String,
@@ -166,6 +170,8 @@ pub struct StoredTask {
     pub state: String,
     pub attempts: u32,
     pub last_error: Option<String>,
+    /// The input that resumes it from its latest checkpoint (JSON), if one was stored.
+    pub resume: Option<String>,
 }
 
 /// A lease as stored.
@@ -200,7 +206,7 @@ pub struct Snapshot {
 }
 
 const JOB_COLUMNS: &str = "id, spec, state, created_ms, finished_ms, result, error, progress";
-const TASK_COLUMNS: &str = "id, job_id, kind, state, attempts, last_error";
+const TASK_COLUMNS: &str = "id, job_id, kind, state, attempts, last_error, resume";
 
 fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
     Ok(StoredJob {
@@ -223,6 +229,7 @@ fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTask> {
         state: r.get(3)?,
         attempts: r.get(4)?,
         last_error: r.get(5)?,
+        resume: r.get(6)?,
     })
 }
 
@@ -264,6 +271,13 @@ impl Store {
             .exists([])?;
         if !has_progress {
             conn.execute_batch("ALTER TABLE jobs ADD COLUMN progress TEXT;")?;
+        }
+        // Version 1 and 2 files lack tasks.resume.
+        let has_resume: bool = conn
+            .prepare("SELECT 1 FROM pragma_table_info('tasks') WHERE name = 'resume'")?
+            .exists([])?;
+        if !has_resume {
+            conn.execute_batch("ALTER TABLE tasks ADD COLUMN resume TEXT;")?;
         }
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         Ok(Store { conn })
@@ -316,6 +330,10 @@ impl Store {
                 Write::TaskProgress { id, progress } => {
                     tx.prepare_cached("UPDATE tasks SET progress = ?2 WHERE id = ?1")?
                         .execute(params![*id as i64, progress])?;
+                }
+                Write::TaskResume { id, input } => {
+                    tx.prepare_cached("UPDATE tasks SET resume = ?2 WHERE id = ?1")?
+                        .execute(params![*id as i64, input])?;
                 }
                 Write::InsertLease {
                     id,

@@ -120,6 +120,13 @@ pub trait PreparedJob: Send + Sync {
             .cloned()
             .unwrap_or_default()
     }
+    /// For a progress report of `task` that carries a checkpoint: the task (same kind and
+    /// index, its input replaced) that continues from that checkpoint exactly like the
+    /// uninterrupted task. The coordinator stores it and hands it out when the task is leased
+    /// again (a restart or an expired lease). Default: none (the task restarts from scratch).
+    fn resume_task(&self, _task: &TaskKind, _progress: &serde_json::Value) -> Option<TaskKind> {
+        None
+    }
 }
 
 /// Game names the registry knows, for error messages and the API.
@@ -244,10 +251,13 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         }
         "samegame" => {
             let board = params.get_or("board", 1usize)?;
+            let tabu = params.get_or("tabu", false)?;
             params.finish()?;
             single::single(
                 job,
-                games::samegame::SameGame::standard(board).map_err(SolveError::bad)?,
+                games::samegame::SameGame::standard(board)
+                    .map_err(SolveError::bad)?
+                    .with_tabu(tabu),
             )?
         }
         "tsptw" => {

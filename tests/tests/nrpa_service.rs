@@ -107,3 +107,71 @@ fn independent_runs_on_two_workers_are_at_least_as_good_as_one() {
     assert_eq!(got["run_scores"][0], one.value);
     assert_eq!(got["nodes"], 2 * one.nodes);
 }
+
+/// Independent runs (`across=independent`) checkpoint through the store: each run reports its
+/// policy and best sequences every 30 s, the coordinator stores them, and after coordinator
+/// and workers are killed with SIGKILL, the restarted coordinator hands each unfinished run out
+/// with its checkpoint. The result equals the uninterrupted in-process run (value, sequence,
+/// every run's score) with fewer rollouts counted (the resumed runs did not start over).
+#[test]
+fn independent_runs_resume_from_stored_checkpoints_after_a_coordinator_restart() {
+    let dir = scratch("nrpa-runs-restart");
+    let db = dir.join("db.sqlite");
+    let opts = CoordOpts {
+        parallelism: Some(2),
+        lease_ms: Some(3000),
+        ..Default::default()
+    };
+    let mut c = Coordinator::start(&db, &opts);
+    let mut w1 = start_worker(&c.url, 1, &[]);
+    let mut w2 = start_worker(&c.url, 1, &[]);
+    wait_until(Duration::from_secs(30), "two workers registered", || {
+        c.workers() == 2
+    });
+    // Checkpoints come every 30 s, so a run must last longer than that: on a machine fast
+    // enough to finish first, try again with twice the iterations.
+    let mut iterations = 100;
+    let (id, job) = loop {
+        let job = nrpa(json!({"level": "3", "iterations": iterations.to_string(),
+                              "seed": "5", "runs": "2"}));
+        let id = c.submit(&job, None);
+        let mut st = Value::Null;
+        wait_until(Duration::from_secs(900), "both runs checkpointed", || {
+            st = c.get(&format!("/v1/jobs/{id}"), None).1;
+            st["progress"]["checkpointed_tasks"].as_u64() == Some(2) || st["state"] == "done"
+        });
+        if st["state"] != "done" {
+            break (id, job);
+        }
+        iterations *= 2;
+    };
+    c.proc.kill9();
+    w1.kill9();
+    w2.kill9();
+    let c = Coordinator::start(
+        &db,
+        &CoordOpts {
+            port: Some(c.port),
+            ..opts
+        },
+    );
+    let _w3 = start_worker(&c.url, 1, &[]);
+    let _w4 = start_worker(&c.url, 1, &[]);
+    let st = c.wait_job(id, Duration::from_secs(900));
+    assert_eq!(st["state"], "done", "{st}");
+    let want = local(&job);
+    let got = &st["result"];
+    assert_eq!(got["value"], want.value);
+    assert_eq!(got["sequence"], want.extra["sequence"]);
+    assert_eq!(got["run_scores"], want.extra["run_scores"]);
+    assert!(
+        got["nodes"].as_u64() < Some(want.nodes),
+        "resumed runs count only their rollouts after the checkpoint: {} vs {}",
+        got["nodes"],
+        want.nodes
+    );
+    let replay = json!({"game": "morpion", "game_params": {"variant": "5D"},
+                        "position": got["position"], "algorithm": "nmcs",
+                        "options": {"level": "0"}});
+    assert_eq!(local(&replay).value, want.value);
+}

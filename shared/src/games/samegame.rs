@@ -6,8 +6,17 @@
 //!
 //! Board: up to 15 x 15 cells, colours 0..4; cell `c * 15 + r`, column `c` from the left, row `r`
 //! from the bottom. A move is the group's first cell in that order (leftmost column, lowest
-//! row). Codes: a hash of the group's colour and cells (the same group anywhere in a game has the
-//! same code); 64-bit, so policies use a hash map.
+//! row). Codes: a Zobrist hash of the group's colour and cells, i.e. colour and shape of the group
+//! where it lies (the same group anywhere in a game has the same code), as in Cazenave's NRPA
+//! for SameGame (and Negrevergne and Cazenave's distributed NRPA code); 64-bit, so policies use
+//! a hash map.
+//!
+//! Option `tabu` (a game parameter, off by default; Cazenave's tabu colour for NMCS and NRPA
+//! on SameGame): the colour with the most cells on the start board may only be removed when no
+//! group of another colour is left, so that it gathers into large groups for the end. Cazenave
+//! applies it as a weight penalty of -1000 in the rollout policy, which gives those moves a
+//! probability of `exp(-1000)`, 0 in double precision: the same as removing them from the
+//! legal moves, which is what this option does (it changes the move set, hence a parameter).
 //!
 //! Notation: a move is a cell of the group, column letter and row from the bottom (`a1` is the
 //! bottom-left cell); any cell of the group is accepted, the first one is written. A position is
@@ -34,6 +43,8 @@ pub struct SameGame {
     width: usize,
     height: usize,
     start: SameState,
+    /// The tabu colour (module doc), when that option is on.
+    tabu: Option<u8>,
 }
 
 /// A board, its score and, when reached from the start board, the moves that led here.
@@ -71,6 +82,7 @@ impl SameGame {
             width,
             height,
             start: Self::empty_state(),
+            tabu: None,
         };
         let mut s = Self::empty_state();
         for (i, row) in rows.iter().enumerate() {
@@ -115,6 +127,35 @@ impl SameGame {
             return Err(format!("samegame problems.txt has no board {n}"));
         }
         Self::new(&rows)
+    }
+
+    /// With or without the tabu colour (module doc): the colour with the most cells on the
+    /// start board (the lowest of equals).
+    pub fn with_tabu(mut self, on: bool) -> Self {
+        self.tabu = None;
+        if on {
+            let mut count = [0usize; 5];
+            for &v in self.start.cells.iter().filter(|&&v| v != EMPTY) {
+                count[v as usize] += 1;
+            }
+            let best = (0..5).max_by_key(|&c| (count[c], std::cmp::Reverse(c)));
+            self.tabu = best.filter(|&c| count[c] > 0).map(|c| c as u8);
+        }
+        self
+    }
+
+    /// The tabu colour, if the option is on.
+    pub fn tabu(&self) -> Option<u8> {
+        self.tabu
+    }
+
+    /// Drops the moves of the tabu colour from `moves` unless they are all there is.
+    fn drop_tabu(&self, s: &SameState, moves: &mut Vec<u8>) {
+        if let Some(t) = self.tabu {
+            if moves.iter().any(|&m| s.cells[m as usize] != t) {
+                moves.retain(|&m| s.cells[m as usize] != t);
+            }
+        }
     }
 
     fn empty_state() -> SameState {
@@ -287,6 +328,7 @@ impl Game for SameGame {
                 }
             }
         }
+        self.drop_tabu(s, moves);
     }
     fn apply(&self, s: &mut SameState, mv: u8) {
         let mut buf = [0u8; CELLS];
@@ -413,7 +455,18 @@ impl Game for SameGame {
         if n < 2 {
             return Err(bad(format!("cell {t} is a single cell, not a group")));
         }
-        Ok(*buf[..n].iter().min().unwrap())
+        let mv = *buf[..n].iter().min().unwrap();
+        if self.tabu == Some(s.cells[p]) {
+            let mut legal = Vec::new();
+            self.legal_moves(s, &mut legal);
+            if !legal.contains(&mv) {
+                return Err(bad(format!(
+                    "colour {} is tabu while groups of other colours are left",
+                    s.cells[p]
+                )));
+            }
+        }
+        Ok(mv)
     }
     fn format_move(&self, _s: &SameState, mv: u8) -> String {
         self.cell_name(mv as usize)
@@ -541,6 +594,38 @@ mod tests {
             .to_string()
             .contains("single cell"));
         assert!(g.is_terminal(&g.initial_state()));
+    }
+
+    /// The tabu colour (most cells) is offered only when no other group is left; notation
+    /// refuses it before; the batteries hold; and with only tabu groups left they are legal.
+    #[test]
+    fn tabu_colour_waits_for_the_end() {
+        // 1 1 0      colour 1 has 4 cells (tabu); the 0s form one group of 2.
+        // 1 1 0
+        let g = SameGame::new(&[vec![1, 1, 0], vec![1, 1, 0]])
+            .unwrap()
+            .with_tabu(true);
+        assert_eq!(g.tabu(), Some(1));
+        let mut legal = Vec::new();
+        let root = g.initial_state();
+        g.legal_moves(&root, &mut legal);
+        assert_eq!(
+            legal
+                .iter()
+                .map(|&m| g.format_move(&root, m))
+                .collect::<Vec<_>>(),
+            ["c1"]
+        );
+        let e = g.parse_position("a1").unwrap_err();
+        assert!(e.to_string().contains("colour 1 is tabu"), "{e}");
+        let s = g.parse_position("c1 a1").unwrap();
+        assert_eq!(g.score(&s), 4.0 + 1000.0);
+        assert_eq!(exhaustive(&g, &root), 1004.0);
+        let big = SameGame::standard(3).unwrap().with_tabu(true);
+        battery::check_game(&big, &big.initial_state(), 5, 7);
+        single::check_single_player(&big, &big.initial_state(), 5, 8);
+        let off = SameGame::standard(3).unwrap().with_tabu(false);
+        assert_eq!(off.tabu(), None);
     }
 
     #[test]

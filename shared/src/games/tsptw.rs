@@ -8,11 +8,15 @@
 //! Arriving after `close` violates that window. Score = -(tour cost + [`PENALTY`] * violated
 //! windows), the tour cost being the sum of the matrix entries travelled (waiting is free).
 //!
-//! Optional pruning (`prune`, after Edelkamp, Gath, Cazenave and Teytaud 2013): a customer `j`
-//! is not offered when going there first would already miss the window of another unvisited
-//! customer `k` (`max(t + d(i,j), open_j) + d(j,k) > close_k`), unless every customer is such a
-//! move. With the triangle inequality this keeps every feasible tour; it changes the move set, so
-//! it is a game parameter and off by default.
+//! Optional pruning (`prune`, after Edelkamp, Gath, Cazenave and Teytaud 2013): a move to `j`
+//! is not offered when it would already miss the window of another customer `k` that can still
+//! be reached in time (`max(t + d(i,j), open_j) + d(j,k) > close_k` while `t + d(i,k) <=
+//! close_k`; the depot counts as such a `k` for the return). Customers that are late whatever
+//! happens next do not switch the pruning off: it keeps steering the rest of the tour away from
+//! further violations. When every move misses someone, the moves that miss the fewest are kept.
+//! With the triangle inequality this keeps every feasible tour (along a feasible tour every
+//! unvisited customer can still be reached in time, and its next move makes no one late); it
+//! changes the move set, so it is a game parameter and off by default.
 //!
 //! Notation: the nodes visited after the depot, separated by blanks (the `.sol` files, e.g.
 //! `14 18 13 ... 15 0`); empty for the start. Moves are node numbers. Codes: `from * n + to`
@@ -123,19 +127,71 @@ impl Tsptw {
         self
     }
 
-    /// Whether going to `j` next makes some other unvisited customer late.
-    fn dooms(&self, s: &TsptwState, j: usize) -> bool {
-        let t = (s.time + self.dist[s.at as usize * self.n + j]).max(self.open[j]);
-        let row = &self.dist[j * self.n..(j + 1) * self.n];
-        let mut free = !s.visited & self.all() & !(1u64 << j);
+    /// The unvisited customers, and the depot, that can still be reached in their window
+    /// (going there directly now arrives before `close`); the others are late whatever happens
+    /// next.
+    fn savable(&self, s: &TsptwState) -> u64 {
+        let row = &self.dist[s.at as usize * self.n..(s.at as usize + 1) * self.n];
+        let mut free = (!s.visited & self.all()) | 1;
+        let mut ok = 0u64;
         while free != 0 {
             let k = free.trailing_zeros() as usize;
             free &= free - 1;
-            if t + row[k] > self.close[k] + EPS {
-                return true;
+            if s.time + row[k] <= self.close[k] + EPS {
+                ok |= 1 << k;
             }
         }
-        false
+        ok
+    }
+
+    /// How many customers of `savable` going to `j` next makes late (counting stops at
+    /// `limit`).
+    fn dooms(&self, s: &TsptwState, savable: u64, j: usize, limit: u32) -> u32 {
+        let t = (s.time + self.dist[s.at as usize * self.n + j]).max(self.open[j]);
+        let row = &self.dist[j * self.n..(j + 1) * self.n];
+        let mut rest = savable & !(1u64 << j);
+        let mut count = 0;
+        while rest != 0 {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if t + row[k] > self.close[k] + EPS {
+                count += 1;
+                if count >= limit {
+                    break;
+                }
+            }
+        }
+        count
+    }
+
+    /// Pruning (module doc): keeps the moves in `moves` that make the fewest savable customers
+    /// late (none, whenever some move can).
+    fn prune_moves(&self, s: &TsptwState, moves: &mut Vec<u8>) {
+        let savable = self.savable(s);
+        if savable == 0 {
+            return;
+        }
+        let all = moves.len();
+        moves.retain(|&j| self.dooms(s, savable, j as usize, 1) == 0);
+        if !moves.is_empty() {
+            return;
+        }
+        // Every move makes someone late: keep those that make the fewest late.
+        let mut free = !s.visited & self.all();
+        let mut best = u32::MAX;
+        while free != 0 {
+            let j = free.trailing_zeros() as usize;
+            free &= free - 1;
+            let d = self.dooms(s, savable, j, best.saturating_add(1));
+            if d < best {
+                best = d;
+                moves.clear();
+            }
+            if d == best {
+                moves.push(j as u8);
+            }
+        }
+        debug_assert!(!moves.is_empty() && moves.len() <= all);
     }
 
     /// Number of nodes, depot included.
@@ -200,17 +256,7 @@ impl Game for Tsptw {
             free &= free - 1;
         }
         if self.prune && moves.len() > 1 {
-            let all = moves.len();
-            moves.retain(|&j| !self.dooms(s, j as usize));
-            if moves.is_empty() {
-                // Every move dooms someone: keep them all (the tour is infeasible anyway).
-                let mut free = !s.visited & self.all();
-                while free != 0 {
-                    moves.push(free.trailing_zeros() as u8);
-                    free &= free - 1;
-                }
-                debug_assert_eq!(moves.len(), all);
-            }
+            self.prune_moves(s, moves);
         }
     }
     fn apply(&self, s: &mut TsptwState, mv: u8) {
@@ -479,6 +525,46 @@ mod tests {
             let o = nmcs(&g, &root, 2, 1, &Control::unlimited());
             assert_eq!(o.score, best, "nmcs on {}", g.name);
         }
+    }
+
+    /// Pruning keeps working once a customer is late whatever happens (it used to switch off:
+    /// every move "doomed" that customer), and when every move makes someone late it keeps the
+    /// moves that make the fewest late.
+    #[test]
+    fn pruning_ignores_lost_customers_and_keeps_the_least_damaging_moves() {
+        let mut legal = Vec::new();
+        // Customer 1 closes at 5 but is 10 away: lost from the start. Going to 3 or 1 first
+        // makes 2 late (10 + 15 > 20); going to 2 first keeps 2 and 3 in time.
+        let g = Tsptw::parse_instance(
+            "lost",
+            "4\n0 10 10 10\n10 0 15 15\n10 15 0 15\n10 15 15 0\n0 1000\n0 5\n0 20\n0 100",
+        )
+        .unwrap();
+        let root = g.initial_state();
+        g.legal_moves(&root, &mut legal);
+        assert_eq!(legal, vec![1, 2, 3], "unpruned");
+        let p = g.clone().with_pruning(true);
+        p.legal_moves(&root, &mut legal);
+        assert_eq!(legal, vec![2]);
+        assert_eq!(exhaustive(&p, &root), exhaustive(&g, &root));
+        assert!(p
+            .parse_position("3")
+            .unwrap_err()
+            .to_string()
+            .contains("pruned"));
+        // 1 and 2 exclude each other (each makes the other late); 3 first makes both late.
+        let g = Tsptw::parse_instance(
+            "clash",
+            "4\n0 10 10 5\n10 0 10 10\n10 10 0 10\n5 10 10 0\n0 1000\n0 12\n0 12\n0 100",
+        )
+        .unwrap()
+        .with_pruning(true);
+        g.legal_moves(&g.initial_state(), &mut legal);
+        assert_eq!(legal, vec![1, 2]);
+        let mut s = g.initial_state();
+        g.apply(&mut s, 1);
+        g.legal_moves(&s, &mut legal);
+        assert_eq!(legal, vec![2, 3], "2 is late anyway: no pruning for it");
     }
 
     /// Benchmark-sized check (about 10 s of CPU, so ignored in CI; run with `--ignored`):

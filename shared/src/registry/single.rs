@@ -15,7 +15,9 @@
 //! replays them (a `.psol` file for Morpion). NRPA jobs are planned as `runs` run tasks (one by
 //! default); run `i` uses the planner's seed for `i`, and its output carries `checkpoint`: the
 //! top-level policy and best sequences. A run task whose `input` is `{"checkpoint": C}` resumes
-//! from `C` (the same options are required), so a restarted coordinator can continue a long job.
+//! from `C` (the same options are required), so a restarted coordinator can continue a long job:
+//! the coordinator stores the checkpoint a run reports with its progress every 30 s
+//! ([`PreparedJob::resume_task`]) and hands the task out with it when it is leased again.
 //! The merged result keeps the best run, sums the rollouts (`nodes`) and lists `run_scores`.
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
@@ -316,6 +318,34 @@ impl<G: SinglePlayer> SingleJob<G> {
 impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
+    }
+
+    /// A run task of `across=independent` resumes from the checkpoint its progress carries
+    /// (every 30 s), when the run makes one checkpoint: the shared scheme inside the worker, or
+    /// one thread. (With `parallel=independent` and several threads each thread reports its
+    /// own checkpoint, and a resume needs all of them at once: such a task restarts.) Rounds
+    /// tasks need nothing: their stored inputs are the checkpoints.
+    fn resume_task(&self, task: &TaskKind, progress: &serde_json::Value) -> Option<TaskKind> {
+        let Algo::Nrpa {
+            opts,
+            rounds: false,
+            ..
+        } = &self.algo
+        else {
+            return None;
+        };
+        let TaskKind::Run { index, seed, .. } = task else {
+            return None;
+        };
+        if opts.scheme == Scheme::Independent && opts.threads > 1 {
+            return None;
+        }
+        let c = progress.get("checkpoint").filter(|c| c.is_object())?;
+        Some(TaskKind::Run {
+            index: *index,
+            seed: *seed,
+            input: serde_json::json!({ "checkpoint": [c] }),
+        })
     }
 
     fn plan_shape(&self) -> PlanShape {
