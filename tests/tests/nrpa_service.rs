@@ -128,15 +128,15 @@ fn independent_runs_resume_from_stored_checkpoints_after_a_coordinator_restart()
     wait_until(Duration::from_secs(30), "two workers registered", || {
         c.workers() == 2
     });
-    // Checkpoints come every 30 s, so a run must last longer than that: on a machine fast
-    // enough to finish first, try again with twice the iterations.
-    let mut iterations = 100;
+    // Checkpoints every second (`checkpoint_s`), so a run must last longer than that: on a
+    // machine fast enough to finish first, try again with twice the iterations.
+    let mut iterations = 10;
     let (id, job) = loop {
         let job = nrpa(json!({"level": "3", "iterations": iterations.to_string(),
-                              "seed": "5", "runs": "2"}));
+                              "seed": "5", "runs": "2", "checkpoint_s": "1"}));
         let id = c.submit(&job, None);
         let mut st = Value::Null;
-        wait_until(Duration::from_secs(900), "both runs checkpointed", || {
+        wait_until(Duration::from_secs(300), "both runs checkpointed", || {
             st = c.get(&format!("/v1/jobs/{id}"), None).1;
             st["progress"]["checkpointed_tasks"].as_u64() == Some(2) || st["state"] == "done"
         });

@@ -8,7 +8,8 @@
 //!   `runs` (planner tasks for several workers; default 1), `across` (`independent`, the
 //!   default: `runs` complete runs, best wins; `shared`: rounds of `runs` tasks, each one
 //!   top-level iteration from the round's shared policy, see `docs/nrpa.md`), `stop_at` (stop
-//!   once a score reaches it).
+//!   once a score reaches it), `checkpoint_s` (seconds between a long run's checkpoints, which
+//!   the coordinator stores so a restarted job resumes from them; default 30).
 //!
 //! Values: `value` is the best score found (a JSON integer when it is whole), `best_move` is
 //! null, `sequence` lists the moves in the game's notation and `position` is a position text that
@@ -69,6 +70,14 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
                     )))
                 }
             };
+            // Checked before it becomes a Duration (which panics on NaN or negative seconds).
+            let checkpoint_s: f64 =
+                opts.get_or("checkpoint_s", nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
+            if !(0.1..=1e7).contains(&checkpoint_s) {
+                return Err(SolveError::bad(
+                    "option 'checkpoint_s' must be between 0.1 and 10000000 (seconds)",
+                ));
+            }
             let o = NrpaOptions {
                 level: opts.get_or("level", 3u32)?,
                 iterations: opts.get_or("iterations", 100u32)?,
@@ -78,6 +87,7 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
                 batch: opts.get_or("batch", threads)?,
                 scheme,
                 stop_at: opts.get("stop_at")?,
+                checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
             };
             if o.level == 0 || o.level > 8 {
                 return Err(SolveError::bad(format!(
@@ -618,6 +628,10 @@ mod tests {
             (vec![("alpha", "-1")], "alpha"),
             (vec![("iterations", "x")], "iterations=x"),
             (vec![("runs", "0")], "runs"),
+            (vec![("checkpoint_s", "0")], "checkpoint_s"),
+            (vec![("checkpoint_s", "-5")], "checkpoint_s"),
+            (vec![("checkpoint_s", "NaN")], "checkpoint_s"),
+            (vec![("checkpoint_s", "inf")], "checkpoint_s"),
         ] {
             let e = prepare(&job("weakschur", &[], "", "nrpa", &opts))
                 .err()

@@ -72,6 +72,9 @@ pub struct NrpaOptions {
     pub scheme: Scheme,
     /// Stop as soon as a rollout scores at least this.
     pub stop_at: Option<f64>,
+    /// How often a long run publishes a checkpoint with its progress (job option
+    /// `checkpoint_s`, default [`CHECKPOINT_EVERY`]).
+    pub checkpoint_every: Duration,
 }
 
 impl Default for NrpaOptions {
@@ -86,6 +89,7 @@ impl Default for NrpaOptions {
             batch: 1,
             scheme: Scheme::Shared,
             stop_at: None,
+            checkpoint_every: CHECKPOINT_EVERY,
         }
     }
 }
@@ -1072,7 +1076,7 @@ fn run_shared<G: SinglePlayer>(
             done += 1;
         }
         take_found(&mut searchers, &mut best);
-        if ctl.wants_progress() && last_checkpoint.elapsed() >= CHECKPOINT_EVERY {
+        if ctl.wants_progress() && last_checkpoint.elapsed() >= opts.checkpoint_every {
             last_checkpoint = std::time::Instant::now();
             let c = checkpoint(opts, batch, done, &top, &top_best, &best);
             ctl.report(serde_json::json!({
