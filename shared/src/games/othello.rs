@@ -383,7 +383,7 @@ impl Tactics for Othello {}
 
 /// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
 #[inline(always)]
-fn fmix64(mut h: u64) -> u64 {
+pub(crate) fn fmix64(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;

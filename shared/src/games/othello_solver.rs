@@ -39,7 +39,7 @@
 //! 2^-64 chance. `bound` 0 is an empty slot, 1 Lower, 2 Upper, 3 Exact (fail-soft). Slot 0 keeps
 //! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
 
-use super::othello::{Othello, OthelloState, PASS};
+use super::othello::{fmix64, Othello, OthelloState, PASS};
 use crate::model::{Game, ZeroSum};
 use crate::search::engine::{Outcome, Table};
 use crate::search::Control;
@@ -215,16 +215,6 @@ fn line_down(m: u64, me: u64, mask: u64, n: u32) -> u64 {
 #[inline(always)]
 fn final_score(me: u64, opp: u64) -> i32 {
     me.count_ones() as i32 - opp.count_ones() as i32
-}
-
-/// The 64-bit finaliser of MurmurHash3.
-#[inline(always)]
-fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 /// The table key of a position.
