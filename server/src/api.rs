@@ -83,6 +83,10 @@ pub fn router(coord: Shared) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn_with_state(
+            limit,
+            refuse_declared_oversize,
+        ))
         .with_state(coord)
 }
 
@@ -189,6 +193,38 @@ async fn require_api_token(State(c): State<Shared>, req: Request, next: Next) ->
             "missing or wrong API token (GAMESOLVER_API_TOKEN)",
         )
         .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
+/// A request whose `Content-Length` already exceeds the body limit gets its 413 before any of
+/// the body is read. A client that sent `Expect: 100-continue` (curl does for large bodies) then
+/// never sends the body and reads a clean answer; without this, the limit is only noticed while
+/// reading, and a client still sending may see the connection reset instead of the 413.
+async fn refuse_declared_oversize(
+    State(limit): State<usize>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match declared {
+        Some(n) if n > limit as u64 => {
+            let mut r = ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("request body of {n} bytes is over the limit of {limit} bytes"),
+            )
+            .into_response();
+            r.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            r
+        }
         _ => next.run(req).await,
     }
 }

@@ -299,6 +299,59 @@ pub fn raw(method: &str, url: &str, body: Option<&str>, token: Option<&str>) -> 
     }
 }
 
+/// A `POST` that declares a `Content-Length` of `declared` bytes and `Expect: 100-continue`,
+/// as curl does for large bodies, and sends no body unless the server answers `100 Continue`
+/// (then it sends `declared` bytes of spaces). Returns the first final status and its body text.
+pub fn post_expecting_continue(url: &str, declared: usize, token: Option<&str>) -> (u16, String) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut s = std::net::TcpStream::connect(host).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n{auth}\
+         Content-Length: {declared}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+        let text = String::from_utf8_lossy(&got);
+        if text.starts_with("HTTP/1.1 100") && text.contains("\r\n\r\n") {
+            // The server wants the body: send it, and read the answer that follows.
+            got.clear();
+            let chunk = vec![b' '; 64 << 10];
+            let mut left = declared;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                if s.write_all(&chunk[..n]).is_err() {
+                    break;
+                }
+                left -= n;
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&got).to_string();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
+
 /// An HTTP request with a JSON body and answer; a non-JSON answer becomes `Value::String`.
 pub fn http(method: &str, url: &str, body: Option<&Value>, token: Option<&str>) -> (u16, Value) {
     let text = body.map(|b| b.to_string());
