@@ -10,9 +10,12 @@
 //! CPU time of this thread (the figure to trust on a loaded machine) and nodes per CPU second.
 //! `--generic` also solves each position with the generic engine (`engine::search` called
 //! directly, full window, its own table) right after, on the same thread, checks the value and
-//! prints the CPU ratio: interleaved, so the machine's load hits both alike.
+//! prints the CPU ratio: interleaved, so the machine's load hits both alike. `--direct` also
+//! solves each position with one full-window search of the fast path on a fresh table of the
+//! same size (no probes), to compare the planner's probes with a single search.
 
 use gamesolver_shared::games::othello::Othello;
+use gamesolver_shared::games::othello_solver::{self, Board};
 use gamesolver_shared::model::Game;
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
@@ -39,6 +42,7 @@ fn main() {
     let mut seed = 1u64;
     let mut memory: Option<String> = None;
     let mut generic = false;
+    let mut direct = false;
     let mut fixed: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -51,6 +55,7 @@ fn main() {
             "--memory" => memory = Some(val()),
             "--position" => fixed = Some(val()),
             "--generic" => generic = true,
+            "--direct" => direct = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -99,6 +104,17 @@ fn main() {
             cpu,
             r.nodes as f64 / cpu / 1e6
         );
+        if direct {
+            let st = g.parse_position(&position).expect("position");
+            let mb = memory.as_deref().map(|m| m.parse::<u64>().expect("MB"));
+            let t = Table::with_bytes(engine::table_bytes(&g, &st, mb)).expect("table");
+            let p = st.to_move as usize;
+            let c1 = thread_cpu();
+            let (v, nodes) = othello_solver::solve(Board::of(&g), st.discs[p], st.discs[1 - p], &t);
+            let dcpu = thread_cpu() - c1;
+            assert_eq!(serde_json::json!(v), r.value, "{position}");
+            print!(" | direct nodes {nodes:>12} cpu {dcpu:>9.3} s");
+        }
         if generic {
             // The generic engine in exact mode (full window, its own table).
             let s = g.parse_position(&position).expect("position");
