@@ -19,8 +19,7 @@
 //!   once: no table entry, no ordering;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
 //!   useful threats after the move (cells that would complete four, not right above an
-//!   opponent's threat; counted twice, plus once more each when right above a playable cell),
-//!   ties centre first (insertion sort on the stack, no allocation); every child's table slot
+//!   opponent's threat), ties centre first (insertion sort on the stack, no allocation); every child's table slot
 //!   is prefetched while the moves are ordered;
 //! - table: one 64-bit word per entry (below), direct-mapped, always replace (the most recent
 //!   result is the likeliest to be needed again; a solver's deep entries are cheap to redo).
@@ -544,9 +543,8 @@ impl<'a> Solver<'a> {
 
         // Move order: the table's move (of a lower bound or exact entry), then the most useful
         // threats after the move (empty cells that would complete four, not directly above an
-        // opponent's threat), twice, plus those of them right above a playable cell (the
-        // opponent can never play below them); ties centre first. Each child's table slot is
-        // prefetched here, so its probe does not wait for memory.
+        // opponent's threat); ties centre first. Each child's table slot is prefetched here,
+        // so its probe does not wait for memory.
         let ccur = cur ^ mask;
         let cmcur = mcur ^ mmask;
         let useful = !(opp_wins << 1);
@@ -567,9 +565,7 @@ impl<'a> Solver<'a> {
             let score = if c as u32 == tt_col {
                 u32::MAX
             } else {
-                let mine = geo.winning_cells(cur | cell, child_mask) & useful;
-                let up = geo.possible(child_mask) << 1;
-                2 * mine.count_ones() + (mine & up).count_ones()
+                (geo.winning_cells(cur | cell, child_mask) & useful).count_ones()
             };
             let mut i = k;
             while i > 0 && scores[i - 1] < score {
