@@ -15,8 +15,12 @@
 //!   below an opponent's winning cell; with no move left, the loss is known without search;
 //! - bounds without search: with no win at once the best is a win with the stone after next
 //!   (`win_score(n + 3)`), and after the non-losing filter the worst is `-win_score(n + 4)`;
-//! - move order: the table's move first, then most threats (cells that would complete four)
-//!   after the move, ties centre first (insertion sort on the stack, no allocation);
+//! - a node with a single move (a forced block, or one move not under a threat) plays it at
+//!   once: no table entry, no ordering;
+//! - move order: the table's move first (of a lower bound or exact entry only), then most
+//!   useful threats after the move (cells that would complete four, not right above an
+//!   opponent's threat), ties centre first (insertion sort on the stack, no allocation); every child's table slot
+//!   is prefetched while the moves are ordered;
 //! - table: one 64-bit word per entry (below), direct-mapped, always replace (the most recent
 //!   result is the likeliest to be needed again; a solver's deep entries are cheap to redo).
 //!   The key is the smaller of the position's key and its mirror image's, so a position and its
@@ -56,7 +60,6 @@ const POLL_INTERVAL: u64 = 4096;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
-
 /// Whether the fast path applies to `game`.
 pub fn applies(game: &Connect4<u64>) -> bool {
     game.width * (game.height + 1) <= MAX_FAST_BITS
@@ -355,6 +358,21 @@ impl<'a> Solver<'a> {
         })
     }
 
+    /// Asks the CPU to bring `key`'s slot into cache (a hint: no effect on results).
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.slot(key) as *const AtomicU64 as *const i8;
+            // SAFETY: a prefetch never faults and changes no memory; `p` points into `words`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     #[inline(always)]
     fn store(&self, key: u64, score: i32, bound: u64, mv: u32) {
         let w = ((key ^ self.salt) & KEY_MASK)
@@ -456,6 +474,23 @@ impl<'a> Solver<'a> {
                 return (hi, None);
             }
         }
+        // A single move (a forced block, or the only move not under a threat): played at once,
+        // without ordering and without a table entry of its own (the child has one).
+        if !ROOT && next & (next - 1) == 0 {
+            let c = geo.column_of(next);
+            let mcell = next.rotate_left(geo.mirror_rot[c as usize]);
+            let (v, _) = self.node::<false>(
+                cur ^ mask,
+                mask | next,
+                mcur ^ mmask,
+                mmask | mcell,
+                n + 1,
+                -beta,
+                -alpha,
+            );
+            return (-v, None);
+        }
+
         // The key and its mirror image's (the bottom row is its own mirror image).
         let (key, mirrored) = {
             let key = cur + mask + geo.bottom;
@@ -483,7 +518,9 @@ impl<'a> Solver<'a> {
                 LOWER => lo = lo.max(h.score),
                 _ => hi = hi.min(h.score),
             }
-            if h.mv != 0 {
+            // An upper bound's move is only the least bad of moves that all failed low: not a
+            // hint worth trying first.
+            if h.mv != 0 && h.bound != UPPER {
                 let c = h.mv - 1;
                 tt_col = if mirrored { geo.width - 1 - c } else { c };
             }
@@ -504,7 +541,13 @@ impl<'a> Solver<'a> {
         }
         let alpha_w = alpha;
 
-        // Move order: table move, then threats after the move (descending), centre first.
+        // Move order: the table's move (of a lower bound or exact entry), then the most useful
+        // threats after the move (empty cells that would complete four, not directly above an
+        // opponent's threat); ties centre first. Each child's table slot is prefetched here,
+        // so its probe does not wait for memory.
+        let ccur = cur ^ mask;
+        let cmcur = mcur ^ mmask;
+        let useful = !(opp_wins << 1);
         let mut cols = [0u8; MAX_FAST_WIDTH as usize];
         let mut cells = [0u64; MAX_FAST_WIDTH as usize];
         let mut scores = [0u32; MAX_FAST_WIDTH as usize];
@@ -514,10 +557,15 @@ impl<'a> Solver<'a> {
             if cell == 0 {
                 continue;
             }
+            let mcell = cell.rotate_left(geo.mirror_rot[c as usize]);
+            let child_mask = mask | cell;
+            let ck = ccur + child_mask + geo.bottom;
+            let cmk = cmcur + (mmask | mcell) + geo.bottom;
+            self.prefetch(ck.min(cmk));
             let score = if c as u32 == tt_col {
                 u32::MAX
             } else {
-                geo.winning_cells(cur | cell, mask | cell).count_ones()
+                (geo.winning_cells(cur | cell, child_mask) & useful).count_ones()
             };
             let mut i = k;
             while i > 0 && scores[i - 1] < score {
