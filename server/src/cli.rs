@@ -380,8 +380,9 @@ impl Watch {
                 indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
                     .expect("static template"),
             );
-            b.enable_steady_tick(Duration::from_millis(120));
+            // The message first: the steady tick draws at once, so even a short search shows it.
             b.set_message("searching");
+            b.enable_steady_tick(Duration::from_millis(120));
             b
         });
         Watch {
