@@ -1430,16 +1430,21 @@ fn load_checkpoint<G: SinglePlayer>(
     let mut best: Record<G::Move> = Record::new();
     let mut done = 0u32;
     if let Some(c) = c {
-        if (c.level, c.iterations, c.alpha.to_bits(), c.seed, c.batch, c.adapt)
-            != (
-                opts.level,
-                opts.iterations,
-                opts.alpha.to_bits(),
-                opts.seed,
-                batch,
-                opts.adapt,
-            )
-        {
+        if (
+            c.level,
+            c.iterations,
+            c.alpha.to_bits(),
+            c.seed,
+            c.batch,
+            c.adapt,
+        ) != (
+            opts.level,
+            opts.iterations,
+            opts.alpha.to_bits(),
+            opts.seed,
+            batch,
+            opts.adapt,
+        ) {
             return Err(format!(
                 "checkpoint was made with level={} iterations={} alpha={} seed={} batch={} adapt={}, not with this job's options",
                 c.level, c.iterations, c.alpha, c.seed, c.batch, c.adapt.as_str()
@@ -1890,7 +1895,13 @@ mod tests {
             ..opts(2, 12, 9)
         };
         let a = nrpa(&w, &w.initial_state(), &layers, None, &Control::unlimited()).unwrap();
-        let seed = nrpa(&w, &w.initial_state(), &opts(2, 12, 9), None, &Control::unlimited());
+        let seed = nrpa(
+            &w,
+            &w.initial_state(),
+            &opts(2, 12, 9),
+            None,
+            &Control::unlimited(),
+        );
         assert_eq!(a.checkpoints[0].policy, seed.unwrap().checkpoints[0].policy);
         // Morpion: layers of several moves.
         let g = crate::games::morpion::Morpion::new(crate::games::morpion::Variant::D5);
@@ -1906,24 +1917,47 @@ mod tests {
         let seed = nrpa(&g, &root, &opts(2, 12, 9), None, &Control::unlimited()).unwrap();
         assert_ne!(a.checkpoints[0].policy, seed.checkpoints[0].policy);
         // Resume from a checkpoint (JSON round trip): the same run; the seed's Adapt refuses it.
-        let part = nrpa(&g, &root, &o, None, &Control::with_limits(None, Some(12 * 5 + 7))).unwrap();
+        let part = nrpa(
+            &g,
+            &root,
+            &o,
+            None,
+            &Control::with_limits(None, Some(12 * 5 + 7)),
+        )
+        .unwrap();
         let json = part.checkpoints[0].to_json(&g, &root);
         assert_eq!(json["adapt"], "layers");
         let back = Checkpoint::from_json(&g, &root, &json).unwrap();
         assert_eq!(back, part.checkpoints[0]);
-        let rest = nrpa(&g, &root, &o, Some(vec![back.clone()]), &Control::unlimited()).unwrap();
+        let rest = nrpa(
+            &g,
+            &root,
+            &o,
+            Some(vec![back.clone()]),
+            &Control::unlimited(),
+        )
+        .unwrap();
         assert_eq!((rest.score, &rest.sequence), (a.score, &a.sequence));
         assert_eq!(rest.checkpoints[0], a.checkpoints[0]);
-        assert!(nrpa(&g, &root, &opts(2, 12, 9), Some(vec![back]), &Control::unlimited())
-            .unwrap_err()
-            .contains("adapt=layers"));
+        assert!(nrpa(
+            &g,
+            &root,
+            &opts(2, 12, 9),
+            Some(vec![back]),
+            &Control::unlimited()
+        )
+        .unwrap_err()
+        .contains("adapt=layers"));
         // Level 3, batch 2 on two threads and independent runs: deterministic.
         for (batch, scheme) in [(2, Scheme::Shared), (1, Scheme::Independent)] {
             let p = NrpaOptions {
                 threads: 2,
                 batch,
                 scheme,
-                ..NrpaOptions { level: 3, ..o.clone() }
+                ..NrpaOptions {
+                    level: 3,
+                    ..o.clone()
+                }
             };
             let x = nrpa(&g, &root, &p, None, &Control::unlimited()).unwrap();
             let y = nrpa(&g, &root, &p, None, &Control::unlimited()).unwrap();
