@@ -13,12 +13,14 @@
 //! Arguments: game, its parameter (variant, instance, board, k), level, first seed, number of
 //! seeds, then optionally iterations (default 100), a time limit per seed in seconds (0: none), a
 //! rollout limit per seed (0: none) and threads (the shared scheme with `batch` = threads).
+//! Arguments `adapt=seed|layers` (default `seed`) and (Morpion) `code=line|move` (default `line`),
+//! anywhere, choose the Adapt and the move codes.
 //! Prints one line per seed (score, rollouts, rollouts/s wall and per CPU second of the process)
 //! and the best, mean and median score.
 
 use gamesolver_shared::model::single::SinglePlayer;
 use gamesolver_shared::model::Game;
-use gamesolver_shared::search::nrpa::{nrpa, NrpaOptions};
+use gamesolver_shared::search::nrpa::{nrpa, AdaptRule, NrpaOptions};
 use gamesolver_shared::search::Control;
 use std::time::{Duration, Instant};
 
@@ -40,6 +42,7 @@ struct Budget {
     secs: Option<f64>,
     rollouts: Option<u64>,
     threads: usize,
+    adapt: AdaptRule,
 }
 
 fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget) {
@@ -51,6 +54,7 @@ fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget)
             seed,
             threads: b.threads,
             batch: b.threads,
+            adapt: b.adapt,
             ..NrpaOptions::default()
         };
         let ctl = Control::with_limits(b.secs.map(Duration::from_secs_f64), b.rollouts);
@@ -86,7 +90,17 @@ fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget)
 }
 
 fn main() {
-    let a: Vec<String> = std::env::args().skip(1).collect();
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let named = |k: &str| {
+        all.iter()
+            .find_map(|x| x.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+            .map(str::to_string)
+    };
+    let adapt = named("adapt").map_or(AdaptRule::Seed, |t| {
+        AdaptRule::parse(&t).expect("adapt=seed|layers")
+    });
+    let code = named("code").unwrap_or_else(|| "line".into());
+    let a: Vec<String> = all.iter().filter(|x| !x.contains('=')).cloned().collect();
     if a.len() < 5 {
         eprintln!(
             "usage: nrpa_bench GAME PARAM LEVEL FIRST_SEED SEEDS [ITERATIONS] [SECONDS] [ROLLOUTS] [THREADS]"
@@ -114,13 +128,15 @@ fn main() {
         secs,
         rollouts,
         threads,
+        adapt,
     };
     use gamesolver_shared::games;
     match a[0].as_str() {
         "morpion" => {
             let v = games::morpion::Morpion::parse_variant(&a[1]).expect("variant");
+            let c = games::morpion::Morpion::parse_codes(&code).expect("code=move|line");
             bench(
-                &games::morpion::Morpion::new(v),
+                &games::morpion::Morpion::new(v).with_codes(c),
                 level,
                 first,
                 seeds,

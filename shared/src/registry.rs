@@ -246,8 +246,10 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "morpion" => {
             let variant = params.raw("variant").unwrap_or("5T");
             let v = games::morpion::Morpion::parse_variant(variant).map_err(SolveError::bad)?;
+            let codes = games::morpion::Morpion::parse_codes(params.raw("code").unwrap_or("line"))
+                .map_err(SolveError::bad)?;
             params.finish()?;
-            single::single(job, games::morpion::Morpion::new(v))?
+            single::single(job, games::morpion::Morpion::new(v).with_codes(codes))?
         }
         "samegame" => {
             let board = params.get_or("board", 1usize)?;

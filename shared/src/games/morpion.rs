@@ -19,7 +19,12 @@
 //!
 //! Moves: `((start * 4 + dir) * 5 + pos)`, `start` the line's first point, `dir` 0..3 for
 //! `-` (1,0), `|` (0,1), `\` (1,1), `/` (1,-1), `pos` 0..4 the new dot's index along the line.
-//! The move is its own NRPA code (dense, [`CODE_SPACE`]): one code per line and new dot.
+//! NRPA codes (dense), game parameter `code`: `line` (the default) codes the line only, `start *
+//! 4 + dir` ([`LINE_CODE_SPACE`]), as anagorko's morpion-lpp NRPA does; `move` makes the move its
+//! own code ([`CODE_SPACE`]: one code per line and new dot). In a given position a line has one
+//! empty point, so it determines its move and legal moves keep distinct codes; across positions
+//! the same line played with different new dots shares one policy weight. Line codes gave
+//! clearly better NRPA scores (docs/BENCHMARKS.md, "Session 4: scores").
 //!
 //! Notation (Pentasol, `.psol`): line 1 `(rx,ry)` is a reference point; each further line
 //! `(x,y) D k` is a move: new dot (x,y), direction D in `- | \ /`, line centre = new dot + k * dir
@@ -41,6 +46,8 @@ const OFF: i32 = 27;
 const OUT_REF: (i32, i32) = (28, 28);
 /// Number of distinct moves (and NRPA codes).
 pub const CODE_SPACE: usize = POINTS * 4 * 5;
+/// Number of distinct lines (NRPA codes with `code=line`).
+pub const LINE_CODE_SPACE: usize = POINTS * 4;
 const DIRS: [(i32, i32); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
 const DIR_CHARS: [char; 4] = ['-', '|', '\\', '/'];
 const MSR_DIRS: [&str; 4] = ["H", "V", "DN", "DP"];
@@ -54,10 +61,21 @@ pub enum Variant {
     D5,
 }
 
+/// What an NRPA move code identifies (game parameter `code`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeKind {
+    /// Line and new dot: the move itself (`code=move`).
+    Move,
+    /// The line only (`code=line`, the default): start point and direction.
+    Line,
+}
+
 /// Morpion Solitaire in one variant.
 #[derive(Clone, Debug)]
 pub struct Morpion {
     variant: Variant,
+    /// NRPA codes: the move, or its line only.
+    line_codes: bool,
     start: MorpionState,
     /// Per direction and lane, the first and last bit where a line of 5 starts on the grid.
     bit_range: Box<[[(u8, u8); LANES]; 4]>,
@@ -208,7 +226,7 @@ fn cross() -> Vec<(i32, i32)> {
 }
 
 impl Morpion {
-    /// The game in `variant`.
+    /// The game in `variant`, with line codes ([`CodeKind::Line`]).
     pub fn new(variant: Variant) -> Self {
         let mut s = MorpionState {
             dots: [[0; LANES]; 4],
@@ -248,6 +266,7 @@ impl Morpion {
             }
         }
         let mut g = Morpion {
+            line_codes: true,
             bit_range,
             one_missing,
             unused,
@@ -263,6 +282,23 @@ impl Morpion {
         }
         g.start = s;
         g
+    }
+
+    /// The same game with NRPA codes of `kind`.
+    pub fn with_codes(mut self, kind: CodeKind) -> Self {
+        self.line_codes = kind == CodeKind::Line;
+        self
+    }
+
+    /// Parses the `code` parameter: `move` or `line`.
+    pub fn parse_codes(text: &str) -> Result<CodeKind, String> {
+        match text.trim() {
+            "move" => Ok(CodeKind::Move),
+            "line" => Ok(CodeKind::Line),
+            other => Err(format!(
+                "morpion code '{other}' is not supported (move or line)"
+            )),
+        }
     }
 
     /// Parses `5T` or `5D`.
@@ -651,13 +687,21 @@ impl Game for Morpion {
 impl MoveCodes for Morpion {
     #[inline(always)]
     fn code(&self, _s: &MorpionState, mv: u32) -> u64 {
-        mv as u64
+        if self.line_codes {
+            (mv / 5) as u64
+        } else {
+            mv as u64
+        }
     }
 }
 
 impl SinglePlayer for Morpion {
     fn code_space(&self) -> Option<usize> {
-        Some(CODE_SPACE)
+        Some(if self.line_codes {
+            LINE_CODE_SPACE
+        } else {
+            CODE_SPACE
+        })
     }
 }
 
@@ -686,7 +730,16 @@ mod tests {
             assert_eq!(s.legal.len(), 28, "{v:?}: the cross offers 28 moves");
             battery::check_game(&g, &s, 5, 1);
             single::check_single_player(&g, &s, 10, 2);
+            // Line codes (the default) stay distinct among the legal moves (a line has one
+            // empty point); move codes too.
+            let moves = g.clone().with_codes(CodeKind::Move);
+            single::check_single_player(&moves, &s, 10, 2);
+            let mv = s.legal.iter().map(|&e| Entry::mv(e)).next().unwrap();
+            assert_eq!(g.code(&s, mv), (mv / 5) as u64);
+            assert_eq!(moves.code(&s, mv), mv as u64);
+            assert_eq!(g.code_space(), Some(LINE_CODE_SPACE));
         }
+        assert!(Morpion::parse_codes("dot").is_err());
     }
 
     /// Incremental legal moves equal a scan of every line, along random games.

@@ -2,7 +2,8 @@
 //!
 //! Options (all checked here; unknown keys are refused):
 //! - `nmcs`: `level` (default 2), `seed` (0).
-//! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `seed` (0), `threads` (1),
+//! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `adapt` (`seed`, the seed's
+//!   Adapt, or `layers`, see [`AdaptRule`]), `seed` (0), `threads` (1),
 //!   `parallel` (`shared` or `independent`, see [`crate::search::nrpa::Scheme`]), `batch`
 //!   (shared scheme: top-level iterations started from the same policy; default `threads`),
 //!   `runs` (planner tasks for several workers; default 1), `across` (`independent`, the
@@ -23,7 +24,7 @@
 
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::model::single::SinglePlayer;
-use crate::search::nrpa::{self, Checkpoint, NrpaOptions, Scheme};
+use crate::search::nrpa::{self, AdaptRule, Checkpoint, NrpaOptions, Scheme};
 use crate::search::{nmcs, Control, StopReason};
 use crate::wire::{JobSpec, TaskKind, TaskOutput};
 
@@ -70,6 +71,14 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
                     )))
                 }
             };
+            let adapt = match opts.raw("adapt") {
+                None => AdaptRule::Seed,
+                Some(t) => AdaptRule::parse(t).ok_or_else(|| {
+                    SolveError::bad(format!(
+                        "option 'adapt={t}' is malformed (expected seed or layers)"
+                    ))
+                })?,
+            };
             // Checked before it becomes a Duration (which panics on NaN or negative seconds).
             let checkpoint_s: f64 =
                 opts.get_or("checkpoint_s", nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
@@ -82,6 +91,7 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
                 level: opts.get_or("level", 3u32)?,
                 iterations: opts.get_or("iterations", 100u32)?,
                 alpha: opts.get_or("alpha", 1.0f64)?,
+                adapt,
                 seed: opts.get_or("seed", 0u64)?,
                 threads,
                 batch: opts.get_or("batch", threads)?,
@@ -625,6 +635,7 @@ mod tests {
             (vec![("level", "0")], "level=0"),
             (vec![("depth", "3")], "unknown option 'depth'"),
             (vec![("parallel", "both")], "parallel=both"),
+            (vec![("adapt", "moves")], "adapt=moves"),
             (vec![("alpha", "-1")], "alpha"),
             (vec![("iterations", "x")], "iterations=x"),
             (vec![("runs", "0")], "runs"),
@@ -654,6 +665,11 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("6T"), "{e}");
+        let e = prepare(&job("morpion", &[("code", "dot")], "", "nrpa", &[]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("code 'dot'"), "{e}");
     }
 
     /// Two run tasks (two workers) against one with the same seed: run 0 is the same run, so the
@@ -738,11 +754,23 @@ mod tests {
     /// coordinator: the stored round inputs are the checkpoints); the best replays.
     #[test]
     fn rounds_match_the_shared_scheme_and_survive_a_restart() {
-        let base = [("level", "2"), ("iterations", "6"), ("seed", "4")];
+        // Also with the layers Adapt, which the rounds apply too (on Morpion, where layers
+        // hold several moves; on Weak Schur every layer is one move).
+        rounds_case(("weakschur", ("k", "4")), "seed");
+        rounds_case(("morpion", ("variant", "5D")), "layers");
+    }
+
+    fn rounds_case(game: (&str, (&str, &str)), adapt: &str) {
+        let base = [
+            ("level", "2"),
+            ("iterations", "6"),
+            ("seed", "4"),
+            ("adapt", adapt),
+        ];
         let mut in_proc = base.to_vec();
         in_proc.push(("batch", "2"));
         let direct = run_local(
-            prepare(&job("weakschur", &[("k", "4")], "", "nrpa", &in_proc))
+            prepare(&job(game.0, &[game.1], "", "nrpa", &in_proc))
                 .unwrap()
                 .as_ref(),
             &Control::unlimited(),
@@ -750,7 +778,7 @@ mod tests {
         .unwrap();
         let mut opts = base.to_vec();
         opts.extend([("runs", "2"), ("across", "shared")]);
-        let j = job("weakschur", &[("k", "4")], "", "nrpa", &opts);
+        let j = job(game.0, &[game.1], "", "nrpa", &opts);
         let p = prepare(&j).unwrap();
         let shape = p.plan_shape();
         let mut planner = Planner::new(shape.clone(), 2);

@@ -53,6 +53,43 @@ pub enum Scheme {
     Independent,
 }
 
+/// Which Adapt the levels use (option `adapt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdaptRule {
+    /// The seed's Adapt (Rosin 2011): along the best sequence, ply by ply, the chosen move gains
+    /// `alpha` and every legal move loses `alpha * p`.
+    Seed,
+    /// The "layers" Adapt (the default of anagorko's morpion-lpp NRPA): the best sequence is
+    /// read as a partial order. The codes of its moves are marked; a replay from the root takes
+    /// at each step the *layer*, the legal moves whose code is marked and not yet played: every
+    /// legal move loses `alpha * |layer| * p`, each move of the layer gains `alpha`, then the
+    /// whole layer is played. A step whose move was already played in an earlier layer is
+    /// skipped. Moves that do not depend on each other are rewarded together instead of
+    /// penalising each other. `p` is the softmax probability under the policy before this
+    /// Adapt, as in the seed's Adapt. Meant for games whose moves commute (Morpion); see
+    /// [`adapt_layers`].
+    Layers,
+}
+
+impl AdaptRule {
+    /// The option's text: `seed` or `layers`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdaptRule::Seed => "seed",
+            AdaptRule::Layers => "layers",
+        }
+    }
+
+    /// Reads `seed` or `layers`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "seed" => Some(AdaptRule::Seed),
+            "layers" => Some(AdaptRule::Layers),
+            _ => None,
+        }
+    }
+}
+
 /// Options of a run.
 #[derive(Clone, Debug)]
 pub struct NrpaOptions {
@@ -62,6 +99,8 @@ pub struct NrpaOptions {
     pub iterations: u32,
     /// Adaptation step (the seed's Alpha).
     pub alpha: f64,
+    /// Which Adapt (option `adapt`, default the seed's).
+    pub adapt: AdaptRule,
     /// Random seed.
     pub seed: u64,
     /// Worker threads (rayon).
@@ -84,6 +123,7 @@ impl Default for NrpaOptions {
             level: 3,
             iterations: 100,
             alpha: 1.0,
+            adapt: AdaptRule::Seed,
             seed: 0,
             threads: 1,
             batch: 1,
@@ -521,6 +561,267 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
     }
 }
 
+/// Marks of the layers Adapt: which codes of the best sequence are still to be played.
+enum Marks {
+    /// Dense code space: `gen` = marked and not yet played, `gen + 1` = played, other = not in
+    /// the sequence (a generation counter, so nothing is cleared between Adapts).
+    Dense { mark: Vec<u32>, gen: u32 },
+    /// Arbitrary codes: the sequence's codes, sorted, with a played flag.
+    Sparse(Vec<(u64, bool)>),
+}
+
+const UNMARKED: u8 = 0;
+const MARKED: u8 = 1;
+const PLAYED: u8 = 2;
+
+impl Marks {
+    fn new(code_space: Option<usize>) -> Self {
+        match code_space {
+            Some(n) => Marks::Dense {
+                mark: vec![0; n],
+                gen: 0,
+            },
+            None => Marks::Sparse(Vec::new()),
+        }
+    }
+
+    /// Marks `codes` (and nothing else) as to be played.
+    fn reset(&mut self, codes: impl Iterator<Item = u64>) {
+        match self {
+            Marks::Dense { mark, gen } => {
+                if *gen >= u32::MAX - 4 {
+                    mark.iter_mut().for_each(|m| *m = 0);
+                    *gen = 0;
+                }
+                *gen += 2;
+                for c in codes {
+                    mark[c as usize] = *gen;
+                }
+            }
+            Marks::Sparse(v) => {
+                v.clear();
+                v.extend(codes.map(|c| (c, false)));
+                v.sort_unstable();
+                v.dedup();
+            }
+        }
+    }
+
+    #[inline]
+    fn get(&self, c: u64) -> u8 {
+        match self {
+            Marks::Dense { mark, gen } => {
+                let m = mark[c as usize];
+                if m == *gen {
+                    MARKED
+                } else if m == *gen + 1 {
+                    PLAYED
+                } else {
+                    UNMARKED
+                }
+            }
+            Marks::Sparse(v) => match v.binary_search_by_key(&c, |e| e.0) {
+                Ok(i) if v[i].1 => PLAYED,
+                Ok(_) => MARKED,
+                Err(_) => UNMARKED,
+            },
+        }
+    }
+
+    #[inline]
+    fn set_played(&mut self, c: u64) {
+        match self {
+            Marks::Dense { mark, gen } => mark[c as usize] = *gen + 1,
+            Marks::Sparse(v) => {
+                if let Ok(i) = v.binary_search_by_key(&c, |e| e.0) {
+                    v[i].1 = true;
+                }
+            }
+        }
+    }
+}
+
+/// Scratch space of the layers Adapt's replay, and the replay of the last sequence: its steps
+/// depend only on the sequence, so while the best sequence stays the same (most iterations)
+/// an Adapt reads them instead of replaying the game.
+struct LayerWalk<G: SinglePlayer> {
+    marks: Marks,
+    state: G::State,
+    legal: Vec<G::Move>,
+    play: Vec<G::Move>,
+    /// The sequence the steps below belong to (`valid` false: none).
+    seq: Vec<G::Move>,
+    valid: bool,
+    /// Per step with a non-empty layer: `codes[starts[i]..starts[i + 1]]` are the legal codes,
+    /// `in_layer` says which are in the layer, `sizes[i]` is the layer's size.
+    codes: Vec<u64>,
+    in_layer: Vec<bool>,
+    starts: Vec<u32>,
+    sizes: Vec<u32>,
+}
+
+impl<G: SinglePlayer> LayerWalk<G> {
+    fn new(game: &G, root: &G::State) -> Self {
+        LayerWalk {
+            marks: Marks::new(game.code_space()),
+            state: root.clone(),
+            legal: Vec::new(),
+            play: Vec::new(),
+            seq: Vec::new(),
+            valid: false,
+            codes: Vec::new(),
+            in_layer: Vec::new(),
+            starts: vec![0],
+            sizes: Vec::new(),
+        }
+    }
+
+    /// Replays `best` from `root` into the steps (unless they are already `best`'s).
+    fn replay(&mut self, game: &G, root: &G::State, best: &Record<G::Move>) {
+        if self.valid && self.seq == best.moves {
+            return;
+        }
+        self.seq.clone_from(&best.moves);
+        self.valid = true;
+        self.codes.clear();
+        self.in_layer.clear();
+        self.starts.clear();
+        self.starts.push(0);
+        self.sizes.clear();
+        let plies = best.chosen.len();
+        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
+        self.marks.reset((0..plies).map(chosen_code));
+        self.state.clone_from(root);
+        for p in 0..plies {
+            if self.marks.get(chosen_code(p)) != MARKED {
+                continue;
+            }
+            game.legal_moves(&self.state, &mut self.legal);
+            if self.legal.is_empty() {
+                break;
+            }
+            let start = self.codes.len();
+            self.play.clear();
+            for &m in &self.legal {
+                let c = game.code(&self.state, m);
+                self.codes.push(c);
+                let hit = self.marks.get(c) == MARKED;
+                self.in_layer.push(hit);
+                if hit {
+                    self.marks.set_played(c);
+                    self.play.push(m);
+                }
+            }
+            if self.play.is_empty() {
+                self.codes.truncate(start);
+                self.in_layer.truncate(start);
+                continue;
+            }
+            self.starts.push(self.codes.len() as u32);
+            self.sizes.push(self.play.len() as u32);
+            for (n, &m) in self.play.iter().enumerate() {
+                if n > 0 {
+                    game.legal_moves(&self.state, &mut self.legal);
+                    if !self.legal.contains(&m) {
+                        continue;
+                    }
+                }
+                game.apply(&mut self.state, m);
+            }
+        }
+    }
+}
+
+/// The layers Adapt ([`AdaptRule::Layers`]), in place; like [`adapt`], every probability comes
+/// from the policy before any weight changes, changes are summed per code and then applied,
+/// and `x.touched` lists the codes changed.
+///
+/// Marks are by code: in one position the legal moves have distinct codes, so a code names at
+/// most one legal move (with Morpion's `code=line` this is the peer's line identity, with
+/// `code=move` move identity). A duplicate code in the sequence counts once. The layer's moves
+/// are played in the order of the legal moves; for games whose moves do not commute, a layer
+/// move that is no longer legal after the others is left out (never applied), and a step whose
+/// move is not legal in the replayed position is skipped with no change. For a game whose codes
+/// say what came before (TSPTW's `(from, to)`), a layer is the one move of the sequence, and
+/// this is the seed's Adapt. The replay (legal moves, codes and layers of each step) is kept
+/// and reused while the best sequence is the same, so most Adapts cost what the seed's does.
+fn adapt_layers<G: SinglePlayer>(
+    game: &G,
+    root: &G::State,
+    policy: &mut Policy,
+    best: &Record<G::Move>,
+    alpha: f64,
+    x: &mut AdaptScratch,
+    w: &mut LayerWalk<G>,
+) {
+    x.touched.clear();
+    w.replay(game, root, best);
+    for (i, &size) in w.sizes.iter().enumerate() {
+        let (a, b) = (w.starts[i] as usize, w.starts[i + 1] as usize);
+        let (codes, in_layer) = (&w.codes[a..b], &w.in_layer[a..b]);
+        let k = size as f64;
+        let mut z = 0.0;
+        for &c in codes {
+            z += policy.get_exp(c);
+        }
+        let shifted = !(z.is_finite() && z > 0.0);
+        if shifted {
+            z = softmax_weights(policy, codes, &mut x.probs);
+        }
+        for (j, &c) in codes.iter().enumerate() {
+            let e = if shifted {
+                x.probs[j]
+            } else {
+                policy.get_exp(c)
+            };
+            let mut d = -alpha * k * e / z;
+            if in_layer[j] {
+                d += alpha;
+            }
+            if x.sums.add_weight(c, d) == 0.0 {
+                x.touched.push(c);
+            }
+        }
+    }
+    for &c in &x.touched {
+        let d = x.sums.get(c);
+        if d != 0.0 {
+            policy.add(c, d);
+            x.sums.zero(c);
+        }
+    }
+}
+
+/// The Adapt of a run's options with its scratch space.
+struct Adapter<G: SinglePlayer> {
+    rule: AdaptRule,
+    alpha: f64,
+    scratch: AdaptScratch,
+    /// The layers Adapt's replay (allocated only for that rule).
+    walk: Option<LayerWalk<G>>,
+}
+
+impl<G: SinglePlayer> Adapter<G> {
+    fn new(game: &G, root: &G::State, opts: &NrpaOptions) -> Self {
+        Adapter {
+            rule: opts.adapt,
+            alpha: opts.alpha,
+            scratch: AdaptScratch::new(game.code_space()),
+            walk: (opts.adapt == AdaptRule::Layers).then(|| LayerWalk::new(game, root)),
+        }
+    }
+
+    /// `Adapt(policy, best)`; afterwards `self.scratch.touched` lists the codes changed.
+    fn adapt(&mut self, game: &G, root: &G::State, policy: &mut Policy, best: &Record<G::Move>) {
+        match (self.rule, self.walk.as_mut()) {
+            (AdaptRule::Layers, Some(w)) => {
+                adapt_layers(game, root, policy, best, self.alpha, &mut self.scratch, w)
+            }
+            _ => adapt(policy, best, self.alpha, &mut self.scratch),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // One searcher: levels 0..L-1 with their policies and best records.
 
@@ -555,7 +856,7 @@ struct Searcher<'a, G: SinglePlayer> {
     found: Record<G::Move>,
     legal: Vec<G::Move>,
     weights: Vec<f64>,
-    scratch: AdaptScratch,
+    adapter: Adapter<G>,
     state: G::State,
     rng: ChaCha8Rng,
     rollouts: u64,
@@ -588,7 +889,7 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             found: Record::new(),
             legal: Vec::new(),
             weights: Vec::new(),
-            scratch: AdaptScratch::new(game.code_space()),
+            adapter: Adapter::new(game, root, opts),
             state: root.clone(),
             rng: ChaCha8Rng::seed_from_u64(0),
             rollouts: 0,
@@ -711,18 +1012,14 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             if self.stopped {
                 break;
             }
-            adapt(
-                &mut self.policies[l],
-                &self.bests[l],
-                self.opts.alpha,
-                &mut self.scratch,
-            );
+            self.adapter
+                .adapt(self.game, self.root, &mut self.policies[l], &self.bests[l]);
             if self.policies[l].dense {
                 // Level l changed: it now differs from its copy below (l) and from its source
                 // above (l + 1).
                 for k in [l, l + 1] {
                     if k >= 2 && k < self.dirty.len() {
-                        for &c in &self.scratch.touched {
+                        for &c in &self.adapter.scratch.touched {
                             self.dirty[k].mark(c as usize);
                         }
                     }
@@ -787,6 +1084,9 @@ pub struct Checkpoint<M> {
     pub iterations: u32,
     /// Adaptation step.
     pub alpha: f64,
+    /// Which Adapt (written as `"adapt": "layers"` only when not the seed's, so older
+    /// checkpoints read as the seed's).
+    pub adapt: AdaptRule,
     /// Seed of the run.
     pub seed: u64,
     /// Batch width of the shared scheme.
@@ -823,7 +1123,7 @@ impl<M: Copy> Checkpoint<M> {
                 serde_json::json!({"score": score, "moves": texts})
             }
         };
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "version": 1,
             "level": self.level,
             "iterations": self.iterations,
@@ -835,7 +1135,11 @@ impl<M: Copy> Checkpoint<M> {
             "policy": self.policy.iter().map(|(c, w)| serde_json::json!([c, w.to_bits()])).collect::<Vec<_>>(),
             "top_best": seq(&self.top_best),
             "best": seq(&self.best),
-        })
+        });
+        if self.adapt != AdaptRule::Seed {
+            v["adapt"] = self.adapt.as_str().into();
+        }
+        v
     }
 
     /// Reads [`Checkpoint::to_json`]'s output; errors name what is wrong.
@@ -889,10 +1193,18 @@ impl<M: Copy> Checkpoint<M> {
             }
             Ok(Some((game.score(&s), out)))
         };
+        let adapt = match v.get("adapt") {
+            None => AdaptRule::Seed,
+            Some(a) => a
+                .as_str()
+                .and_then(AdaptRule::parse)
+                .ok_or("checkpoint: 'adapt' is not seed or layers")?,
+        };
         Ok(Checkpoint {
             level: u("level")? as u32,
             iterations: u("iterations")? as u32,
             alpha: f64::from_bits(u("alpha_bits")?),
+            adapt,
             seed: u("seed")?,
             batch: u("batch")? as usize,
             done: u("done")? as u32,
@@ -1034,7 +1346,7 @@ fn run_shared<G: SinglePlayer>(
     let mut searchers: Vec<Searcher<G>> = (0..batch)
         .map(|_| Searcher::new(game, root, opts, ctl, shared))
         .collect();
-    let mut scratch = AdaptScratch::new(game.code_space());
+    let mut adapter = Adapter::new(game, root, opts);
     let mut rollouts = 0u64;
     let mut stopped = false;
     let mut last_checkpoint = std::time::Instant::now();
@@ -1072,7 +1384,7 @@ fn run_shared<G: SinglePlayer>(
             if r.score >= top_best.score {
                 top_best.copy_from(r);
             }
-            adapt(&mut top, &top_best, opts.alpha, &mut scratch);
+            adapter.adapt(game, root, &mut top, &top_best);
             done += 1;
         }
         take_found(&mut searchers, &mut best);
@@ -1118,18 +1430,24 @@ fn load_checkpoint<G: SinglePlayer>(
     let mut best: Record<G::Move> = Record::new();
     let mut done = 0u32;
     if let Some(c) = c {
-        if (c.level, c.iterations, c.alpha.to_bits(), c.seed, c.batch)
-            != (
-                opts.level,
-                opts.iterations,
-                opts.alpha.to_bits(),
-                opts.seed,
-                batch,
-            )
-        {
+        if (
+            c.level,
+            c.iterations,
+            c.alpha.to_bits(),
+            c.seed,
+            c.batch,
+            c.adapt,
+        ) != (
+            opts.level,
+            opts.iterations,
+            opts.alpha.to_bits(),
+            opts.seed,
+            batch,
+            opts.adapt,
+        ) {
             return Err(format!(
-                "checkpoint was made with level={} iterations={} alpha={} seed={} batch={}, not with this job's options",
-                c.level, c.iterations, c.alpha, c.seed, c.batch
+                "checkpoint was made with level={} iterations={} alpha={} seed={} batch={} adapt={}, not with this job's options",
+                c.level, c.iterations, c.alpha, c.seed, c.batch, c.adapt.as_str()
             ));
         }
         for &(code, w) in &c.policy {
@@ -1179,14 +1497,14 @@ pub fn round_start<G: SinglePlayer>(
 ) -> Result<Checkpoint<G::Move>, String> {
     let (mut top, mut top_best, mut best, mut done) =
         load_checkpoint(game, root, opts, width, from)?;
-    let mut scratch = AdaptScratch::new(game.code_space());
+    let mut adapter = Adapter::new(game, root, opts);
     for r in results {
         if let Some(moves) = &r.sub {
             let sub = record_sequence(game, root, moves)?;
             if sub.score >= top_best.score {
                 top_best = sub;
             }
-            adapt(&mut top, &top_best, opts.alpha, &mut scratch);
+            adapter.adapt(game, root, &mut top, &top_best);
             done += 1;
         }
         if let Some(moves) = &r.found {
@@ -1328,6 +1646,7 @@ fn checkpoint<M: Copy>(
         level: opts.level,
         iterations: opts.iterations,
         alpha: opts.alpha,
+        adapt: opts.adapt,
         seed: opts.seed,
         batch,
         done,
@@ -1445,6 +1764,209 @@ mod tests {
         };
         adapt(&mut pol, &one, 1.0, &mut AdaptScratch::new(None));
         assert_eq!(pol.get(u64::MAX), 0.0);
+    }
+
+    /// Four items: a (0), b (1), d (3) are legal at the start; c (2) needs a and b; c and d
+    /// exclude each other. Moves commute, as Morpion's do.
+    struct Dag;
+    impl Game for Dag {
+        type State = Vec<u8>;
+        type Move = u8;
+        fn name(&self) -> &'static str {
+            "dag"
+        }
+        fn num_players(&self) -> usize {
+            1
+        }
+        fn initial_state(&self) -> Vec<u8> {
+            Vec::new()
+        }
+        fn turn(&self, s: &Vec<u8>) -> Turn {
+            let mut m = Vec::new();
+            self.legal_moves(s, &mut m);
+            if m.is_empty() {
+                Turn::Terminal
+            } else {
+                Turn::Player(0)
+            }
+        }
+        fn legal_moves(&self, s: &Vec<u8>, m: &mut Vec<u8>) {
+            m.clear();
+            let has = |x: u8| s.contains(&x);
+            for x in 0..4u8 {
+                let ok = match x {
+                    2 => has(0) && has(1) && !has(3),
+                    3 => !has(2),
+                    _ => true,
+                };
+                if ok && !has(x) {
+                    m.push(x);
+                }
+            }
+        }
+        fn apply(&self, s: &mut Vec<u8>, m: u8) {
+            s.push(m);
+        }
+        fn returns(&self, s: &Vec<u8>, o: &mut [f64]) {
+            o[0] = s.len() as f64;
+        }
+        fn parse_position(&self, _t: &str) -> Result<Vec<u8>, NotationError> {
+            Ok(Vec::new())
+        }
+        fn format_position(&self, s: &Vec<u8>) -> String {
+            format!("{s:?}")
+        }
+        fn parse_move(&self, _s: &Vec<u8>, t: &str) -> Result<u8, NotationError> {
+            t.parse().map_err(|_| NotationError::new("not a move"))
+        }
+        fn format_move(&self, _s: &Vec<u8>, m: u8) -> String {
+            m.to_string()
+        }
+        fn same_state(&self, a: &Vec<u8>, b: &Vec<u8>) -> bool {
+            a == b
+        }
+    }
+    impl MoveCodes for Dag {
+        fn code(&self, _s: &Vec<u8>, m: u8) -> u64 {
+            m as u64
+        }
+    }
+    impl SinglePlayer for Dag {
+        fn code_space(&self) -> Option<usize> {
+            Some(4)
+        }
+    }
+
+    #[test]
+    fn layers_adapt_matches_hand_computed_weights() {
+        let g = Dag;
+        let root = g.initial_state();
+        // Best sequence a, b, c.
+        let best = record_sequence(&g, &root, &[0, 1, 2]).unwrap();
+        let layers = NrpaOptions {
+            adapt: AdaptRule::Layers,
+            ..NrpaOptions::default()
+        };
+        for space in [Some(4), None] {
+            let mut pol = Policy::new(space);
+            let mut x = Adapter::new(&g, &root, &layers);
+            x.scratch = AdaptScratch::new(space);
+            x.walk.as_mut().unwrap().marks = Marks::new(space);
+            x.walk.as_mut().unwrap().valid = false;
+            x.adapt(&g, &root, &mut pol, &best);
+            // Layer {a, b} at the start (legal a, b, d, p = 1/3): a, b get 1 - 2/3, d -2/3;
+            // step b is skipped (played); layer {c} among c, d (p = 1/2): c +1/2, d -1/2.
+            let want = [1.0 / 3.0, 1.0 / 3.0, 0.5, -2.0 / 3.0 - 0.5];
+            for (c, w) in want.iter().enumerate() {
+                assert!((pol.get(c as u64) - w).abs() < 1e-12, "{space:?} code {c}");
+            }
+            // A second Adapt takes its probabilities from the policy before it.
+            let e: Vec<f64> = want.iter().map(|w| w.exp()).collect();
+            let z0 = e[0] + e[1] + e[3];
+            let z1 = e[2] + e[3];
+            let want2 = [
+                want[0] + 1.0 - 2.0 * e[0] / z0,
+                want[1] + 1.0 - 2.0 * e[1] / z0,
+                want[2] + 1.0 - e[2] / z1,
+                want[3] - 2.0 * e[3] / z0 - e[3] / z1,
+            ];
+            x.adapt(&g, &root, &mut pol, &best);
+            for (c, w) in want2.iter().enumerate() {
+                assert!((pol.get(c as u64) - w).abs() < 1e-12, "{space:?} code {c}");
+            }
+        }
+        // The seed's Adapt on the same sequence, for contrast: b and d compete at ply 2.
+        let mut pol = Policy::new(Some(4));
+        let seed = NrpaOptions::default();
+        Adapter::new(&g, &root, &seed).adapt(&g, &root, &mut pol, &best);
+        let want = [2.0 / 3.0, -1.0 / 3.0 + 0.5, 0.5, -1.0 / 3.0 - 0.5 - 0.5];
+        for (c, w) in want.iter().enumerate() {
+            assert!((pol.get(c as u64) - w).abs() < 1e-12, "seed code {c}");
+        }
+    }
+
+    #[test]
+    fn layers_adapt_in_every_scheme_is_deterministic() {
+        let w = WeakSchur::new(4).unwrap();
+        // Weak Schur's codes name the number placed and its part, so each step's layer is the
+        // step's own move: the layers Adapt is the seed's there (as for TSPTW's (from, to)).
+        let layers = NrpaOptions {
+            adapt: AdaptRule::Layers,
+            ..opts(2, 12, 9)
+        };
+        let a = nrpa(&w, &w.initial_state(), &layers, None, &Control::unlimited()).unwrap();
+        let seed = nrpa(
+            &w,
+            &w.initial_state(),
+            &opts(2, 12, 9),
+            None,
+            &Control::unlimited(),
+        );
+        assert_eq!(a.checkpoints[0].policy, seed.unwrap().checkpoints[0].policy);
+        // Morpion: layers of several moves.
+        let g = crate::games::morpion::Morpion::new(crate::games::morpion::Variant::D5);
+        let root = g.initial_state();
+        let o = NrpaOptions {
+            adapt: AdaptRule::Layers,
+            ..opts(2, 12, 9)
+        };
+        let a = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        let b = nrpa(&g, &root, &o, None, &Control::unlimited()).unwrap();
+        assert_eq!((a.score, &a.sequence), (b.score, &b.sequence));
+        assert_eq!(replay(&g, &a.sequence), a.score);
+        let seed = nrpa(&g, &root, &opts(2, 12, 9), None, &Control::unlimited()).unwrap();
+        assert_ne!(a.checkpoints[0].policy, seed.checkpoints[0].policy);
+        // Resume from a checkpoint (JSON round trip): the same run; the seed's Adapt refuses it.
+        let part = nrpa(
+            &g,
+            &root,
+            &o,
+            None,
+            &Control::with_limits(None, Some(12 * 5 + 7)),
+        )
+        .unwrap();
+        let json = part.checkpoints[0].to_json(&g, &root);
+        assert_eq!(json["adapt"], "layers");
+        let back = Checkpoint::from_json(&g, &root, &json).unwrap();
+        assert_eq!(back, part.checkpoints[0]);
+        let rest = nrpa(
+            &g,
+            &root,
+            &o,
+            Some(vec![back.clone()]),
+            &Control::unlimited(),
+        )
+        .unwrap();
+        assert_eq!((rest.score, &rest.sequence), (a.score, &a.sequence));
+        assert_eq!(rest.checkpoints[0], a.checkpoints[0]);
+        assert!(nrpa(
+            &g,
+            &root,
+            &opts(2, 12, 9),
+            Some(vec![back]),
+            &Control::unlimited()
+        )
+        .unwrap_err()
+        .contains("adapt=layers"));
+        // Level 3, batch 2 on two threads and independent runs: deterministic.
+        for (batch, scheme) in [(2, Scheme::Shared), (1, Scheme::Independent)] {
+            let p = NrpaOptions {
+                threads: 2,
+                batch,
+                scheme,
+                ..NrpaOptions {
+                    level: 3,
+                    ..o.clone()
+                }
+            };
+            let x = nrpa(&g, &root, &p, None, &Control::unlimited()).unwrap();
+            let y = nrpa(&g, &root, &p, None, &Control::unlimited()).unwrap();
+            assert_eq!(
+                (x.score, &x.sequence, x.rollouts),
+                (y.score, &y.sequence, y.rollouts)
+            );
+            assert_eq!(replay(&g, &x.sequence), x.score);
+        }
     }
 
     #[test]
