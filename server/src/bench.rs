@@ -129,8 +129,8 @@ pub const SIGNATURES: &[Signature] = &[
         position: "5455174361263362",
         algorithm: "alphabeta",
         options: &[],
-        nodes: 178653,
-        fingerprint: 0x9392_cb18_427a_0009,
+        nodes: 186178,
+        fingerprint: 0xc87d_56e5_ef7f_341e,
     },
     Signature {
         kernel: "pns (Connect Four, exact value)",
@@ -170,7 +170,7 @@ pub const SIGNATURES: &[Signature] = &[
         algorithm: "nrpa",
         options: &[("level", "1"), ("iterations", "100"), ("seed", "3")],
         nodes: 100,
-        fingerprint: 0x5ad3_12c5_efa1_1be0,
+        fingerprint: 0x8f6d_250b_03bf_22ba,
     },
 ];
 
