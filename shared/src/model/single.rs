@@ -25,6 +25,15 @@ pub trait SinglePlayer: MoveCodes {
         None
     }
 
+    /// Whether moves of one played sequence that are all legal in a position (on the way through
+    /// that sequence's moves in another order) stay legal as the others are played: then the
+    /// NRPA layers Adapt plays a layer without re-checking each move's legality. Default `false`
+    /// (the kernel checks); Morpion's moves of one sequence place distinct dots on compatible
+    /// lines, so it answers `true`.
+    fn sequence_moves_commute(&self) -> bool {
+        false
+    }
+
     /// A text that `parse_position` reads back as the state reached by playing `moves` from
     /// `root` (which was itself parsed from a position text or is the start). Default: the
     /// position of the final state, which is right for games whose notation is the move list

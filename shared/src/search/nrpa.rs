@@ -719,8 +719,9 @@ impl<G: SinglePlayer> LayerWalk<G> {
             }
             self.starts.push(self.codes.len() as u32);
             self.sizes.push(self.play.len() as u32);
+            let commute = game.sequence_moves_commute();
             for (n, &m) in self.play.iter().enumerate() {
-                if n > 0 {
+                if n > 0 && !commute {
                     game.legal_moves(&self.state, &mut self.legal);
                     if !self.legal.contains(&m) {
                         continue;
@@ -911,15 +912,17 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             let start = cur.codes.len();
             // Codes and, for a dense table, the sum of their exp weights (softmax_weights' sum,
             // in the same order); a hash table's weights are looked up once, below.
+            // (One `extend` reserves once; a push per code checked the capacity each time.)
+            let state = &self.state;
+            cur.codes
+                .extend(self.legal.iter().map(|&m| game.code(state, m)));
+            let codes = &cur.codes[start..];
             let mut z = 0.0;
-            for &m in &self.legal {
-                let c = game.code(&self.state, m);
-                cur.codes.push(c);
-                if policy.dense {
+            if policy.dense {
+                for &c in codes {
                     z += policy.get_exp(c);
                 }
             }
-            let codes = &cur.codes[start..];
             let mut pick = n - 1;
             if z.is_finite() && z > 0.0 && policy.dense {
                 // A dense table is read again (cheaper than keeping the weights aside).
