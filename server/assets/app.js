@@ -21,8 +21,10 @@ function token() {
 }
 
 function showTokenForm(note) {
+  // Fill the field only when the form appears: a 401 from a request still in flight with the
+  // old token must not overwrite what the user is typing.
+  if ($('token-form').hidden) $('token').value = token();
   $('token-form').hidden = false;
-  $('token').value = token();
   $('token-note').textContent = note || '';
 }
 
@@ -36,9 +38,11 @@ class ApiError extends Error {
 // fetch with the token; throws ApiError with the API's one-line message on 4xx/5xx.
 async function api(path, init = {}) {
   const headers = Object.assign({}, init.headers || {});
-  if (token()) headers['Authorization'] = 'Bearer ' + token();
+  const sent = token();
+  if (sent) headers['Authorization'] = 'Bearer ' + sent;
   const r = await fetch(path, Object.assign({}, init, { headers }));
-  if (r.status === 401) {
+  // A 401 for a token that has since been replaced says nothing about the new one.
+  if (r.status === 401 && sent === token()) {
     showTokenForm('this coordinator needs its API token');
   }
   if (!r.ok) {
