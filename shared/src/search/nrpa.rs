@@ -503,6 +503,25 @@ struct AdaptScratch {
 }
 
 impl AdaptScratch {
+    /// Adds `d` to code `c`'s pending change (summed in the order given).
+    #[inline]
+    fn add(&mut self, c: u64, d: f64) {
+        if self.sums.add_weight(c, d) == 0.0 {
+            self.touched.push(c);
+        }
+    }
+
+    /// Adds the pending changes to `policy` and clears them (the end of every Adapt).
+    fn apply_to(&mut self, policy: &mut Policy) {
+        for &c in &self.touched {
+            let d = self.sums.get(c);
+            if d != 0.0 {
+                policy.add(c, d);
+                self.sums.zero(c);
+            }
+        }
+    }
+
     fn new(code_space: Option<usize>) -> Self {
         AdaptScratch {
             sums: Policy::new(code_space),
@@ -547,18 +566,10 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
             if i == chosen {
                 d += alpha;
             }
-            if x.sums.add_weight(c, d) == 0.0 {
-                x.touched.push(c);
-            }
+            x.add(c, d);
         }
     }
-    for &c in &x.touched {
-        let d = x.sums.get(c);
-        if d != 0.0 {
-            policy.add(c, d);
-            x.sums.zero(c);
-        }
-    }
+    x.apply_to(policy);
 }
 
 /// Marks of the layers Adapt: which codes of the best sequence are still to be played.
@@ -779,18 +790,10 @@ fn adapt_layers<G: SinglePlayer>(
             if in_layer[j] {
                 d += alpha;
             }
-            if x.sums.add_weight(c, d) == 0.0 {
-                x.touched.push(c);
-            }
+            x.add(c, d);
         }
     }
-    for &c in &x.touched {
-        let d = x.sums.get(c);
-        if d != 0.0 {
-            policy.add(c, d);
-            x.sums.zero(c);
-        }
-    }
+    x.apply_to(policy);
 }
 
 /// The Adapt of a run's options with its scratch space.
