@@ -88,7 +88,7 @@ pub fn spec() -> Value {
                     "state": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]},
                     "progress": {"type": "object"},
                     "tasks": {"type": "object", "properties": {"total": {"type": "integer"}, "queued": {"type": "integer"}, "running": {"type": "integer"}, "done": {"type": "integer"}, "failed": {"type": "integer"}, "cancelled": {"type": "integer"}}},
-                    "result": {"description": "Same keys as `solve --json` (game, algorithm, value, best_move, nodes, elapsed_ms, ...), null until done"},
+                    "result": {"description": "Same keys as `solve --json` (game, algorithm, value, best_move, nodes, elapsed_ms, ...), null until done. An exact job stopped by a limit is done with value null, `bounds` [lower, upper] proved so far and `stopped` (time or nodes)"},
                     "error": {"type": ["string", "null"], "description": "Why the job failed or was cancelled"},
                     "created_ms": {"type": "integer"}, "finished_ms": {"type": ["integer", "null"]},
                     "job": {"$ref": "#/components/schemas/JobSpec"}}},

@@ -1190,6 +1190,33 @@ impl Scheduler {
                     );
                 }
             }
+            Outcome::Stopped { reason }
+                if job_active
+                    && self
+                        .jobs
+                        .get(&job_id)
+                        .and_then(|j| j.planner.as_ref())
+                        .is_some_and(|p| p.ends_on_stop(&task.kind)) =>
+            {
+                // A probe plan ends with the bounds proved before the limit (stored like any
+                // result, so the job's results say why it ended).
+                let kind = task.kind.clone();
+                let output = TaskOutput::stopped(&reason);
+                let text = to_json(&output);
+                if let Some(p) = self.jobs.get_mut(&job_id).and_then(|j| j.planner.as_mut()) {
+                    p.on_result(&kind, output);
+                }
+                let task = self.tasks.get_mut(&tid).expect("lease has a task");
+                task.state = TaskState::Done;
+                task.last_error = Some(format!("the {reason} limit stopped it"));
+                w.push(Self::task_write(task));
+                w.push(Write::InsertResult {
+                    task_id: tid,
+                    lease_id: r.lease_id.clone(),
+                    output: text,
+                });
+                self.advance(job_id, &mut w);
+            }
             Outcome::Stopped { reason } => {
                 task.state = TaskState::Failed;
                 let message = format!(

@@ -136,6 +136,17 @@ pub struct TaskOutput {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl TaskOutput {
+    /// The output of a task that a job limit (`time` or `nodes`) stopped before a result: no
+    /// value, no bounds, `stopped` naming the limit. A probe plan that gets it ends with the
+    /// bounds its earlier probes proved.
+    pub fn stopped(reason: &str) -> Self {
+        let mut out = TaskOutput::default();
+        out.extra.insert("stopped".into(), reason.into());
+        out
+    }
+}
+
 /// The final result of a job: exactly the object `solve --json` prints and `GET /v1/jobs/{id}`
 /// returns under `result`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

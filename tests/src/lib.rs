@@ -375,11 +375,15 @@ pub fn wait_until(timeout: Duration, what: &str, mut cond: impl FnMut() -> bool)
 /// The value of `job` computed in this process through the same registry and planner
 /// (`plan::run_local`): the reference the service must agree with.
 pub fn local_value(job: &Value) -> Value {
+    local_result(job)["value"].clone()
+}
+
+/// The whole result of `job` computed in this process (as [`local_value`]), as JSON.
+pub fn local_result(job: &Value) -> Value {
     let spec: gamesolver_shared::wire::JobSpec =
         serde_json::from_value(job.clone()).expect("job spec");
     let prepared = gamesolver_shared::registry::prepare(&spec).expect("valid job");
     let ctl = gamesolver_shared::search::Control::unlimited();
-    gamesolver_shared::plan::run_local(&*prepared, &ctl)
-        .expect("local run")
-        .value
+    let r = gamesolver_shared::plan::run_local(&*prepared, &ctl).expect("local run");
+    serde_json::to_value(r).expect("a result is JSON")
 }

@@ -513,6 +513,36 @@ fn malformed_oversized_and_unauthorized_requests_get_4xx_json() {
     }
 }
 
+/// A job limit that stops a probe ends an exact job with the bounds proved before it (value
+/// null, `stopped` naming the limit), through real worker processes, as `solve` does in-process.
+#[test]
+fn a_limit_stops_a_probe_job_with_its_proved_bounds_over_http() {
+    let c = Coordinator::fresh(
+        "stopped-probes",
+        &CoordOpts {
+            parallelism: Some(2),
+            ..Default::default()
+        },
+    );
+    let _workers = c.start_workers(2, 1);
+    // About ten seconds of search (millions of nodes), far beyond the budget of each probe.
+    let job = json!({"game": "connect4", "position": "4453", "algorithm": "alphabeta",
+                     "limits": {"node_limit": 20000}});
+    let id = c.submit(&job, None);
+    let st = c.wait_job(id, LONG);
+    assert_eq!(st["state"], "done", "{st}");
+    let r = &st["result"];
+    assert_eq!(r["stopped"], "nodes", "{st}");
+    assert_eq!(r["value"], Value::Null, "{st}");
+    let b = r["bounds"].as_array().expect("bounds");
+    let (lo, hi) = (b[0].as_i64().unwrap(), b[1].as_i64().unwrap());
+    assert!(lo < hi, "{st}");
+    // The same job in-process gives the same kind of answer.
+    let local = local_result(&job);
+    assert_eq!(local["stopped"], "nodes", "{local}");
+    assert_eq!(local["value"], Value::Null, "{local}");
+}
+
 #[test]
 fn a_poison_task_fails_its_job_after_n_attempts_while_other_jobs_finish() {
     let c = Coordinator::fresh(

@@ -26,7 +26,7 @@
 //!   its input built from that round's outputs (the stored inputs are the checkpoints).
 
 use crate::registry::{PlanShape, PreparedJob, SolveError};
-use crate::search::Control;
+use crate::search::{Control, StopReason};
 use crate::wire::{JobResult, RawBounds, TaskKind, TaskOutput};
 
 /// Derives the seed of run `index` from a base seed (SplitMix64 step, so runs differ well).
@@ -399,11 +399,30 @@ impl Planner {
         }
     }
 
+    /// Whether a limit-stopped task ends this plan with what it knows ([`TaskOutput::stopped`]
+    /// fed to [`Planner::on_result`]): probe plans do, with the bounds proved so far; other
+    /// plans fail as before (their tasks report their own best under a limit).
+    pub fn ends_on_stop(&self, task: &TaskKind) -> bool {
+        matches!(self.shape, PlanShape::Probes { .. }) && self.pending.contains(task)
+    }
+
     /// The final output (call when [`Planner::is_done`]).
     pub fn finish(&self, job: &dyn PreparedJob) -> TaskOutput {
         match self.shape {
             PlanShape::Single => self.outputs.last().cloned().unwrap_or_default(),
-            PlanShape::Probes { .. } => job.finish_probes(self.bounds, &self.outputs),
+            PlanShape::Probes { .. } => {
+                let mut out = job.finish_probes(self.bounds, &self.outputs);
+                // A limit ended the plan: say which, next to the bounds proved before it.
+                let stopped = self
+                    .outputs
+                    .iter()
+                    .find(|o| o.raw.is_none())
+                    .and_then(|o| o.extra.get("stopped"));
+                if let Some(r) = stopped {
+                    out.extra.insert("stopped".into(), r.clone());
+                }
+                out
+            }
             // Runs are merged in index order, not arrival order, so `run_scores[i]` is run i's
             // and a merge never depends on which worker finished first.
             PlanShape::Runs { .. } | PlanShape::Rounds { .. } => {
@@ -453,7 +472,21 @@ pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, Solv
             let task_ctl = ctl.for_task(left, limits.node_limit);
             let out = job.run(&task, &task_ctl);
             ctl.add_nodes(task_ctl.nodes());
-            planner.on_result(&task, out?);
+            let out = match (out, task_ctl.should_stop()) {
+                (Ok(out), _) => out,
+                // A job limit stopped a probe: the plan ends with the bounds proved so far (as
+                // the coordinator ends it when a worker reports the same).
+                (Err(_), Some(r @ (StopReason::Time | StopReason::Nodes)))
+                    if planner.ends_on_stop(&task) =>
+                {
+                    TaskOutput {
+                        nodes: task_ctl.nodes(),
+                        ..TaskOutput::stopped(r.as_str())
+                    }
+                }
+                (Err(e), _) => return Err(e),
+            };
+            planner.on_result(&task, out);
         }
         ctl.report(planner.progress(job));
         if planner.is_done() {
@@ -715,20 +748,54 @@ mod tests {
         j.limits.node_limit = Some(1_000);
         let e = run(&j).expect_err("a node budget far below the search stops it");
         assert!(e.to_string().contains("nodes"), "{e}");
-        // A probe plan: each probe gets the budget (Connect Four: alpha-beta probes).
+        // A probe plan: each probe gets the budget (Connect Four: alpha-beta probes); the
+        // first probe it stops ends the plan with the bounds proved so far, not an error.
         let mut j = job("connect4", "4453", "alphabeta");
         j.limits.node_limit = Some(50_000);
-        let e = run(&j).expect_err("stops");
-        assert!(e.to_string().contains("nodes"), "{e}");
+        let r = run(&j).expect("a stopped probe plan ends with its bounds");
+        assert_eq!(r.extra["stopped"], "nodes", "{r:?}");
+        assert_eq!(r.value, serde_json::Value::Null, "{r:?}");
+        let bounds = |r: &JobResult| {
+            let b = r.extra["bounds"].as_array().expect("bounds").clone();
+            (b[0].as_i64().unwrap(), b[1].as_i64().unwrap())
+        };
+        let (lo, hi) = bounds(&r);
+        assert!(lo < hi, "{r:?}");
         // The time budget: a search of about ten seconds stops after about 0.2 s.
         j.limits = crate::wire::Limits {
             time_ms: Some(200),
             node_limit: None,
         };
         let t0 = std::time::Instant::now();
-        let e = run(&j).expect_err("stops");
-        assert!(e.to_string().contains("time"), "{e}");
+        let r = run(&j).expect("stops with bounds");
+        assert_eq!(r.extra["stopped"], "time", "{r:?}");
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        // The bounds are proved: the exact value of a position of Pons' set lies inside them
+        // whatever the budget, and a bigger budget never loses a bound.
+        let mut j = job("connect4", "335662333565", "alphabeta");
+        let exact = run(&j).expect("solves").value.as_i64().expect("a value");
+        let mut last = (i64::MIN, i64::MAX);
+        for budget in [2_000, 20_000, 200_000, 2_000_000] {
+            j.limits.node_limit = Some(budget);
+            let r = run(&j).expect("ends");
+            let (lo, hi) = match r.value.as_i64() {
+                Some(v) => (v, v),
+                None => {
+                    assert!(r.extra.contains_key("stopped"), "{r:?}");
+                    bounds(&r)
+                }
+            };
+            assert!(
+                lo <= exact && exact <= hi,
+                "budget {budget}: {r:?}, exact {exact}"
+            );
+            // With a bigger budget the plan repeats the same probes further.
+            assert!(
+                lo >= last.0 && hi <= last.1,
+                "budget {budget}: {r:?} after {last:?}"
+            );
+            last = (lo, hi);
+        }
     }
 
     #[test]

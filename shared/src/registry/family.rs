@@ -516,6 +516,9 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
             .find(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower));
         let mut out = match best {
             Some(p) => p.clone(),
+            // A limit stopped the plan before any lower bound was proved: no move is known to
+            // be best.
+            None if probes.iter().any(|p| p.raw.is_none()) => TaskOutput::default(),
             None => {
                 // No probe failed high: the value is the smallest possible, every move reaches it.
                 let mut moves = Vec::new();
