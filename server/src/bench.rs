@@ -40,7 +40,7 @@ use gamesolver_shared::model::{Game, Turn};
 use gamesolver_shared::plan;
 use gamesolver_shared::registry;
 use gamesolver_shared::search::Control;
-use gamesolver_shared::wire::{JobResult, JobSpec, Limits, Settings};
+use gamesolver_shared::wire::{JobResult, JobSpec};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -204,13 +204,6 @@ pub fn fingerprint(r: &JobResult) -> u64 {
     h
 }
 
-fn settings(items: &[(&str, &str)]) -> Settings {
-    items
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 fn spec(
     game: &str,
     params: &[(&str, &str)],
@@ -218,14 +211,9 @@ fn spec(
     algorithm: &str,
     options: &[(&str, &str)],
 ) -> JobSpec {
-    JobSpec {
-        game: game.into(),
-        game_params: settings(params),
-        position: position.into(),
-        algorithm: algorithm.into(),
-        options: settings(options),
-        limits: Limits::default(),
-    }
+    JobSpec::new(game, position, algorithm)
+        .with_params(params)
+        .with_options(options)
 }
 
 /// Runs `job` in this process on `threads` threads; returns the result and the wall time.

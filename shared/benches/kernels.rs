@@ -132,20 +132,9 @@ fn kernel_benches(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(5));
     for f in FIXED {
-        let to = |items: &[(&str, &str)]| {
-            items
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        let job = JobSpec {
-            game: f.game.into(),
-            game_params: to(f.params),
-            position: f.position.into(),
-            algorithm: f.algorithm.into(),
-            options: to(f.options),
-            ..JobSpec::default()
-        };
+        let job = JobSpec::new(f.game, f.position, f.algorithm)
+            .with_params(f.params)
+            .with_options(f.options);
         let prepared = registry::prepare(&job).expect("fixed job");
         let ctl = Control::unlimited().with_threads(1);
         let first = run_local(prepared.as_ref(), &ctl).expect("fixed job runs");

@@ -124,16 +124,7 @@ fn main() {
             let (mut ms, mut nodes, mut peak, mut max_peak, mut bytes, mut probes) =
                 (0.0f64, 0u64, 0u64, 0u64, 0u64, 0u64);
             for line in &lines {
-                let job = JobSpec {
-                    game: "connect4".into(),
-                    position: line.moves.clone(),
-                    algorithm: algorithm.to_string(),
-                    options: options
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                    ..JobSpec::default()
-                };
+                let job = JobSpec::new("connect4", &line.moves, algorithm).with_options(options);
                 let prepared = prepare(&job).expect("prepare");
                 let t0 = Instant::now();
                 let r = run_local(prepared.as_ref(), &Control::unlimited()).expect("run");

@@ -65,6 +65,40 @@ pub struct JobSpec {
     pub limits: Limits,
 }
 
+impl JobSpec {
+    /// A job of `algorithm` on `game` at `position` (the game's notation, empty for the start),
+    /// with no parameters, options or limits: the start of the builders below, for callers that
+    /// write jobs in code (tests, benchmarks, clients).
+    pub fn new(game: &str, position: &str, algorithm: &str) -> Self {
+        JobSpec {
+            game: game.into(),
+            position: position.into(),
+            algorithm: algorithm.into(),
+            ..JobSpec::default()
+        }
+    }
+
+    /// The job with these game parameters added (`("width", "7")`, ...).
+    pub fn with_params(mut self, items: &[(&str, &str)]) -> Self {
+        self.game_params.extend(settings(items));
+        self
+    }
+
+    /// The job with these algorithm options added (`("depth", "4")`, ...).
+    pub fn with_options(mut self, items: &[(&str, &str)]) -> Self {
+        self.options.extend(settings(items));
+        self
+    }
+}
+
+/// Key-value pairs as [`Settings`].
+pub fn settings(items: &[(&str, &str)]) -> Settings {
+    items
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// What one task of a job asks a kernel to do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -30,20 +30,9 @@ fn run(
     algorithm: &str,
     options: &[(&str, &str)],
 ) -> JobResult {
-    let job = JobSpec {
-        game: "connect4".into(),
-        game_params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        position: position.into(),
-        algorithm: algorithm.into(),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..JobSpec::default()
-    };
+    let job = JobSpec::new("connect4", position, algorithm)
+        .with_params(params)
+        .with_options(options);
     let prepared = prepare(&job).unwrap_or_else(|e| panic!("{algorithm} '{position}': {e}"));
     run_local(prepared.as_ref(), &Control::unlimited())
         .unwrap_or_else(|e| panic!("{algorithm} '{position}': {e}"))
@@ -111,16 +100,7 @@ fn another_board_size_agrees_with_alphabeta() {
                 .wrapping_add(1442695040888963407);
             let col = ((seed >> 33) % 6 + 1).to_string();
             let next = format!("{position}{col}");
-            let probe = JobSpec {
-                game: "connect4".into(),
-                game_params: params
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-                position: next.clone(),
-                algorithm: "alphabeta".into(),
-                ..JobSpec::default()
-            };
+            let probe = JobSpec::new("connect4", &next, "alphabeta").with_params(&params);
             if prepare(&probe).is_ok() {
                 position = next;
             }

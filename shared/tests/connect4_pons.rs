@@ -20,16 +20,7 @@ fn read_set(name: &str) -> Vec<(String, i64)> {
 }
 
 fn job(position: &str, options: &[(&str, &str)]) -> JobSpec {
-    JobSpec {
-        game: "connect4".into(),
-        position: position.into(),
-        algorithm: "alphabeta".into(),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..JobSpec::default()
-    }
+    JobSpec::new("connect4", position, "alphabeta").with_options(options)
 }
 
 /// Runs `lines` (every `step`-th line) and checks each score; returns total nodes.
@@ -162,20 +153,9 @@ fn solve(
     algorithm: &str,
     options: &[(&str, &str)],
 ) -> serde_json::Value {
-    let job = JobSpec {
-        game: game.into(),
-        game_params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        position: position.into(),
-        algorithm: algorithm.into(),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..JobSpec::default()
-    };
+    let job = JobSpec::new(game, position, algorithm)
+        .with_params(params)
+        .with_options(options);
     let prepared = prepare(&job).unwrap_or_else(|e| panic!("{game} '{position}': {e}"));
     let result = run_local(prepared.as_ref(), &Control::unlimited()).unwrap();
     serde_json::to_value(result).unwrap()
@@ -304,20 +284,9 @@ fn registry_paths() {
 #[test]
 fn bad_input_is_one_clear_line() {
     let err = |params: &[(&str, &str)], position: &str, options: &[(&str, &str)]| {
-        let job = JobSpec {
-            game: "connect4".into(),
-            game_params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            position: position.into(),
-            algorithm: "alphabeta".into(),
-            options: options
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..JobSpec::default()
-        };
+        let job = JobSpec::new("connect4", position, "alphabeta")
+            .with_params(params)
+            .with_options(options);
         prepare(&job).err().expect("an error").to_string()
     };
     assert_eq!(

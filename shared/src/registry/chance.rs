@@ -242,16 +242,7 @@ mod tests {
     const COIN: &str = r#"{"max": [{"chance": [[0.5, {"min": [3, 7]}], [0.5, {"min": [8, 4]}]]}, {"chance": [[0.25, {"min": [10, 1]}], [0.75, {"min": [6, 5]}]]}], "labels": ["L", "R"]}"#;
 
     fn job(game: &str, position: &str, algorithm: &str, options: &[(&str, &str)]) -> JobSpec {
-        JobSpec {
-            game: game.into(),
-            position: position.into(),
-            algorithm: algorithm.into(),
-            options: options
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..JobSpec::default()
-        }
+        JobSpec::new(game, position, algorithm).with_options(options)
     }
 
     fn solve(j: &JobSpec) -> Result<crate::wire::JobResult, SolveError> {

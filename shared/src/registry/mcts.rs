@@ -532,16 +532,7 @@ mod tests {
     use crate::wire::{JobResult, JobSpec};
 
     fn job(game: &str, position: &str, options: &[(&str, &str)]) -> JobSpec {
-        JobSpec {
-            game: game.into(),
-            position: position.into(),
-            algorithm: "mcts".into(),
-            options: options
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..JobSpec::default()
-        }
+        JobSpec::new(game, position, "mcts").with_options(options)
     }
 
     fn solve(j: &JobSpec) -> JobResult {

@@ -242,16 +242,7 @@ mod tests {
     use serde_json::json;
 
     fn job(position: &str, algorithm: &str, options: &[(&str, &str)]) -> JobSpec {
-        JobSpec {
-            game: "tree".into(),
-            position: position.into(),
-            algorithm: algorithm.into(),
-            options: options
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            ..JobSpec::default()
-        }
+        JobSpec::new("tree", position, algorithm).with_options(options)
     }
 
     const COURSE: &str = r#"{"player": 0, "labels": ["left", "right"], "children": [
@@ -289,13 +280,9 @@ mod tests {
         params: &[(&str, &str)],
         options: &[(&str, &str)],
     ) -> JobSpec {
-        let mut j = job(position, algorithm, options);
-        j.game = "rolit".into();
-        j.game_params = params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        j
+        JobSpec::new("rolit", position, algorithm)
+            .with_params(params)
+            .with_options(options)
     }
 
     /// The hand example of `search::bestreply` through the registry: Rolit 4 x 4 for three

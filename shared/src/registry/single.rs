@@ -516,7 +516,6 @@ mod tests {
     use super::*;
     use crate::plan::{run_local, Planner};
     use crate::registry::prepare;
-    use crate::wire::Limits;
 
     fn job(
         game: &str,
@@ -525,20 +524,9 @@ mod tests {
         algo: &str,
         options: &[(&str, &str)],
     ) -> JobSpec {
-        JobSpec {
-            game: game.into(),
-            game_params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            position: position.into(),
-            algorithm: algo.into(),
-            options: options
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            limits: Limits::default(),
-        }
+        JobSpec::new(game, position, algo)
+            .with_params(params)
+            .with_options(options)
     }
 
     /// The `position` of a result, fed back as a position, replays to the reported score.

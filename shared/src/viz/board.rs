@@ -930,10 +930,7 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, &str)]) -> Settings {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        crate::wire::settings(pairs)
     }
 
     fn well_formed(svg: &str) {

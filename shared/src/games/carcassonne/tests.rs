@@ -712,15 +712,8 @@ fn service_jobs_run_the_chance_kernels_and_mcts() {
     use crate::search::expectimax::{expectimax, Pruning};
     use crate::search::Control;
     use crate::wire::JobSpec;
-    let job = |position: &str, algorithm: &str, options: &[(&str, &str)]| JobSpec {
-        game: "carcassonne".into(),
-        position: position.into(),
-        algorithm: algorithm.into(),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..JobSpec::default()
+    let job = |position: &str, algorithm: &str, options: &[(&str, &str)]| {
+        JobSpec::new("carcassonne", position, algorithm).with_options(options)
     };
     let solve = |j: &JobSpec| run_local(prepare(j)?.as_ref(), &Control::unlimited());
     // A position with a tile drawn: every kernel finds expectimax's value and a legal move.

@@ -434,21 +434,15 @@ fn iterative_deepening_under_a_limit_keeps_the_deepest_finished_iteration() {
 /// proven), `eval=game` the game's own disc count, and bad `eval` values are one-line errors.
 #[test]
 fn registry_option_eval() {
-    let job = |options: &[(&str, &str)], game: &str| crate::wire::JobSpec {
-        game: game.into(),
-        game_params: if game == "othello" {
-            [("size".to_string(), "6".to_string())]
-                .into_iter()
-                .collect()
+    let job = |options: &[(&str, &str)], game: &str| {
+        let params: &[(&str, &str)] = if game == "othello" {
+            &[("size", "6")]
         } else {
-            Default::default()
-        },
-        algorithm: "alphabeta".into(),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..Default::default()
+            &[]
+        };
+        crate::wire::JobSpec::new(game, "", "alphabeta")
+            .with_params(params)
+            .with_options(options)
     };
     let run = |j: &crate::wire::JobSpec| {
         let p = crate::registry::prepare(j).unwrap_or_else(|e| panic!("{j:?}: {e}"));

@@ -96,20 +96,9 @@ fn job(
     algorithm: &str,
     options: &[(&str, &str)],
 ) -> JobSpec {
-    JobSpec {
-        game: game.into(),
-        game_params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        position: position.into(),
-        algorithm: algorithm.into(),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..JobSpec::default()
-    }
+    JobSpec::new(game, position, algorithm)
+        .with_params(params)
+        .with_options(options)
 }
 
 fn solve(j: &JobSpec) -> JobResult {
