@@ -663,6 +663,14 @@ struct LayerWalk<G: SinglePlayer> {
     /// The sequence the steps below belong to (`valid` false: none).
     seq: Vec<G::Move>,
     valid: bool,
+    /// For games whose sequence moves commute: the steps depend only on the sequence's set of
+    /// moves, so a new best that is a reordering of `seq` (a frequent kind of tie) reuses them.
+    /// `set` holds `seq`'s (code, move) pairs sorted by code when its codes are distinct
+    /// (`set_ok`), `set_hash` an order-free hash of its codes; `cand` is scratch.
+    set: Vec<(u64, G::Move)>,
+    cand: Vec<(u64, G::Move)>,
+    set_hash: u64,
+    set_ok: bool,
     /// Per step with a non-empty layer: `codes[starts[i]..starts[i + 1]]` are the legal codes,
     /// `in_layer` says which are in the layer, `sizes[i]` is the layer's size.
     codes: Vec<u64>,
@@ -680,6 +688,10 @@ impl<G: SinglePlayer> LayerWalk<G> {
             play: Vec::new(),
             seq: Vec::new(),
             valid: false,
+            set: Vec::new(),
+            cand: Vec::new(),
+            set_hash: 0,
+            set_ok: false,
             codes: Vec::new(),
             in_layer: Vec::new(),
             starts: vec![0],
@@ -692,6 +704,27 @@ impl<G: SinglePlayer> LayerWalk<G> {
         if self.valid && self.seq == best.moves {
             return;
         }
+        let plies = best.chosen.len();
+        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
+        if game.sequence_moves_commute() {
+            // The replay plays, step after step, every sequence move legal in the position
+            // reached (moves stay legal as others are played), so its steps depend on the set of
+            // moves only. Compare sets: an order-free hash first, then the sorted pairs.
+            let hash = (0..plies).fold(0u64, |h, p| h.wrapping_add(mix_code(chosen_code(p))));
+            let maybe = self.valid && self.set_ok && hash == self.set_hash && plies == self.seq.len();
+            self.cand.clear();
+            self.cand
+                .extend((0..plies).map(|p| (chosen_code(p), best.moves[p])));
+            self.cand.sort_unstable_by_key(|e| e.0);
+            let distinct = self.cand.windows(2).all(|w| w[0].0 != w[1].0);
+            if maybe && distinct && self.cand == self.set {
+                self.seq.clone_from(&best.moves);
+                return;
+            }
+            std::mem::swap(&mut self.set, &mut self.cand);
+            self.set_hash = hash;
+            self.set_ok = distinct;
+        }
         self.seq.clone_from(&best.moves);
         self.valid = true;
         self.codes.clear();
@@ -699,8 +732,6 @@ impl<G: SinglePlayer> LayerWalk<G> {
         self.starts.clear();
         self.starts.push(0);
         self.sizes.clear();
-        let plies = best.chosen.len();
-        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
         self.marks.reset((0..plies).map(chosen_code));
         self.state.clone_from(root);
         for p in 0..plies {
@@ -742,6 +773,15 @@ impl<G: SinglePlayer> LayerWalk<G> {
             }
         }
     }
+}
+
+/// A code's contribution to [`LayerWalk`]'s order-free set hash (SplitMix64's finaliser).
+#[inline]
+fn mix_code(c: u64) -> u64 {
+    let mut z = c.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// The layers Adapt ([`AdaptRule::Layers`]), in place; like [`adapt`], every probability comes
