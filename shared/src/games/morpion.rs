@@ -117,9 +117,12 @@ impl Clone for MorpionState {
 /// A legal move with what the incremental update needs, packed in one word:
 ///
 /// ```text
-/// bits  0..17  the move (its code)        bits 29..31  direction
-/// bits 17..29  the new dot's grid point   bits 31..38  lane of the line, bits 38..44 its first bit
+/// bits  0..17  the move (its code)        bits 29..35  first bit of the line in its lane
+/// bits 17..29  the new dot's grid point   bits 35..37  direction, bits 37..44 lane
 /// ```
+///
+/// Bits 29..44 are the line's place `bit | dir << 6 | lane << 8` ([`Entry::place`]): the lines
+/// of one lane and direction that a new line overlaps have consecutive places.
 struct Entry;
 
 impl Entry {
@@ -129,28 +132,32 @@ impl Entry {
         let (dx, dy) = DIRS[dir];
         let q = point(sx + pos as i32 * dx, sy + pos as i32 * dy);
         let (l, b) = lane(dir, sx, sy);
-        encode(start, dir, pos) as u64
-            | (q as u64) << 17
-            | (dir as u64) << 29
-            | (l as u64) << 31
-            | (b as u64) << 38
+        encode(start, dir, pos) as u64 | (q as u64) << 17 | Self::place(dir, l, b) << 29
+    }
+    /// [`Entry::pack`] of the line from bit `b` of lane `l` in direction `dir`.
+    #[inline(always)]
+    fn pack_lane(dir: usize, l: usize, b: u32, pos: usize) -> u64 {
+        let (sx, sy) = lane_point(dir, l, b);
+        let start = point(sx, sy);
+        let q = (start as isize + pos as isize * Morpion::step(dir)) as u64;
+        encode(start, dir, pos) as u64 | q << 17 | Self::place(dir, l, b) << 29
+    }
+    /// The place of the line from bit `b` of lane `l` in direction `dir`.
+    #[inline(always)]
+    fn place(dir: usize, l: usize, b: u32) -> u64 {
+        b as u64 | (dir as u64) << 6 | (l as u64) << 8
     }
     #[inline(always)]
     fn mv(e: u64) -> u32 {
         (e & 0x1_FFFF) as u32
     }
     #[inline(always)]
-    fn dot(e: u64) -> usize {
-        (e >> 17 & 0xFFF) as usize
-    }
-    /// Direction and lane together (bits 29..38): `dir | lane << 2`.
-    #[inline(always)]
-    fn dir_lane(e: u64) -> u64 {
-        e >> 29 & 0x1FF
+    fn dot(e: u64) -> u64 {
+        e >> 17 & 0xFFF
     }
     #[inline(always)]
-    fn bit(e: u64) -> u32 {
-        (e >> 38 & 0x3F) as u32
+    fn place_of(e: u64) -> u64 {
+        e >> 29 & 0x7FFF
     }
 }
 
@@ -575,18 +582,21 @@ impl Game for Morpion {
         let (l, b) = lane(dir, sx, sy);
         s.used[dir][l] |= self.use_mask() << b;
         s.history.push(mv);
-        // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
-        // (Branch-free compaction: which entries go is unpredictable.)
-        // Only lines in the played line's lane can newly overlap it: compare the entry's
-        // direction and lane (bits 29..38) with the played line's, then test that lane's word.
+        // Old moves stay legal unless their new dot is q or they now overlap the played line:
+        // lines of its lane and direction starting within `reach` bits of it (5T: they may
+        // share an end point), whose places are the interval [p0 - reach, p0 + reach]. Lines
+        // start at bits 0..59 only, so the interval's spill below bit 0 (into the previous
+        // lane's bits 60..63) holds no line. (Branch-free compaction: which entries go is
+        // unpredictable.)
         let mut legal = std::mem::take(&mut s.legal);
-        let (used, mask) = (s.used[dir][l], self.use_mask());
-        let key = (dir | l << 2) as u64;
+        let reach: u64 = if self.variant == Variant::T5 { 3 } else { 4 };
+        let lo = Entry::place(dir, l, b).wrapping_sub(reach);
+        let width = 2 * reach + 1;
+        let q64 = q as u64;
         let mut kept = 0;
         for i in 0..legal.len() {
             let e = legal[i];
-            let keep = (Entry::dot(e) != q)
-                & ((Entry::dir_lane(e) != key) | ((used >> Entry::bit(e)) & mask == 0));
+            let keep = (Entry::dot(e) != q64) & (Entry::place_of(e).wrapping_sub(lo) >= width);
             // SAFETY: `kept <= i < legal.len()` (kept grows by at most 1 per entry); the bounds
             // check here was a measurable part of every move.
             unsafe { *legal.get_unchecked_mut(kept) = e };
@@ -623,10 +633,10 @@ impl Game for Morpion {
                 starts &= starts - 1;
                 let b = bq + j - 4;
                 let missing = (empty >> j) & 0x1F;
-                let (sx, sy) = lane_point(d, l, b);
-                legal.push(Entry::pack(
-                    point(sx, sy),
+                legal.push(Entry::pack_lane(
                     d,
+                    l,
+                    b,
                     missing.trailing_zeros() as usize,
                 ));
             }
