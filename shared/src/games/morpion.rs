@@ -607,9 +607,11 @@ impl Game for Morpion {
         // of q's lane around q (bit 4 of a window) decide all 5 lines through q at once: two
         // table look-ups (exactly one empty point; no used bit) and the lane's grid range.
         let (qx, qy) = xy(q);
+        // Away from the grid's edge (every game in practice) all 5 lines through q in every
+        // direction lie on the grid and q's bit is at least 4 in every lane.
+        let interior = (4..=59).contains(&qx) && (4..=59).contains(&qy);
         for d in 0..4 {
             let (l, bq) = lane(d, qx, qy);
-            let (lo, hi) = self.bit_range[d][l];
             let (dots, used) = (s.dots[d][l], s.used[d][l]);
             let window = |x: u64| {
                 (if bq >= 4 {
@@ -619,14 +621,19 @@ impl Game for Morpion {
                 } & 0x1FF) as usize
             };
             let empty = window(!dots);
-            // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
-            // word are outside this range).
-            let first = (lo as i32 - (bq as i32 - 4)).max(0);
-            let last = (hi as i32 - (bq as i32 - 4)).min(4);
-            if first > last {
-                continue;
-            }
-            let range = ((1u32 << (last + 1)) - (1u32 << first)) as u8;
+            let range = if interior {
+                0x1F
+            } else {
+                // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
+                // word are outside this range).
+                let (lo, hi) = self.bit_range[d][l];
+                let first = (lo as i32 - (bq as i32 - 4)).max(0);
+                let last = (hi as i32 - (bq as i32 - 4)).min(4);
+                if first > last {
+                    continue;
+                }
+                ((1u32 << (last + 1)) - (1u32 << first)) as u8
+            };
             let mut starts = self.one_missing[empty] & self.unused[window(used)] & range;
             while starts != 0 {
                 let j = starts.trailing_zeros();
@@ -708,6 +715,18 @@ impl MoveCodes for Morpion {
 }
 
 impl SinglePlayer for Morpion {
+    /// One pass over the legal entries' moves, then their codes.
+    #[inline]
+    fn legal_moves_and_codes(&self, s: &MorpionState, moves: &mut Vec<u32>, codes: &mut Vec<u64>) {
+        moves.clear();
+        moves.extend(s.legal.iter().map(|&e| Entry::mv(e)));
+        if self.line_codes {
+            codes.extend(moves.iter().map(|&m| (m / 5) as u64));
+        } else {
+            codes.extend(moves.iter().map(|&m| m as u64));
+        }
+    }
+
     /// Two moves of one sequence place different dots and their lines may share at most what
     /// the variant allows, so playing one never makes the other illegal (and adding dots never
     /// removes a move's four dots).

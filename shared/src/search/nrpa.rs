@@ -513,6 +513,20 @@ impl AdaptScratch {
 
     /// Adds the pending changes to `policy` and clears them (the end of every Adapt).
     fn apply_to(&mut self, policy: &mut Policy) {
+        if self.sums.dense && policy.dense {
+            // Dense tables: plain indexing (the scratch's exp column is never read).
+            let (sums, w, ex) = (&mut self.sums.w, &mut policy.w, &mut policy.ex);
+            for &c in &self.touched {
+                let i = c as usize;
+                let d = sums[i];
+                if d != 0.0 {
+                    sums[i] = 0.0;
+                    w[i] += d;
+                    ex[i] = w[i].exp();
+                }
+            }
+            return;
+        }
         for &c in &self.touched {
             let d = self.sums.get(c);
             if d != 0.0 {
@@ -947,18 +961,15 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
         cur.clear();
         self.state.clone_from(self.root);
         loop {
-            game.legal_moves(&self.state, &mut self.legal);
+            // Legal moves and their codes in one pass; then, for a dense table, the sum of their
+            // exp weights (softmax_weights' sum, in the same order); a hash table's weights are
+            // looked up once, below.
+            let start = cur.codes.len();
+            game.legal_moves_and_codes(&self.state, &mut self.legal, &mut cur.codes);
             let n = self.legal.len();
             if n == 0 {
                 break;
             }
-            let start = cur.codes.len();
-            // Codes and, for a dense table, the sum of their exp weights (softmax_weights' sum,
-            // in the same order); a hash table's weights are looked up once, below.
-            // (One `extend` reserves once; a push per code checked the capacity each time.)
-            let state = &self.state;
-            cur.codes
-                .extend(self.legal.iter().map(|&m| game.code(state, m)));
             let codes = &cur.codes[start..];
             let mut z = 0.0;
             if policy.dense {
