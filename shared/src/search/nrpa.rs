@@ -503,14 +503,6 @@ struct AdaptScratch {
 }
 
 impl AdaptScratch {
-    /// Adds `d` to code `c`'s pending change (summed in the order given).
-    #[inline]
-    fn add(&mut self, c: u64, d: f64) {
-        if self.sums.add_weight(c, d) == 0.0 {
-            self.touched.push(c);
-        }
-    }
-
     /// Adds the pending changes to `policy` and clears them (the end of every Adapt).
     fn apply_to(&mut self, policy: &mut Policy) {
         if self.sums.dense && policy.dense {
@@ -554,33 +546,33 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
         let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
         let codes = &best.codes[a..b];
         let chosen = best.chosen[p] as usize;
-        // The normaliser from the cached exps (the sum softmax_weights forms, in its order);
-        // the rare overflow takes the shifted path.
+        // The normaliser from the cached exps (the sum softmax_weights forms, in its order),
+        // each exp kept aside for the changes below; the rare overflow takes the shifted path.
         let mut z = 0.0;
+        x.probs.clear();
         for &c in codes {
-            z += policy.get_exp(c);
+            let e = policy.get_exp(c);
+            z += e;
+            x.probs.push(e);
         }
         if !(z.is_finite() && z > 0.0) {
             z = softmax_weights(policy, codes, &mut x.probs);
-            for (i, (&c, &e)) in codes.iter().zip(x.probs.iter()).enumerate() {
-                let mut d = -alpha * e / z;
-                if i == chosen {
-                    d += alpha;
-                }
-                if x.sums.add_weight(c, d) == 0.0 {
-                    x.touched.push(c);
-                }
-            }
-            continue;
         }
         // Each change goes straight into the per-code sums, in the record's order (the same
         // values and order as a list of all changes summed afterwards).
-        for (i, &c) in codes.iter().enumerate() {
-            let mut d = -alpha * policy.get_exp(c) / z;
+        let AdaptScratch {
+            sums,
+            touched,
+            probs,
+        } = &mut *x;
+        for (i, (&c, &e)) in codes.iter().zip(probs.iter()).enumerate() {
+            let mut d = -alpha * e / z;
             if i == chosen {
                 d += alpha;
             }
-            x.add(c, d);
+            if sums.add_weight(c, d) == 0.0 {
+                touched.push(c);
+            }
         }
     }
     x.apply_to(policy);
@@ -826,25 +818,30 @@ fn adapt_layers<G: SinglePlayer>(
         let (a, b) = (w.starts[i] as usize, w.starts[i + 1] as usize);
         let (codes, in_layer) = (&w.codes[a..b], &w.in_layer[a..b]);
         let k = size as f64;
+        // The exps are read once and kept aside (or recomputed shifted on overflow).
         let mut z = 0.0;
+        x.probs.clear();
         for &c in codes {
-            z += policy.get_exp(c);
+            let e = policy.get_exp(c);
+            z += e;
+            x.probs.push(e);
         }
-        let shifted = !(z.is_finite() && z > 0.0);
-        if shifted {
+        if !(z.is_finite() && z > 0.0) {
             z = softmax_weights(policy, codes, &mut x.probs);
         }
-        for (j, &c) in codes.iter().enumerate() {
-            let e = if shifted {
-                x.probs[j]
-            } else {
-                policy.get_exp(c)
-            };
+        let AdaptScratch {
+            sums,
+            touched,
+            probs,
+        } = &mut *x;
+        for ((&c, &e), &hit) in codes.iter().zip(probs.iter()).zip(in_layer) {
             let mut d = -alpha * k * e / z;
-            if in_layer[j] {
+            if hit {
                 d += alpha;
             }
-            x.add(c, d);
+            if sums.add_weight(c, d) == 0.0 {
+                touched.push(c);
+            }
         }
     }
     x.apply_to(policy);
