@@ -161,27 +161,27 @@ impl Entry {
     }
 }
 
+/// Per direction, `lane` and `bit` of (x, y) as `(lx, ly, lc, bx, by)`: lane = lx * x + ly * y +
+/// lc, bit = bx * x + by * y. Arithmetic instead of a `match` on the direction: the direction
+/// varies from call to call, and a jump table on it was mispredicted about half the time.
+const LANE_OF: [[i32; 5]; 4] = [[0, 1, 0, 1, 0], [1, 0, 0, 0, 1], [1, -1, 63, 0, 1], [1, 1, 0, 1, 0]];
+/// Per direction, (x, y) of lane `l`, bit `b` as `(xl, xb, xc, yl, yb)`: x = xl * l + xb * b +
+/// xc, y = yl * l + yb * b (the inverse of [`LANE_OF`]).
+const POINT_OF: [[i32; 5]; 4] = [[0, 1, 0, 1, 0], [1, 0, 0, 0, 1], [1, 1, -63, 0, 1], [0, 1, 0, 1, -1]];
+
 /// Grid point of lane `l`, bit `b` in direction `d` (inverse of [`lane`]).
 #[inline(always)]
 fn lane_point(d: usize, l: usize, b: u32) -> (i32, i32) {
     let (l, b) = (l as i32, b as i32);
-    match d {
-        0 => (b, l),
-        1 => (l, b),
-        2 => (l - 63 + b, b),
-        _ => (b, l - b),
-    }
+    let k = &POINT_OF[d & 3];
+    (k[0] * l + k[1] * b + k[2], k[3] * l + k[4] * b)
 }
 
 /// Lane and bit of grid point (x, y) for direction `d`.
 #[inline(always)]
 fn lane(d: usize, x: i32, y: i32) -> (usize, u32) {
-    match d {
-        0 => (y as usize, x as u32),
-        1 => (x as usize, y as u32),
-        2 => ((x - y + 63) as usize, y as u32),
-        _ => ((x + y) as usize, x as u32),
-    }
+    let k = &LANE_OF[d & 3];
+    ((k[0] * x + k[1] * y + k[2]) as usize, (k[3] * x + k[4] * y) as u32)
 }
 #[inline]
 fn has_dot(s: &MorpionState, p: usize) -> bool {
