@@ -671,12 +671,13 @@ struct LayerWalk<G: SinglePlayer> {
     valid: bool,
     /// For games whose sequence moves commute: the steps depend only on the sequence's set of
     /// moves, so a new best that is a reordering of `seq` (a frequent kind of tie) reuses them.
-    /// `set` holds `seq`'s (code, move) pairs sorted by code when its codes are distinct
-    /// (`set_ok`), `set_hash` an order-free hash of its codes; `cand` is scratch.
+    /// `set` holds `seq`'s (code, move) pairs, sorted by code once `set_sorted` (sorted only
+    /// when a candidate's hash matches: most replays are never compared), `set_hash` an
+    /// order-free hash of its codes; `cand` is scratch.
     set: Vec<(u64, G::Move)>,
     cand: Vec<(u64, G::Move)>,
     set_hash: u64,
-    set_ok: bool,
+    set_sorted: bool,
     /// Per step with a non-empty layer: `codes[starts[i]..starts[i + 1]]` are the legal codes,
     /// `in_layer` says which are in the layer, `sizes[i]` is the layer's size.
     codes: Vec<u64>,
@@ -697,7 +698,7 @@ impl<G: SinglePlayer> LayerWalk<G> {
             set: Vec::new(),
             cand: Vec::new(),
             set_hash: 0,
-            set_ok: false,
+            set_sorted: false,
             codes: Vec::new(),
             in_layer: Vec::new(),
             starts: vec![0],
@@ -716,20 +717,27 @@ impl<G: SinglePlayer> LayerWalk<G> {
             // The replay plays, step after step, every sequence move legal in the position
             // reached (moves stay legal as others are played), so its steps depend on the set of
             // moves only. Compare sets: an order-free hash first, then the sorted pairs.
+            // Sorted by code, the pairs are a canonical form of the set when the codes are
+            // distinct.
             let hash = (0..plies).fold(0u64, |h, p| h.wrapping_add(mix_code(chosen_code(p))));
-            let maybe = self.valid && self.set_ok && hash == self.set_hash && plies == self.seq.len();
             self.cand.clear();
             self.cand
                 .extend((0..plies).map(|p| (chosen_code(p), best.moves[p])));
-            self.cand.sort_unstable_by_key(|e| e.0);
-            let distinct = self.cand.windows(2).all(|w| w[0].0 != w[1].0);
-            if maybe && distinct && self.cand == self.set {
-                self.seq.clone_from(&best.moves);
-                return;
+            if self.valid && hash == self.set_hash && plies == self.seq.len() {
+                if !self.set_sorted {
+                    self.set.sort_unstable_by_key(|e| e.0);
+                    self.set_sorted = true;
+                }
+                self.cand.sort_unstable_by_key(|e| e.0);
+                let distinct = self.cand.windows(2).all(|w| w[0].0 != w[1].0);
+                if distinct && self.cand == self.set {
+                    self.seq.clone_from(&best.moves);
+                    return;
+                }
             }
             std::mem::swap(&mut self.set, &mut self.cand);
             self.set_hash = hash;
-            self.set_ok = distinct;
+            self.set_sorted = false;
         }
         self.seq.clone_from(&best.moves);
         self.valid = true;
