@@ -164,10 +164,20 @@ impl Entry {
 /// Per direction, `lane` and `bit` of (x, y) as `(lx, ly, lc, bx, by)`: lane = lx * x + ly * y +
 /// lc, bit = bx * x + by * y. Arithmetic instead of a `match` on the direction: the direction
 /// varies from call to call, and a jump table on it was mispredicted about half the time.
-const LANE_OF: [[i32; 5]; 4] = [[0, 1, 0, 1, 0], [1, 0, 0, 0, 1], [1, -1, 63, 0, 1], [1, 1, 0, 1, 0]];
+const LANE_OF: [[i32; 5]; 4] = [
+    [0, 1, 0, 1, 0],
+    [1, 0, 0, 0, 1],
+    [1, -1, 63, 0, 1],
+    [1, 1, 0, 1, 0],
+];
 /// Per direction, (x, y) of lane `l`, bit `b` as `(xl, xb, xc, yl, yb)`: x = xl * l + xb * b +
 /// xc, y = yl * l + yb * b (the inverse of [`LANE_OF`]).
-const POINT_OF: [[i32; 5]; 4] = [[0, 1, 0, 1, 0], [1, 0, 0, 0, 1], [1, 1, -63, 0, 1], [0, 1, 0, 1, -1]];
+const POINT_OF: [[i32; 5]; 4] = [
+    [0, 1, 0, 1, 0],
+    [1, 0, 0, 0, 1],
+    [1, 1, -63, 0, 1],
+    [0, 1, 0, 1, -1],
+];
 
 /// Grid point of lane `l`, bit `b` in direction `d` (inverse of [`lane`]).
 #[inline(always)]
@@ -181,7 +191,10 @@ fn lane_point(d: usize, l: usize, b: u32) -> (i32, i32) {
 #[inline(always)]
 fn lane(d: usize, x: i32, y: i32) -> (usize, u32) {
     let k = &LANE_OF[d & 3];
-    ((k[0] * x + k[1] * y + k[2]) as usize, (k[3] * x + k[4] * y) as u32)
+    (
+        (k[0] * x + k[1] * y + k[2]) as usize,
+        (k[3] * x + k[4] * y) as u32,
+    )
 }
 #[inline]
 fn has_dot(s: &MorpionState, p: usize) -> bool {
@@ -640,12 +653,7 @@ impl Game for Morpion {
                 starts &= starts - 1;
                 let b = bq + j - 4;
                 let missing = (empty >> j) & 0x1F;
-                legal.push(Entry::pack_lane(
-                    d,
-                    l,
-                    b,
-                    missing.trailing_zeros() as usize,
-                ));
+                legal.push(Entry::pack_lane(d, l, b, missing.trailing_zeros() as usize));
             }
         }
         s.legal = legal;
