@@ -24,6 +24,17 @@ use gamesolver_shared::search::nrpa::{nrpa, AdaptRule, NrpaOptions};
 use gamesolver_shared::search::Control;
 use std::time::{Duration, Instant};
 
+/// `println!` that exits quietly when stdout is gone (a closed pipe, e.g. `| head -1`) instead
+/// of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 /// CPU time of this process (all threads), from /proc (Linux); 0 elsewhere.
 fn cpu_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
@@ -61,7 +72,7 @@ fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget)
         let (t0, c0) = (Instant::now(), cpu_seconds());
         let o = nrpa(g, &g.initial_state(), &opts, None, &ctl).expect("valid options");
         let (dt, dc) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
-        println!(
+        out!(
             "seed {seed}: score {} rollouts {} in {dt:.2} s = {:.1} k rollouts/s, {dc:.2} CPU s = {:.1} k per CPU s{}",
             o.score,
             o.rollouts,
@@ -83,7 +94,7 @@ fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget)
         (scores[n / 2 - 1] + scores[n / 2]) / 2.0
     };
     let mean = scores.iter().sum::<f64>() / n as f64;
-    println!(
+    out!(
         "level {level}: best {} mean {mean:.2} median {median}",
         scores[n - 1]
     );
@@ -157,10 +168,10 @@ fn main() {
                     };
                     let ctl = Control::with_limits(secs.map(Duration::from_secs_f64), None);
                     let o = nrpa(&g, &g.initial_state(), &opts, None, &ctl).expect("valid options");
-                    println!("board {n}: {}", o.score);
+                    out!("board {n}: {}", o.score);
                     total += o.score;
                 }
-                println!("total over 20 boards: {total}");
+                out!("total over 20 boards: {total}");
                 return;
             }
             let g =
@@ -191,13 +202,13 @@ fn main() {
                 let ctl = Control::with_limits(secs.map(Duration::from_secs_f64), None);
                 let o = nrpa(&g, &g.initial_state(), &opts, None, &ctl).expect("valid options");
                 let gap = 100.0 * (-o.score - known) / known;
-                println!(
+                out!(
                     "{name}: {:.2} best-known {known:.2} gap {gap:.2}%",
                     -o.score
                 );
                 gaps.push(gap);
             }
-            println!(
+            out!(
                 "mean gap {:.2}%",
                 gaps.iter().sum::<f64>() / gaps.len() as f64
             );

@@ -117,9 +117,12 @@ impl Clone for MorpionState {
 /// A legal move with what the incremental update needs, packed in one word:
 ///
 /// ```text
-/// bits  0..17  the move (its code)        bits 29..31  direction
-/// bits 17..29  the new dot's grid point   bits 31..38  lane of the line, bits 38..44 its first bit
+/// bits  0..17  the move (its code)        bits 29..35  first bit of the line in its lane
+/// bits 17..29  the new dot's grid point   bits 35..37  direction, bits 37..44 lane
 /// ```
+///
+/// Bits 29..44 are the line's place `bit | dir << 6 | lane << 8` ([`Entry::place`]): the lines
+/// of one lane and direction that a new line overlaps have consecutive places.
 struct Entry;
 
 impl Entry {
@@ -129,52 +132,69 @@ impl Entry {
         let (dx, dy) = DIRS[dir];
         let q = point(sx + pos as i32 * dx, sy + pos as i32 * dy);
         let (l, b) = lane(dir, sx, sy);
-        encode(start, dir, pos) as u64
-            | (q as u64) << 17
-            | (dir as u64) << 29
-            | (l as u64) << 31
-            | (b as u64) << 38
+        encode(start, dir, pos) as u64 | (q as u64) << 17 | Self::place(dir, l, b) << 29
+    }
+    /// [`Entry::pack`] of the line from bit `b` of lane `l` in direction `dir`.
+    #[inline(always)]
+    fn pack_lane(dir: usize, l: usize, b: u32, pos: usize) -> u64 {
+        let (sx, sy) = lane_point(dir, l, b);
+        let start = point(sx, sy);
+        let q = (start as isize + pos as isize * Morpion::step(dir)) as u64;
+        encode(start, dir, pos) as u64 | q << 17 | Self::place(dir, l, b) << 29
+    }
+    /// The place of the line from bit `b` of lane `l` in direction `dir`.
+    #[inline(always)]
+    fn place(dir: usize, l: usize, b: u32) -> u64 {
+        b as u64 | (dir as u64) << 6 | (l as u64) << 8
     }
     #[inline(always)]
     fn mv(e: u64) -> u32 {
         (e & 0x1_FFFF) as u32
     }
     #[inline(always)]
-    fn dot(e: u64) -> usize {
-        (e >> 17 & 0xFFF) as usize
-    }
-    /// Direction and lane together (bits 29..38): `dir | lane << 2`.
-    #[inline(always)]
-    fn dir_lane(e: u64) -> u64 {
-        e >> 29 & 0x1FF
+    fn dot(e: u64) -> u64 {
+        e >> 17 & 0xFFF
     }
     #[inline(always)]
-    fn bit(e: u64) -> u32 {
-        (e >> 38 & 0x3F) as u32
+    fn place_of(e: u64) -> u64 {
+        e >> 29 & 0x7FFF
     }
 }
+
+/// Per direction, `lane` and `bit` of (x, y) as `(lx, ly, lc, bx, by)`: lane = lx * x + ly * y +
+/// lc, bit = bx * x + by * y. Arithmetic instead of a `match` on the direction: the direction
+/// varies from call to call, and a jump table on it was mispredicted about half the time.
+const LANE_OF: [[i32; 5]; 4] = [
+    [0, 1, 0, 1, 0],
+    [1, 0, 0, 0, 1],
+    [1, -1, 63, 0, 1],
+    [1, 1, 0, 1, 0],
+];
+/// Per direction, (x, y) of lane `l`, bit `b` as `(xl, xb, xc, yl, yb)`: x = xl * l + xb * b +
+/// xc, y = yl * l + yb * b (the inverse of [`LANE_OF`]).
+const POINT_OF: [[i32; 5]; 4] = [
+    [0, 1, 0, 1, 0],
+    [1, 0, 0, 0, 1],
+    [1, 1, -63, 0, 1],
+    [0, 1, 0, 1, -1],
+];
 
 /// Grid point of lane `l`, bit `b` in direction `d` (inverse of [`lane`]).
 #[inline(always)]
 fn lane_point(d: usize, l: usize, b: u32) -> (i32, i32) {
     let (l, b) = (l as i32, b as i32);
-    match d {
-        0 => (b, l),
-        1 => (l, b),
-        2 => (l - 63 + b, b),
-        _ => (b, l - b),
-    }
+    let k = &POINT_OF[d & 3];
+    (k[0] * l + k[1] * b + k[2], k[3] * l + k[4] * b)
 }
 
 /// Lane and bit of grid point (x, y) for direction `d`.
 #[inline(always)]
 fn lane(d: usize, x: i32, y: i32) -> (usize, u32) {
-    match d {
-        0 => (y as usize, x as u32),
-        1 => (x as usize, y as u32),
-        2 => ((x - y + 63) as usize, y as u32),
-        _ => ((x + y) as usize, x as u32),
-    }
+    let k = &LANE_OF[d & 3];
+    (
+        (k[0] * x + k[1] * y + k[2]) as usize,
+        (k[3] * x + k[4] * y) as u32,
+    )
 }
 #[inline]
 fn has_dot(s: &MorpionState, p: usize) -> bool {
@@ -575,18 +595,21 @@ impl Game for Morpion {
         let (l, b) = lane(dir, sx, sy);
         s.used[dir][l] |= self.use_mask() << b;
         s.history.push(mv);
-        // Old moves stay legal unless their new dot is q or they now overlap in direction `dir`.
-        // (Branch-free compaction: which entries go is unpredictable.)
-        // Only lines in the played line's lane can newly overlap it: compare the entry's
-        // direction and lane (bits 29..38) with the played line's, then test that lane's word.
+        // Old moves stay legal unless their new dot is q or they now overlap the played line:
+        // lines of its lane and direction starting within `reach` bits of it (5T: they may
+        // share an end point), whose places are the interval [p0 - reach, p0 + reach]. Lines
+        // start at bits 0..59 only, so the interval's spill below bit 0 (into the previous
+        // lane's bits 60..63) holds no line. (Branch-free compaction: which entries go is
+        // unpredictable.)
         let mut legal = std::mem::take(&mut s.legal);
-        let (used, mask) = (s.used[dir][l], self.use_mask());
-        let key = (dir | l << 2) as u64;
+        let reach: u64 = if self.variant == Variant::T5 { 3 } else { 4 };
+        let lo = Entry::place(dir, l, b).wrapping_sub(reach);
+        let width = 2 * reach + 1;
+        let q64 = q as u64;
         let mut kept = 0;
         for i in 0..legal.len() {
             let e = legal[i];
-            let keep = (Entry::dot(e) != q)
-                & ((Entry::dir_lane(e) != key) | ((used >> Entry::bit(e)) & mask == 0));
+            let keep = (Entry::dot(e) != q64) & (Entry::place_of(e).wrapping_sub(lo) >= width);
             // SAFETY: `kept <= i < legal.len()` (kept grows by at most 1 per entry); the bounds
             // check here was a measurable part of every move.
             unsafe { *legal.get_unchecked_mut(kept) = e };
@@ -597,9 +620,11 @@ impl Game for Morpion {
         // of q's lane around q (bit 4 of a window) decide all 5 lines through q at once: two
         // table look-ups (exactly one empty point; no used bit) and the lane's grid range.
         let (qx, qy) = xy(q);
+        // Away from the grid's edge (every game in practice) all 5 lines through q in every
+        // direction lie on the grid and q's bit is at least 4 in every lane.
+        let interior = (4..=59).contains(&qx) && (4..=59).contains(&qy);
         for d in 0..4 {
             let (l, bq) = lane(d, qx, qy);
-            let (lo, hi) = self.bit_range[d][l];
             let (dots, used) = (s.dots[d][l], s.used[d][l]);
             let window = |x: u64| {
                 (if bq >= 4 {
@@ -609,26 +634,26 @@ impl Game for Morpion {
                 } & 0x1FF) as usize
             };
             let empty = window(!dots);
-            // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
-            // word are outside this range).
-            let first = (lo as i32 - (bq as i32 - 4)).max(0);
-            let last = (hi as i32 - (bq as i32 - 4)).min(4);
-            if first > last {
-                continue;
-            }
-            let range = ((1u32 << (last + 1)) - (1u32 << first)) as u8;
+            let range = if interior {
+                0x1F
+            } else {
+                // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
+                // word are outside this range).
+                let (lo, hi) = self.bit_range[d][l];
+                let first = (lo as i32 - (bq as i32 - 4)).max(0);
+                let last = (hi as i32 - (bq as i32 - 4)).min(4);
+                if first > last {
+                    continue;
+                }
+                ((1u32 << (last + 1)) - (1u32 << first)) as u8
+            };
             let mut starts = self.one_missing[empty] & self.unused[window(used)] & range;
             while starts != 0 {
                 let j = starts.trailing_zeros();
                 starts &= starts - 1;
                 let b = bq + j - 4;
                 let missing = (empty >> j) & 0x1F;
-                let (sx, sy) = lane_point(d, l, b);
-                legal.push(Entry::pack(
-                    point(sx, sy),
-                    d,
-                    missing.trailing_zeros() as usize,
-                ));
+                legal.push(Entry::pack_lane(d, l, b, missing.trailing_zeros() as usize));
             }
         }
         s.legal = legal;
@@ -698,6 +723,18 @@ impl MoveCodes for Morpion {
 }
 
 impl SinglePlayer for Morpion {
+    /// One pass over the legal entries' moves, then their codes.
+    #[inline]
+    fn legal_moves_and_codes(&self, s: &MorpionState, moves: &mut Vec<u32>, codes: &mut Vec<u64>) {
+        moves.clear();
+        moves.extend(s.legal.iter().map(|&e| Entry::mv(e)));
+        if self.line_codes {
+            codes.extend(moves.iter().map(|&m| (m / 5) as u64));
+        } else {
+            codes.extend(moves.iter().map(|&m| m as u64));
+        }
+    }
+
     /// Two moves of one sequence place different dots and their lines may share at most what
     /// the variant allows, so playing one never makes the other illegal (and adding dots never
     /// removes a move's four dots).

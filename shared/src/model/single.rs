@@ -25,6 +25,21 @@ pub trait SinglePlayer: MoveCodes {
         None
     }
 
+    /// The legal moves of `state` into `moves` (cleared first, as [`crate::model::Game::legal_moves`]
+    /// fills it) and their codes appended to `codes` in the same order: what a rollout needs at
+    /// every ply, in one pass for games that override it. Default: `legal_moves`, then `code`
+    /// per move.
+    #[inline]
+    fn legal_moves_and_codes(
+        &self,
+        state: &Self::State,
+        moves: &mut Vec<Self::Move>,
+        codes: &mut Vec<u64>,
+    ) {
+        self.legal_moves(state, moves);
+        codes.extend(moves.iter().map(|&m| self.code(state, m)));
+    }
+
     /// Whether moves of one played sequence that are all legal in a position (on the way through
     /// that sequence's moves in another order) stay legal as the others are played: then the
     /// NRPA layers Adapt plays a layer without re-checking each move's legality. Default `false`

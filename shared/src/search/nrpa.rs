@@ -503,16 +503,22 @@ struct AdaptScratch {
 }
 
 impl AdaptScratch {
-    /// Adds `d` to code `c`'s pending change (summed in the order given).
-    #[inline]
-    fn add(&mut self, c: u64, d: f64) {
-        if self.sums.add_weight(c, d) == 0.0 {
-            self.touched.push(c);
-        }
-    }
-
     /// Adds the pending changes to `policy` and clears them (the end of every Adapt).
     fn apply_to(&mut self, policy: &mut Policy) {
+        if self.sums.dense && policy.dense {
+            // Dense tables: plain indexing (the scratch's exp column is never read).
+            let (sums, w, ex) = (&mut self.sums.w, &mut policy.w, &mut policy.ex);
+            for &c in &self.touched {
+                let i = c as usize;
+                let d = sums[i];
+                if d != 0.0 {
+                    sums[i] = 0.0;
+                    w[i] += d;
+                    ex[i] = w[i].exp();
+                }
+            }
+            return;
+        }
         for &c in &self.touched {
             let d = self.sums.get(c);
             if d != 0.0 {
@@ -540,33 +546,33 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
         let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
         let codes = &best.codes[a..b];
         let chosen = best.chosen[p] as usize;
-        // The normaliser from the cached exps (the sum softmax_weights forms, in its order);
-        // the rare overflow takes the shifted path.
+        // The normaliser from the cached exps (the sum softmax_weights forms, in its order),
+        // each exp kept aside for the changes below; the rare overflow takes the shifted path.
         let mut z = 0.0;
+        x.probs.clear();
         for &c in codes {
-            z += policy.get_exp(c);
+            let e = policy.get_exp(c);
+            z += e;
+            x.probs.push(e);
         }
         if !(z.is_finite() && z > 0.0) {
             z = softmax_weights(policy, codes, &mut x.probs);
-            for (i, (&c, &e)) in codes.iter().zip(x.probs.iter()).enumerate() {
-                let mut d = -alpha * e / z;
-                if i == chosen {
-                    d += alpha;
-                }
-                if x.sums.add_weight(c, d) == 0.0 {
-                    x.touched.push(c);
-                }
-            }
-            continue;
         }
         // Each change goes straight into the per-code sums, in the record's order (the same
         // values and order as a list of all changes summed afterwards).
-        for (i, &c) in codes.iter().enumerate() {
-            let mut d = -alpha * policy.get_exp(c) / z;
+        let AdaptScratch {
+            sums,
+            touched,
+            probs,
+        } = &mut *x;
+        for (i, (&c, &e)) in codes.iter().zip(probs.iter()).enumerate() {
+            let mut d = -alpha * e / z;
             if i == chosen {
                 d += alpha;
             }
-            x.add(c, d);
+            if sums.add_weight(c, d) == 0.0 {
+                touched.push(c);
+            }
         }
     }
     x.apply_to(policy);
@@ -663,6 +669,15 @@ struct LayerWalk<G: SinglePlayer> {
     /// The sequence the steps below belong to (`valid` false: none).
     seq: Vec<G::Move>,
     valid: bool,
+    /// For games whose sequence moves commute: the steps depend only on the sequence's set of
+    /// moves, so a new best that is a reordering of `seq` (a frequent kind of tie) reuses them.
+    /// `set` holds `seq`'s (code, move) pairs, sorted by code once `set_sorted` (sorted only
+    /// when a candidate's hash matches: most replays are never compared), `set_hash` an
+    /// order-free hash of its codes; `cand` is scratch.
+    set: Vec<(u64, G::Move)>,
+    cand: Vec<(u64, G::Move)>,
+    set_hash: u64,
+    set_sorted: bool,
     /// Per step with a non-empty layer: `codes[starts[i]..starts[i + 1]]` are the legal codes,
     /// `in_layer` says which are in the layer, `sizes[i]` is the layer's size.
     codes: Vec<u64>,
@@ -680,6 +695,10 @@ impl<G: SinglePlayer> LayerWalk<G> {
             play: Vec::new(),
             seq: Vec::new(),
             valid: false,
+            set: Vec::new(),
+            cand: Vec::new(),
+            set_hash: 0,
+            set_sorted: false,
             codes: Vec::new(),
             in_layer: Vec::new(),
             starts: vec![0],
@@ -692,6 +711,34 @@ impl<G: SinglePlayer> LayerWalk<G> {
         if self.valid && self.seq == best.moves {
             return;
         }
+        let plies = best.chosen.len();
+        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
+        if game.sequence_moves_commute() {
+            // The replay plays, step after step, every sequence move legal in the position
+            // reached (moves stay legal as others are played), so its steps depend on the set of
+            // moves only. Compare sets: an order-free hash first, then the sorted pairs.
+            // Sorted by code, the pairs are a canonical form of the set when the codes are
+            // distinct.
+            let hash = (0..plies).fold(0u64, |h, p| h.wrapping_add(mix_code(chosen_code(p))));
+            self.cand.clear();
+            self.cand
+                .extend((0..plies).map(|p| (chosen_code(p), best.moves[p])));
+            if self.valid && hash == self.set_hash && plies == self.seq.len() {
+                if !self.set_sorted {
+                    self.set.sort_unstable_by_key(|e| e.0);
+                    self.set_sorted = true;
+                }
+                self.cand.sort_unstable_by_key(|e| e.0);
+                let distinct = self.cand.windows(2).all(|w| w[0].0 != w[1].0);
+                if distinct && self.cand == self.set {
+                    self.seq.clone_from(&best.moves);
+                    return;
+                }
+            }
+            std::mem::swap(&mut self.set, &mut self.cand);
+            self.set_hash = hash;
+            self.set_sorted = false;
+        }
         self.seq.clone_from(&best.moves);
         self.valid = true;
         self.codes.clear();
@@ -699,8 +746,6 @@ impl<G: SinglePlayer> LayerWalk<G> {
         self.starts.clear();
         self.starts.push(0);
         self.sizes.clear();
-        let plies = best.chosen.len();
-        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
         self.marks.reset((0..plies).map(chosen_code));
         self.state.clone_from(root);
         for p in 0..plies {
@@ -744,6 +789,15 @@ impl<G: SinglePlayer> LayerWalk<G> {
     }
 }
 
+/// A code's contribution to [`LayerWalk`]'s order-free set hash (SplitMix64's finaliser).
+#[inline]
+fn mix_code(c: u64) -> u64 {
+    let mut z = c.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The layers Adapt ([`AdaptRule::Layers`]), in place; like [`adapt`], every probability comes
 /// from the policy before any weight changes, changes are summed per code and then applied,
 /// and `x.touched` lists the codes changed.
@@ -772,25 +826,30 @@ fn adapt_layers<G: SinglePlayer>(
         let (a, b) = (w.starts[i] as usize, w.starts[i + 1] as usize);
         let (codes, in_layer) = (&w.codes[a..b], &w.in_layer[a..b]);
         let k = size as f64;
+        // The exps are read once and kept aside (or recomputed shifted on overflow).
         let mut z = 0.0;
+        x.probs.clear();
         for &c in codes {
-            z += policy.get_exp(c);
+            let e = policy.get_exp(c);
+            z += e;
+            x.probs.push(e);
         }
-        let shifted = !(z.is_finite() && z > 0.0);
-        if shifted {
+        if !(z.is_finite() && z > 0.0) {
             z = softmax_weights(policy, codes, &mut x.probs);
         }
-        for (j, &c) in codes.iter().enumerate() {
-            let e = if shifted {
-                x.probs[j]
-            } else {
-                policy.get_exp(c)
-            };
+        let AdaptScratch {
+            sums,
+            touched,
+            probs,
+        } = &mut *x;
+        for ((&c, &e), &hit) in codes.iter().zip(probs.iter()).zip(in_layer) {
             let mut d = -alpha * k * e / z;
-            if in_layer[j] {
+            if hit {
                 d += alpha;
             }
-            x.add(c, d);
+            if sums.add_weight(c, d) == 0.0 {
+                touched.push(c);
+            }
         }
     }
     x.apply_to(policy);
@@ -907,18 +966,15 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
         cur.clear();
         self.state.clone_from(self.root);
         loop {
-            game.legal_moves(&self.state, &mut self.legal);
+            // Legal moves and their codes in one pass; then, for a dense table, the sum of their
+            // exp weights (softmax_weights' sum, in the same order); a hash table's weights are
+            // looked up once, below.
+            let start = cur.codes.len();
+            game.legal_moves_and_codes(&self.state, &mut self.legal, &mut cur.codes);
             let n = self.legal.len();
             if n == 0 {
                 break;
             }
-            let start = cur.codes.len();
-            // Codes and, for a dense table, the sum of their exp weights (softmax_weights' sum,
-            // in the same order); a hash table's weights are looked up once, below.
-            // (One `extend` reserves once; a push per code checked the capacity each time.)
-            let state = &self.state;
-            cur.codes
-                .extend(self.legal.iter().map(|&m| game.code(state, m)));
             let codes = &cur.codes[start..];
             let mut z = 0.0;
             if policy.dense {
