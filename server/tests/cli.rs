@@ -82,6 +82,53 @@ fn decisions_with_a_target() {
     }
 }
 
+/// `guess=V` changes where the probes start, never the value; a guess outside the bounds, not
+/// an integer, or on a job without probes exits 2 naming the option.
+#[test]
+fn a_guess_moves_the_probes_not_the_value() {
+    // 4 x 4 Othello from the start: -8 (the second player wins by 8).
+    for guess in ["-16", "-8", "0", "5", "16"] {
+        let o = gamesolver(&[
+            "solve",
+            "--game",
+            "othello",
+            "--game-param",
+            "size=4",
+            "--algorithm",
+            "alphabeta",
+            "--option",
+            &format!("guess={guess}"),
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["value"], -8, "guess {guess}: {v}");
+    }
+    for (extra, needle) in [
+        (&["--option", "guess=17"][..], "guess"),
+        (&["--option", "guess=x"][..], "guess"),
+        (&["--option", "guess=1", "--option", "depth=3"][..], "guess"),
+        (
+            &["--option", "guess=1", "--option", "target=1"][..],
+            "guess",
+        ),
+    ] {
+        let mut args = vec![
+            "solve",
+            "--game",
+            "othello",
+            "--game-param",
+            "size=4",
+            "--algorithm",
+            "alphabeta",
+        ];
+        args.extend_from_slice(extra);
+        let o = gamesolver(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn bad_input_exits_2_with_one_line() {
     let cases: &[(&[&str], &str)] = &[

@@ -51,6 +51,8 @@ const LEAF_EMPTIES: u32 = 4;
 const TABLE_EMPTIES: u32 = 7;
 /// At or above this many empty squares: fastest-first ordering.
 const MOBILITY_EMPTIES: u32 = 7;
+/// At or above this many empty squares: the stability bounds ([`Solver::stability_cut`]).
+const STABILITY_EMPTIES: u32 = 8;
 /// Nodes between two polls of the limits.
 const POLL_INTERVAL: u64 = 1 << 14;
 /// Larger than any score (|score| <= 64).
@@ -78,7 +80,26 @@ pub struct Board {
     corners: u64,
     /// The four quadrants (parity regions).
     regions: [u64; 4],
+    /// The lines of the board along each of the four axes (rows, columns, the two diagonal
+    /// directions), for the full-line test of stability; empty masks pad the arrays.
+    lines: [[u64; 16]; 4],
+    /// Per direction (the 8 of [`STABLE_DIRS`]): the squares whose neighbour that way is on
+    /// the board.
+    has_next: [u64; 8],
 }
+
+/// Directions as (row step, column step): pairs `2k, 2k + 1` are the two ways along axis `k`
+/// (rows, columns, diagonal, anti-diagonal) as [`Board::lines`] orders them.
+const STABLE_DIRS: [(i32, i32); 8] = [
+    (0, 1),
+    (0, -1),
+    (1, 0),
+    (-1, 0),
+    (1, 1),
+    (-1, -1),
+    (1, -1),
+    (-1, 1),
+];
 
 impl Board {
     /// A `width x height` board (1..=8 each).
@@ -96,6 +117,38 @@ impl Board {
         }
         let last_file = FILE_0 << (width - 1);
         let (w, h) = (width - 1, height - 1);
+        let on = |r: i32, c: i32| r >= 0 && c >= 0 && r < height as i32 && c < width as i32;
+        let mut has_next = [0u64; 8];
+        for (d, &(dr, dc)) in STABLE_DIRS.iter().enumerate() {
+            for r in 0..height as i32 {
+                for c in 0..width as i32 {
+                    if on(r + dr, c + dc) {
+                        has_next[d] |= 1u64 << (r * 8 + c);
+                    }
+                }
+            }
+        }
+        // Each line of an axis: from every square with no neighbour backwards along the axis.
+        let mut lines = [[0u64; 16]; 4];
+        for axis in 0..4 {
+            let (dr, dc) = STABLE_DIRS[2 * axis];
+            let mut k = 0;
+            for r in 0..height as i32 {
+                for c in 0..width as i32 {
+                    if on(r - dr, c - dc) {
+                        continue;
+                    }
+                    let (mut rr, mut cc, mut line) = (r, c, 0u64);
+                    while on(rr, cc) {
+                        line |= 1u64 << (rr * 8 + cc);
+                        rr += dr;
+                        cc += dc;
+                    }
+                    lines[axis][k] = line;
+                    k += 1;
+                }
+            }
+        }
         Board {
             width,
             height,
@@ -103,6 +156,8 @@ impl Board {
             inner: valid & !FILE_0 & !last_file,
             corners: 1 | 1 << w | 1 << (h * 8) | 1 << (h * 8 + w),
             regions,
+            lines,
+            has_next,
         }
     }
 
@@ -141,6 +196,52 @@ impl Board {
             | line_down(m, me, oi, 9)
             | line_up(m, me, oi, 7)
             | line_down(m, me, oi, 7)
+    }
+
+    /// The squares of `filled` whose line along each axis is full (one mask per axis).
+    #[inline]
+    fn full_lines(&self, filled: u64) -> [u64; 4] {
+        let mut full = [0u64; 4];
+        for (axis, lines) in self.lines.iter().enumerate() {
+            for &l in lines {
+                if l & filled == l {
+                    full[axis] |= l;
+                }
+            }
+        }
+        full
+    }
+
+    /// The squares whose neighbour in direction `d` ([`STABLE_DIRS`]) is in `set`.
+    #[inline(always)]
+    fn next_in(&self, set: u64, d: usize) -> u64 {
+        let (dr, dc) = STABLE_DIRS[d];
+        let n = dr * 8 + dc;
+        let moved = if n > 0 { set >> n } else { set << -n };
+        moved & self.has_next[d]
+    }
+
+    /// Discs of `mine` that can never be flipped, a subset found by the usual conservative
+    /// rule: a disc is stable when along each of the four axes its line is full or one of its
+    /// two neighbours is off the board or a stable disc of the same colour. `full` is
+    /// [`Board::full_lines`] of the filled squares.
+    pub fn stable(&self, mine: u64, full: [u64; 4]) -> u64 {
+        let mut stable = 0u64;
+        loop {
+            let mut next = mine;
+            for (axis, f) in full.iter().enumerate() {
+                let (a, b) = (2 * axis, 2 * axis + 1);
+                let anchored = !self.has_next[a]
+                    | !self.has_next[b]
+                    | self.next_in(stable, a)
+                    | self.next_in(stable, b);
+                next &= f | anchored;
+            }
+            if next == stable {
+                return stable;
+            }
+            stable = next;
+        }
     }
 
     /// Empty squares of regions holding an odd number of empties.
@@ -403,6 +504,11 @@ impl<'a> Solver<'a> {
         if self.stopped {
             return 0;
         }
+        if n >= STABILITY_EMPTIES && !root {
+            if let Some(v) = self.stability_cut(me, opp, alpha, beta) {
+                return v;
+            }
+        }
         let moves = self.board.moves(me, opp);
         if moves == 0 {
             if self.board.moves(opp, me) == 0 {
@@ -514,6 +620,34 @@ impl<'a> Solver<'a> {
             self.store(key, n, best, bound, best_move);
         }
         best
+    }
+
+    /// The stability bounds: the other side ends with at least its stable discs, so the side to
+    /// move scores at most `squares - 2 * stable(opp)`; likewise at least `2 * stable(me) -
+    /// squares`. A bound outside the window is returned (fail-soft). The stable discs are
+    /// only computed when the disc counts leave a cut possible.
+    #[inline]
+    fn stability_cut(&self, me: u64, opp: u64, alpha: i32, beta: i32) -> Option<i32> {
+        let squares = self.board.valid.count_ones() as i32;
+        let up_possible = squares - 2 * opp.count_ones() as i32 <= alpha;
+        let down_possible = 2 * me.count_ones() as i32 - squares >= beta;
+        if !up_possible && !down_possible {
+            return None;
+        }
+        let full = self.board.full_lines(me | opp);
+        if up_possible {
+            let upper = squares - 2 * self.board.stable(opp, full).count_ones() as i32;
+            if upper <= alpha {
+                return Some(upper);
+            }
+        }
+        if down_possible {
+            let lower = 2 * self.board.stable(me, full).count_ones() as i32 - squares;
+            if lower >= beta {
+                return Some(lower);
+            }
+        }
+        None
     }
 
     /// The last few empties: no table, no move generation; `passed` when the other side just

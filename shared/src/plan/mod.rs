@@ -12,7 +12,9 @@
 //!   `parallelism` k the planner keeps up to k probes in flight at targets that split the open
 //!   interval evenly (k-ary search); with k = 1 it bisects, leaning towards 0 as Pons' solver does
 //!   (small values are the common ones). Every result narrows the interval with its fail-soft
-//!   bound, so one probe can close more than its own question. Targets and bounds stay on the
+//!   bound, so one probe can close more than its own question. A shape with a `guess`
+//!   (MTD(f)-like) probes the guess first, then steps outward 1, 2, 4, ... grid steps on the
+//!   side the answers point to and bisects once bracketed (see `Planner::guess_targets`). Targets and bounds stay on the
 //!   multiples of the shape's `step` (the values the game can produce: Connect Four's internal
 //!   scores are multiples of 100), so no probe is spent between two possible values and no bound
 //!   shows a value that cannot occur. A probe output without bounds (`raw: None`) is a probe
@@ -63,7 +65,9 @@ impl Planner {
     /// A planner for `shape` that keeps up to `parallelism` tasks in flight.
     pub fn new(shape: PlanShape, parallelism: usize) -> Self {
         let (bounds, step) = match shape {
-            PlanShape::Probes { lower, upper, step } => (RawBounds { lower, upper }, step.max(1)),
+            PlanShape::Probes {
+                lower, upper, step, ..
+            } => (RawBounds { lower, upper }, step.max(1)),
             _ => (
                 RawBounds {
                     lower: i32::MIN,
@@ -276,6 +280,15 @@ impl Planner {
         if free == 0 || lo >= hi {
             return targets;
         }
+        if let PlanShape::Probes {
+            lower,
+            upper,
+            guess: Some(g),
+            ..
+        } = self.shape
+        {
+            return self.guess_targets(free, g, (lower, upper), &pending);
+        }
         if self.parallelism == 1 {
             // Pons' bisection: from the midpoint `med`, move out to half of the bound on the
             // same side of 0 (min/2 or max/2) when that is further out, then ask "value > med".
@@ -299,6 +312,78 @@ impl Planner {
         for i in 1..=k {
             let t = (lo as i64 + (width * i + k) / (k + 1)).clamp(lo as i64 + 1, hi as i64) as i32;
             if !pending.contains(&t) && !targets.contains(&(t * step)) && targets.len() < free {
+                targets.push(t * step);
+            }
+        }
+        targets
+    }
+
+    /// Probe targets for a plan with a first guess `guess` (internal scale) over the initial
+    /// bounds `initial`: MTD(f)-like. While no answer has decided "value >= guess" the probe is
+    /// the guess itself; once one side is known and the other bound is still the initial one,
+    /// the probes step outward from the guess on that side by 1, 2, 4, ... grid steps (targets
+    /// G, G+1, G+3, G+7, ... upwards, G, G-1, G-3, G-7, ... downwards); once both bounds have
+    /// moved (the value is bracketed), bisection. With `free > 1` the extra probes go to the
+    /// next targets of the same sequence (around the guess while it is undecided), and the
+    /// k-ary split when the sequence is used up. Everything on the grid of `value / step`, a
+    /// function of the bounds, the guess and the pending probes only (so restorable).
+    fn guess_targets(
+        &self,
+        free: usize,
+        guess: i32,
+        initial: (i32, i32),
+        pending: &[i32],
+    ) -> Vec<i32> {
+        let step = self.step;
+        let (lo, hi) = (self.bounds.lower / step, self.bounds.upper / step);
+        let (lo0, hi0) = (
+            self.ceil_step(initial.0) / step,
+            self.floor_step(initial.1) / step,
+        );
+        // A useful probe "value >= t" has lo0 < t <= hi0.
+        let g = (self.floor_step(guess) / step).clamp(lo0 + 1, hi0.max(lo0 + 1));
+        let mut seq: Vec<i32> = Vec::new();
+        let want = free + pending.len();
+        if lo < g && g <= hi {
+            // Undecided: the guess, then its neighbours, nearest first, upper side first.
+            seq.push(g);
+            for d in 1..=(hi - lo) {
+                seq.push(g + d);
+                seq.push(g - d);
+                if seq.len() > 2 * want + 2 {
+                    break;
+                }
+            }
+        } else if lo >= g && hi == hi0 {
+            // Value >= guess, nothing above proved yet: step up, doubling.
+            let mut l = lo;
+            while l < hi && seq.len() <= want {
+                let t = (l as i64 + (l as i64 - g as i64) + 1).min(hi as i64) as i32;
+                seq.push(t);
+                l = t;
+            }
+        } else if hi < g && lo == lo0 {
+            // Value < guess, nothing below proved yet: step down, doubling.
+            let mut h = hi;
+            while h > lo && seq.len() <= want {
+                let t = (h as i64 - (g as i64 - 1 - h as i64)).max(lo as i64 + 1) as i32;
+                seq.push(t);
+                h = t - 1;
+            }
+        } else {
+            // Bracketed: bisection (no lean).
+            seq.push(lo + (hi - lo - 1) / 2 + 1);
+        }
+        // Fallback: the k-ary split of (lo, hi].
+        let k = want as i64;
+        let width = hi as i64 - lo as i64;
+        for i in 1..=k {
+            seq.push((lo as i64 + (width * i + k) / (k + 1)) as i32);
+        }
+        let mut targets = Vec::new();
+        for t in seq {
+            let t = t.clamp(lo + 1, hi);
+            if targets.len() < free && !pending.contains(&t) && !targets.contains(&(t * step)) {
                 targets.push(t * step);
             }
         }
@@ -533,6 +618,7 @@ mod tests {
                         lower: -21,
                         upper: 21,
                         step: 1,
+                        guess: None,
                     },
                     k,
                 );
@@ -568,6 +654,7 @@ mod tests {
                 lower: -7,
                 upper: 7,
                 step: 1,
+                guess: None,
             };
             let mut p = Planner::new(shape.clone(), 3);
             let mut issued = Vec::new();
@@ -640,6 +727,7 @@ mod tests {
                     lower: -21 * STEP,
                     upper: 21 * STEP,
                     step: STEP,
+                    guess: None,
                 };
                 let mut p = Planner::new(shape, k);
                 let mut q = Planner::new(
@@ -647,6 +735,7 @@ mod tests {
                         lower: -21,
                         upper: 21,
                         step: 1,
+                        guess: None,
                     },
                     k,
                 );
@@ -705,6 +794,112 @@ mod tests {
         }
     }
 
+    /// With a first guess, every value is found with any parallelism, for every guess (inside
+    /// and at the edges of the bounds), with exact and with wider fail-soft answers; with one
+    /// probe at a time the first probe is the guess and the plan takes few probes when the
+    /// guess is close.
+    #[test]
+    fn guessed_probes_find_every_value_with_any_parallelism() {
+        let fail_soft = |v: i32, t: i32, slack: i32| TaskOutput {
+            raw: Some(if v >= t {
+                RawBounds {
+                    lower: (t + slack).min(v),
+                    upper: i32::MAX,
+                }
+            } else {
+                RawBounds {
+                    lower: i32::MIN,
+                    upper: (t - 1 - slack).max(v),
+                }
+            }),
+            ..TaskOutput::default()
+        };
+        for k in 1..=4 {
+            for g in -12..=12 {
+                for v in -12..=12 {
+                    for slack in [0, 1, 3] {
+                        let shape = PlanShape::Probes {
+                            lower: -12,
+                            upper: 12,
+                            step: 1,
+                            guess: Some(g),
+                        };
+                        let mut p = Planner::new(shape, k);
+                        let mut probes = 0;
+                        let mut first = None;
+                        while !p.is_done() {
+                            let tasks = p.next_tasks();
+                            assert!(!tasks.is_empty(), "stuck at {:?}", p.bounds());
+                            assert!(tasks.len() <= k);
+                            for t in tasks {
+                                let TaskKind::Probe { target } = t else {
+                                    panic!()
+                                };
+                                first.get_or_insert(target);
+                                assert!(p.on_result(&t, fail_soft(v, target, slack)));
+                                probes += 1;
+                            }
+                            for d in p.obsolete() {
+                                p.forget(&d);
+                            }
+                            assert!(probes < 60);
+                        }
+                        assert_eq!(p.bounds(), RawBounds { lower: v, upper: v }, "g={g} v={v}");
+                        if k == 1 {
+                            assert_eq!(first, Some(g.max(-11)), "the first probe is the guess");
+                            // Outward steps 1, 2, 4, ... then bisection: about 2 log2(distance).
+                            let d = (v - g).abs() + 1;
+                            let bound = 2 * (32 - (d as u32).leading_zeros()) as i32 + 2;
+                            assert!(probes <= bound, "g={g} v={v}: {probes} probes > {bound}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A guessed plan on a value grid (step 100) keeps targets and bounds on the grid, and a
+    /// restored planner continues like the original.
+    #[test]
+    fn guessed_probes_stay_on_the_grid_and_restore() {
+        for v in -6..=6 {
+            let shape = PlanShape::Probes {
+                lower: -600,
+                upper: 600,
+                step: 100,
+                guess: Some(250),
+            };
+            let mut p = Planner::new(shape.clone(), 2);
+            let mut issued = Vec::new();
+            let mut results = Vec::new();
+            while !p.is_done() {
+                let tasks = p.next_tasks();
+                issued.extend(tasks.iter().cloned());
+                let t = tasks
+                    .first()
+                    .cloned()
+                    .or_else(|| p.pending().first().cloned())
+                    .unwrap();
+                let TaskKind::Probe { target } = t else {
+                    panic!()
+                };
+                assert_eq!(target % 100, 0);
+                p.on_result(&t, answer(v * 100, target));
+                results.push((t, answer(v * 100, target)));
+                let dropped: Vec<TaskKind> = issued
+                    .iter()
+                    .filter(|t| !p.pending().contains(t) && !results.iter().any(|(r, _)| r == *t))
+                    .cloned()
+                    .collect();
+                let q = Planner::restore(shape.clone(), 2, &issued, &results, &dropped);
+                assert_eq!(q.bounds(), p.bounds());
+                assert_eq!(q.clone().next_tasks(), p.clone().next_tasks());
+                assert!(issued.len() < 40);
+            }
+            assert_eq!(p.bounds().lower, v * 100);
+        }
+    }
+
     /// A probe that gives up (no bounds) ends the plan with the bounds known so far.
     #[test]
     fn a_probe_without_bounds_ends_the_plan() {
@@ -713,6 +908,7 @@ mod tests {
                 lower: -4,
                 upper: 4,
                 step: 1,
+                guess: None,
             },
             1,
         );

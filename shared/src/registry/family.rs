@@ -37,6 +37,8 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
     memory_mb: Option<u64>,
     /// The `threads` option (else the runner's threads).
     threads: Option<usize>,
+    /// The `guess` option (internal scale): where the probe plan starts.
+    guess: Option<i32>,
     /// The engine's table, made on first use and shared by every task of this job (the
     /// null-window probes of one exact value reuse each other's work). Lock-free inside.
     table: OnceLock<Result<engine::Table, String>>,
@@ -75,6 +77,29 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
             game.parse_target(&root, t)
                 .map_err(|e| SolveError::bad(format!("option target: {e}")))?,
         ),
+    };
+    let guess = match opts.raw("guess") {
+        None => None,
+        Some(t) => {
+            let g = game
+                .parse_target(&root, t)
+                .map_err(|e| SolveError::bad(format!("option guess: {e}")))?;
+            let (lo, hi) = game.value_bounds(&root);
+            if g < lo || g > hi {
+                return Err(SolveError::bad(format!(
+                    "option guess: '{}' is outside the value bounds [{}, {}]",
+                    t.trim(),
+                    game.value_to_json(&root, lo),
+                    game.value_to_json(&root, hi)
+                )));
+            }
+            if job.algorithm != "alphabeta" || depth.is_some() || matches!(ask, Ask::Decide(_)) {
+                return Err(SolveError::bad(
+                    "option 'guess' is for the exact value by alphabeta (no 'depth', no 'target')",
+                ));
+            }
+            Some(g)
+        }
     };
     match job.algorithm.as_str() {
         "minimax" => {
@@ -132,6 +157,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
         weak,
         memory_mb,
         threads,
+        guess,
         table: OnceLock::new(),
         book,
     }))
@@ -258,6 +284,9 @@ fn othello_fast<'a, G: ZeroSum>(
     Some((game, root))
 }
 
+/// Plies of the depth-limited search that gives an exact Othello job its first guess.
+const OTHELLO_GUESS_DEPTH: u32 = 6;
+
 /// Most threads a job may ask for.
 const MAX_THREADS: usize = 256;
 
@@ -270,6 +299,34 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             })
             .as_ref()
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
+    }
+
+    /// The first guess of an exact Othello job without `guess`: a depth-limited search with the
+    /// game's evaluator (disc difference) at [`OTHELLO_GUESS_DEPTH`] plies, on a small table
+    /// of its own, one thread (deterministic, a few milliseconds). Other games: none (their
+    /// probe order stays as it was).
+    fn default_guess(&self) -> Option<i32> {
+        let cfg = engine::Config {
+            depth: Some(OTHELLO_GUESS_DEPTH),
+            threads: 1,
+            ..self.engine.clone()
+        };
+        othello_fast(&self.game, &self.root, &engine::Config::default())?;
+        if self.weak {
+            return None;
+        }
+        let table = engine::Table::with_bytes(1 << 20).ok()?;
+        let e = engine::search(
+            &self.game,
+            &self.root,
+            -engine::INF,
+            engine::INF,
+            &cfg,
+            &table,
+            &Control::unlimited(),
+        )?;
+        let (lo, hi) = self.game.value_bounds(&self.root);
+        Some(e.value.clamp(lo, hi))
     }
 
     /// Whether the job is a Connect Four root small enough for one task ([`C4_ONE_TASK_EMPTY`]).
@@ -453,7 +510,17 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
             {
                 let (lower, upper) = self.root_bounds();
                 let step = if self.weak { 1 } else { self.game.value_step() };
-                PlanShape::Probes { lower, upper, step }
+                let guess = match self.guess {
+                    Some(g) if self.weak => Some(g.signum()),
+                    Some(g) => Some(g),
+                    None => self.default_guess(),
+                };
+                PlanShape::Probes {
+                    lower,
+                    upper,
+                    step,
+                    guess,
+                }
             }
             _ => PlanShape::Single,
         }

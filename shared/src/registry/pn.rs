@@ -278,6 +278,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                     lower: self.ceil_step(lower),
                     upper: self.floor_step(upper),
                     step,
+                    guess: None,
                 }
             }
         }

@@ -400,3 +400,94 @@ fn registry_probes_give_the_exact_value_and_a_limit_stops() {
     let ctl = Control::with_limits(None, Some(50_000));
     assert!(search(&g, &root, -1, 0, &table, &ctl).is_none());
 }
+
+/// Stable discs never change colour: from random positions of several board shapes, random
+/// play to the end never flips a disc that [`Board::stable`] called stable (for either side),
+/// and the rule finds some (corners and the discs anchored to them) in most full-ish boards.
+#[test]
+fn stable_discs_never_flip_in_random_play() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut found = 0;
+    for (w, h) in [(4, 4), (6, 6), (8, 8), (6, 4), (8, 6)] {
+        let b = Board::new(w, h);
+        for _ in 0..60 {
+            let empties = rng.gen_range(0..(w * h / 2));
+            let (me, opp) = random_reachable(&mut rng, w, h, empties);
+            let full = b.full_lines(me | opp);
+            let (sm, so) = (b.stable(me, full), b.stable(opp, full));
+            assert_eq!(sm & !me, 0);
+            assert_eq!(so & !opp, 0);
+            found += (sm | so).count_ones();
+            for _ in 0..8 {
+                // Random play from here; `a` holds the side owning `me`'s discs.
+                let mut n = Naive::from_bits(w, h, me, opp);
+                let mut flipped_side = false;
+                loop {
+                    let moves = n.moves(1);
+                    if moves.is_empty() {
+                        if n.moves(-1).is_empty() {
+                            break;
+                        }
+                        n = n.swapped();
+                        flipped_side = !flipped_side;
+                        continue;
+                    }
+                    let (r, c) = moves[rng.gen_range(0..moves.len())];
+                    n = n.play(r, c);
+                    flipped_side = !flipped_side;
+                    let (x, y) = n.bits();
+                    let (a, o) = if flipped_side { (y, x) } else { (x, y) };
+                    assert_eq!(sm & !a, 0, "a stable disc of the first side flipped");
+                    assert_eq!(so & !o, 0, "a stable disc of the second side flipped");
+                }
+            }
+        }
+    }
+    assert!(found > 100, "the rule finds stable discs ({found})");
+}
+
+/// With the stability cut (which fires on windows far from the value): fail-soft answers for
+/// windows all over the range agree with naive negamax on 4 x 4 and 6 x 4 positions, and with
+/// the generic engine on 6 x 6 positions of 14 empties.
+#[test]
+fn windows_far_from_the_value_keep_the_fail_soft_contract() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    for (w, h, empties, count) in [(4, 4, 11, 30), (6, 4, 10, 12)] {
+        let b = Board::new(w, h);
+        for _ in 0..count {
+            let (me, opp) = random_reachable(&mut rng, w, h, empties);
+            let v = Naive::from_bits(w, h, me, opp).negamax();
+            for t in (-16..=16).step_by(3) {
+                let table = Table::with_bytes(1 << 16).unwrap();
+                let (p, _) = solve_window(b, me, opp, t - 1, t, &table);
+                assert_eq!(p >= t, v >= t, "{w}x{h} target {t}");
+                assert!(if p >= t { p <= v } else { p >= v });
+            }
+        }
+    }
+    let g = Othello::new(6).unwrap();
+    let b = Board::of(&g);
+    for _ in 0..10 {
+        let s = random_game_position(&g, &mut rng, 14);
+        let p = s.to_move as usize;
+        let (me, opp) = (s.discs[p], s.discs[1 - p]);
+        let table = Table::with_bytes(1 << 20).unwrap();
+        let (v, _) = solve(b, me, opp, &table);
+        let e = engine::search(
+            &g,
+            &s,
+            -engine::INF,
+            engine::INF,
+            &Config::default(),
+            &Table::with_bytes(1 << 20).unwrap(),
+            &Control::unlimited(),
+        )
+        .unwrap();
+        assert_eq!(v, e.value, "{}", g.format_position(&s));
+        for t in [-30, -20, -12, -6, 6, 12, 20, 30] {
+            let (q, _) = solve_window(b, me, opp, t - 1, t, &table);
+            assert_eq!(q >= t, v >= t, "target {t}");
+            assert!(if q >= t { q <= v } else { q >= v });
+        }
+    }
+}
