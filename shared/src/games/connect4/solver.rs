@@ -17,6 +17,13 @@
 //!   (`win_score(n + 3)`), and after the non-losing filter the worst is `-win_score(n + 4)`;
 //! - a node with a single move (a forced block, or one move not under a threat) plays it at
 //!   once: no table entry, no ordering;
+//! - claimeven (boards of even height, the first player to move): the second player can take
+//!   every empty even-row cell that is not playable now; if the first player's remaining cells
+//!   hold no four its score is at most 0, and below 0 if the second player's cells hold one
+//!   (`Solver::evens_bound`; the idea of ChristopheSteininger/c4's evens strategy, after
+//!   Allis). Tried before the table probe, only when it can cut (`hi > alpha`);
+//! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
+//!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
 //!   useful threats after the move (cells that would complete four, not right above an
 //!   opponent's threat), ties centre first (insertion sort on the stack, no allocation); every child's table slot
@@ -37,10 +44,14 @@
 //! 1 Lower, 2 Upper, 3 Exact (fail-soft bounds as in [`engine::Bound`]).
 //!
 //! ## Threads
-//! Lazy SMP: every thread runs the same search on the shared table; helpers swap the first two
-//! moves at some nodes (chosen by key and helper number) so they reach different subtrees first
-//! and fill the table for each other. Any thread that finishes has the exact answer (table
-//! entries are sound bounds whatever thread wrote them); the first one stops the others.
+//! Lazy SMP: every thread runs the same search on the shared table and fills it for the others.
+//! Helpers swap the first two moves at some nodes (chosen by key and helper number) within the
+//! first `DIVERSIFY_PLIES` plies of the root only, so they reach different subtrees first while
+//! their deeper search stays as well ordered as the main thread's. Any thread that finishes has
+//! the exact answer (table entries are sound bounds whatever thread wrote them); the first one
+//! stops the others, which read the stop flag at every node. The helper threads live in a
+//! process-wide pool (`pool`): a job's probes, one after another, reuse the same threads
+//! instead of spawning and joining them per probe.
 
 use super::book::Book;
 use super::{C4State, Connect4, VALUE_SCALE};
@@ -48,6 +59,13 @@ use crate::model::Game;
 use crate::search::engine::{self, Outcome, Table};
 use crate::search::Control;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+mod pool;
+
+/// The threads' stop flag on a cache line of its own: every node reads it, and nothing else
+/// written during the search may share its line.
+#[repr(align(128))]
+struct StopFlag(AtomicBool);
 
 /// Largest bitboard (`width * (height + 1)`) the fast path takes.
 pub const MAX_FAST_BITS: u32 = 50;
@@ -57,6 +75,8 @@ const KEY_BITS: u32 = 50;
 const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
 const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
+/// Slots of the threads' table of nodes being searched (a power of two).
+const BUSY_SLOTS: usize = 4096;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
@@ -100,44 +120,44 @@ pub fn search(
     let b = (beta.min(engine::INF) as i64 + VALUE_SCALE as i64 - 1).div_euclid(VALUE_SCALE as i64)
         as i32;
     let (words, salt) = table.raw_words();
-    let stop = AtomicBool::new(false);
+    let stop = StopFlag(AtomicBool::new(false));
+    let root_n = root.moves as i32;
+    let threads = threads.max(1) as u64;
+    let busy: Vec<AtomicU64> = if threads > 1 {
+        (0..BUSY_SLOTS).map(|_| AtomicU64::new(0)).collect()
+    } else {
+        Vec::new()
+    };
     let run = |helper: u64| {
-        let mut s = Solver::new(game, words, salt, book, ctl, &stop, helper);
+        let mut s = Solver::new(game, words, salt, book, ctl, &stop.0, helper);
+        s.root_n = root_n;
+        s.busy = (threads > 1).then_some(&busy[..]);
         let r = s.root(root, a, b);
         s.flush();
         (r, s.nodes)
     };
-    let threads = threads.max(1);
-    let (found, nodes) = if threads == 1 {
-        run(0)
-    } else {
-        std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..threads as u64)
-                .map(|i| {
-                    let run = &run;
-                    let stop = &stop;
-                    scope.spawn(move || {
-                        let r = run(i);
-                        if r.0.is_some() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        r
-                    })
-                })
-                .collect();
-            let main = run(0);
-            stop.store(true, Ordering::Relaxed);
-            let (mut found, mut nodes) = main;
-            for h in helpers {
-                let (r, n) = h.join().expect("a search thread panicked");
-                nodes += n;
-                if found.is_none() {
-                    found = r;
-                }
-            }
-            (found, nodes)
-        })
+    // Helpers report here; the first thread with an answer stops the others.
+    let helper_results = std::sync::Mutex::new((None, 0u64));
+    let helper_task = |i: u64| {
+        let (r, n) = run(i);
+        if r.is_some() {
+            stop.0.store(true, Ordering::Relaxed);
+        }
+        let mut h = helper_results.lock().unwrap_or_else(|e| e.into_inner());
+        h.1 += n;
+        if h.0.is_none() {
+            h.0 = r;
+        }
     };
+    let (found, nodes) = pool::run(threads - 1, &helper_task, || {
+        let r = run(0);
+        stop.0.store(true, Ordering::Relaxed);
+        r
+    });
+    let (helper_found, helper_nodes) = helper_results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let (found, nodes) = (found.or(helper_found), nodes + helper_nodes);
     let (score, best) = found?;
     let pv = principal_variation(game, root, words, salt, best);
     Some(Outcome {
@@ -197,6 +217,10 @@ pub(super) struct Geometry {
     key_column0: u64,
     /// Per column, the left rotation that moves its cells to the mirror column.
     mirror_rot: [u32; MAX_FAST_WIDTH as usize],
+    /// The board's height is even (claimeven applies, see `Solver::evens_bound`).
+    claimeven: bool,
+    /// The cells of rows 2, 4, .. (bits 1, 3, .. of each column).
+    even_cells: u64,
 }
 
 impl Geometry {
@@ -214,7 +238,22 @@ impl Geometry {
                 let shift = (g.width as i64 - 1 - 2 * c as i64) * (g.height as i64 + 1);
                 shift.rem_euclid(64) as u32
             }),
+            claimeven: g.height % 2 == 0,
+            even_cells: (0..g.height)
+                .filter(|r| r % 2 == 1)
+                .fold(0, |m, r| m | g.bottom << r),
         }
+    }
+
+    /// Whether `b` (cells of the board, no sentinel bits) holds four in a row.
+    #[inline(always)]
+    fn has_four(&self, b: u64) -> bool {
+        let mut any = 0;
+        for shift in [1, self.h1, self.h, self.h1 + 1] {
+            let m = b & (b >> shift);
+            any |= m & (m >> (2 * shift));
+        }
+        any != 0
     }
 
     /// Empty cells that would complete four for the owner of `pos`.
@@ -280,9 +319,50 @@ struct Solver<'a> {
     /// Columns from the centre outwards.
     centre_first: [u8; MAX_FAST_WIDTH as usize],
     helper: u64,
+    /// Stones at the root of this search.
+    root_n: i32,
+    /// Keys of nodes near the root that some thread is searching (with helpers only).
+    busy: Option<&'a [AtomicU64]>,
+    /// EXPERIMENT knobs (env, read once).
+    exp: Exp,
     nodes: u64,
     reported: u64,
     stopped: bool,
+}
+
+/// EXPERIMENT: knobs read from the environment once (removed before merge).
+#[derive(Clone, Copy)]
+struct Exp {
+    evens: bool,
+    div_depth: i32,
+    div_mask: u64,
+    stop_every_node: bool,
+    upgrade: bool,
+    defer_plies: i32,
+    twoway: bool,
+    decay: bool,
+}
+
+fn exp() -> Exp {
+    static E: std::sync::OnceLock<Exp> = std::sync::OnceLock::new();
+    *E.get_or_init(|| {
+        let get = |k: &str, d: i64| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        Exp {
+            evens: get("GS_EVENS", 1) != 0,
+            div_depth: get("GS_DIV_DEPTH", 1000) as i32,
+            div_mask: get("GS_DIV_MASK", 3) as u64,
+            stop_every_node: get("GS_STOP_NODE", 1) != 0,
+            upgrade: get("GS_UPGRADE", 1) != 0,
+            twoway: get("GS_TWOWAY", 0) != 0,
+            defer_plies: get("GS_DEFER", 0) as i32,
+            decay: get("GS_DECAY", 1) != 0,
+        }
+    })
 }
 
 /// Unpacked table entry.
@@ -318,6 +398,9 @@ impl<'a> Solver<'a> {
             stop,
             centre_first,
             helper,
+            root_n: 0,
+            busy: None,
+            exp: exp(),
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -338,19 +421,40 @@ impl<'a> Solver<'a> {
     }
 
     #[inline(always)]
-    fn slot(&self, key: u64) -> &AtomicU64 {
+    fn index(&self, key: u64) -> usize {
         let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let i = ((h as u128 * self.words.len() as u128) >> 64) as usize;
-        &self.words[i]
+        if self.exp.twoway {
+            let i = ((h as u128 * (self.words.len() / 2) as u128) >> 64) as usize;
+            return 2 * i;
+        }
+        ((h as u128 * self.words.len() as u128) >> 64) as usize
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> &AtomicU64 {
+        &self.words[self.index(key)]
+    }
+
+    /// Whether the word `w` holds `key`'s entry.
+    #[inline(always)]
+    fn holds(&self, w: u64, key: u64) -> bool {
+        (w >> 56) & 3 != 0 && (w ^ key ^ self.salt) & KEY_MASK == 0
     }
 
     #[inline(always)]
     fn probe(&self, key: u64) -> Option<Hit> {
-        let w = self.slot(key).load(Ordering::Relaxed);
-        let bound = (w >> 56) & 3;
-        if bound == 0 || (w ^ key ^ self.salt) & KEY_MASK != 0 {
-            return None;
+        let i = self.index(key);
+        let mut w = self.words[i].load(Ordering::Relaxed);
+        if !self.holds(w, key) {
+            if !self.exp.twoway {
+                return None;
+            }
+            w = self.words[i + 1].load(Ordering::Relaxed);
+            if !self.holds(w, key) {
+                return None;
+            }
         }
+        let bound = (w >> 56) & 3;
         Some(Hit {
             score: ((w >> 50) & 63) as i32 - SCORE_OFFSET,
             bound,
@@ -374,12 +478,67 @@ impl<'a> Solver<'a> {
     }
 
     #[inline(always)]
-    fn store(&self, key: u64, score: i32, bound: u64, mv: u32) {
-        let w = ((key ^ self.salt) & KEY_MASK)
+    fn store(&self, key: u64, score: i32, bound: u64, mv: u32, n: i32) {
+        let mut w = ((key ^ self.salt) & KEY_MASK)
             | ((score + SCORE_OFFSET) as u64) << 50
             | bound << 56
             | (mv as u64) << 58;
-        self.slot(key).store(w, Ordering::Relaxed);
+        if !self.exp.twoway {
+            self.slot(key).store(w, Ordering::Relaxed);
+            return;
+        }
+        // Two words per bucket: the first keeps the entry of the larger subtree (class by empty
+        // cells), the second takes the rest; an entry pushed out of the first moves down.
+        let empty = self.geo.cells - n;
+        let class = ((empty * 4) / (self.geo.cells + 1)).clamp(0, 3) as u64;
+        w |= class << 62;
+        let i = self.index(key);
+        let slot = &self.words[i];
+        let w0 = slot.load(Ordering::Relaxed);
+        if self.holds(w0, key) {
+            slot.store(w, Ordering::Relaxed);
+        } else if self.holds(self.words[i + 1].load(Ordering::Relaxed), key) {
+            self.words[i + 1].store(w, Ordering::Relaxed);
+        } else if (w0 >> 56) & 3 == 0 || class >= w0 >> 62 {
+            slot.store(w, Ordering::Relaxed);
+            self.words[i + 1].store(w0, Ordering::Relaxed);
+        } else {
+            if self.exp.decay && w0 >> 62 > 0 {
+                slot.store(w0 - (1 << 62), Ordering::Relaxed);
+            }
+            self.words[i + 1].store(w, Ordering::Relaxed);
+        }
+    }
+
+    /// An upper bound on the score of the first player to move (`n` even) on a board of even
+    /// height, from the second player's claimeven strategy (Allis): the second player answers
+    /// every stone on an odd row (1, 3, ..) right above it, and a stone on a playable even-row
+    /// cell on another playable even-row cell (the columns of odd height come in pairs when
+    /// the first player is to move). It only ever plays even rows, so it gets every empty
+    /// even-row cell that is not playable now, each right after the cell below is filled; the
+    /// first player gets at most the rest. If the rest holds no four, the first player never
+    /// wins (bound 0); if the second player's cells then hold a four whose highest cell is on
+    /// row `r`, that four is complete by stone `cells - (h - r)` at the latest (the cells above
+    /// a cell come after it), so the first player loses by then.
+    #[inline]
+    fn evens_bound(&self, cur: u64, mask: u64) -> i32 {
+        let geo = &self.geo;
+        let theirs = (cur ^ mask) | (geo.even_cells & !mask & !geo.possible(mask));
+        let ours = geo.board & !theirs;
+        if geo.has_four(ours) {
+            return i32::MAX;
+        }
+        if !geo.has_four(theirs) {
+            return 0;
+        }
+        let mut rows = 0;
+        for r in 1..=geo.h {
+            rows |= geo.bottom << (r - 1);
+            if geo.has_four(theirs & rows) {
+                return -self.win_score(geo.cells - (geo.h - r) as i32);
+            }
+        }
+        unreachable!("the whole board holds the four")
     }
 
     /// Score of winning with the stone of ply `n`.
@@ -425,6 +584,9 @@ impl<'a> Solver<'a> {
         self.nodes += 1;
         if self.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
+        }
+        if self.exp.stop_every_node && self.stop.load(Ordering::Relaxed) {
+            self.stopped = true;
         }
         if self.stopped {
             return (0, None);
@@ -502,6 +664,13 @@ impl<'a> Solver<'a> {
             }
         };
         let hit = self.probe(key);
+        // Claimeven (the first player to move, an even board height): see `evens_bound`.
+        if self.exp.evens && geo.claimeven && n & 1 == 0 && hi > alpha {
+            hi = hi.min(self.evens_bound(cur, mask));
+            if !ROOT && hi <= alpha {
+                return (hi, None);
+            }
+        }
         let mut tt_col = u32::MAX;
         if n <= self.book_depth {
             if let Some(v) = self.book.and_then(|b| b.get(n as u32, key)) {
@@ -581,7 +750,8 @@ impl<'a> Solver<'a> {
         }
         if self.helper != 0
             && k > 1
-            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
+            && n - self.root_n < self.exp.div_depth
+            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & self.exp.div_mask == 0
         {
             cols.swap(0, 1);
             cells.swap(0, 1);
@@ -589,43 +759,98 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        for (i, &cell) in cells[..k].iter().enumerate() {
-            // The opponent moves next: its stones are `cur ^ mask`.
-            let mcell = cell.rotate_left(geo.mirror_rot[cols[i] as usize]);
-            let (v, _) = self.node::<false>(
-                cur ^ mask,
-                mask | cell,
-                mcur ^ mmask,
-                mmask | mcell,
-                n + 1,
-                -beta,
-                -alpha,
-            );
-            let v = -v;
-            if self.stopped {
-                return (0, None);
+        // With helpers, near the root: a child another thread is searching right now is put
+        // off until the other moves are done (its result may be in the table by then).
+        let busy = self.busy.filter(|_| n - self.root_n < self.exp.defer_plies);
+        let busy_slot = |b: &[AtomicU64], key: u64| {
+            (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize & (b.len() - 1)
+        };
+        if let Some(b) = busy {
+            b[busy_slot(b, key)].store(key, Ordering::Relaxed);
+        }
+        let check_children = self.busy.is_some() && n + 1 - self.root_n < self.exp.defer_plies;
+        let mut todo: [u8; MAX_FAST_WIDTH as usize] = std::array::from_fn(|i| i as u8);
+        let mut todo_n = k;
+        let mut deferred = [0u8; MAX_FAST_WIDTH as usize];
+        let mut deferred_n = 0;
+        let mut first_pass = true;
+        'passes: loop {
+            for j in 0..todo_n {
+                let i = todo[j] as usize;
+                let cell = cells[i];
+                // The opponent moves next: its stones are `cur ^ mask`.
+                let mcell = cell.rotate_left(geo.mirror_rot[cols[i] as usize]);
+                if first_pass && check_children && j > 0 {
+                    let b = self.busy.expect("checked");
+                    let ck = (cur ^ mask) + (mask | cell) + geo.bottom;
+                    let cmk = (mcur ^ mmask) + (mmask | mcell) + geo.bottom;
+                    let ck = ck.min(cmk);
+                    if b[busy_slot(b, ck)].load(Ordering::Relaxed) == ck {
+                        deferred[deferred_n] = i as u8;
+                        deferred_n += 1;
+                        continue;
+                    }
+                }
+                let (v, _) = self.node::<false>(
+                    cur ^ mask,
+                    mask | cell,
+                    mcur ^ mmask,
+                    mmask | mcell,
+                    n + 1,
+                    -beta,
+                    -alpha,
+                );
+                let v = -v;
+                if self.stopped {
+                    break 'passes;
+                }
+                if v > best {
+                    best = v;
+                    best_i = i;
+                    if v >= beta {
+                        break 'passes;
+                    }
+                    if v > alpha {
+                        alpha = v;
+                    }
+                }
             }
-            if v > best {
-                best = v;
-                best_i = i;
-                if v >= beta {
-                    break;
-                }
-                if v > alpha {
-                    alpha = v;
-                }
+            if !first_pass || deferred_n == 0 {
+                break;
+            }
+            first_pass = false;
+            todo = deferred;
+            todo_n = deferred_n;
+        }
+        if let Some(b) = busy {
+            let s = &b[busy_slot(b, key)];
+            if s.load(Ordering::Relaxed) == key {
+                s.store(0, Ordering::Relaxed);
             }
         }
+        if self.stopped {
+            return (0, None);
+        }
+        // A bound that meets a bound known before the search (the table's, the stones left,
+        // claimeven) is the exact score.
         let bound = if best <= alpha_w {
-            UPPER
+            if self.exp.upgrade && best <= lo {
+                EXACT
+            } else {
+                UPPER
+            }
         } else if best >= beta {
-            LOWER
+            if self.exp.upgrade && best >= hi {
+                EXACT
+            } else {
+                LOWER
+            }
         } else {
             EXACT
         };
         let c = cols[best_i] as u32;
         let stored = if mirrored { geo.width - 1 - c } else { c };
-        self.store(key, best, bound, stored + 1);
+        self.store(key, best, bound, stored + 1, n);
         (best, Some(cols[best_i]))
     }
 }
