@@ -21,7 +21,7 @@
 //!   every empty even-row cell that is not playable now; if the first player's remaining cells
 //!   hold no four its score is at most 0, and below 0 if the second player's cells hold one
 //!   (`Solver::evens_bound`; the idea of ChristopheSteininger/c4's evens strategy, after
-//!   Allis). Tried before the table probe, only when it can cut (`hi > alpha`);
+//!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
 //! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
 //!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
@@ -75,8 +75,8 @@ const KEY_BITS: u32 = 50;
 const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
 const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
-/// Slots of the threads' table of nodes being searched (a power of two).
-const BUSY_SLOTS: usize = 4096;
+/// Helpers reorder moves only this many plies deep from the root (see the module doc).
+const DIVERSIFY_PLIES: i32 = 8;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
@@ -123,15 +123,9 @@ pub fn search(
     let stop = StopFlag(AtomicBool::new(false));
     let root_n = root.moves as i32;
     let threads = threads.max(1) as u64;
-    let busy: Vec<AtomicU64> = if threads > 1 {
-        (0..BUSY_SLOTS).map(|_| AtomicU64::new(0)).collect()
-    } else {
-        Vec::new()
-    };
     let run = |helper: u64| {
         let mut s = Solver::new(game, words, salt, book, ctl, &stop.0, helper);
         s.root_n = root_n;
-        s.busy = (threads > 1).then_some(&busy[..]);
         let r = s.root(root, a, b);
         s.flush();
         (r, s.nodes)
@@ -321,48 +315,9 @@ struct Solver<'a> {
     helper: u64,
     /// Stones at the root of this search.
     root_n: i32,
-    /// Keys of nodes near the root that some thread is searching (with helpers only).
-    busy: Option<&'a [AtomicU64]>,
-    /// EXPERIMENT knobs (env, read once).
-    exp: Exp,
     nodes: u64,
     reported: u64,
     stopped: bool,
-}
-
-/// EXPERIMENT: knobs read from the environment once (removed before merge).
-#[derive(Clone, Copy)]
-struct Exp {
-    evens: bool,
-    div_depth: i32,
-    div_mask: u64,
-    stop_every_node: bool,
-    upgrade: bool,
-    defer_plies: i32,
-    twoway: bool,
-    decay: bool,
-}
-
-fn exp() -> Exp {
-    static E: std::sync::OnceLock<Exp> = std::sync::OnceLock::new();
-    *E.get_or_init(|| {
-        let get = |k: &str, d: i64| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(d)
-        };
-        Exp {
-            evens: get("GS_EVENS", 1) != 0,
-            div_depth: get("GS_DIV_DEPTH", 1000) as i32,
-            div_mask: get("GS_DIV_MASK", 3) as u64,
-            stop_every_node: get("GS_STOP_NODE", 1) != 0,
-            upgrade: get("GS_UPGRADE", 1) != 0,
-            twoway: get("GS_TWOWAY", 0) != 0,
-            defer_plies: get("GS_DEFER", 0) as i32,
-            decay: get("GS_DECAY", 1) != 0,
-        }
-    })
 }
 
 /// Unpacked table entry.
@@ -399,8 +354,6 @@ impl<'a> Solver<'a> {
             centre_first,
             helper,
             root_n: 0,
-            busy: None,
-            exp: exp(),
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -421,40 +374,19 @@ impl<'a> Solver<'a> {
     }
 
     #[inline(always)]
-    fn index(&self, key: u64) -> usize {
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        if self.exp.twoway {
-            let i = ((h as u128 * (self.words.len() / 2) as u128) >> 64) as usize;
-            return 2 * i;
-        }
-        ((h as u128 * self.words.len() as u128) >> 64) as usize
-    }
-
-    #[inline(always)]
     fn slot(&self, key: u64) -> &AtomicU64 {
-        &self.words[self.index(key)]
-    }
-
-    /// Whether the word `w` holds `key`'s entry.
-    #[inline(always)]
-    fn holds(&self, w: u64, key: u64) -> bool {
-        (w >> 56) & 3 != 0 && (w ^ key ^ self.salt) & KEY_MASK == 0
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let i = ((h as u128 * self.words.len() as u128) >> 64) as usize;
+        &self.words[i]
     }
 
     #[inline(always)]
     fn probe(&self, key: u64) -> Option<Hit> {
-        let i = self.index(key);
-        let mut w = self.words[i].load(Ordering::Relaxed);
-        if !self.holds(w, key) {
-            if !self.exp.twoway {
-                return None;
-            }
-            w = self.words[i + 1].load(Ordering::Relaxed);
-            if !self.holds(w, key) {
-                return None;
-            }
-        }
+        let w = self.slot(key).load(Ordering::Relaxed);
         let bound = (w >> 56) & 3;
+        if bound == 0 || (w ^ key ^ self.salt) & KEY_MASK != 0 {
+            return None;
+        }
         Some(Hit {
             score: ((w >> 50) & 63) as i32 - SCORE_OFFSET,
             bound,
@@ -478,36 +410,12 @@ impl<'a> Solver<'a> {
     }
 
     #[inline(always)]
-    fn store(&self, key: u64, score: i32, bound: u64, mv: u32, n: i32) {
-        let mut w = ((key ^ self.salt) & KEY_MASK)
+    fn store(&self, key: u64, score: i32, bound: u64, mv: u32) {
+        let w = ((key ^ self.salt) & KEY_MASK)
             | ((score + SCORE_OFFSET) as u64) << 50
             | bound << 56
             | (mv as u64) << 58;
-        if !self.exp.twoway {
-            self.slot(key).store(w, Ordering::Relaxed);
-            return;
-        }
-        // Two words per bucket: the first keeps the entry of the larger subtree (class by empty
-        // cells), the second takes the rest; an entry pushed out of the first moves down.
-        let empty = self.geo.cells - n;
-        let class = ((empty * 4) / (self.geo.cells + 1)).clamp(0, 3) as u64;
-        w |= class << 62;
-        let i = self.index(key);
-        let slot = &self.words[i];
-        let w0 = slot.load(Ordering::Relaxed);
-        if self.holds(w0, key) {
-            slot.store(w, Ordering::Relaxed);
-        } else if self.holds(self.words[i + 1].load(Ordering::Relaxed), key) {
-            self.words[i + 1].store(w, Ordering::Relaxed);
-        } else if (w0 >> 56) & 3 == 0 || class >= w0 >> 62 {
-            slot.store(w, Ordering::Relaxed);
-            self.words[i + 1].store(w0, Ordering::Relaxed);
-        } else {
-            if self.exp.decay && w0 >> 62 > 0 {
-                slot.store(w0 - (1 << 62), Ordering::Relaxed);
-            }
-            self.words[i + 1].store(w, Ordering::Relaxed);
-        }
+        self.slot(key).store(w, Ordering::Relaxed);
     }
 
     /// An upper bound on the score of the first player to move (`n` even) on a board of even
@@ -585,7 +493,7 @@ impl<'a> Solver<'a> {
         if self.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
-        if self.exp.stop_every_node && self.stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed) {
             self.stopped = true;
         }
         if self.stopped {
@@ -665,7 +573,7 @@ impl<'a> Solver<'a> {
         };
         let hit = self.probe(key);
         // Claimeven (the first player to move, an even board height): see `evens_bound`.
-        if self.exp.evens && geo.claimeven && n & 1 == 0 && hi > alpha {
+        if geo.claimeven && n & 1 == 0 && hi > alpha {
             hi = hi.min(self.evens_bound(cur, mask));
             if !ROOT && hi <= alpha {
                 return (hi, None);
@@ -750,8 +658,8 @@ impl<'a> Solver<'a> {
         }
         if self.helper != 0
             && k > 1
-            && n - self.root_n < self.exp.div_depth
-            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & self.exp.div_mask == 0
+            && n - self.root_n < DIVERSIFY_PLIES
+            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
         {
             cols.swap(0, 1);
             cells.swap(0, 1);
@@ -759,88 +667,43 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        // With helpers, near the root: a child another thread is searching right now is put
-        // off until the other moves are done (its result may be in the table by then).
-        let busy = self.busy.filter(|_| n - self.root_n < self.exp.defer_plies);
-        let busy_slot = |b: &[AtomicU64], key: u64| {
-            (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize & (b.len() - 1)
-        };
-        if let Some(b) = busy {
-            b[busy_slot(b, key)].store(key, Ordering::Relaxed);
-        }
-        let check_children = self.busy.is_some() && n + 1 - self.root_n < self.exp.defer_plies;
-        let mut todo: [u8; MAX_FAST_WIDTH as usize] = std::array::from_fn(|i| i as u8);
-        let mut todo_n = k;
-        let mut deferred = [0u8; MAX_FAST_WIDTH as usize];
-        let mut deferred_n = 0;
-        let mut first_pass = true;
-        'passes: loop {
-            for j in 0..todo_n {
-                let i = todo[j] as usize;
-                let cell = cells[i];
-                // The opponent moves next: its stones are `cur ^ mask`.
-                let mcell = cell.rotate_left(geo.mirror_rot[cols[i] as usize]);
-                if first_pass && check_children && j > 0 {
-                    let b = self.busy.expect("checked");
-                    let ck = (cur ^ mask) + (mask | cell) + geo.bottom;
-                    let cmk = (mcur ^ mmask) + (mmask | mcell) + geo.bottom;
-                    let ck = ck.min(cmk);
-                    if b[busy_slot(b, ck)].load(Ordering::Relaxed) == ck {
-                        deferred[deferred_n] = i as u8;
-                        deferred_n += 1;
-                        continue;
-                    }
+        for (i, &cell) in cells[..k].iter().enumerate() {
+            // The opponent moves next: its stones are `cur ^ mask`.
+            let mcell = cell.rotate_left(geo.mirror_rot[cols[i] as usize]);
+            let (v, _) = self.node::<false>(
+                cur ^ mask,
+                mask | cell,
+                mcur ^ mmask,
+                mmask | mcell,
+                n + 1,
+                -beta,
+                -alpha,
+            );
+            let v = -v;
+            if self.stopped {
+                return (0, None);
+            }
+            if v > best {
+                best = v;
+                best_i = i;
+                if v >= beta {
+                    break;
                 }
-                let (v, _) = self.node::<false>(
-                    cur ^ mask,
-                    mask | cell,
-                    mcur ^ mmask,
-                    mmask | mcell,
-                    n + 1,
-                    -beta,
-                    -alpha,
-                );
-                let v = -v;
-                if self.stopped {
-                    break 'passes;
-                }
-                if v > best {
-                    best = v;
-                    best_i = i;
-                    if v >= beta {
-                        break 'passes;
-                    }
-                    if v > alpha {
-                        alpha = v;
-                    }
+                if v > alpha {
+                    alpha = v;
                 }
             }
-            if !first_pass || deferred_n == 0 {
-                break;
-            }
-            first_pass = false;
-            todo = deferred;
-            todo_n = deferred_n;
-        }
-        if let Some(b) = busy {
-            let s = &b[busy_slot(b, key)];
-            if s.load(Ordering::Relaxed) == key {
-                s.store(0, Ordering::Relaxed);
-            }
-        }
-        if self.stopped {
-            return (0, None);
         }
         // A bound that meets a bound known before the search (the table's, the stones left,
         // claimeven) is the exact score.
         let bound = if best <= alpha_w {
-            if self.exp.upgrade && best <= lo {
+            if best <= lo {
                 EXACT
             } else {
                 UPPER
             }
         } else if best >= beta {
-            if self.exp.upgrade && best >= hi {
+            if best >= hi {
                 EXACT
             } else {
                 LOWER
@@ -850,7 +713,7 @@ impl<'a> Solver<'a> {
         };
         let c = cols[best_i] as u32;
         let stored = if mirrored { geo.width - 1 - c } else { c };
-        self.store(key, best, bound, stored + 1, n);
+        self.store(key, best, bound, stored + 1);
         (best, Some(cols[best_i]))
     }
 }

@@ -62,10 +62,9 @@ fn helper(p: &'static Pool, id: u64) {
         drop(st);
         // SAFETY: `run` withdraws the task and waits until `inside` is 0 before it returns, so
         // the closure is alive for this call.
-        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
-            (*task.0)(id)
-        }))
-        .is_ok();
+        let ok =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*task.0)(id) }))
+                .is_ok();
         st = lock(p);
         st.inside -= 1;
         st.panicked |= !ok;
@@ -104,7 +103,9 @@ pub(super) fn run<R>(helpers: u64, task: &Task<'_>, main: impl FnOnce() -> R) ->
     if BUSY.swap(true, Ordering::Acquire) {
         // Another search holds the pool: threads of our own for this one.
         return std::thread::scope(|scope| {
-            let hs: Vec<_> = (1..=helpers).map(|i| scope.spawn(move || task(i))).collect();
+            let hs: Vec<_> = (1..=helpers)
+                .map(|i| scope.spawn(move || task(i)))
+                .collect();
             let r = main();
             for h in hs {
                 h.join().expect("a search thread panicked");

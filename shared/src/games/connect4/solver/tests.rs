@@ -319,7 +319,10 @@ fn the_claimeven_bound_is_sound() {
             let truth = minimax(&g, &s, None, &ctl).unwrap().value / VALUE_SCALE;
             let bound = solver.evens_bound(s.current, s.mask);
             let text = g.format_position(&s);
-            assert!(truth <= bound, "{w}x{h} '{text}': value {truth}, bound {bound}");
+            assert!(
+                truth <= bound,
+                "{w}x{h} '{text}': value {truth}, bound {bound}"
+            );
             decided += usize::from(bound < i32::MAX);
         }
     }
