@@ -232,7 +232,7 @@ impl Geometry {
                 let shift = (g.width as i64 - 1 - 2 * c as i64) * (g.height as i64 + 1);
                 shift.rem_euclid(64) as u32
             }),
-            claimeven: g.height % 2 == 0,
+            claimeven: g.height.is_multiple_of(2),
             even_cells: (0..g.height)
                 .filter(|r| r % 2 == 1)
                 .fold(0, |m, r| m | g.bottom << r),
