@@ -2,12 +2,14 @@
 //! through the same path as `gamesolver batch` (`registry::prepare` + `plan::run_local`).
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example pons_bench -- [N] [SET...] [--threads T] [--weak]
+//! cargo run --release -p gamesolver-shared --example pons_bench -- [N] [SET...] [--threads T] [--weak] [--memory MB]
 //! ```
 //! `N` (default 100) is how many positions of each set to run (from the top); sets default to
 //! all six. Prints mean wall time, mean CPU time of this thread (Linux; the figure to trust on a
 //! loaded machine) and mean nodes per position, and checks every score. With `--threads`, the
-//! CPU column counts the main thread only.
+//! CPU column counts the main thread only. `--memory MB` is the job's `memory_mb` option (table
+//! budget). A set is a file of lines `<moves> <score>` in `$GAMESOLVER_DATA/connect4/`; the line
+//! ` 1` (no moves) is the empty board.
 //!
 //! `--peer PROGRAM` runs a peer solver on the same positions right after each set (interleaved,
 //! so the machine's load hits both alike) and prints the ratio of our mean time to its. The peer
@@ -49,6 +51,7 @@ fn main() {
     let mut threads = 1usize;
     let mut weak = false;
     let mut peer: Option<String> = None;
+    let mut memory_mb: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--threads" {
@@ -58,6 +61,8 @@ fn main() {
                 .expect("--threads T");
         } else if a == "--peer" {
             peer = Some(args.next().expect("--peer PROGRAM"));
+        } else if a == "--memory" {
+            memory_mb = Some(args.next().expect("--memory MB"));
         } else if a == "--weak" {
             weak = true;
         } else if let Ok(v) = a.parse() {
@@ -101,6 +106,9 @@ fn main() {
             options.insert("threads".to_string(), threads.to_string());
             if weak {
                 options.insert("weak".to_string(), "true".to_string());
+            }
+            if let Some(mb) = &memory_mb {
+                options.insert("memory_mb".to_string(), mb.clone());
             }
             let job = JobSpec {
                 game: "connect4".into(),

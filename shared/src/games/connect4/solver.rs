@@ -17,6 +17,13 @@
 //!   (`win_score(n + 3)`), and after the non-losing filter the worst is `-win_score(n + 4)`;
 //! - a node with a single move (a forced block, or one move not under a threat) plays it at
 //!   once: no table entry, no ordering;
+//! - claimeven (boards of even height, the first player to move): the second player can take
+//!   every empty even-row cell that is not playable now; if the first player's remaining cells
+//!   hold no four its score is at most 0, and below 0 if the second player's cells hold one
+//!   (`Solver::evens_bound`; the idea of ChristopheSteininger/c4's evens strategy, after
+//!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
+//! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
+//!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
 //!   useful threats after the move (cells that would complete four, not right above an
 //!   opponent's threat), ties centre first (insertion sort on the stack, no allocation); every child's table slot
@@ -37,10 +44,14 @@
 //! 1 Lower, 2 Upper, 3 Exact (fail-soft bounds as in [`engine::Bound`]).
 //!
 //! ## Threads
-//! Lazy SMP: every thread runs the same search on the shared table; helpers swap the first two
-//! moves at some nodes (chosen by key and helper number) so they reach different subtrees first
-//! and fill the table for each other. Any thread that finishes has the exact answer (table
-//! entries are sound bounds whatever thread wrote them); the first one stops the others.
+//! Lazy SMP: every thread runs the same search on the shared table and fills it for the others.
+//! Helpers swap the first two moves at some nodes (chosen by key and helper number) within the
+//! first `DIVERSIFY_PLIES` plies of the root only, so they reach different subtrees first while
+//! their deeper search stays as well ordered as the main thread's. Any thread that finishes has
+//! the exact answer (table entries are sound bounds whatever thread wrote them); the first one
+//! stops the others, which read the stop flag at every node. The helper threads live in a
+//! process-wide pool (`pool`): a job's probes, one after another, reuse the same threads
+//! instead of spawning and joining them per probe.
 
 use super::book::Book;
 use super::{C4State, Connect4, VALUE_SCALE};
@@ -48,6 +59,13 @@ use crate::model::Game;
 use crate::search::engine::{self, Outcome, Table};
 use crate::search::Control;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+mod pool;
+
+/// The threads' stop flag on a cache line of its own: every node reads it, and nothing else
+/// written during the search may share its line.
+#[repr(align(128))]
+struct StopFlag(AtomicBool);
 
 /// Largest bitboard (`width * (height + 1)`) the fast path takes.
 pub const MAX_FAST_BITS: u32 = 50;
@@ -57,6 +75,8 @@ const KEY_BITS: u32 = 50;
 const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
 const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
+/// Helpers reorder moves only this many plies deep from the root (see the module doc).
+const DIVERSIFY_PLIES: i32 = 8;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
@@ -100,44 +120,38 @@ pub fn search(
     let b = (beta.min(engine::INF) as i64 + VALUE_SCALE as i64 - 1).div_euclid(VALUE_SCALE as i64)
         as i32;
     let (words, salt) = table.raw_words();
-    let stop = AtomicBool::new(false);
+    let stop = StopFlag(AtomicBool::new(false));
+    let root_n = root.moves as i32;
+    let threads = threads.max(1) as u64;
     let run = |helper: u64| {
-        let mut s = Solver::new(game, words, salt, book, ctl, &stop, helper);
+        let mut s = Solver::new(game, words, salt, book, ctl, &stop.0, helper);
+        s.root_n = root_n;
         let r = s.root(root, a, b);
         s.flush();
         (r, s.nodes)
     };
-    let threads = threads.max(1);
-    let (found, nodes) = if threads == 1 {
-        run(0)
-    } else {
-        std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..threads as u64)
-                .map(|i| {
-                    let run = &run;
-                    let stop = &stop;
-                    scope.spawn(move || {
-                        let r = run(i);
-                        if r.0.is_some() {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        r
-                    })
-                })
-                .collect();
-            let main = run(0);
-            stop.store(true, Ordering::Relaxed);
-            let (mut found, mut nodes) = main;
-            for h in helpers {
-                let (r, n) = h.join().expect("a search thread panicked");
-                nodes += n;
-                if found.is_none() {
-                    found = r;
-                }
-            }
-            (found, nodes)
-        })
+    // Helpers report here; the first thread with an answer stops the others.
+    let helper_results = std::sync::Mutex::new((None, 0u64));
+    let helper_task = |i: u64| {
+        let (r, n) = run(i);
+        if r.is_some() {
+            stop.0.store(true, Ordering::Relaxed);
+        }
+        let mut h = helper_results.lock().unwrap_or_else(|e| e.into_inner());
+        h.1 += n;
+        if h.0.is_none() {
+            h.0 = r;
+        }
     };
+    let (found, nodes) = pool::run(threads - 1, &helper_task, || {
+        let r = run(0);
+        stop.0.store(true, Ordering::Relaxed);
+        r
+    });
+    let (helper_found, helper_nodes) = helper_results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let (found, nodes) = (found.or(helper_found), nodes + helper_nodes);
     let (score, best) = found?;
     let pv = principal_variation(game, root, words, salt, best);
     Some(Outcome {
@@ -197,6 +211,10 @@ pub(super) struct Geometry {
     key_column0: u64,
     /// Per column, the left rotation that moves its cells to the mirror column.
     mirror_rot: [u32; MAX_FAST_WIDTH as usize],
+    /// The board's height is even (claimeven applies, see `Solver::evens_bound`).
+    claimeven: bool,
+    /// The cells of rows 2, 4, .. (bits 1, 3, .. of each column).
+    even_cells: u64,
 }
 
 impl Geometry {
@@ -214,7 +232,22 @@ impl Geometry {
                 let shift = (g.width as i64 - 1 - 2 * c as i64) * (g.height as i64 + 1);
                 shift.rem_euclid(64) as u32
             }),
+            claimeven: g.height.is_multiple_of(2),
+            even_cells: (0..g.height)
+                .filter(|r| r % 2 == 1)
+                .fold(0, |m, r| m | g.bottom << r),
         }
+    }
+
+    /// Whether `b` (cells of the board, no sentinel bits) holds four in a row.
+    #[inline(always)]
+    fn has_four(&self, b: u64) -> bool {
+        let mut any = 0;
+        for shift in [1, self.h1, self.h, self.h1 + 1] {
+            let m = b & (b >> shift);
+            any |= m & (m >> (2 * shift));
+        }
+        any != 0
     }
 
     /// Empty cells that would complete four for the owner of `pos`.
@@ -280,6 +313,8 @@ struct Solver<'a> {
     /// Columns from the centre outwards.
     centre_first: [u8; MAX_FAST_WIDTH as usize],
     helper: u64,
+    /// Stones at the root of this search.
+    root_n: i32,
     nodes: u64,
     reported: u64,
     stopped: bool,
@@ -318,6 +353,7 @@ impl<'a> Solver<'a> {
             stop,
             centre_first,
             helper,
+            root_n: 0,
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -382,6 +418,37 @@ impl<'a> Solver<'a> {
         self.slot(key).store(w, Ordering::Relaxed);
     }
 
+    /// An upper bound on the score of the first player to move (`n` even) on a board of even
+    /// height, from the second player's claimeven strategy (Allis): the second player answers
+    /// every stone on an odd row (1, 3, ..) right above it, and a stone on a playable even-row
+    /// cell on another playable even-row cell (the columns of odd height come in pairs when
+    /// the first player is to move). It only ever plays even rows, so it gets every empty
+    /// even-row cell that is not playable now, each right after the cell below is filled; the
+    /// first player gets at most the rest. If the rest holds no four, the first player never
+    /// wins (bound 0); if the second player's cells then hold a four whose highest cell is on
+    /// row `r`, that four is complete by stone `cells - (h - r)` at the latest (the cells above
+    /// a cell come after it), so the first player loses by then.
+    #[inline]
+    fn evens_bound(&self, cur: u64, mask: u64) -> i32 {
+        let geo = &self.geo;
+        let theirs = (cur ^ mask) | (geo.even_cells & !mask & !geo.possible(mask));
+        let ours = geo.board & !theirs;
+        if geo.has_four(ours) {
+            return i32::MAX;
+        }
+        if !geo.has_four(theirs) {
+            return 0;
+        }
+        let mut rows = 0;
+        for r in 1..=geo.h {
+            rows |= geo.bottom << (r - 1);
+            if geo.has_four(theirs & rows) {
+                return -self.win_score(geo.cells - (geo.h - r) as i32);
+            }
+        }
+        unreachable!("the whole board holds the four")
+    }
+
     /// Score of winning with the stone of ply `n`.
     #[inline(always)]
     fn win_score(&self, n: i32) -> i32 {
@@ -425,6 +492,9 @@ impl<'a> Solver<'a> {
         self.nodes += 1;
         if self.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            self.stopped = true;
         }
         if self.stopped {
             return (0, None);
@@ -502,6 +572,13 @@ impl<'a> Solver<'a> {
             }
         };
         let hit = self.probe(key);
+        // Claimeven (the first player to move, an even board height): see `evens_bound`.
+        if geo.claimeven && n & 1 == 0 && hi > alpha {
+            hi = hi.min(self.evens_bound(cur, mask));
+            if !ROOT && hi <= alpha {
+                return (hi, None);
+            }
+        }
         let mut tt_col = u32::MAX;
         if n <= self.book_depth {
             if let Some(v) = self.book.and_then(|b| b.get(n as u32, key)) {
@@ -581,6 +658,7 @@ impl<'a> Solver<'a> {
         }
         if self.helper != 0
             && k > 1
+            && n - self.root_n < DIVERSIFY_PLIES
             && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
         {
             cols.swap(0, 1);
@@ -616,10 +694,20 @@ impl<'a> Solver<'a> {
                 }
             }
         }
+        // A bound that meets a bound known before the search (the table's, the stones left,
+        // claimeven) is the exact score.
         let bound = if best <= alpha_w {
-            UPPER
+            if best <= lo {
+                EXACT
+            } else {
+                UPPER
+            }
         } else if best >= beta {
-            LOWER
+            if best >= hi {
+                EXACT
+            } else {
+                LOWER
+            }
         } else {
             EXACT
         };

@@ -294,3 +294,37 @@ fn bad_books_are_refused_with_a_reason() {
             .contains("depth")
     );
 }
+
+/// The claimeven bound never undercuts the exact value (first player to move, boards of even
+/// height), and it does decide something on these boards.
+#[test]
+fn the_claimeven_bound_is_sound() {
+    let ctl = Control::unlimited();
+    let stop = AtomicBool::new(false);
+    let mut decided = 0;
+    for (w, h, plies, seed) in [
+        (4u32, 4u32, 6..14, 21u64),
+        (5, 4, 10..18, 22),
+        (6, 4, 14..22, 23),
+        (4, 6, 14..22, 24),
+    ] {
+        let g = Connect4::<u64>::new(w, h, 1).unwrap();
+        let table = Table::with_bytes(1 << 12).unwrap();
+        let (words, salt) = table.raw_words();
+        let solver = Solver::new(&g, words, salt, None, &ctl, &stop, 0);
+        for s in random_positions(&g, 80, plies, seed) {
+            if s.moves % 2 != 0 {
+                continue;
+            }
+            let truth = minimax(&g, &s, None, &ctl).unwrap().value / VALUE_SCALE;
+            let bound = solver.evens_bound(s.current, s.mask);
+            let text = g.format_position(&s);
+            assert!(
+                truth <= bound,
+                "{w}x{h} '{text}': value {truth}, bound {bound}"
+            );
+            decided += usize::from(bound < i32::MAX);
+        }
+    }
+    assert!(decided > 20, "the bound decided only {decided} positions");
+}
