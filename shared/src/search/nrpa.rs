@@ -546,18 +546,8 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
         let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
         let codes = &best.codes[a..b];
         let chosen = best.chosen[p] as usize;
-        // The normaliser from the cached exps (the sum softmax_weights forms, in its order),
-        // each exp kept aside for the changes below; the rare overflow takes the shifted path.
-        let mut z = 0.0;
-        x.probs.clear();
-        for &c in codes {
-            let e = policy.get_exp(c);
-            z += e;
-            x.probs.push(e);
-        }
-        if !(z.is_finite() && z > 0.0) {
-            z = softmax_weights(policy, codes, &mut x.probs);
-        }
+        // The normaliser from the cached exps, each exp kept aside for the changes below.
+        let z = softmax_weights(policy, codes, &mut x.probs);
         // Each change goes straight into the per-code sums, in the record's order (the same
         // values and order as a list of all changes summed afterwards).
         let AdaptScratch {
@@ -827,16 +817,7 @@ fn adapt_layers<G: SinglePlayer>(
         let (codes, in_layer) = (&w.codes[a..b], &w.in_layer[a..b]);
         let k = size as f64;
         // The exps are read once and kept aside (or recomputed shifted on overflow).
-        let mut z = 0.0;
-        x.probs.clear();
-        for &c in codes {
-            let e = policy.get_exp(c);
-            z += e;
-            x.probs.push(e);
-        }
-        if !(z.is_finite() && z > 0.0) {
-            z = softmax_weights(policy, codes, &mut x.probs);
-        }
+        let z = softmax_weights(policy, codes, &mut x.probs);
         let AdaptScratch {
             sums,
             touched,
