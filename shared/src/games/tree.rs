@@ -538,7 +538,7 @@ impl ZeroSum for Tree {
         let t: f64 = text
             .trim()
             .parse()
-            .map_err(|_| NotationError::new(format!("target '{text}' is not a number")))?;
+            .map_err(|_| NotationError::new(format!("'{text}' is not a number")))?;
         // "value >= t" from the root side's point of view, as a rank threshold.
         let n = self.ranks.len() as i32;
         if self.side(s) == 0 {

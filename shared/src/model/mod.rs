@@ -123,7 +123,7 @@ pub trait ZeroSum: Game {
         let _ = state;
         text.trim()
             .parse::<i32>()
-            .map_err(|_| NotationError::new(format!("target '{text}' is not an integer")))
+            .map_err(|_| NotationError::new(format!("'{text}' is not an integer")))
     }
 
     /// Optional speed-up: if the side to move has a move that wins at once (or the position is

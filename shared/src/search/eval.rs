@@ -265,7 +265,7 @@ impl<G: ZeroSum, E: Evaluator<G>> ZeroSum for Evaluated<G, E> {
     fn parse_target(&self, state: &G::State, text: &str) -> Result<i32, NotationError> {
         let t = self.game.parse_target(state, text)?;
         t.checked_mul(self.scale)
-            .ok_or_else(|| NotationError::new(format!("target '{text}' is out of range")))
+            .ok_or_else(|| NotationError::new(format!("'{text}' is out of range")))
     }
     #[inline]
     fn immediate_value(&self, state: &G::State) -> Option<i32> {
