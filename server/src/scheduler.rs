@@ -281,11 +281,25 @@ fn random_id(prefix: &str) -> String {
     format!("{prefix}{:016x}{:016x}", rng.gen::<u64>(), rng.gen::<u64>())
 }
 
-/// One line naming a task, for errors and events.
-fn describe(kind: &TaskKind) -> String {
+/// A job prepared again only to show its values (an ended or evicted job no longer holds its
+/// prepared form). Its opening book is left out: loading a book file for a status line would
+/// cost far more than the values need, and values do not depend on it.
+fn prepare_for_display(spec: &JobSpec) -> Option<Box<dyn PreparedJob>> {
+    let mut spec = spec.clone();
+    spec.options.remove("book");
+    registry::prepare(&spec).ok()
+}
+
+/// One line naming a task, for errors and events. A probe's target is shown in the job's value
+/// scale (CONTRACTS.md, "Values": a Connect Four score, not the internal x100 integer) when the
+/// job is at hand, else as the internal integer.
+fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
     match kind {
         TaskKind::Whole => "the whole job".into(),
-        TaskKind::Probe { target } => format!("probe value >= {target}"),
+        TaskKind::Probe { target } => match job {
+            Some(j) => format!("probe value >= {}", j.show_value(*target)),
+            None => format!("probe value >= {target} (internal)"),
+        },
         TaskKind::Run { index, .. } => format!("run {index}"),
     }
 }
@@ -1221,7 +1235,10 @@ impl Scheduler {
                 task.state = TaskState::Failed;
                 let message = format!(
                     "the {reason} limit stopped {} before a result",
-                    describe(&task.kind)
+                    describe(
+                        &task.kind,
+                        self.jobs.get(&job_id).and_then(|j| j.prepared.as_deref())
+                    )
                 );
                 task.last_error = Some(message.clone());
                 w.push(Self::task_write(task));
@@ -1268,7 +1285,10 @@ impl Scheduler {
             w.push(Self::task_write(task));
             let reason = format!(
                 "task {tid} ({}) failed {} times; last attempt {message}",
-                describe(&task.kind),
+                describe(
+                    &task.kind,
+                    self.jobs.get(&job_id).and_then(|j| j.prepared.as_deref())
+                ),
                 task.attempts
             );
             self.end_job(job_id, JobState::Failed, None, Some(reason), w);
@@ -1404,13 +1424,20 @@ impl Scheduler {
         let Some(job) = self.jobs.get(&id) else {
             return self.stored_status(id);
         };
+        // An ended job no longer holds its prepared form: rebuild it (cheap, no search) so that
+        // probe targets show in the job's value scale.
+        let rebuilt = match job.prepared {
+            Some(_) => None,
+            None => prepare_for_display(&job.spec),
+        };
+        let shown = job.prepared.as_deref().or(rebuilt.as_deref());
         let tasks: Vec<TaskView> = job
             .tasks
             .iter()
             .filter_map(|tid| self.tasks.get(tid))
             .map(|t| TaskView {
                 id: t.id,
-                what: describe(&t.kind),
+                what: describe(&t.kind, shown),
                 state: t.state,
                 attempts: t.attempts,
                 workers: t.workers.clone(),
@@ -1461,6 +1488,9 @@ impl Scheduler {
             .job(id)
             .map_err(store_err)?
             .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
+        let prepared = serde_json::from_str::<JobSpec>(&job.spec)
+            .ok()
+            .and_then(|spec| prepare_for_display(&spec));
         let tasks: Vec<TaskView> = self
             .store
             .job_tasks(id)
@@ -1469,7 +1499,7 @@ impl Scheduler {
             .map(|(t, workers)| TaskView {
                 id: t.id,
                 what: serde_json::from_str::<TaskKind>(&t.kind)
-                    .map(|k| describe(&k))
+                    .map(|k| describe(&k, prepared.as_deref()))
                     .unwrap_or_else(|_| "?".into()),
                 state: TaskState::parse(&t.state),
                 attempts: t.attempts,
@@ -1575,7 +1605,7 @@ impl Scheduler {
                     .filter_map(|l| {
                         let lease = self.leases.get(l)?;
                         let task = self.tasks.get(&lease.task_id)?;
-                        Some(json!({"task": task.id, "job": task.job_id, "what": describe(&task.kind)}))
+                        Some(json!({"task": task.id, "job": task.job_id, "what": describe(&task.kind, self.jobs.get(&task.job_id).and_then(|j| j.prepared.as_deref()))}))
                     })
                     .collect();
                 json!({
@@ -1753,6 +1783,58 @@ mod tests {
             Some(sum),
             "each task counted once: {st}"
         );
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Probe targets are named in the job's value scale (a Connect Four score, not the internal
+    /// x100 integer), the same while the job runs, once it ended, and once it was evicted.
+    #[test]
+    fn probe_tasks_show_targets_in_the_job_value_scale() {
+        let path = db("scale");
+        let mut s = open(&path, 2);
+        let w = worker(&mut s);
+        // A middle-game position (Pons' Test_L2_R1, first line): score 4 for the side to move.
+        let id = submit(
+            &mut s,
+            json!({"game": "connect4", "position": "5554224333234511764415115", "algorithm": "alphabeta"}),
+        );
+        let whats = |s: &Scheduler| -> Vec<String> {
+            let st = s.job_status(id).unwrap();
+            st["task_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["what"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let running = whats(&s);
+        assert!(!running.is_empty());
+        for what in &running {
+            let v: i64 = what
+                .strip_prefix("probe value >= ")
+                .unwrap_or_else(|| panic!("not a probe: {what}"))
+                .parse()
+                .unwrap_or_else(|_| panic!("not a score: {what}"));
+            assert!(v.abs() <= 21, "{what} is not on the score scale");
+        }
+        loop {
+            let runs = lease_and_run(&mut s, &w);
+            if runs.is_empty() {
+                break;
+            }
+            for (grant, output) in runs {
+                report_done(&mut s, &w, &grant.lease_id, output);
+            }
+        }
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 4, "{st}");
+        let ended = whats(&s);
+        assert!(ended.starts_with(&running), "{running:?} then {ended:?}");
+        s.take_effects();
+        assert_eq!(s.resident().0, 0, "the ended job was evicted");
+        assert_eq!(whats(&s), ended, "the store names tasks the same way");
         drop(s);
         let _ = std::fs::remove_file(&path);
     }
