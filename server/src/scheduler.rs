@@ -209,6 +209,9 @@ struct Task {
     /// The task that continues it from its latest stored checkpoint (handed out instead of
     /// `kind` when it is leased again; results still count for `kind`).
     resume: Option<TaskKind>,
+    /// The latest progress its worker reported while it ran (nodes and rate, or the kernel's
+    /// own report), shown in the job's task list while the task runs.
+    progress: Option<Value>,
 }
 
 struct Lease {
@@ -312,6 +315,8 @@ struct TaskView {
     attempts: u32,
     workers: Vec<String>,
     last_error: Option<String>,
+    /// The latest progress of a running task (resident jobs only).
+    progress: Option<Value>,
 }
 
 /// The body of `GET /v1/jobs/{id}`, the same for resident and evicted jobs. `tasks` counts each
@@ -340,6 +345,7 @@ fn status_json(
                 "attempts": t.attempts,
                 "workers": t.workers,
                 "last_error": t.last_error,
+                "progress": t.progress,
             })
         })
         .collect();
@@ -540,6 +546,7 @@ impl Scheduler {
                         .resume
                         .as_deref()
                         .and_then(|r| serde_json::from_str::<TaskKind>(r).ok()),
+                    progress: None,
                 };
                 if !state.is_final() {
                     match task.state {
@@ -820,6 +827,7 @@ impl Scheduler {
                         workers: Vec::new(),
                         lease_ids: Vec::new(),
                         resume: None,
+                        progress: None,
                     },
                 );
                 job.tasks.push(tid);
@@ -1001,6 +1009,7 @@ impl Scheduler {
             let lease_id = random_id("l-");
             task.attempts += 1;
             task.state = TaskState::Running;
+            task.progress = None;
             task.lease = Some(lease_id.clone());
             task.workers.push(worker_id.to_string());
             task.lease_ids.push(lease_id.clone());
@@ -1115,6 +1124,7 @@ impl Scheduler {
                     task.resume = Some(r);
                 }
             }
+            task.progress = Some(p.clone());
             job.kernel_progress = Some(json!({"task": task_id, "report": p}));
             self.changed.insert(job_id);
             self.commit(w)?;
@@ -1442,6 +1452,10 @@ impl Scheduler {
                 attempts: t.attempts,
                 workers: t.workers.clone(),
                 last_error: t.last_error.clone(),
+                progress: match t.state {
+                    TaskState::Running => t.progress.clone(),
+                    _ => None,
+                },
             })
             .collect();
         let mut progress = match (&job.planner, &job.prepared, &job.final_progress) {
@@ -1505,6 +1519,7 @@ impl Scheduler {
                 attempts: t.attempts,
                 workers,
                 last_error: t.last_error,
+                progress: None,
             })
             .collect();
         let parse = |text: &Option<String>| {
@@ -1835,6 +1850,46 @@ mod tests {
         s.take_effects();
         assert_eq!(s.resident().0, 0, "the ended job was evicted");
         assert_eq!(whats(&s), ended, "the store names tasks the same way");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A running task shows its worker's latest progress in the task list; a finished one
+    /// does not.
+    #[test]
+    fn running_tasks_show_their_progress() {
+        let path = db("taskprog");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let id = submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        );
+        let grant = s.lease(&w).unwrap().expect("a task");
+        let progress_of = |s: &Scheduler| -> Value {
+            let st = s.job_status(id).unwrap();
+            let list = st["task_list"].as_array().unwrap();
+            let t = list
+                .iter()
+                .find(|t| t["id"] == grant.task_id)
+                .expect("the leased task is listed");
+            t["progress"].clone()
+        };
+        assert_eq!(progress_of(&s), Value::Null, "nothing reported yet");
+        let report = json!({"nodes": 12_345, "elapsed_ms": 1_000, "nodes_per_s": 12_345});
+        s.heartbeat(Heartbeat {
+            worker_id: w.clone(),
+            lease_id: grant.lease_id.clone(),
+            progress: Some(report.clone()),
+        })
+        .unwrap();
+        assert_eq!(progress_of(&s), report);
+        let prepared = registry::prepare(&grant.task.job).unwrap();
+        let output = prepared
+            .run(&grant.task.kind, &Control::with_limits(None, None))
+            .unwrap();
+        report_done(&mut s, &w, &grant.lease_id, output);
+        assert_eq!(progress_of(&s), Value::Null, "a done task shows none");
         drop(s);
         let _ = std::fs::remove_file(&path);
     }

@@ -362,6 +362,37 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// The progress a heartbeat carries: the kernel's own report, if it made one, with the nodes
+/// its `Control` counted so far added when the report does not say; else, when the count
+/// moved since the last heartbeat (`moved`), the count alone with the task's elapsed time and
+/// rate. So a long exact search (a probe that runs for an hour, which publishes nothing itself)
+/// still shows on the status endpoint that it is alive and how fast it goes.
+fn with_node_count(
+    report: Option<serde_json::Value>,
+    nodes: u64,
+    moved: bool,
+    elapsed: Duration,
+) -> Option<serde_json::Value> {
+    match report {
+        Some(serde_json::Value::Object(mut o)) => {
+            if nodes > 0 {
+                o.entry("nodes").or_insert(nodes.into());
+            }
+            Some(serde_json::Value::Object(o))
+        }
+        Some(other) => Some(other),
+        None if moved && nodes > 0 => {
+            let ms = elapsed.as_millis().max(1) as u64;
+            Some(serde_json::json!({
+                "nodes": nodes,
+                "elapsed_ms": ms,
+                "nodes_per_s": nodes.saturating_mul(1000) / ms,
+            }))
+        }
+        None => None,
+    }
+}
+
 /// Runs one leased task: kernel on the pool, heartbeats here, then the report.
 fn run_lease(shared: &Shared, lease: Lease) {
     let worker_id = shared.worker_id().unwrap_or_default();
@@ -415,6 +446,8 @@ fn run_lease(shared: &Shared, lease: Lease) {
     // Heartbeat until the kernel answers.
     let mut lease_lost = false;
     let mut last_heartbeat = Instant::now();
+    let started = Instant::now();
+    let mut last_nodes = 0;
     let mut shutdown_since: Option<Instant> = None;
     let mut released_for_shutdown = false;
     let result = loop {
@@ -439,11 +472,18 @@ fn run_lease(shared: &Shared, lease: Lease) {
         if last_heartbeat.elapsed() >= heartbeat_every {
             last_heartbeat = Instant::now();
             touch_alive(&shared.alive);
+            let nodes = ctl.nodes();
             let hb = Heartbeat {
                 worker_id: worker_id.clone(),
                 lease_id: lease.lease_id.clone(),
-                progress: progress.lock().take(),
+                progress: with_node_count(
+                    progress.lock().take(),
+                    nodes,
+                    nodes != last_nodes,
+                    started.elapsed(),
+                ),
             };
+            last_nodes = nodes;
             match shared
                 .client
                 .post::<_, HeartbeatReply>("/v1/worker/heartbeat", &hb)
@@ -534,5 +574,37 @@ fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
                 backoff.wait(&never);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_node_count;
+    use serde_json::json;
+    use std::time::Duration;
+
+    #[test]
+    fn heartbeats_carry_the_node_count() {
+        let s = Duration::from_secs(2);
+        // Nothing from the kernel: the count and the rate, only when the count moved.
+        assert_eq!(
+            with_node_count(None, 3_000, true, s),
+            Some(json!({"nodes": 3_000, "elapsed_ms": 2_000, "nodes_per_s": 1_500}))
+        );
+        assert_eq!(with_node_count(None, 3_000, false, s), None);
+        assert_eq!(with_node_count(None, 0, true, s), None);
+        // The kernel's report wins; the count is added only where it says nothing of nodes.
+        assert_eq!(
+            with_node_count(Some(json!({"playouts": 7})), 9, false, s),
+            Some(json!({"playouts": 7, "nodes": 9}))
+        );
+        assert_eq!(
+            with_node_count(Some(json!({"nodes": 5})), 9, true, s),
+            Some(json!({"nodes": 5}))
+        );
+        assert_eq!(
+            with_node_count(Some(json!([1, 2])), 9, true, s),
+            Some(json!([1, 2]))
+        );
     }
 }
