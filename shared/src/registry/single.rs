@@ -529,25 +529,30 @@ mod tests {
             .with_options(options)
     }
 
-    /// The `position` of a result, fed back as a position, replays to the reported score.
+    /// The `position` of a result, fed back as a position, replays to the reported score: a
+    /// terminal position whose value is its score at every NMCS level (a level-1 or deeper
+    /// call on a finished game once said null) and with NRPA.
     fn replays(j: &JobSpec, result_position: &str, value: &serde_json::Value) {
-        let mut again = j.clone();
-        again.position = result_position.into();
-        again.algorithm = "nmcs".into();
-        again.options = [("level".to_string(), "0".to_string())]
-            .into_iter()
-            .collect();
-        let p = prepare(&again).unwrap();
-        let r = run_local(p.as_ref(), &Control::unlimited()).unwrap();
-        assert_eq!(
-            &r.value, value,
-            "the returned position replays to its score (terminal)"
-        );
-        assert_eq!(
-            r.extra["sequence"].as_array().unwrap().len(),
-            0,
-            "and is terminal"
-        );
+        let runs = [("nmcs", "0"), ("nmcs", "1"), ("nmcs", "2"), ("nrpa", "1")];
+        for (algo, level) in runs {
+            let mut again = j.clone();
+            again.position = result_position.into();
+            again.algorithm = algo.into();
+            again.options = [("level".to_string(), level.to_string())]
+                .into_iter()
+                .collect();
+            let p = prepare(&again).unwrap();
+            let r = run_local(p.as_ref(), &Control::unlimited()).unwrap();
+            assert_eq!(
+                &r.value, value,
+                "the returned position replays to its score (terminal), {algo} level {level}"
+            );
+            assert_eq!(
+                r.extra["sequence"].as_array().unwrap().len(),
+                0,
+                "and is terminal ({algo} level {level})"
+            );
+        }
     }
 
     #[test]

@@ -112,6 +112,14 @@ impl<G: SinglePlayer> Search<'_, G> {
         let mut played = 0;
         loop {
             self.game.legal_moves(&cur, &mut lv.legal);
+            if lv.legal.is_empty() && played == 0 && !self.stopped {
+                // `state` is terminal: its own score, with no moves, is the level's (as a
+                // rollout from it gives), not "nothing found". Without this a level-1 or deeper
+                // call on a finished game (a record fed as the position, or a move that ends
+                // the game below level 2) scored minus infinity.
+                lv.best_score = self.rollout(&cur);
+                break;
+            }
             if lv.legal.is_empty() || self.stopped {
                 break;
             }
