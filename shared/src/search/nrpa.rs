@@ -990,7 +990,7 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             cur.moves.push(mv);
             cur.chosen.push(pick as u32);
             cur.starts.push(cur.codes.len() as u32);
-            game.apply(&mut self.state, mv);
+            game.apply_legal(&mut self.state, &self.legal, pick);
         }
         cur.score = game.score(&self.state);
         let score = cur.score;
