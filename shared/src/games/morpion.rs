@@ -117,16 +117,21 @@ impl Clone for MorpionState {
 /// A legal move with what the incremental update needs, packed in one word:
 ///
 /// ```text
-/// bits  0..17  the move (its code)        bits 29..35  first bit of the line in its lane
-/// bits 17..29  the new dot's grid point   bits 35..37  direction, bits 37..44 lane
-/// bits 44..58  the line (`start * 4 + dir`, the move's line code)
+/// bits  0..17  the move (its code)           bits 37..49  the new dot's grid point
+/// bits 17..31  the line (`start * 4 + dir`,  bits 49..55  first bit of the line in its lane
+///              the move's line code)         bits 55..57  direction, bits 57..64 lane
 /// ```
 ///
-/// Bits 29..44 are the line's place `bit | dir << 6 | lane << 8` ([`Entry::place`]): the lines
-/// of one lane and direction that a new line overlaps have consecutive places.
+/// Bits 49..64 are the line's place `bit | dir << 6 | lane << 8` ([`Entry::place`]): the lines
+/// of one lane and direction that a new line overlaps have consecutive places. Dot and place
+/// sit high so that the filter of every move tests them with few operations.
 struct Entry;
 
 impl Entry {
+    const DOT_SHIFT: u32 = 37;
+    const DOT_MASK: u64 = 0xFFF << Self::DOT_SHIFT;
+    const PLACE_SHIFT: u32 = 49;
+
     #[inline(always)]
     fn pack(start: usize, dir: usize, pos: usize) -> u64 {
         let (sx, sy) = xy(start);
@@ -145,7 +150,10 @@ impl Entry {
     fn make(start: usize, dir: usize, pos: usize, l: usize, b: u32) -> u64 {
         let q = (start as isize + pos as isize * STEP[dir & 3]) as u64;
         let line = (start * 4 + dir) as u64;
-        (line * 5 + pos as u64) | q << 17 | Self::place(dir, l, b) << 29 | line << 44
+        (line * 5 + pos as u64)
+            | line << 17
+            | q << Self::DOT_SHIFT
+            | Self::place(dir, l, b) << Self::PLACE_SHIFT
     }
     /// The place of the line from bit `b` of lane `l` in direction `dir`.
     #[inline(always)]
@@ -158,15 +166,15 @@ impl Entry {
     }
     #[inline(always)]
     fn dot(e: u64) -> u64 {
-        e >> 17 & 0xFFF
+        (e & Self::DOT_MASK) >> Self::DOT_SHIFT
     }
     #[inline(always)]
     fn place_of(e: u64) -> u64 {
-        e >> 29 & 0x7FFF
+        e >> Self::PLACE_SHIFT
     }
     #[inline(always)]
     fn line(e: u64) -> u64 {
-        e >> 44
+        e >> 17 & 0x3FFF
     }
 }
 
@@ -425,19 +433,31 @@ impl Morpion {
         let reach: u64 = if self.variant == Variant::T5 { 3 } else { 4 };
         let lo = place.wrapping_sub(reach);
         let width = 2 * reach + 1;
-        let q64 = q as u64;
+        let qk = (q as u64) << Entry::DOT_SHIFT;
+        let keep = |e: u64| {
+            ((e ^ qk) & Entry::DOT_MASK != 0) & (Entry::place_of(e).wrapping_sub(lo) >= width)
+        };
         let n = legal.len();
         let p = legal.as_mut_ptr();
         let mut kept = 0;
-        // SAFETY: `kept <= i < n = legal.len()` (kept grows by at most 1 per entry), so every
-        // read and write is inside the vector; the new length `kept <= n` only drops entries
-        // (plain `u64`s).
+        // SAFETY: `kept <= i < n = legal.len()` (kept grows by at most 1 per entry read), so
+        // every read and write is inside the vector; the new length `kept <= n` only drops
+        // entries (plain `u64`s). Two entries per round.
         unsafe {
-            for i in 0..n {
+            let mut i = 0;
+            while i + 2 <= n {
+                let (e0, e1) = (*p.add(i), *p.add(i + 1));
+                let (k0, k1) = (keep(e0), keep(e1));
+                *p.add(kept) = e0;
+                kept += k0 as usize;
+                *p.add(kept) = e1;
+                kept += k1 as usize;
+                i += 2;
+            }
+            if i < n {
                 let e = *p.add(i);
-                let keep = (Entry::dot(e) != q64) & (Entry::place_of(e).wrapping_sub(lo) >= width);
                 *p.add(kept) = e;
-                kept += keep as usize;
+                kept += keep(e) as usize;
             }
             legal.set_len(kept);
         }

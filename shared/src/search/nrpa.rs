@@ -919,27 +919,41 @@ struct Adapter<G: SinglePlayer> {
     rule: AdaptRule,
     alpha: f64,
     scratch: AdaptScratch,
-    /// The layers Adapt's replay (allocated only for that rule).
-    walk: Option<LayerWalk<G>>,
+    /// The layers Adapt's replays, one per level (made on first use, only for that rule): each
+    /// level keeps the replay of its own best sequence, which the other levels' Adapts in
+    /// between would otherwise overwrite.
+    walks: Vec<LayerWalk<G>>,
 }
 
 impl<G: SinglePlayer> Adapter<G> {
-    fn new(game: &G, root: &G::State, opts: &NrpaOptions) -> Self {
+    fn new(game: &G, _root: &G::State, opts: &NrpaOptions) -> Self {
         Adapter {
             rule: opts.adapt,
             alpha: opts.alpha,
             scratch: AdaptScratch::new(game.code_space()),
-            walk: (opts.adapt == AdaptRule::Layers).then(|| LayerWalk::new(game, root)),
+            walks: Vec::new(),
         }
     }
 
-    /// `Adapt(policy, best)`; afterwards `self.scratch.touched` lists the codes changed.
-    fn adapt(&mut self, game: &G, root: &G::State, policy: &mut Policy, best: &Record<G::Move>) {
-        match (self.rule, self.walk.as_mut()) {
-            (AdaptRule::Layers, Some(w)) => {
+    /// `Adapt(policy, best)` of level `level` (any index, one per policy adapted);
+    /// afterwards `self.scratch.touched` lists the codes changed.
+    fn adapt(
+        &mut self,
+        game: &G,
+        root: &G::State,
+        level: usize,
+        policy: &mut Policy,
+        best: &Record<G::Move>,
+    ) {
+        match self.rule {
+            AdaptRule::Layers => {
+                while self.walks.len() <= level {
+                    self.walks.push(LayerWalk::new(game, root));
+                }
+                let w = &mut self.walks[level];
                 adapt_layers(game, root, policy, best, self.alpha, &mut self.scratch, w)
             }
-            _ => adapt(policy, best, self.alpha, &mut self.scratch),
+            AdaptRule::Seed => adapt(policy, best, self.alpha, &mut self.scratch),
         }
     }
 }
@@ -1133,8 +1147,13 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             if self.stopped {
                 break;
             }
-            self.adapter
-                .adapt(self.game, self.root, &mut self.policies[l], &self.bests[l]);
+            self.adapter.adapt(
+                self.game,
+                self.root,
+                l,
+                &mut self.policies[l],
+                &self.bests[l],
+            );
             if self.policies[l].dense {
                 // Level l changed: it now differs from its copy below (l) and from its source
                 // above (l + 1).
@@ -1505,7 +1524,7 @@ fn run_shared<G: SinglePlayer>(
             if r.score >= top_best.score {
                 top_best.copy_from(r);
             }
-            adapter.adapt(game, root, &mut top, &top_best);
+            adapter.adapt(game, root, 0, &mut top, &top_best);
             done += 1;
         }
         take_found(&mut searchers, &mut best);
@@ -1625,7 +1644,7 @@ pub fn round_start<G: SinglePlayer>(
             if sub.score >= top_best.score {
                 top_best = sub;
             }
-            adapter.adapt(game, root, &mut top, &top_best);
+            adapter.adapt(game, root, 0, &mut top, &top_best);
             done += 1;
         }
         if let Some(moves) = &r.found {
@@ -1972,9 +1991,9 @@ mod tests {
             let mut pol = Policy::new(space);
             let mut x = Adapter::new(&g, &root, &layers);
             x.scratch = AdaptScratch::new(space);
-            x.walk.as_mut().unwrap().marks = Marks::new(space);
-            x.walk.as_mut().unwrap().valid = false;
-            x.adapt(&g, &root, &mut pol, &best);
+            x.walks.push(LayerWalk::new(&g, &root));
+            x.walks[0].marks = Marks::new(space);
+            x.adapt(&g, &root, 0, &mut pol, &best);
             // Layer {a, b} at the start (legal a, b, d, p = 1/3): a, b get 1 - 2/3, d -2/3;
             // step b is skipped (played); layer {c} among c, d (p = 1/2): c +1/2, d -1/2.
             let want = [1.0 / 3.0, 1.0 / 3.0, 0.5, -2.0 / 3.0 - 0.5];
@@ -1991,7 +2010,7 @@ mod tests {
                 want[2] + 1.0 - e[2] / z1,
                 want[3] - 2.0 * e[3] / z0 - e[3] / z1,
             ];
-            x.adapt(&g, &root, &mut pol, &best);
+            x.adapt(&g, &root, 0, &mut pol, &best);
             for (c, w) in want2.iter().enumerate() {
                 assert!((pol.get(c as u64) - w).abs() < 1e-12, "{space:?} code {c}");
             }
@@ -1999,7 +2018,7 @@ mod tests {
         // The seed's Adapt on the same sequence, for contrast: b and d compete at ply 2.
         let mut pol = Policy::new(Some(4));
         let seed = NrpaOptions::default();
-        Adapter::new(&g, &root, &seed).adapt(&g, &root, &mut pol, &best);
+        Adapter::new(&g, &root, &seed).adapt(&g, &root, 0, &mut pol, &best);
         let want = [2.0 / 3.0, -1.0 / 3.0 + 0.5, 0.5, -1.0 / 3.0 - 0.5 - 0.5];
         for (c, w) in want.iter().enumerate() {
             assert!((pol.get(c as u64) - w).abs() < 1e-12, "seed code {c}");
