@@ -14,7 +14,9 @@
 //! seeds, then optionally iterations (default 100), a time limit per seed in seconds (0: none), a
 //! rollout limit per seed (0: none) and threads (the shared scheme with `batch` = threads).
 //! Arguments `adapt=seed|layers` (default `seed`) and (Morpion) `code=line|move` (default `line`),
-//! anywhere, choose the Adapt and the move codes.
+//! anywhere, choose the Adapt and the move codes; `fingerprint=1` adds a line per seed with a
+//! hash of the best sequence and the final top-level policy (bit for bit), for checking that a
+//! speed-up changes no result.
 //! Prints one line per seed (score, rollouts, rollouts/s wall and per CPU second of the process)
 //! and the best, mean and median score.
 
@@ -54,6 +56,27 @@ struct Budget {
     rollouts: Option<u64>,
     threads: usize,
     adapt: AdaptRule,
+    /// `fingerprint=1`: also print an FNV-1a hash of the best sequence and of the top-level
+    /// policy's weights (bit patterns), to check that a speed-up leaves results unchanged.
+    fingerprint: bool,
+}
+
+/// FNV-1a over the best sequence (its `Debug` text) and the checkpoints' policy weights.
+fn fingerprint<M: std::fmt::Debug>(o: &gamesolver_shared::search::nrpa::NrpaOutcome<M>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    };
+    eat(format!("{:?}", o.sequence).as_bytes());
+    for c in &o.checkpoints {
+        for &(code, w) in &c.policy {
+            eat(&code.to_le_bytes());
+            eat(&w.to_bits().to_le_bytes());
+        }
+    }
+    h
 }
 
 fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget) {
@@ -84,6 +107,9 @@ fn bench<G: SinglePlayer>(g: &G, level: u32, first: u64, seeds: u64, b: &Budget)
                 ""
             }
         );
+        if b.fingerprint {
+            out!("seed {seed}: fingerprint {:016x}", fingerprint(&o));
+        }
         scores.push(o.score);
     }
     scores.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -140,6 +166,7 @@ fn main() {
         rollouts,
         threads,
         adapt,
+        fingerprint: named("fingerprint").is_some_and(|v| v == "1"),
     };
     use gamesolver_shared::games;
     match a[0].as_str() {

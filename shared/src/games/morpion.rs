@@ -117,30 +117,43 @@ impl Clone for MorpionState {
 /// A legal move with what the incremental update needs, packed in one word:
 ///
 /// ```text
-/// bits  0..17  the move (its code)        bits 29..35  first bit of the line in its lane
-/// bits 17..29  the new dot's grid point   bits 35..37  direction, bits 37..44 lane
+/// bits  0..17  the move (its code)           bits 37..49  the new dot's grid point
+/// bits 17..31  the line (`start * 4 + dir`,  bits 49..55  first bit of the line in its lane
+///              the move's line code)         bits 55..57  direction, bits 57..64 lane
 /// ```
 ///
-/// Bits 29..44 are the line's place `bit | dir << 6 | lane << 8` ([`Entry::place`]): the lines
-/// of one lane and direction that a new line overlaps have consecutive places.
+/// Bits 49..64 are the line's place `bit | dir << 6 | lane << 8` ([`Entry::place`]): the lines
+/// of one lane and direction that a new line overlaps have consecutive places. Dot and place
+/// sit high so that the filter of every move tests them with few operations.
 struct Entry;
 
 impl Entry {
+    const DOT_SHIFT: u32 = 37;
+    const DOT_MASK: u64 = 0xFFF << Self::DOT_SHIFT;
+    const PLACE_SHIFT: u32 = 49;
+
     #[inline(always)]
     fn pack(start: usize, dir: usize, pos: usize) -> u64 {
         let (sx, sy) = xy(start);
-        let (dx, dy) = DIRS[dir];
-        let q = point(sx + pos as i32 * dx, sy + pos as i32 * dy);
         let (l, b) = lane(dir, sx, sy);
-        encode(start, dir, pos) as u64 | (q as u64) << 17 | Self::place(dir, l, b) << 29
+        Self::make(start, dir, pos, l, b)
     }
     /// [`Entry::pack`] of the line from bit `b` of lane `l` in direction `dir`.
     #[inline(always)]
     fn pack_lane(dir: usize, l: usize, b: u32, pos: usize) -> u64 {
         let (sx, sy) = lane_point(dir, l, b);
-        let start = point(sx, sy);
-        let q = (start as isize + pos as isize * Morpion::step(dir)) as u64;
-        encode(start, dir, pos) as u64 | q << 17 | Self::place(dir, l, b) << 29
+        Self::make(point(sx, sy), dir, pos, l, b)
+    }
+    /// The entry of the line from `start` (lane `l`, bit `b`) in direction `dir` with new dot
+    /// `pos`.
+    #[inline(always)]
+    fn make(start: usize, dir: usize, pos: usize, l: usize, b: u32) -> u64 {
+        let q = (start as isize + pos as isize * STEP[dir & 3]) as u64;
+        let line = (start * 4 + dir) as u64;
+        (line * 5 + pos as u64)
+            | line << 17
+            | q << Self::DOT_SHIFT
+            | Self::place(dir, l, b) << Self::PLACE_SHIFT
     }
     /// The place of the line from bit `b` of lane `l` in direction `dir`.
     #[inline(always)]
@@ -153,13 +166,20 @@ impl Entry {
     }
     #[inline(always)]
     fn dot(e: u64) -> u64 {
-        e >> 17 & 0xFFF
+        (e & Self::DOT_MASK) >> Self::DOT_SHIFT
     }
     #[inline(always)]
     fn place_of(e: u64) -> u64 {
-        e >> 29 & 0x7FFF
+        e >> Self::PLACE_SHIFT
+    }
+    #[inline(always)]
+    fn line(e: u64) -> u64 {
+        e >> 17 & 0x3FFF
     }
 }
+
+/// Grid steps of the four directions (`dy * SIZE + dx`).
+const STEP: [isize; 4] = [1, SIZE as isize, SIZE as isize + 1, 1 - SIZE as isize];
 
 /// Per direction, `lane` and `bit` of (x, y) as `(lx, ly, lc, bx, by)`: lane = lx * x + ly * y +
 /// lc, bit = bx * x + by * y. Arithmetic instead of a `match` on the direction: the direction
@@ -387,6 +407,129 @@ impl Morpion {
         Some((!m & 0x1F).trailing_zeros() as usize)
     }
 
+    /// Plays move `mv` (new dot `q`, line at `place`, see [`Entry`]).
+    #[inline(always)]
+    fn play(&self, s: &mut MorpionState, mv: u32, q: usize, place: u64) {
+        let (b, dir, l) = (
+            (place & 63) as u32,
+            (place >> 6 & 3) as usize,
+            (place >> 8 & 127) as usize,
+        );
+        let (qx, qy) = (q as u32 & 63, (q as u32 >> 6) & 63);
+        // The new dot in its four lanes (see the module doc for the lane coordinates).
+        s.dots[0][qy as usize] |= 1 << qx;
+        s.dots[1][qx as usize] |= 1 << qy;
+        s.dots[2][(qx + 63 - qy) as usize & 127] |= 1 << qy;
+        s.dots[3][(qx + qy) as usize & 127] |= 1 << qx;
+        s.used[dir][l] |= self.use_mask() << b;
+        s.history.push(mv);
+        // Old moves stay legal unless their new dot is q or they now overlap the played line:
+        // lines of its lane and direction starting within `reach` bits of it (5T: they may
+        // share an end point), whose places are the interval [place - reach, place + reach].
+        // Lines start at bits 0..59 only, so the interval's spill below bit 0 (into the
+        // previous lane's bits 60..63) holds no line. (Branch-free compaction: which entries go
+        // is unpredictable.)
+        let legal = &mut s.legal;
+        let reach: u64 = if self.variant == Variant::T5 { 3 } else { 4 };
+        let lo = place.wrapping_sub(reach);
+        let width = 2 * reach + 1;
+        let qk = (q as u64) << Entry::DOT_SHIFT;
+        let keep = |e: u64| {
+            ((e ^ qk) & Entry::DOT_MASK != 0) & (Entry::place_of(e).wrapping_sub(lo) >= width)
+        };
+        let n = legal.len();
+        let p = legal.as_mut_ptr();
+        let mut kept = 0;
+        // SAFETY: `kept <= i < n = legal.len()` (kept grows by at most 1 per entry read), so
+        // every read and write is inside the vector; the new length `kept <= n` only drops
+        // entries (plain `u64`s). Two entries per round.
+        unsafe {
+            let mut i = 0;
+            while i + 2 <= n {
+                let (e0, e1) = (*p.add(i), *p.add(i + 1));
+                let (k0, k1) = (keep(e0), keep(e1));
+                *p.add(kept) = e0;
+                kept += k0 as usize;
+                *p.add(kept) = e1;
+                kept += k1 as usize;
+                i += 2;
+            }
+            if i < n {
+                let e = *p.add(i);
+                *p.add(kept) = e;
+                kept += keep(e) as usize;
+            }
+            legal.set_len(kept);
+        }
+        // New moves: lines through q with q as one of their 4 dots, by direction.
+        // Away from the grid's edge (every game in practice) all 5 lines through q in every
+        // direction lie on the grid and q's bit is at least 4 in every lane.
+        if (4..=59).contains(&qx) && (4..=59).contains(&qy) {
+            self.new_lines::<0>(s, q, qy as usize, qx);
+            self.new_lines::<1>(s, q, qx as usize, qy);
+            self.new_lines::<2>(s, q, (qx + 63 - qy) as usize, qy);
+            self.new_lines::<3>(s, q, (qx + qy) as usize, qx);
+        } else {
+            self.new_lines_edge(s, q);
+        }
+    }
+
+    /// The new legal moves through new dot `q` (bit `bq >= 4` of lane `l`) in direction `D`,
+    /// all 5 lines through it on the grid: the 9 points of the lane around q (bit 4 of a window)
+    /// decide all 5 lines at once, by two table look-ups (exactly one empty point; no used bit).
+    #[inline(always)]
+    fn new_lines<const D: usize>(&self, s: &mut MorpionState, q: usize, l: usize, bq: u32) {
+        let l = l & 127;
+        let sh = bq - 4;
+        let empty = ((!s.dots[D][l] >> sh) & 0x1FF) as usize;
+        let used = ((s.used[D][l] >> sh) & 0x1FF) as usize;
+        let mut starts = self.one_missing[empty] & self.unused[used];
+        while starts != 0 {
+            let j = starts.trailing_zeros();
+            starts &= starts - 1;
+            let missing = ((empty >> j) & 0x1F).trailing_zeros() as usize;
+            let start = (q as isize - (4 - j as isize) * STEP[D]) as usize;
+            s.legal.push(Entry::make(start, D, missing, l, sh + j));
+        }
+    }
+
+    /// [`Morpion::new_lines`] in every direction for a new dot `q` near the grid's edge, where
+    /// some lines through it leave the grid (their starts are cut to the lane's grid range).
+    #[cold]
+    fn new_lines_edge(&self, s: &mut MorpionState, q: usize) {
+        let (qx, qy) = xy(q);
+        for d in 0..4 {
+            let (l, bq) = lane(d, qx, qy);
+            let (dots, used) = (s.dots[d][l], s.used[d][l]);
+            let window = |x: u64| {
+                (if bq >= 4 {
+                    x >> (bq - 4)
+                } else {
+                    x << (4 - bq)
+                } & 0x1FF) as usize
+            };
+            let empty = window(!dots);
+            // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
+            // word are outside this range).
+            let (lo, hi) = self.bit_range[d][l];
+            let first = (lo as i32 - (bq as i32 - 4)).max(0);
+            let last = (hi as i32 - (bq as i32 - 4)).min(4);
+            if first > last {
+                continue;
+            }
+            let range = ((1u32 << (last + 1)) - (1u32 << first)) as u8;
+            let mut starts = self.one_missing[empty] & self.unused[window(used)] & range;
+            while starts != 0 {
+                let j = starts.trailing_zeros();
+                starts &= starts - 1;
+                let b = bq + j - 4;
+                let missing = (empty >> j) & 0x1F;
+                s.legal
+                    .push(Entry::pack_lane(d, l, b, missing.trailing_zeros() as usize));
+            }
+        }
+    }
+
     /// Why a move (start, dir, new dot index) is illegal in `s`, in Pentasol coordinates.
     fn why_illegal(
         &self,
@@ -588,75 +731,10 @@ impl Game for Morpion {
     }
     fn apply(&self, s: &mut MorpionState, mv: u32) {
         let (start, dir, pos) = decode(mv);
-        let st = Self::step(dir);
-        let q = (start as isize + pos as isize * st) as usize;
-        set_dot(s, q);
+        let q = (start as isize + pos as isize * STEP[dir]) as usize;
         let (sx, sy) = xy(start);
         let (l, b) = lane(dir, sx, sy);
-        s.used[dir][l] |= self.use_mask() << b;
-        s.history.push(mv);
-        // Old moves stay legal unless their new dot is q or they now overlap the played line:
-        // lines of its lane and direction starting within `reach` bits of it (5T: they may
-        // share an end point), whose places are the interval [p0 - reach, p0 + reach]. Lines
-        // start at bits 0..59 only, so the interval's spill below bit 0 (into the previous
-        // lane's bits 60..63) holds no line. (Branch-free compaction: which entries go is
-        // unpredictable.)
-        let mut legal = std::mem::take(&mut s.legal);
-        let reach: u64 = if self.variant == Variant::T5 { 3 } else { 4 };
-        let lo = Entry::place(dir, l, b).wrapping_sub(reach);
-        let width = 2 * reach + 1;
-        let q64 = q as u64;
-        let mut kept = 0;
-        for i in 0..legal.len() {
-            let e = legal[i];
-            let keep = (Entry::dot(e) != q64) & (Entry::place_of(e).wrapping_sub(lo) >= width);
-            // SAFETY: `kept <= i < legal.len()` (kept grows by at most 1 per entry); the bounds
-            // check here was a measurable part of every move.
-            unsafe { *legal.get_unchecked_mut(kept) = e };
-            kept += keep as usize;
-        }
-        legal.truncate(kept);
-        // New moves: lines through q with q as one of their 4 dots. Per direction, the 9 points
-        // of q's lane around q (bit 4 of a window) decide all 5 lines through q at once: two
-        // table look-ups (exactly one empty point; no used bit) and the lane's grid range.
-        let (qx, qy) = xy(q);
-        // Away from the grid's edge (every game in practice) all 5 lines through q in every
-        // direction lie on the grid and q's bit is at least 4 in every lane.
-        let interior = (4..=59).contains(&qx) && (4..=59).contains(&qy);
-        for d in 0..4 {
-            let (l, bq) = lane(d, qx, qy);
-            let (dots, used) = (s.dots[d][l], s.used[d][l]);
-            let window = |x: u64| {
-                (if bq >= 4 {
-                    x >> (bq - 4)
-                } else {
-                    x << (4 - bq)
-                } & 0x1FF) as usize
-            };
-            let empty = window(!dots);
-            let range = if interior {
-                0x1F
-            } else {
-                // Starts j = b - (bq - 4) with lo <= b <= hi (bits shifted in from outside the
-                // word are outside this range).
-                let (lo, hi) = self.bit_range[d][l];
-                let first = (lo as i32 - (bq as i32 - 4)).max(0);
-                let last = (hi as i32 - (bq as i32 - 4)).min(4);
-                if first > last {
-                    continue;
-                }
-                ((1u32 << (last + 1)) - (1u32 << first)) as u8
-            };
-            let mut starts = self.one_missing[empty] & self.unused[window(used)] & range;
-            while starts != 0 {
-                let j = starts.trailing_zeros();
-                starts &= starts - 1;
-                let b = bq + j - 4;
-                let missing = (empty >> j) & 0x1F;
-                legal.push(Entry::pack_lane(d, l, b, missing.trailing_zeros() as usize));
-            }
-        }
-        s.legal = legal;
+        self.play(s, mv, q, Entry::place(dir, l, b));
     }
     fn returns(&self, s: &MorpionState, out: &mut [f64]) {
         out[0] = s.history.len() as f64;
@@ -729,10 +807,18 @@ impl SinglePlayer for Morpion {
         moves.clear();
         moves.extend(s.legal.iter().map(|&e| Entry::mv(e)));
         if self.line_codes {
-            codes.extend(moves.iter().map(|&m| (m / 5) as u64));
+            codes.extend(s.legal.iter().map(|&e| Entry::line(e)));
         } else {
             codes.extend(moves.iter().map(|&m| m as u64));
         }
+    }
+
+    /// Plays the legal entry itself: no decoding of the move.
+    #[inline]
+    fn apply_legal(&self, s: &mut MorpionState, moves: &[u32], i: usize) {
+        let e = s.legal[i];
+        debug_assert_eq!(Entry::mv(e), moves[i]);
+        self.play(s, Entry::mv(e), Entry::dot(e) as usize, Entry::place_of(e));
     }
 
     /// Two moves of one sequence place different dots and their lines may share at most what
@@ -785,6 +871,76 @@ mod tests {
             assert_eq!(g.code_space(), Some(LINE_CODE_SPACE));
         }
         assert!(Morpion::parse_codes("dot").is_err());
+    }
+
+    /// The moves of `s` by a scan of every line, sorted.
+    fn scan_moves(g: &Morpion, s: &MorpionState) -> Vec<u32> {
+        let mut scan = Vec::new();
+        for p in 0..POINTS {
+            for d in 0..4 {
+                if let Some(pos) = g.line_move(s, p, d) {
+                    scan.push(encode(p, d, pos));
+                }
+            }
+        }
+        scan
+    }
+
+    /// Near the grid's edge (crosses in the corners and at the sides, where lines through a new
+    /// dot leave the grid) incremental legal moves still equal a full scan, and the entries
+    /// played directly (`apply_legal`) give the same states as `apply`.
+    #[test]
+    fn incremental_moves_equal_a_full_scan_at_the_edge() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for v in [Variant::T5, Variant::D5] {
+            let g = Morpion::new(v);
+            for (ox, oy) in [
+                (0, 0),
+                (54, 54),
+                (0, 54),
+                (54, 0),
+                (2, 27),
+                (27, 53),
+                (1, 1),
+            ] {
+                let mut start = MorpionState {
+                    dots: [[0; LANES]; 4],
+                    used: [[0; LANES]; 4],
+                    legal: Vec::new(),
+                    history: Vec::new(),
+                };
+                for (x, y) in cross() {
+                    set_dot(&mut start, point(x + ox, y + oy));
+                }
+                for p in 0..POINTS {
+                    for d in 0..4 {
+                        if let Some(pos) = g.line_move(&start, p, d) {
+                            start.legal.push(Entry::pack(p, d, pos));
+                        }
+                    }
+                }
+                for _ in 0..10 {
+                    let (mut a, mut b) = (start.clone(), start.clone());
+                    let mut moves = Vec::new();
+                    let mut codes = Vec::new();
+                    while !a.legal.is_empty() {
+                        let mut inc: Vec<u32> = a.legal.iter().map(|&e| Entry::mv(e)).collect();
+                        inc.sort_unstable();
+                        assert_eq!(inc, scan_moves(&g, &a), "{v:?} cross at ({ox},{oy})");
+                        codes.clear();
+                        g.legal_moves_and_codes(&b, &mut moves, &mut codes);
+                        let want: Vec<u64> = moves.iter().map(|&m| g.code(&b, m)).collect();
+                        assert_eq!(codes, want);
+                        let i = rng.gen_range(0..moves.len());
+                        g.apply(&mut a, moves[i]);
+                        g.apply_legal(&mut b, &moves, i);
+                        assert_eq!(a.legal, b.legal);
+                        assert_eq!((a.dots, a.used), (b.dots, b.used));
+                    }
+                }
+            }
+        }
     }
 
     /// Incremental legal moves equal a scan of every line, along random games.

@@ -40,6 +40,14 @@ pub trait SinglePlayer: MoveCodes {
         codes.extend(moves.iter().map(|&m| self.code(state, m)));
     }
 
+    /// Plays `moves[i]`, where `moves` is what [`SinglePlayer::legal_moves_and_codes`] (or
+    /// `legal_moves`) just listed for `state`: games that keep their legal moves with extra
+    /// data may play the `i`-th one without decoding the move. Default: `apply(moves[i])`.
+    #[inline]
+    fn apply_legal(&self, state: &mut Self::State, moves: &[Self::Move], i: usize) {
+        self.apply(state, moves[i]);
+    }
+
     /// Whether moves of one played sequence that are all legal in a position (on the way through
     /// that sequence's moves in another order) stay legal as the others are played: then the
     /// NRPA layers Adapt plays a layer without re-checking each move's legality. Default `false`

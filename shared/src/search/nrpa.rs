@@ -528,6 +528,62 @@ impl AdaptScratch {
         }
     }
 
+    /// One step of an Adapt into the per-code sums: every code of `codes` loses `alpha * k *
+    /// p`, `p` its softmax probability under `policy` (unchanged during an Adapt), and the
+    /// codes `i` with `gain(i)` gain `alpha`; codes whose sum was 0 are listed in `touched`.
+    #[inline(always)]
+    fn step(
+        &mut self,
+        policy: &Policy,
+        codes: &[u64],
+        k: f64,
+        alpha: f64,
+        gain: impl Fn(usize) -> bool,
+    ) {
+        // `alpha` where `gain(i)`, else +0.0, without a branch (which codes gain is
+        // unpredictable). Adding +0.0 instead of nothing changes only a sum of -0.0, and the
+        // sums, starting at +0.0, never are -0.0: the sums are bit for bit those of
+        // `if gain { d += alpha }`.
+        let bonus = |i: usize| f64::from_bits(alpha.to_bits() & 0u64.wrapping_sub(gain(i) as u64));
+        if policy.dense && self.sums.dense {
+            // Dense tables: plain indexing; the exps are read again instead of kept aside.
+            let ex = &policy.ex;
+            let mut z = 0.0;
+            for &c in codes {
+                z += ex[c as usize];
+            }
+            if z.is_finite() && z > 0.0 {
+                let f = -alpha * k;
+                let sums = &mut self.sums.w;
+                self.touched.reserve(codes.len());
+                let mut n = self.touched.len();
+                let t = self.touched.as_mut_ptr();
+                for (i, &c) in codes.iter().enumerate() {
+                    let j = c as usize;
+                    let d = f * ex[j] / z + bonus(i);
+                    let old = sums[j];
+                    sums[j] = old + d;
+                    // SAFETY: capacity was reserved for `codes.len()` more entries and `n`
+                    // grows by at most one per code; entries past `n` are overwritten or cut.
+                    unsafe { *t.add(n) = c };
+                    n += (old == 0.0) as usize;
+                }
+                // SAFETY: the first `n` entries are written (see above).
+                unsafe { self.touched.set_len(n) };
+                return;
+            }
+        }
+        // The exps are read once and kept aside (or recomputed shifted on overflow).
+        let z = softmax_weights(policy, codes, &mut self.probs);
+        let f = -alpha * k;
+        for (i, (&c, &e)) in codes.iter().zip(self.probs.iter()).enumerate() {
+            let d = f * e / z + bonus(i);
+            if self.sums.add_weight(c, d) == 0.0 {
+                self.touched.push(c);
+            }
+        }
+    }
+
     fn new(code_space: Option<usize>) -> Self {
         AdaptScratch {
             sums: Policy::new(code_space),
@@ -544,26 +600,9 @@ fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScra
     x.touched.clear();
     for p in 0..best.chosen.len() {
         let (a, b) = (best.starts[p] as usize, best.starts[p + 1] as usize);
-        let codes = &best.codes[a..b];
         let chosen = best.chosen[p] as usize;
-        // The normaliser from the cached exps, each exp kept aside for the changes below.
-        let z = softmax_weights(policy, codes, &mut x.probs);
-        // Each change goes straight into the per-code sums, in the record's order (the same
-        // values and order as a list of all changes summed afterwards).
-        let AdaptScratch {
-            sums,
-            touched,
-            probs,
-        } = &mut *x;
-        for (i, (&c, &e)) in codes.iter().zip(probs.iter()).enumerate() {
-            let mut d = -alpha * e / z;
-            if i == chosen {
-                d += alpha;
-            }
-            if sums.add_weight(c, d) == 0.0 {
-                touched.push(c);
-            }
-        }
+        // `-alpha * 1.0 * e / z` is bit for bit `-alpha * e / z`.
+        x.step(policy, &best.codes[a..b], 1.0, alpha, |i| i == chosen);
     }
     x.apply_to(policy);
 }
@@ -655,19 +694,25 @@ struct LayerWalk<G: SinglePlayer> {
     marks: Marks,
     state: G::State,
     legal: Vec<G::Move>,
+    legal_codes: Vec<u64>,
     play: Vec<G::Move>,
     /// The sequence the steps below belong to (`valid` false: none).
     seq: Vec<G::Move>,
     valid: bool,
     /// For games whose sequence moves commute: the steps depend only on the sequence's set of
-    /// moves, so a new best that is a reordering of `seq` (a frequent kind of tie) reuses them.
-    /// `set` holds `seq`'s (code, move) pairs, sorted by code once `set_sorted` (sorted only
-    /// when a candidate's hash matches: most replays are never compared), `set_hash` an
-    /// order-free hash of its codes; `cand` is scratch.
-    set: Vec<(u64, G::Move)>,
-    cand: Vec<(u64, G::Move)>,
+    /// codes (the replay plays, step after step, every legal move whose code is in the set), so
+    /// a new best with the same codes in another order (a frequent kind of tie) reuses them.
+    /// `set_hash` is an order-free hash of `seq`'s codes; `set_distinct` says they are
+    /// distinct. The exact test after a matching hash: dense codes, by stamps (`stamp[c] ==
+    /// set_gen` marks the set's codes); other codes, by the sorted codes in `set` (sorted only
+    /// when a candidate's hash matches: most replays are never compared). `cand` is scratch.
+    set: Vec<u64>,
+    cand: Vec<u64>,
     set_hash: u64,
     set_sorted: bool,
+    set_distinct: bool,
+    stamp: Vec<u32>,
+    set_gen: u32,
     /// Per step with a non-empty layer: `codes[starts[i]..starts[i + 1]]` are the legal codes,
     /// `in_layer` says which are in the layer, `sizes[i]` is the layer's size.
     codes: Vec<u64>,
@@ -682,6 +727,7 @@ impl<G: SinglePlayer> LayerWalk<G> {
             marks: Marks::new(game.code_space()),
             state: root.clone(),
             legal: Vec::new(),
+            legal_codes: Vec::new(),
             play: Vec::new(),
             seq: Vec::new(),
             valid: false,
@@ -689,11 +735,77 @@ impl<G: SinglePlayer> LayerWalk<G> {
             cand: Vec::new(),
             set_hash: 0,
             set_sorted: false,
+            set_distinct: false,
+            stamp: vec![0; game.code_space().unwrap_or(0)],
+            set_gen: 0,
             codes: Vec::new(),
             in_layer: Vec::new(),
             starts: vec![0],
             sizes: Vec::new(),
         }
+    }
+
+    /// Whether the chosen codes of `best` (`plies` of them, hash `hash`) are the set of the
+    /// kept steps' sequence (`valid`, and `seq` has as many moves).
+    fn same_set(&mut self, best: &Record<G::Move>, plies: usize, hash: u64) -> bool {
+        if !(self.valid && self.set_distinct && hash == self.set_hash && plies == self.seq.len()) {
+            return false;
+        }
+        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
+        if !self.stamp.is_empty() {
+            // Every code in the set and no code twice: the candidate's `plies` distinct codes
+            // are the set's `plies` codes. A visited code is stamped `set_gen + 1`; when all
+            // are visited, every code of the set carries that stamp, which becomes `set_gen`.
+            let (stamp, gen) = (&mut self.stamp, self.set_gen);
+            for p in 0..plies {
+                let c = chosen_code(p) as usize;
+                if stamp[c] != gen {
+                    // Not in the set or seen twice; the stamps are rewritten by the replay.
+                    return false;
+                }
+                stamp[c] = gen + 1;
+            }
+            self.set_gen += 1;
+            return true;
+        }
+        if !self.set_sorted {
+            self.set.sort_unstable();
+            self.set_sorted = true;
+        }
+        self.cand.clear();
+        self.cand.extend((0..plies).map(chosen_code));
+        self.cand.sort_unstable();
+        self.cand == self.set
+    }
+
+    /// Makes the chosen codes of `best` the kept set (after a replay).
+    fn keep_set(&mut self, best: &Record<G::Move>, plies: usize, hash: u64) {
+        let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
+        self.set_hash = hash;
+        self.set_distinct = true;
+        if !self.stamp.is_empty() {
+            if self.set_gen >= u32::MAX - 4 {
+                self.stamp.iter_mut().for_each(|m| *m = 0);
+                self.set_gen = 0;
+            }
+            // A fresh stamp: above every stamp in use (a failed comparison may have left
+            // `set_gen + 1` on some codes).
+            self.set_gen += 2;
+            let (stamp, gen) = (&mut self.stamp, self.set_gen);
+            for p in 0..plies {
+                let c = chosen_code(p) as usize;
+                if stamp[c] == gen {
+                    self.set_distinct = false;
+                }
+                stamp[c] = gen;
+            }
+            return;
+        }
+        self.set.clear();
+        self.set.extend((0..plies).map(chosen_code));
+        self.set_sorted = true;
+        self.set.sort_unstable();
+        self.set_distinct = self.set.windows(2).all(|w| w[0] != w[1]);
     }
 
     /// Replays `best` from `root` into the steps (unless they are already `best`'s).
@@ -704,30 +816,12 @@ impl<G: SinglePlayer> LayerWalk<G> {
         let plies = best.chosen.len();
         let chosen_code = |p: usize| best.codes[best.starts[p] as usize + best.chosen[p] as usize];
         if game.sequence_moves_commute() {
-            // The replay plays, step after step, every sequence move legal in the position
-            // reached (moves stay legal as others are played), so its steps depend on the set of
-            // moves only. Compare sets: an order-free hash first, then the sorted pairs.
-            // Sorted by code, the pairs are a canonical form of the set when the codes are
-            // distinct.
             let hash = (0..plies).fold(0u64, |h, p| h.wrapping_add(mix_code(chosen_code(p))));
-            self.cand.clear();
-            self.cand
-                .extend((0..plies).map(|p| (chosen_code(p), best.moves[p])));
-            if self.valid && hash == self.set_hash && plies == self.seq.len() {
-                if !self.set_sorted {
-                    self.set.sort_unstable_by_key(|e| e.0);
-                    self.set_sorted = true;
-                }
-                self.cand.sort_unstable_by_key(|e| e.0);
-                let distinct = self.cand.windows(2).all(|w| w[0].0 != w[1].0);
-                if distinct && self.cand == self.set {
-                    self.seq.clone_from(&best.moves);
-                    return;
-                }
+            if self.same_set(best, plies, hash) {
+                self.seq.clone_from(&best.moves);
+                return;
             }
-            std::mem::swap(&mut self.set, &mut self.cand);
-            self.set_hash = hash;
-            self.set_sorted = false;
+            self.keep_set(best, plies, hash);
         }
         self.seq.clone_from(&best.moves);
         self.valid = true;
@@ -742,14 +836,14 @@ impl<G: SinglePlayer> LayerWalk<G> {
             if self.marks.get(chosen_code(p)) != MARKED {
                 continue;
             }
-            game.legal_moves(&self.state, &mut self.legal);
+            self.legal_codes.clear();
+            game.legal_moves_and_codes(&self.state, &mut self.legal, &mut self.legal_codes);
             if self.legal.is_empty() {
                 break;
             }
             let start = self.codes.len();
             self.play.clear();
-            for &m in &self.legal {
-                let c = game.code(&self.state, m);
+            for (&m, &c) in self.legal.iter().zip(&self.legal_codes) {
                 self.codes.push(c);
                 let hit = self.marks.get(c) == MARKED;
                 self.in_layer.push(hit);
@@ -814,24 +908,8 @@ fn adapt_layers<G: SinglePlayer>(
     w.replay(game, root, best);
     for (i, &size) in w.sizes.iter().enumerate() {
         let (a, b) = (w.starts[i] as usize, w.starts[i + 1] as usize);
-        let (codes, in_layer) = (&w.codes[a..b], &w.in_layer[a..b]);
-        let k = size as f64;
-        // The exps are read once and kept aside (or recomputed shifted on overflow).
-        let z = softmax_weights(policy, codes, &mut x.probs);
-        let AdaptScratch {
-            sums,
-            touched,
-            probs,
-        } = &mut *x;
-        for ((&c, &e), &hit) in codes.iter().zip(probs.iter()).zip(in_layer) {
-            let mut d = -alpha * k * e / z;
-            if hit {
-                d += alpha;
-            }
-            if sums.add_weight(c, d) == 0.0 {
-                touched.push(c);
-            }
-        }
+        let in_layer = &w.in_layer[a..b];
+        x.step(policy, &w.codes[a..b], size as f64, alpha, |j| in_layer[j]);
     }
     x.apply_to(policy);
 }
@@ -841,27 +919,41 @@ struct Adapter<G: SinglePlayer> {
     rule: AdaptRule,
     alpha: f64,
     scratch: AdaptScratch,
-    /// The layers Adapt's replay (allocated only for that rule).
-    walk: Option<LayerWalk<G>>,
+    /// The layers Adapt's replays, one per level (made on first use, only for that rule): each
+    /// level keeps the replay of its own best sequence, which the other levels' Adapts in
+    /// between would otherwise overwrite.
+    walks: Vec<LayerWalk<G>>,
 }
 
 impl<G: SinglePlayer> Adapter<G> {
-    fn new(game: &G, root: &G::State, opts: &NrpaOptions) -> Self {
+    fn new(game: &G, _root: &G::State, opts: &NrpaOptions) -> Self {
         Adapter {
             rule: opts.adapt,
             alpha: opts.alpha,
             scratch: AdaptScratch::new(game.code_space()),
-            walk: (opts.adapt == AdaptRule::Layers).then(|| LayerWalk::new(game, root)),
+            walks: Vec::new(),
         }
     }
 
-    /// `Adapt(policy, best)`; afterwards `self.scratch.touched` lists the codes changed.
-    fn adapt(&mut self, game: &G, root: &G::State, policy: &mut Policy, best: &Record<G::Move>) {
-        match (self.rule, self.walk.as_mut()) {
-            (AdaptRule::Layers, Some(w)) => {
+    /// `Adapt(policy, best)` of level `level` (any index, one per policy adapted);
+    /// afterwards `self.scratch.touched` lists the codes changed.
+    fn adapt(
+        &mut self,
+        game: &G,
+        root: &G::State,
+        level: usize,
+        policy: &mut Policy,
+        best: &Record<G::Move>,
+    ) {
+        match self.rule {
+            AdaptRule::Layers => {
+                while self.walks.len() <= level {
+                    self.walks.push(LayerWalk::new(game, root));
+                }
+                let w = &mut self.walks[level];
                 adapt_layers(game, root, policy, best, self.alpha, &mut self.scratch, w)
             }
-            _ => adapt(policy, best, self.alpha, &mut self.scratch),
+            AdaptRule::Seed => adapt(policy, best, self.alpha, &mut self.scratch),
         }
     }
 }
@@ -990,7 +1082,7 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             cur.moves.push(mv);
             cur.chosen.push(pick as u32);
             cur.starts.push(cur.codes.len() as u32);
-            game.apply(&mut self.state, mv);
+            game.apply_legal(&mut self.state, &self.legal, pick);
         }
         cur.score = game.score(&self.state);
         let score = cur.score;
@@ -1055,8 +1147,13 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
             if self.stopped {
                 break;
             }
-            self.adapter
-                .adapt(self.game, self.root, &mut self.policies[l], &self.bests[l]);
+            self.adapter.adapt(
+                self.game,
+                self.root,
+                l,
+                &mut self.policies[l],
+                &self.bests[l],
+            );
             if self.policies[l].dense {
                 // Level l changed: it now differs from its copy below (l) and from its source
                 // above (l + 1).
@@ -1427,7 +1524,7 @@ fn run_shared<G: SinglePlayer>(
             if r.score >= top_best.score {
                 top_best.copy_from(r);
             }
-            adapter.adapt(game, root, &mut top, &top_best);
+            adapter.adapt(game, root, 0, &mut top, &top_best);
             done += 1;
         }
         take_found(&mut searchers, &mut best);
@@ -1547,7 +1644,7 @@ pub fn round_start<G: SinglePlayer>(
             if sub.score >= top_best.score {
                 top_best = sub;
             }
-            adapter.adapt(game, root, &mut top, &top_best);
+            adapter.adapt(game, root, 0, &mut top, &top_best);
             done += 1;
         }
         if let Some(moves) = &r.found {
@@ -1894,9 +1991,9 @@ mod tests {
             let mut pol = Policy::new(space);
             let mut x = Adapter::new(&g, &root, &layers);
             x.scratch = AdaptScratch::new(space);
-            x.walk.as_mut().unwrap().marks = Marks::new(space);
-            x.walk.as_mut().unwrap().valid = false;
-            x.adapt(&g, &root, &mut pol, &best);
+            x.walks.push(LayerWalk::new(&g, &root));
+            x.walks[0].marks = Marks::new(space);
+            x.adapt(&g, &root, 0, &mut pol, &best);
             // Layer {a, b} at the start (legal a, b, d, p = 1/3): a, b get 1 - 2/3, d -2/3;
             // step b is skipped (played); layer {c} among c, d (p = 1/2): c +1/2, d -1/2.
             let want = [1.0 / 3.0, 1.0 / 3.0, 0.5, -2.0 / 3.0 - 0.5];
@@ -1913,7 +2010,7 @@ mod tests {
                 want[2] + 1.0 - e[2] / z1,
                 want[3] - 2.0 * e[3] / z0 - e[3] / z1,
             ];
-            x.adapt(&g, &root, &mut pol, &best);
+            x.adapt(&g, &root, 0, &mut pol, &best);
             for (c, w) in want2.iter().enumerate() {
                 assert!((pol.get(c as u64) - w).abs() < 1e-12, "{space:?} code {c}");
             }
@@ -1921,7 +2018,7 @@ mod tests {
         // The seed's Adapt on the same sequence, for contrast: b and d compete at ply 2.
         let mut pol = Policy::new(Some(4));
         let seed = NrpaOptions::default();
-        Adapter::new(&g, &root, &seed).adapt(&g, &root, &mut pol, &best);
+        Adapter::new(&g, &root, &seed).adapt(&g, &root, 0, &mut pol, &best);
         let want = [2.0 / 3.0, -1.0 / 3.0 + 0.5, 0.5, -1.0 / 3.0 - 0.5 - 0.5];
         for (c, w) in want.iter().enumerate() {
             assert!((pol.get(c as u64) - w).abs() < 1e-12, "seed code {c}");
