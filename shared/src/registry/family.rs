@@ -660,7 +660,6 @@ pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
 mod tests {
     use crate::plan::run_local;
     use crate::registry::{prepare, PlanShape};
-    use crate::search::minimax::minimax;
     use crate::search::Control;
     use crate::wire::JobSpec;
 
@@ -719,7 +718,7 @@ mod tests {
                     }
                 }
             }
-            // A sample of each layer (every 7th position), all of the small ones.
+            // Every 7th position of each layer of 3 stones or more.
             layer = next;
             if stones < 3 {
                 continue;
