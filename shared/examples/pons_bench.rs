@@ -2,13 +2,14 @@
 //! through the same path as `gamesolver batch` (`registry::prepare` + `plan::run_local`).
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example pons_bench -- [N] [SET...] [--threads T] [--weak] [--memory MB]
+//! cargo run --release -p gamesolver-shared --example pons_bench -- [N] [SET...] [--threads T] [--weak] [--memory MB] [--option K=V]...
 //! ```
 //! `N` (default 100) is how many positions of each set to run (from the top); sets default to
 //! all six. Prints mean wall time, mean CPU time of this thread (Linux; the figure to trust on a
 //! loaded machine) and mean nodes per position, and checks every score. With `--threads`, the
 //! CPU column counts the main thread only. `--memory MB` is the job's `memory_mb` option (table
-//! budget). A set is a file of lines `<moves> <score>` in `$GAMESOLVER_DATA/connect4/`; the line
+//! budget). `--option K=V` adds any other job option (e.g. `guess=0` to start the probes there); the
+//! probes a job took are summed in the last column. A set is a file of lines `<moves> <score>` in `$GAMESOLVER_DATA/connect4/`; the line
 //! ` 1` (no moves) is the empty board.
 //!
 //! `--peer PROGRAM` runs a peer solver on the same positions right after each set (interleaved,
@@ -52,6 +53,7 @@ fn main() {
     let mut weak = false;
     let mut peer: Option<String> = None;
     let mut memory_mb: Option<String> = None;
+    let mut extra: Vec<(String, String)> = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--threads" {
@@ -63,6 +65,10 @@ fn main() {
             peer = Some(args.next().expect("--peer PROGRAM"));
         } else if a == "--memory" {
             memory_mb = Some(args.next().expect("--memory MB"));
+        } else if a == "--option" {
+            let kv = args.next().expect("--option K=V");
+            let (k, v) = kv.split_once('=').expect("--option K=V");
+            extra.push((k.to_string(), v.to_string()));
         } else if a == "--weak" {
             weak = true;
         } else if let Ok(v) = a.parse() {
@@ -89,7 +95,7 @@ fn main() {
     };
     warm_table_pool();
     println!(
-        "set          positions   mean wall     mean cpu      mean nodes   (threads {threads}{})",
+        "set          positions   mean wall     mean cpu      mean nodes   probes   (threads {threads}{})",
         if weak { ", weak" } else { "" }
     );
     for set in sets {
@@ -99,6 +105,7 @@ fn main() {
         let cpu0 = thread_cpu();
         let mut nodes = 0u64;
         let mut count = 0usize;
+        let mut probes = 0u64;
         for line in text.lines().filter(|l| !l.trim().is_empty()).take(n) {
             let (moves, want) = line.split_once(' ').expect("'<moves> <score>'");
             let want: i64 = want.trim().parse().expect("score");
@@ -109,6 +116,9 @@ fn main() {
             }
             if let Some(mb) = &memory_mb {
                 options.insert("memory_mb".to_string(), mb.clone());
+            }
+            for (k, v) in &extra {
+                options.insert(k.clone(), v.clone());
             }
             let job = JobSpec {
                 game: "connect4".into(),
@@ -128,6 +138,12 @@ fn main() {
             let want = if weak { want.signum() } else { want };
             assert_eq!(result.value, serde_json::json!(want), "{set} '{moves}'");
             nodes += result.nodes;
+            // One-task jobs (end games) report no probes: count them as one.
+            probes += result
+                .extra
+                .get("probes")
+                .and_then(|p| p.as_u64())
+                .unwrap_or(1);
             if std::env::var_os("PONS_VERBOSE").is_some() {
                 println!(
                     "{moves} {want} nodes {} probes {}",
@@ -142,7 +158,7 @@ fn main() {
             None => "     n/a   ".into(),
         };
         println!(
-            "{set:<12} {count:>9}   {}   {cpu}   {:>12.0}",
+            "{set:<12} {count:>9}   {}   {cpu}   {:>12.0}   {probes:>6}",
             show(per(total)),
             per(nodes as f64)
         );

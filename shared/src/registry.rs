@@ -58,7 +58,7 @@ pub enum PlanShape {
         /// Every possible value is a multiple of this (`ZeroSum::value_step`), so are `lower`
         /// and `upper`; probes and bounds stay on these values.
         step: i32,
-        /// A first guess of the value (`guess=V`, or the game's own for Othello): probes start
+        /// A first guess of the value (`guess=V`, or the game's own: Othello, Connect Four): probes start
         /// at "value >= guess" and step outward from it (1, 2, 4, ... steps) on the side the
         /// answers point to, then bisect once the value is bracketed (MTD(f)-like). `None`:
         /// bisection from the middle (Pons' order).

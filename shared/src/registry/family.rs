@@ -301,11 +301,26 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
     }
 
-    /// The first guess of an exact Othello job without `guess`: a depth-limited search with the
-    /// game's evaluator (disc difference) at [`OTHELLO_GUESS_DEPTH`] plies, on a small table
-    /// of its own, one thread (deterministic, a few milliseconds). Other games: none (their
-    /// probe order stays as it was).
+    /// The first guess of an exact job without `guess`:
+    /// - Othello: a depth-limited search with the game's evaluator (disc difference) at
+    ///   [`OTHELLO_GUESS_DEPTH`] plies, on a small table of its own, one thread (deterministic,
+    ///   a few milliseconds);
+    /// - Connect Four: the win boundary, "value >= +1" (the smallest win). Its answer and the
+    ///   next one ("value >= 0" when it fails, "value >= +2" when it holds) are the win/draw/loss
+    ///   question, which is the hard part of a position whose value is near 0 (the empty board
+    ///   is +1: two probes instead of eight by bisection); the planner then steps outward. A
+    ///   shallow search does not help here: its estimates are near 0 on every open position,
+    ///   and on the fast path it costs more than the easy positions' whole solve.
+    ///
+    /// Other games: none (their probe order stays as it was).
     fn default_guess(&self) -> Option<i32> {
+        if self.job.game == "connect4" {
+            if self.weak {
+                return None;
+            }
+            let (lo, hi) = self.game.value_bounds(&self.root);
+            return (lo < hi).then(|| self.game.value_step().clamp(lo + 1, hi));
+        }
         let cfg = engine::Config {
             depth: Some(OTHELLO_GUESS_DEPTH),
             threads: 1,
@@ -638,5 +653,96 @@ pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0),
         TreeKind::MinMax | TreeKind::Chance => super::chance::chance(job, tree, 0, false, true),
         TreeKind::MultiPlayer => super::multi::multi(job, tree, 0, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::run_local;
+    use crate::registry::{prepare, PlanShape};
+    use crate::search::Control;
+    use crate::wire::JobSpec;
+
+    fn guess_of(
+        game: &str,
+        params: &[(&str, &str)],
+        position: &str,
+        options: &[(&str, &str)],
+    ) -> Option<i32> {
+        let job = JobSpec::new(game, position, "alphabeta")
+            .with_params(params)
+            .with_options(options);
+        match prepare(&job).unwrap().plan_shape() {
+            PlanShape::Probes { guess, .. } => guess,
+            other => panic!("{game} '{position}': not a probe plan: {other:?}"),
+        }
+    }
+
+    /// Exact Connect Four jobs start at the win boundary (+1), on every board size; `guess=V`
+    /// overrides it; weak jobs keep their bisection of -1..1.
+    #[test]
+    fn connect4_exact_jobs_start_at_the_win_boundary() {
+        assert_eq!(guess_of("connect4", &[], "", &[]), Some(100));
+        assert_eq!(guess_of("connect4", &[], "4433", &[]), Some(100));
+        assert_eq!(
+            guess_of("connect4", &[], "", &[("guess", "-3")]),
+            Some(-300)
+        );
+        assert_eq!(guess_of("connect4", &[], "", &[("guess", "0")]), Some(0));
+        assert_eq!(guess_of("connect4", &[], "", &[("weak", "true")]), None);
+        // A board too big for the fast path (the generic engine), and a small one.
+        let big = [("width", "9"), ("height", "7")];
+        assert_eq!(guess_of("connect4", &big, "", &[]), Some(100));
+        let small = [("width", "5"), ("height", "4")];
+        assert_eq!(guess_of("connect4", &small, "", &[]), Some(100));
+    }
+
+    /// With the default guess, exact Connect Four values through the planner equal a
+    /// full-window search (itself checked against minimax) on a small board, for every root of
+    /// 3 to 6 stones (13 to 16 empty cells: probe plans), with values of every sign.
+    #[test]
+    fn connect4_guessed_plans_stay_exact() {
+        use crate::games::connect4::{solver, Connect4};
+        use crate::model::Game;
+        use crate::search::engine::{Table, INF};
+        let g = Connect4::<u64>::new(5, 4, 1).unwrap();
+        let mut signs = std::collections::BTreeSet::new();
+        let mut layer = vec![String::new()];
+        for stones in 1..=6 {
+            let mut next = Vec::new();
+            for p in &layer {
+                for c in 1..=5 {
+                    let m = format!("{p}{c}");
+                    if g.parse_position(&m).is_ok_and(|s| !g.is_terminal(&s)) {
+                        next.push(m);
+                    }
+                }
+            }
+            // Every 7th position of each layer of 3 stones or more.
+            layer = next;
+            if stones < 3 {
+                continue;
+            }
+            for moves in layer.iter().step_by(7) {
+                let s = g.parse_position(moves).unwrap();
+                let table = Table::with_bytes(1 << 16).unwrap();
+                let ctl = Control::unlimited();
+                let truth = solver::search(&g, &s, -INF, INF, 1, &table, None, &ctl)
+                    .unwrap()
+                    .value;
+                let job = JobSpec::new("connect4", moves, "alphabeta")
+                    .with_params(&[("width", "5"), ("height", "4")]);
+                let prepared = prepare(&job).unwrap();
+                let r = run_local(prepared.as_ref(), &ctl).unwrap();
+                assert_eq!(r.value, serde_json::json!(truth / 100), "5x4 '{moves}'");
+                assert!(r.best_move.is_some(), "5x4 '{moves}': no best move");
+                assert!(
+                    r.extra.contains_key("probes"),
+                    "5x4 '{moves}': a probe plan"
+                );
+                signs.insert(truth.signum());
+            }
+        }
+        assert_eq!(signs.len(), 3, "wins, draws and losses: {signs:?}");
     }
 }

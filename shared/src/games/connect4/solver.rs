@@ -22,6 +22,12 @@
 //!   hold no four its score is at most 0, and below 0 if the second player's cells hold one
 //!   (`Solver::evens_bound`; the idea of ChristopheSteininger/c4's evens strategy, after
 //!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
+//!   and one stone ahead: at the second player's nodes, a move after which the first player's
+//!   claimeven bound is at most `-beta` makes the node fail high before any child is searched;
+//! - enhanced transposition cutoff in the first half of the game (at least half the cells
+//!   empty): a child whose table entry already bounds its score at or below `-beta` makes the
+//!   node fail high without a search (the children's slots are prefetched while the moves are
+//!   ordered);
 //! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
 //!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
@@ -449,6 +455,18 @@ impl<'a> Solver<'a> {
         unreachable!("the whole board holds the four")
     }
 
+    /// The first child (index into `keys`, the children's table keys) whose entry bounds its
+    /// score at or below `-beta` (an upper bound or an exact score), with the parent's lower
+    /// bound through it (`-score >= beta`): a move that makes the parent fail high.
+    #[inline]
+    fn etc_cut(&self, keys: &[u64], beta: i32) -> Option<(usize, i32)> {
+        keys.iter().enumerate().find_map(|(i, &k)| {
+            self.probe(k)
+                .filter(|h| h.bound != LOWER && -h.score >= beta)
+                .map(|h| (i, -h.score))
+        })
+    }
+
     /// Score of winning with the stone of ply `n`.
     #[inline(always)]
     fn win_score(&self, n: i32) -> i32 {
@@ -628,7 +646,12 @@ impl<'a> Solver<'a> {
         let mut cols = [0u8; MAX_FAST_WIDTH as usize];
         let mut cells = [0u64; MAX_FAST_WIDTH as usize];
         let mut scores = [0u32; MAX_FAST_WIDTH as usize];
+        let mut ckeys = [0u64; MAX_FAST_WIDTH as usize];
         let mut k = 0usize;
+        // Claimeven one stone ahead (the second player to move, an even board height): a move
+        // after which the first player's claimeven bound (`evens_bound`) is at most -beta makes
+        // this node fail high at once.
+        let ce_ahead = geo.claimeven && n & 1 == 1;
         for &c in &self.centre_first[..geo.width as usize] {
             let cell = next & (geo.column0 << (c as u32 * geo.h1));
             if cell == 0 {
@@ -638,7 +661,22 @@ impl<'a> Solver<'a> {
             let child_mask = mask | cell;
             let ck = ccur + child_mask + geo.bottom;
             let cmk = cmcur + (mmask | mcell) + geo.bottom;
-            self.prefetch(ck.min(cmk));
+            let ckey = ck.min(cmk);
+            self.prefetch(ckey);
+            if ce_ahead {
+                let b = self.evens_bound(ccur, child_mask);
+                if b != i32::MAX && -b >= beta {
+                    let v = -b;
+                    let stored = if mirrored {
+                        geo.width - 1 - c as u32
+                    } else {
+                        c as u32
+                    };
+                    let bound = if v >= hi { EXACT } else { LOWER };
+                    self.store(key, v, bound, stored + 1);
+                    return (v, Some(c));
+                }
+            }
             let score = if c as u32 == tt_col {
                 u32::MAX
             } else {
@@ -654,6 +692,7 @@ impl<'a> Solver<'a> {
             cols[i] = c;
             cells[i] = cell;
             scores[i] = score;
+            ckeys[i] = ckey;
             k += 1;
         }
         if self.helper != 0
@@ -663,6 +702,20 @@ impl<'a> Solver<'a> {
         {
             cols.swap(0, 1);
             cells.swap(0, 1);
+            ckeys.swap(0, 1);
+        }
+
+        // Enhanced transposition cutoff, in the first half of the game (where a subtree is big
+        // enough to pay for the extra probes; their slots were prefetched above): a child whose
+        // entry already bounds its score at or below -beta makes this node fail high at once.
+        if 2 * (geo.cells - n) >= geo.cells {
+            if let Some((i, v)) = self.etc_cut(&ckeys[..k], beta) {
+                let c = cols[i] as u32;
+                let stored = if mirrored { geo.width - 1 - c } else { c };
+                let bound = if v >= hi { EXACT } else { LOWER };
+                self.store(key, v, bound, stored + 1);
+                return (v, Some(cols[i]));
+            }
         }
 
         let mut best = i32::MIN;

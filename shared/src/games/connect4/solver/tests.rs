@@ -115,6 +115,30 @@ fn small_boards_match_minimax() {
     against_minimax(7, 6, 20, 38..42, 10);
 }
 
+/// The cuts of the first half of the game (enhanced transposition cutoffs with at least half
+/// the cells empty) and claimeven one stone ahead (second player to move, even heights) on the
+/// roots where they apply: every window against minimax, one shared table per position (so
+/// the later windows find the earlier ones' entries to cut on); and early roots by bisection
+/// on a shared table against a full window on a fresh one.
+#[test]
+fn transposition_and_claimeven_cuts_match_minimax() {
+    against_minimax(4, 4, 24, 3..9, 31);
+    against_minimax(5, 4, 24, 8..11, 34);
+    against_minimax(6, 4, 8, 12..15, 32);
+    against_minimax(4, 6, 8, 12..15, 33);
+    // Early 5 x 4 roots (too big for minimax): the bisection's many null windows on one table
+    // (where transposition cutoffs fire most) against one full window on a fresh table.
+    let g = Connect4::<u64>::new(5, 4, 1).unwrap();
+    let ctl = Control::unlimited();
+    for s in random_positions(&g, 40, 2..8, 35) {
+        let shared = Table::with_bytes(1 << 14).unwrap();
+        let v = solve(&g, &s, 1, &shared, None, &ctl).unwrap();
+        let fresh = Table::with_bytes(1 << 20).unwrap();
+        let full = fast(&g, &s, -INF, INF, &fresh, 1);
+        assert_eq!(v * VALUE_SCALE, full, "5x4 '{}'", g.format_position(&s));
+    }
+}
+
 /// On 7 x 6 middle games the fast path and the generic engine agree on every null window.
 #[test]
 fn seven_by_six_matches_the_generic_engine() {
