@@ -305,21 +305,17 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
     /// - Othello: a depth-limited search with the game's evaluator (disc difference) at
     ///   [`OTHELLO_GUESS_DEPTH`] plies, on a small table of its own, one thread (deterministic,
     ///   a few milliseconds);
-    /// - Connect Four: the win boundary, "value >= +1" (the smallest win). Its answer and the
-    ///   next one ("value >= 0" when it fails, "value >= +2" when it holds) are the win/draw/loss
-    ///   question, which is the hard part of a position whose value is near 0 (the empty board
-    ///   is +1: two probes instead of eight by bisection); the planner then steps outward. A
-    ///   shallow search does not help here: its estimates are near 0 on every open position,
-    ///   and on the fast path it costs more than the easy positions' whole solve.
+    /// - Connect Four: none, bisection from the middle. Starting at the win boundary (`guess=1`)
+    ///   proves a value near 0 in two probes (the empty board, +1: 464 M nodes instead of 908 M
+    ///   on one thread), but on positions with large values it costs up to ten times the nodes
+    ///   (Pons' Test_L1_R1: 3,673 -> 35,810 per position), so it stays an option until a cheap
+    ///   sign tells the two kinds apart (docs/BENCHMARKS.md, "Session 6: Connect Four probes and
+    ///   nodes"). A shallow search does not tell them: its estimates are near 0 everywhere.
     ///
     /// Other games: none (their probe order stays as it was).
     fn default_guess(&self) -> Option<i32> {
         if self.job.game == "connect4" {
-            if self.weak {
-                return None;
-            }
-            let (lo, hi) = self.game.value_bounds(&self.root);
-            return (lo < hi).then(|| self.game.value_step().clamp(lo + 1, hi));
+            return None;
         }
         let cfg = engine::Config {
             depth: Some(OTHELLO_GUESS_DEPTH),
@@ -678,12 +674,16 @@ mod tests {
         }
     }
 
-    /// Exact Connect Four jobs start at the win boundary (+1), on every board size; `guess=V`
-    /// overrides it; weak jobs keep their bisection of -1..1.
+    /// Exact Connect Four jobs bisect by default, on every board size; `guess=V` sets where the
+    /// probes start; weak jobs keep their bisection of -1..1.
     #[test]
-    fn connect4_exact_jobs_start_at_the_win_boundary() {
-        assert_eq!(guess_of("connect4", &[], "", &[]), Some(100));
-        assert_eq!(guess_of("connect4", &[], "4433", &[]), Some(100));
+    fn connect4_exact_jobs_bisect_unless_given_a_guess() {
+        assert_eq!(guess_of("connect4", &[], "", &[]), None);
+        assert_eq!(guess_of("connect4", &[], "4433", &[]), None);
+        assert_eq!(
+            guess_of("connect4", &[], "4433", &[("guess", "1")]),
+            Some(100)
+        );
         assert_eq!(
             guess_of("connect4", &[], "", &[("guess", "-3")]),
             Some(-300)
@@ -692,12 +692,13 @@ mod tests {
         assert_eq!(guess_of("connect4", &[], "", &[("weak", "true")]), None);
         // A board too big for the fast path (the generic engine), and a small one.
         let big = [("width", "9"), ("height", "7")];
-        assert_eq!(guess_of("connect4", &big, "", &[]), Some(100));
+        assert_eq!(guess_of("connect4", &big, "", &[]), None);
+        assert_eq!(guess_of("connect4", &big, "", &[("guess", "1")]), Some(100));
         let small = [("width", "5"), ("height", "4")];
-        assert_eq!(guess_of("connect4", &small, "", &[]), Some(100));
+        assert_eq!(guess_of("connect4", &small, "", &[]), None);
     }
 
-    /// With the default guess, exact Connect Four values through the planner equal a
+    /// With a guess at the win boundary (`guess=1`), exact Connect Four values through the planner equal a
     /// full-window search (itself checked against minimax) on a small board, for every root of
     /// 3 to 6 stones (13 to 16 empty cells: probe plans), with values of every sign.
     #[test]
@@ -731,7 +732,8 @@ mod tests {
                     .unwrap()
                     .value;
                 let job = JobSpec::new("connect4", moves, "alphabeta")
-                    .with_params(&[("width", "5"), ("height", "4")]);
+                    .with_params(&[("width", "5"), ("height", "4")])
+                    .with_options(&[("guess", "1")]);
                 let prepared = prepare(&job).unwrap();
                 let r = run_local(prepared.as_ref(), &ctl).unwrap();
                 assert_eq!(r.value, serde_json::json!(truth / 100), "5x4 '{moves}'");
