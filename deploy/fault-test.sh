@@ -40,9 +40,11 @@ for tool in curl python3 bc strip; do
 done
 
 set_file="${FAULT_SET:-../shared/data/connect4/Test_L1_R3}"
-# Six stones in: 31.5 M nodes solved in one process (70 s on 2 busy cores), a few minutes of
-# probes over three one-thread workers, so every fault hits the running job with room to spare.
-position="${FAULT_POSITION:-751321}"
+# Five stones in: 50.4 M nodes solved in one process (3.6 s on an idle core, session 6 solver),
+# a few minutes of probes over three throttled one-thread workers, so every fault hits the
+# running job with room to spare. (751321, used before, fell from 31.5 M to 19.1 M nodes with
+# session 6's cuts and ended before the last fault.)
+position="${FAULT_POSITION:-13712}"
 expected=$(awk -v p="$position" '$1 == p { print $2; exit }' "$set_file" 2>/dev/null || true)
 if [ -z "$expected" ]; then
   echo "fault-test: position '$position' is not in $set_file (its value must come from the set)" >&2
