@@ -40,11 +40,12 @@ for tool in curl python3 bc strip; do
 done
 
 set_file="${FAULT_SET:-../shared/data/connect4/Test_L1_R3}"
-# Five stones in: 50.4 M nodes solved in one process (3.6 s on an idle core, session 6 solver),
-# a few minutes of probes over three throttled one-thread workers, so every fault hits the
-# running job with room to spare. (751321, used before, fell from 31.5 M to 19.1 M nodes with
-# session 6's cuts and ended before the last fault.)
-position="${FAULT_POSITION:-13712}"
+# Four stones in: 167 M nodes solved in one process (11.5 s on an idle core, session 6 solver),
+# about two minutes of probes over three throttled one-thread workers, so every fault hits the
+# running job with room to spare: the last fault can come 40 s in when scaling is slow. (751321,
+# used before, fell from 31.5 M to 19.1 M nodes with session 6's cuts and ended before the last
+# fault; 13712, 50 M nodes, took 39 s, too close.)
+position="${FAULT_POSITION:-5776}"
 expected=$(awk -v p="$position" '$1 == p { print $2; exit }' "$set_file" 2>/dev/null || true)
 if [ -z "$expected" ]; then
   echo "fault-test: position '$position' is not in $set_file (its value must come from the set)" >&2
