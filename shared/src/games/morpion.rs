@@ -996,6 +996,20 @@ mod tests {
         assert_eq!(s.history.len(), 82);
     }
 
+    /// The grids our own long runs found (docs/records, recorded in BENCHMARKS) stay legal,
+    /// terminal games of their stated length: a rules change that broke them would show here.
+    #[test]
+    fn our_record_grids_replay_to_their_scores() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/records");
+        let g = Morpion::new(Variant::D5);
+        let text = std::fs::read_to_string(dir.join("5D_82_gamesolver_seed11.psol")).unwrap();
+        let s = g.parse_position(&text).unwrap();
+        assert_eq!(g.score(&s), 82.0);
+        assert!(g.is_terminal(&s));
+        // Not Rosin's grid move for move.
+        assert_ne!(text.trim(), read("5D_82_rosin.psol").trim());
+    }
+
     #[test]
     fn msr_records_replay_to_their_scores() {
         let mut n = 0;
