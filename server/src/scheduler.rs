@@ -1718,13 +1718,18 @@ mod tests {
     fn lease_and_run(s: &mut Scheduler, w: &str) -> Vec<(LeaseGrant, TaskOutput)> {
         let mut out = Vec::new();
         while let Some(grant) = s.lease(w).unwrap() {
-            let prepared = registry::prepare(&grant.task.job).unwrap();
-            let output = prepared
-                .run(&grant.task.kind, &Control::with_limits(None, None))
-                .unwrap();
+            let output = run_grant(&grant);
             out.push((grant, output));
         }
         out
+    }
+
+    /// Runs one leased task with the real kernel.
+    fn run_grant(grant: &LeaseGrant) -> TaskOutput {
+        registry::prepare(&grant.task.job)
+            .unwrap()
+            .run(&grant.task.kind, &Control::with_limits(None, None))
+            .unwrap()
     }
 
     fn report_done(s: &mut Scheduler, w: &str, lease: &str, output: TaskOutput) -> bool {
@@ -1884,10 +1889,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(progress_of(&s), report);
-        let prepared = registry::prepare(&grant.task.job).unwrap();
-        let output = prepared
-            .run(&grant.task.kind, &Control::with_limits(None, None))
-            .unwrap();
+        let output = run_grant(&grant);
         report_done(&mut s, &w, &grant.lease_id, output);
         assert_eq!(progress_of(&s), Value::Null, "a done task shows none");
         drop(s);

@@ -8,9 +8,10 @@
 //! all six. Prints mean wall time, mean CPU time of this thread (Linux; the figure to trust on a
 //! loaded machine) and mean nodes per position, and checks every score. With `--threads`, the
 //! CPU column counts the main thread only. `--memory MB` is the job's `memory_mb` option (table
-//! budget). `--option K=V` adds any other job option (e.g. `guess=0` to start the probes there); the
-//! probes a job took are summed in the last column. A set is a file of lines `<moves> <score>` in `$GAMESOLVER_DATA/connect4/`; the line
-//! ` 1` (no moves) is the empty board.
+//! budget). `--option K=V` adds any other job option (e.g. `guess=0` to start the probes
+//! there); the probes a job took are summed in the last column. A set is a file of lines
+//! `<moves> <score>` in `$GAMESOLVER_DATA/connect4/`; the line ` 1` (no moves) is the empty
+//! board.
 //!
 //! `--peer PROGRAM` runs a peer solver on the same positions right after each set (interleaved,
 //! so the machine's load hits both alike) and prints the ratio of our mean time to its. The peer

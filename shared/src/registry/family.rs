@@ -314,9 +314,6 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
     ///
     /// Other games: none (their probe order stays as it was).
     fn default_guess(&self) -> Option<i32> {
-        if self.job.game == "connect4" {
-            return None;
-        }
         let cfg = engine::Config {
             depth: Some(OTHELLO_GUESS_DEPTH),
             threads: 1,
