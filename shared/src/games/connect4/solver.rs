@@ -687,6 +687,7 @@ impl<'a> Solver<'a> {
                 cols[i] = cols[i - 1];
                 cells[i] = cells[i - 1];
                 scores[i] = scores[i - 1];
+                ckeys[i] = ckeys[i - 1];
                 i -= 1;
             }
             cols[i] = c;

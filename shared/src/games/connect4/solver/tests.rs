@@ -74,9 +74,32 @@ fn against_minimax(w: u32, h: u32, count: usize, plies: std::ops::Range<u32>, se
         let full = search(&g, &s, -INF, INF, 1, &table, None, &Control::unlimited()).unwrap();
         assert_eq!(full.value, truth, "{w}x{h} '{text}'");
         let (lo, hi) = g.value_bounds(&s);
+        // Each move's exact value (from the root's side), by minimax, computed on demand.
+        let mut move_values: Vec<Option<i32>> = vec![None; w as usize];
+        let mut value_of = |m: u8| {
+            *move_values[m as usize].get_or_insert_with(|| {
+                let mut c = s;
+                g.apply(&mut c, m);
+                if g.is_terminal(&c) {
+                    -g.terminal_value(&c)
+                } else {
+                    -minimax(&g, &c, None, &Control::unlimited()).unwrap().value
+                }
+            })
+        };
         for t in (lo - 100..=hi + 100).step_by(50) {
-            let v = fast(&g, &s, t - 1, t, &table, 1);
+            let o = search(&g, &s, t - 1, t, 1, &table, None, &Control::unlimited()).unwrap();
+            let v = o.value;
             assert_fail_soft(v, t - 1, t, truth, &format!("{w}x{h} '{text}' target {t}"));
+            // A fail high names a move that proves it (also when a child's table entry cut the
+            // root without a search).
+            if v >= t {
+                let m = o.best_move.expect("a fail high names its move");
+                assert!(
+                    value_of(m) >= t,
+                    "{w}x{h} '{text}' target {t}: move {m} does not reach {t}"
+                );
+            }
         }
         // Every non-terminal root has a move that reaches the value, also those the hints
         // decide (a double threat against us, a draw by the board filling up).
@@ -123,6 +146,9 @@ fn small_boards_match_minimax() {
 #[test]
 fn transposition_and_claimeven_cuts_match_minimax() {
     against_minimax(4, 4, 24, 3..9, 31);
+    // Many small roots where a child's entry often cuts the root itself (the named move must
+    // be the child whose entry cut).
+    against_minimax(4, 4, 400, 5..8, 36);
     against_minimax(5, 4, 24, 8..11, 34);
     against_minimax(6, 4, 8, 12..15, 32);
     against_minimax(4, 6, 8, 12..15, 33);
