@@ -768,7 +768,11 @@ impl<'a> Solver<'a> {
             let score = if c as u32 == tt_col {
                 u32::MAX
             } else {
-                (geo.winning_cells(cur | cell, child_mask) & useful).count_ones()
+                // Ties between equal counts: the threats right above a playable cell first
+                // (the opponent cannot take the cell below without giving us the threat).
+                let t = geo.winning_cells(cur | cell, child_mask) & useful;
+                let above = (geo.possible(child_mask) << 1) & geo.board;
+                4 * t.count_ones() + (t & above).count_ones()
             };
             let mut i = k;
             while i > 0 && scores[i - 1] < score {
