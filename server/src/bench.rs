@@ -129,8 +129,8 @@ pub const SIGNATURES: &[Signature] = &[
         position: "5455174361263362",
         algorithm: "alphabeta",
         options: &[],
-        nodes: 39202,
-        fingerprint: 0x97e1_6c19_99cf_5a40,
+        nodes: 84517,
+        fingerprint: 0xc87d_56e5_ef7f_341e,
     },
     Signature {
         kernel: "pns (Connect Four, exact value)",

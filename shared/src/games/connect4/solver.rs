@@ -32,7 +32,8 @@
 //!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
 //!   useful threats after the move (cells that would complete four, not right above an
-//!   opponent's threat), ties centre first (insertion sort on the stack, no allocation); every child's table slot
+//!   opponent's threat), in the second half of the game ties to threats right above a playable
+//!   cell, then centre first (insertion sort on the stack, no allocation); every child's table slot
 //!   is prefetched while the moves are ordered;
 //! - table: buckets of two 64-bit words (one entry each, both on one cache line, one prefetch):
 //!   the first word keeps the entry whose search took the most work (`log2` of its nodes), the
@@ -731,6 +732,13 @@ impl<'a> Solver<'a> {
         let ccur = cur ^ mask;
         let cmcur = mcur ^ mmask;
         let useful = !(opp_wins << 1);
+        // The tie-break below, second half of the game only (in the first it cost Pons'
+        // L1_R1 15 % more nodes).
+        let tie_break = if 2 * (geo.cells - n) >= geo.cells {
+            0
+        } else {
+            u64::MAX
+        };
         let mut cols = [0u8; MAX_FAST_WIDTH as usize];
         let mut cells = [0u64; MAX_FAST_WIDTH as usize];
         let mut scores = [0u32; MAX_FAST_WIDTH as usize];
@@ -768,10 +776,11 @@ impl<'a> Solver<'a> {
             let score = if c as u32 == tt_col {
                 u32::MAX
             } else {
-                // Ties between equal counts: the threats right above a playable cell first
-                // (the opponent cannot take the cell below without giving us the threat).
+                // Ties between equal counts (second half of the game): the threats right above
+                // a playable cell first (the opponent cannot take the cell below without giving
+                // us the threat).
                 let t = geo.winning_cells(cur | cell, child_mask) & useful;
-                let above = (geo.possible(child_mask) << 1) & geo.board;
+                let above = (geo.possible(child_mask) << 1) & geo.board & tie_break;
                 4 * t.count_ones() + (t & above).count_ones()
             };
             let mut i = k;
