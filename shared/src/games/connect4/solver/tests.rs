@@ -65,12 +65,24 @@ fn assert_fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: &str) {
 
 /// Exact value, every null window (shared table) and the best move against minimax.
 fn against_minimax(w: u32, h: u32, count: usize, plies: std::ops::Range<u32>, seed: u64) {
+    against_minimax_on(1 << 14, w, h, count, plies, seed);
+}
+
+/// As [`against_minimax`] on a table of `bytes`.
+fn against_minimax_on(
+    bytes: usize,
+    w: u32,
+    h: u32,
+    count: usize,
+    plies: std::ops::Range<u32>,
+    seed: u64,
+) {
     let g = Connect4::<u64>::new(w, h, 1).unwrap();
     assert!(applies(&g));
     for s in random_positions(&g, count, plies, seed) {
         let text = g.format_position(&s);
         let truth = minimax(&g, &s, None, &Control::unlimited()).unwrap().value;
-        let table = Table::with_bytes(1 << 14).unwrap();
+        let table = Table::with_bytes(bytes).unwrap();
         let full = search(&g, &s, -INF, INF, 1, &table, None, &Control::unlimited()).unwrap();
         assert_eq!(full.value, truth, "{w}x{h} '{text}'");
         let (lo, hi) = g.value_bounds(&s);
@@ -377,4 +389,96 @@ fn the_claimeven_bound_is_sound() {
         }
     }
     assert!(decided > 20, "the bound decided only {decided} positions");
+}
+
+/// Table entry layout: on tables of 4 buckets (the smallest) to 1 MB, every stored entry reads
+/// back as stored; keys never stored (many share a bucket with stored ones) never match; a
+/// table written under another salt matches nothing.
+#[test]
+fn table_entries_round_trip_and_never_match_another_key() {
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let ctl = Control::unlimited();
+    let stop = AtomicBool::new(false);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);
+    for bytes in [64usize, 128, 192, 1 << 12, 1 << 20] {
+        let table = Table::with_bytes(bytes).unwrap();
+        let (words, salt) = table.raw_words();
+        let solver = Solver::new(&g, words, salt, None, &ctl, &stop, 0);
+        let other = Solver::new(&g, words, salt ^ 1 << 40, None, &ctl, &stop, 0);
+        let mut stored = std::collections::HashSet::new();
+        for i in 0..5000u64 {
+            // Keys of up to 50 bits, some in the low range where the mix leaves small values.
+            let key = if i % 2 == 0 {
+                rng.gen::<u64>() & HASH_MASK
+            } else {
+                rng.gen_range(1..1u64 << 20)
+            };
+            let score = rng.gen_range(-SCORE_OFFSET..SCORE_OFFSET);
+            let bound = rng.gen_range(1..=3u64);
+            let mv = rng.gen_range(0..=15u32);
+            let nodes = 1u64 << rng.gen_range(0..40);
+            if i % 3 == 0 {
+                // A key never stored: no entry may claim it.
+                if !stored.contains(&key) {
+                    assert!(
+                        solver.probe(key).is_none(),
+                        "{bytes} B: false match {key:#x}"
+                    );
+                }
+                continue;
+            }
+            solver.store(key, score, bound, mv, nodes);
+            stored.insert(key);
+            let h = solver.probe(key).expect("the entry just stored");
+            assert_eq!(
+                (h.score, h.bound, h.mv),
+                (score, bound, mv),
+                "{bytes} B {key:#x}"
+            );
+            assert!(other.probe(key).is_none(), "another salt matched {key:#x}");
+        }
+    }
+}
+
+/// Replacement: on the smallest table the entry of the most work stays while a stream of
+/// cheaper results passes through its bucket, and the latest cheap result is kept too.
+#[test]
+fn the_bucket_keeps_the_entry_of_most_work() {
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let ctl = Control::unlimited();
+    let stop = AtomicBool::new(false);
+    let table = Table::with_bytes(64).unwrap();
+    let (words, salt) = table.raw_words();
+    let solver = Solver::new(&g, words, salt, None, &ctl, &stop, 0);
+    let big = 0x1234_5678_9ABCu64;
+    solver.store(big, 7, EXACT, 4, 1 << 30);
+    let (bucket, _) = solver.locate(big);
+    let mut same_bucket = 0;
+    for key in 1..20_000u64 {
+        if key == big {
+            continue;
+        }
+        solver.store(key, -3, LOWER, 2, 1 + key % 1000);
+        let h = solver.probe(big).expect("the big entry stays");
+        assert_eq!((h.score, h.bound, h.mv), (7, EXACT, 4));
+        assert!(solver.probe(key).is_some(), "the latest result is kept");
+        same_bucket += usize::from(std::ptr::eq(solver.locate(key).0, bucket));
+    }
+    assert!(
+        same_bucket > 1000,
+        "only {same_bucket} keys shared the bucket"
+    );
+    // The same position again with less work replaces its entry in place.
+    solver.store(big, 2, UPPER, 1, 1);
+    let h = solver.probe(big).unwrap();
+    assert_eq!((h.score, h.bound, h.mv), (2, UPPER, 1));
+}
+
+/// Forced collisions: every window against minimax on the smallest table (4 buckets), where
+/// nearly every store replaces another position's entry.
+#[test]
+fn a_tiny_table_still_matches_minimax() {
+    against_minimax_on(64, 4, 4, 40, 4..10, 41);
+    against_minimax_on(64, 5, 4, 24, 8..12, 42);
+    against_minimax_on(128, 4, 5, 24, 8..12, 43);
 }
