@@ -62,11 +62,17 @@
 //! [`engine::Bound`]).
 //!
 //! ## Threads
-//! Lazy SMP: every thread runs the same search on the shared table and fills it for the others.
-//! Helpers swap the first two moves at some nodes (chosen by key and helper number) within the
-//! first `DIVERSIFY_PLIES` plies of the root only, so they reach different subtrees first while
-//! their deeper search stays as well ordered as the main thread's. Any thread that finishes has
-//! the exact answer (table entries are sound bounds whatever thread wrote them); the first one
+//! Every thread runs the same search on the shared table and fills it for the others, in the
+//! same move order (Connect Four transposes so much that a thread is best helped by the
+//! entries the other writes in the same part of the tree: sharing out the root's or the first
+//! plies' children made each thread do about the whole work alone, 2 x 330 M nodes on the
+//! empty board, and the old Lazy SMP move swap near the root 590 M). Work is shared with ABDADA
+//! (Weill 1996) in the middle of the game only, at nodes with more than `SHARE_MIN_EMPTY` and
+//! at most `SHARE_MAX_EMPTY` empty cells (of 42, scaled to the board): the first child is searched by every thread that gets
+//! there; a later child is entered only if no thread is inside it (one atomic test-and-mark in
+//! the small `busy` table, apart from the transposition table), else it is left for after the
+//! others, when its entry often answers it. The busy table only picks the order of children,
+//! so every thread's answer stays exact whatever the timing: the first thread that finishes
 //! stops the others, which read the stop flag at every node. The helper threads live in a
 //! process-wide pool (`pool`): a job's probes, one after another, reuse the same threads
 //! instead of spawning and joining them per probe.
@@ -78,6 +84,7 @@ use crate::search::engine::{self, Outcome, Table};
 use crate::search::Control;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+mod busy;
 mod pool;
 
 /// The threads' stop flag on a cache line of its own: every node reads it, and nothing else
@@ -102,8 +109,13 @@ const BOUND_SHIFT: u32 = 58;
 const MOVE_SHIFT: u32 = 60;
 const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
-/// Helpers reorder moves only this many plies deep from the root (see the module doc).
-const DIVERSIFY_PLIES: i32 = 8;
+/// With threads, nodes with more than `SHARE_MIN_EMPTY` and at most `SHARE_MAX_EMPTY` empty
+/// cells share their children out (ABDADA, see the module doc). Both are out of
+/// `SHARE_OF_CELLS` and scale with the board: 16 and 26 empty cells of 7 x 6's 42, the best
+/// band measured there (BENCHMARKS, Session 7).
+const SHARE_MIN_EMPTY: i32 = 16;
+const SHARE_MAX_EMPTY: i32 = 26;
+const SHARE_OF_CELLS: i32 = 42;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
@@ -148,11 +160,20 @@ pub fn search(
         as i32;
     let (words, salt) = table.raw_words();
     let stop = StopFlag(AtomicBool::new(false));
-    let root_n = root.moves as i32;
     let threads = threads.max(1) as u64;
-    let run = |helper: u64| {
-        let mut s = Solver::new(game, words, salt, book, ctl, &stop.0, helper);
-        s.root_n = root_n;
+    let busy_slots = if threads > 1 {
+        busy::table()
+    } else {
+        Vec::new()
+    };
+    let run = |_helper: u64| {
+        let mut s = Solver::new(game, words, salt, book, ctl, &stop.0);
+        if threads > 1 && threads <= busy::MAX_THREADS {
+            let cells = (game.width * game.height) as i32;
+            s.busy = &busy_slots;
+            s.share_from = cells - cells * SHARE_MAX_EMPTY / SHARE_OF_CELLS;
+            s.share_below = cells - cells * SHARE_MIN_EMPTY / SHARE_OF_CELLS;
+        }
         let r = s.root(root, a, b);
         s.flush();
         (r, s.nodes)
@@ -380,9 +401,12 @@ struct Solver<'a> {
     stop: &'a AtomicBool,
     /// Columns from the centre outwards.
     centre_first: [u8; MAX_FAST_WIDTH as usize],
-    helper: u64,
-    /// Stones at the root of this search.
-    root_n: i32,
+    /// The threads' busy table (empty with one thread), see `busy`.
+    busy: &'a [AtomicU64],
+    /// Nodes with at least `share_from` and fewer than `share_below` stones share their
+    /// children out (ABDADA); `share_below` is `i32::MIN` with one thread.
+    share_below: i32,
+    share_from: i32,
     nodes: u64,
     reported: u64,
     stopped: bool,
@@ -405,7 +429,6 @@ impl<'a> Solver<'a> {
         book: Option<&'a Book>,
         ctl: &'a Control,
         stop: &'a AtomicBool,
-        helper: u64,
     ) -> Self {
         let mut centre_first = [0u8; MAX_FAST_WIDTH as usize];
         for (i, &c) in game.centre_first.iter().enumerate() {
@@ -421,8 +444,9 @@ impl<'a> Solver<'a> {
             ctl,
             stop,
             centre_first,
-            helper,
-            root_n: 0,
+            busy: &[],
+            share_below: i32::MIN,
+            share_from: 0,
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -797,15 +821,6 @@ impl<'a> Solver<'a> {
             ckeys[i] = ckey;
             k += 1;
         }
-        if self.helper != 0
-            && k > 1
-            && n - self.root_n < DIVERSIFY_PLIES
-            && (key ^ self.helper.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 3 == 0
-        {
-            cols.swap(0, 1);
-            cells.swap(0, 1);
-            ckeys.swap(0, 1);
-        }
 
         // Enhanced transposition cutoff, in the first half of the game (where a subtree is big
         // enough to pay for the extra probes; their slots were prefetched above): a child whose
@@ -822,8 +837,29 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        for (i, &cell) in cells[..k].iter().enumerate() {
+        // ABDADA (threads > 1, near the root only): every child but the first is left for
+        // later while another thread is inside it; the children left are searched after the
+        // others (their table entries then often answer them at once).
+        let share = n < self.share_below && n >= self.share_from;
+        let mut deferred = [0u8; MAX_FAST_WIDTH as usize];
+        let mut nd = 0;
+        let mut t = 0;
+        while t < k + nd {
+            let i = if t < k { t } else { deferred[t - k] as usize };
+            t += 1;
+            let mut marked = false;
+            if share {
+                match busy::enter(self.busy, ckeys[i], t <= k && i > 0) {
+                    busy::Entry::Busy => {
+                        deferred[nd] = i as u8;
+                        nd += 1;
+                        continue;
+                    }
+                    e => marked = e == busy::Entry::Marked,
+                }
+            }
             // The opponent moves next: its stones are `cur ^ mask`.
+            let cell = cells[i];
             let mcell = cell.rotate_left(geo.mirror_rot[cols[i] as usize]);
             let (v, _) = self.node::<false>(
                 cur ^ mask,
@@ -834,6 +870,9 @@ impl<'a> Solver<'a> {
                 -beta,
                 -alpha,
             );
+            if marked {
+                busy::leave(self.busy, ckeys[i]);
+            }
             let v = -v;
             if self.stopped {
                 return (0, None);
@@ -887,7 +926,7 @@ fn principal_variation(
     };
     let stop = AtomicBool::new(false);
     let ctl = Control::unlimited();
-    let probe = Solver::new(game, words, salt, None, &ctl, &stop, 0);
+    let probe = Solver::new(game, words, salt, None, &ctl, &stop);
     let geo = probe.geo;
     let mut s = *root;
     game.apply(&mut s, first);

@@ -373,7 +373,7 @@ fn the_claimeven_bound_is_sound() {
         let g = Connect4::<u64>::new(w, h, 1).unwrap();
         let table = Table::with_bytes(1 << 12).unwrap();
         let (words, salt) = table.raw_words();
-        let solver = Solver::new(&g, words, salt, None, &ctl, &stop, 0);
+        let solver = Solver::new(&g, words, salt, None, &ctl, &stop);
         for s in random_positions(&g, 80, plies, seed) {
             if s.moves % 2 != 0 {
                 continue;
@@ -481,4 +481,50 @@ fn a_tiny_table_still_matches_minimax() {
     against_minimax_on(64, 4, 4, 40, 4..10, 41);
     against_minimax_on(64, 5, 4, 24, 8..12, 42);
     against_minimax_on(128, 4, 5, 24, 8..12, 43);
+}
+
+/// Threads share work through the busy table (ABDADA) and the transposition table: whatever
+/// the timing, 2, 3 and 4 threads give the same answers as one thread, in every window of
+/// interest (full, null windows around each score, windows that fail low and high), on 5x4
+/// and 6x4 boards (whose middle-game nodes are inside the shared band) and on Pons' 7x6
+/// positions.
+#[test]
+fn threads_give_the_one_thread_values_in_every_window() {
+    let mut cases: Vec<(Connect4<u64>, C4State<u64>)> = Vec::new();
+    for (w, h, seed) in [(5, 4, 11), (6, 4, 12)] {
+        let g = Connect4::<u64>::new(w, h, 1).unwrap();
+        for s in random_positions(&g, 12, 0..6, seed) {
+            cases.push((g.clone(), s));
+        }
+    }
+    let g7 = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let text = crate::games::data::read("connect4/Test_L2_R1").unwrap();
+    for line in text.lines().take(12) {
+        let (moves, _) = line.split_once(' ').unwrap();
+        cases.push((g7.clone(), g7.parse_position(moves).unwrap()));
+    }
+    for (g, s) in &cases {
+        let what = format!("{}x{} '{}'", g.width, g.height, g.format_position(s));
+        let one = Table::with_bytes(1 << 20).unwrap();
+        let truth = fast(g, s, -INF, INF, &one, 1);
+        let v = truth / VALUE_SCALE;
+        let mut windows = vec![(-INF, INF)];
+        for d in [-2, -1, 0, 1, 2] {
+            let t = (v + d) * VALUE_SCALE;
+            windows.push((t - 1, t));
+        }
+        windows.push(((v + 1) * VALUE_SCALE, (v + 3) * VALUE_SCALE));
+        windows.push(((v - 3) * VALUE_SCALE, (v - 1) * VALUE_SCALE));
+        for threads in 2..=4 {
+            // A fresh table and one shared by all windows (entries of earlier windows).
+            let shared = Table::with_bytes(1 << 20).unwrap();
+            for &(a, b) in &windows {
+                let fresh = Table::with_bytes(1 << 20).unwrap();
+                for t in [&fresh, &shared] {
+                    let r = fast(g, s, a, b, t, threads);
+                    assert_fail_soft(r, a, b, truth, &format!("{what} threads {threads}"));
+                }
+            }
+        }
+    }
 }
