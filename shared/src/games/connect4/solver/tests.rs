@@ -403,8 +403,8 @@ fn table_entries_round_trip_and_never_match_another_key() {
     for bytes in [64usize, 128, 192, 1 << 12, 1 << 20] {
         let table = Table::with_bytes(bytes).unwrap();
         let (words, salt) = table.raw_words();
-        let solver = Solver::new(&g, words, salt, None, &ctl, &stop, 0);
-        let other = Solver::new(&g, words, salt ^ 1 << 40, None, &ctl, &stop, 0);
+        let solver = Solver::new(&g, words, salt, None, &ctl, &stop);
+        let other = Solver::new(&g, words, salt ^ 1 << 40, None, &ctl, &stop);
         let mut stored = std::collections::HashSet::new();
         for i in 0..5000u64 {
             // Keys of up to 50 bits, some in the low range where the mix leaves small values.
@@ -449,7 +449,7 @@ fn the_bucket_keeps_the_entry_of_most_work() {
     let stop = AtomicBool::new(false);
     let table = Table::with_bytes(64).unwrap();
     let (words, salt) = table.raw_words();
-    let solver = Solver::new(&g, words, salt, None, &ctl, &stop, 0);
+    let solver = Solver::new(&g, words, salt, None, &ctl, &stop);
     let big = 0x1234_5678_9ABCu64;
     solver.store(big, 7, EXACT, 4, 1 << 30);
     let (bucket, _) = solver.locate(big);
