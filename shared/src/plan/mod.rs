@@ -638,19 +638,24 @@ mod tests {
         }
     }
 
+    /// A probe plan over -21..=21 without a guess, `k` probes in flight.
+    fn unguessed_plan(k: usize) -> Planner {
+        Planner::new(
+            PlanShape::Probes {
+                lower: -21,
+                upper: 21,
+                step: 1,
+                guess: None,
+            },
+            k,
+        )
+    }
+
     #[test]
     fn probes_find_every_value_with_any_parallelism() {
         for k in 1..=5 {
             for v in -21..=21 {
-                let mut p = Planner::new(
-                    PlanShape::Probes {
-                        lower: -21,
-                        upper: 21,
-                        step: 1,
-                        guess: None,
-                    },
-                    k,
-                );
+                let mut p = unguessed_plan(k);
                 let mut rounds = 0;
                 while !p.is_done() {
                     let tasks = p.next_tasks();
@@ -686,15 +691,7 @@ mod tests {
             // Far from 0: Pons' order throughout.
             (15, vec![-9, 11, 17, 14, 16, 15]),
         ] {
-            let mut p = Planner::new(
-                PlanShape::Probes {
-                    lower: -21,
-                    upper: 21,
-                    step: 1,
-                    guess: None,
-                },
-                1,
-            );
+            let mut p = unguessed_plan(1);
             let mut asked = Vec::new();
             while !p.is_done() {
                 for t in p.next_tasks() {
