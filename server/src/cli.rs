@@ -441,6 +441,14 @@ pub fn render_text(r: &JobResult) -> String {
 
 /// `gamesolver solve`.
 pub fn solve(args: SolveArgs) -> Result<(), Failure> {
+    // Quiet by default (stdout is the answer); `RUST_LOG=gamesolver_shared=debug` shows each
+    // task of the plan (a probe's target, nodes, time and bounds) on stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let position = match (&args.position, &args.position_file) {
         (Some(p), _) => p.clone(),
         (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| {

@@ -600,6 +600,13 @@ pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, Solv
                 }
                 (Err(e), _) => return Err(e),
             };
+            tracing::debug!(
+                task = ?task,
+                nodes = out.nodes,
+                elapsed_ms = out.elapsed_ms,
+                raw = ?out.raw,
+                "task finished"
+            );
             planner.on_result(&task, out);
         }
         ctl.report(planner.progress(job));
