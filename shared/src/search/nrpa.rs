@@ -1311,27 +1311,8 @@ impl<M: Copy> Checkpoint<M> {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let seq = |k: &str| -> Result<Option<(f64, Vec<M>)>, String> {
-            let x = &v[k];
-            if x.is_null() {
-                return Ok(None);
-            }
-            let moves = x["moves"]
-                .as_array()
-                .ok_or(format!("checkpoint: '{k}.moves' is missing"))?;
-            let mut s = root.clone();
-            let mut out = Vec::new();
-            for (i, t) in moves.iter().enumerate() {
-                let t = t
-                    .as_str()
-                    .ok_or(format!("checkpoint: move {} of '{k}' is not text", i + 1))?;
-                let m = game
-                    .parse_move(&s, t)
-                    .map_err(|e| format!("checkpoint '{k}': {}", e.at_move(i + 1)))?;
-                game.apply(&mut s, m);
-                out.push(m);
-            }
-            Ok(Some((game.score(&s), out)))
+        let seq = |k: &str| {
+            sequence_from_json(game, root, &v[k], k).map_err(|e| format!("checkpoint: {e}"))
         };
         let adapt = match v.get("adapt") {
             None => AdaptRule::Seed,

@@ -54,71 +54,48 @@ pub trait Word:
     fn hash64(self) -> u64;
 }
 
-impl Word for u64 {
-    const BITS: u32 = 64;
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn bit(i: u32) -> Self {
-        1u64 << i
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self.wrapping_add(other)
-    }
-    #[inline(always)]
-    fn sub(self, other: Self) -> Self {
-        self.wrapping_sub(other)
-    }
-    #[inline(always)]
-    fn count_ones(self) -> u32 {
-        u64::count_ones(self)
-    }
-    #[inline(always)]
-    fn is_zero(self) -> bool {
-        self == 0
-    }
-    #[inline(always)]
-    fn trailing_zeros(self) -> u32 {
-        u64::trailing_zeros(self)
-    }
-    #[inline(always)]
-    fn hash64(self) -> u64 {
-        self
-    }
+/// `Word` for a native unsigned integer: every operation is the integer's own instruction;
+/// `$hash` folds the word into 64 bits.
+macro_rules! native_word {
+    ($t:ty, $hash:expr) => {
+        impl Word for $t {
+            const BITS: u32 = <$t>::BITS;
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn bit(i: u32) -> Self {
+                1 << i
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline(always)]
+            fn sub(self, other: Self) -> Self {
+                self.wrapping_sub(other)
+            }
+            #[inline(always)]
+            fn count_ones(self) -> u32 {
+                <$t>::count_ones(self)
+            }
+            #[inline(always)]
+            fn is_zero(self) -> bool {
+                self == 0
+            }
+            #[inline(always)]
+            fn trailing_zeros(self) -> u32 {
+                <$t>::trailing_zeros(self)
+            }
+            #[inline(always)]
+            fn hash64(self) -> u64 {
+                let hash: fn($t) -> u64 = $hash;
+                hash(self)
+            }
+        }
+    };
 }
 
-impl Word for u128 {
-    const BITS: u32 = 128;
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn bit(i: u32) -> Self {
-        1u128 << i
-    }
-    #[inline(always)]
-    fn add(self, other: Self) -> Self {
-        self.wrapping_add(other)
-    }
-    #[inline(always)]
-    fn sub(self, other: Self) -> Self {
-        self.wrapping_sub(other)
-    }
-    #[inline(always)]
-    fn count_ones(self) -> u32 {
-        u128::count_ones(self)
-    }
-    #[inline(always)]
-    fn is_zero(self) -> bool {
-        self == 0
-    }
-    #[inline(always)]
-    fn trailing_zeros(self) -> u32 {
-        u128::trailing_zeros(self)
-    }
-    #[inline(always)]
-    fn hash64(self) -> u64 {
-        mix64(mix64(self as u64) ^ (self >> 64) as u64)
-    }
-}
+native_word!(u64, |w| w);
+native_word!(u128, |w| mix64(mix64(w as u64) ^ (w >> 64) as u64));
 
 /// SplitMix64's finaliser: a bijective 64-bit mix (used to fold wide words into a hash).
 #[inline(always)]
