@@ -24,17 +24,17 @@
 //!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
 //!   and one stone ahead: at the second player's nodes, a move after which the first player's
 //!   claimeven bound is at most `-beta` makes the node fail high before any child is searched;
-//! - enhanced transposition cutoff in the first half of the game (at least half the cells
-//!   empty): a child whose table entry already bounds its score at or below `-beta` makes the
-//!   node fail high without a search (the children's slots are prefetched while the moves are
-//!   ordered);
+//! - enhanced transposition cutoff at nodes with at least 16 of 42 cells empty (`ETC_MIN_EMPTY`,
+//!   ChristopheSteininger/c4's band): a child whose table entry already bounds its score at or
+//!   below `-beta` makes the node fail high without a search (the children's slots are
+//!   prefetched while the moves are ordered);
 //! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
 //!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
 //!   useful threats after the move (cells that would complete four, not right above an
-//!   opponent's threat), in the second half of the game ties to threats right above a playable
-//!   cell, then centre first (insertion sort on the stack, no allocation); every child's table slot
-//!   is prefetched while the moves are ordered;
+//!   opponent's threat), ties to the threats that are playable now or right above a playable
+//!   cell (c4 weighs these above the rest), then centre first (insertion sort on the stack, no
+//!   allocation); every child's table slot is prefetched while the moves are ordered;
 //! - table: buckets of two 64-bit words (one entry each, both on one cache line, one prefetch):
 //!   the first word keeps the entry whose search took the most work (`log2` of its nodes), the
 //!   second takes every other result (always replace). A result for the position already in
@@ -117,10 +117,12 @@ const SHARE_MIN_EMPTY: i32 = 16;
 const SHARE_MAX_EMPTY: i32 = 26;
 const SHARE_OF_CELLS: i32 = 42;
 /// Enhanced transposition cutoffs are tried at nodes with at least `ETC_MIN_EMPTY` empty cells
-/// of `SHARE_OF_CELLS` (scaled to the board): 9 of 7 x 6's 42. Pons' Test_L1_R2 and the weak
-/// empty board searched 7 % and 9 % fewer nodes than with the old band (half the board or
-/// more empty), with the same CPU time per position on the easy sets (BENCHMARKS, Session 8).
-const ETC_MIN_EMPTY: i32 = 9;
+/// of `SHARE_OF_CELLS` (scaled to the board): 16 of 7 x 6's 42, ChristopheSteininger/c4's band
+/// (plies below 27). Against the old band (half the board or more empty) Pons' Test_L1_R2
+/// searched 7 % fewer nodes at the same CPU time; a lower band cut more nodes (9: 15 %, and 9 %
+/// on the empty board) but cost more CPU time per position than it saved (BENCHMARKS,
+/// Session 8).
+const ETC_MIN_EMPTY: i32 = 16;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
