@@ -24,17 +24,17 @@
 //!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
 //!   and one stone ahead: at the second player's nodes, a move after which the first player's
 //!   claimeven bound is at most `-beta` makes the node fail high before any child is searched;
-//! - enhanced transposition cutoff in the first half of the game (at least half the cells
-//!   empty): a child whose table entry already bounds its score at or below `-beta` makes the
-//!   node fail high without a search (the children's slots are prefetched while the moves are
-//!   ordered);
+//! - enhanced transposition cutoff at nodes with at least 16 of 42 cells empty (`ETC_MIN_EMPTY`,
+//!   ChristopheSteininger/c4's band): a child whose table entry already bounds its score at or
+//!   below `-beta` makes the node fail high without a search (the children's slots are
+//!   prefetched while the moves are ordered);
 //! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
 //!   stored as exact;
 //! - move order: the table's move first (of a lower bound or exact entry only), then most
 //!   useful threats after the move (cells that would complete four, not right above an
-//!   opponent's threat), in the second half of the game ties to threats right above a playable
-//!   cell, then centre first (insertion sort on the stack, no allocation); every child's table slot
-//!   is prefetched while the moves are ordered;
+//!   opponent's threat), ties to the threats that are playable now or right above a playable
+//!   cell (c4 weighs these above the rest), then centre first (insertion sort on the stack, no
+//!   allocation); every child's table slot is prefetched while the moves are ordered;
 //! - table: buckets of two 64-bit words (one entry each, both on one cache line, one prefetch):
 //!   the first word keeps the entry whose search took the most work (`log2` of its nodes), the
 //!   second takes every other result (always replace). A result for the position already in
@@ -116,6 +116,13 @@ const POLL_INTERVAL: u64 = 4096;
 const SHARE_MIN_EMPTY: i32 = 16;
 const SHARE_MAX_EMPTY: i32 = 26;
 const SHARE_OF_CELLS: i32 = 42;
+/// Enhanced transposition cutoffs are tried at nodes with at least `ETC_MIN_EMPTY` empty cells
+/// of `SHARE_OF_CELLS` (scaled to the board): 16 of 7 x 6's 42, ChristopheSteininger/c4's band
+/// (plies below 27). Against the old band (half the board or more empty) Pons' Test_L1_R2
+/// searched 7 % fewer nodes at the same CPU time; a lower band cut more nodes (9: 15 %, and 9 %
+/// on the empty board) but cost more CPU time per position than it saved (BENCHMARKS,
+/// Session 8).
+const ETC_MIN_EMPTY: i32 = 16;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
@@ -407,6 +414,8 @@ struct Solver<'a> {
     /// children out (ABDADA); `share_below` is `i32::MIN` with one thread.
     share_below: i32,
     share_from: i32,
+    /// Nodes with at least this many empty cells try enhanced transposition cutoffs.
+    etc_min_empty: i32,
     nodes: u64,
     reported: u64,
     stopped: bool,
@@ -447,6 +456,10 @@ impl<'a> Solver<'a> {
             busy: &[],
             share_below: i32::MIN,
             share_from: 0,
+            etc_min_empty: {
+                let cells = (game.width * game.height) as i32;
+                cells * ETC_MIN_EMPTY / SHARE_OF_CELLS
+            },
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -756,13 +769,6 @@ impl<'a> Solver<'a> {
         let ccur = cur ^ mask;
         let cmcur = mcur ^ mmask;
         let useful = !(opp_wins << 1);
-        // The tie-break below, second half of the game only (in the first it cost Pons'
-        // L1_R1 15 % more nodes).
-        let tie_break = if 2 * (geo.cells - n) >= geo.cells {
-            0
-        } else {
-            u64::MAX
-        };
         let mut cols = [0u8; MAX_FAST_WIDTH as usize];
         let mut cells = [0u64; MAX_FAST_WIDTH as usize];
         let mut scores = [0u32; MAX_FAST_WIDTH as usize];
@@ -800,12 +806,14 @@ impl<'a> Solver<'a> {
             let score = if c as u32 == tt_col {
                 u32::MAX
             } else {
-                // Ties between equal counts (second half of the game): the threats right above
-                // a playable cell first (the opponent cannot take the cell below without giving
-                // us the threat).
+                // Ties between equal counts: the threats the opponent must block at once (on a
+                // playable cell) and the threats right above a playable cell (the opponent
+                // cannot take the cell below without giving us the threat) count one more
+                // (after ChristopheSteininger/c4, which weighs these two kinds above the rest).
                 let t = geo.winning_cells(cur | cell, child_mask) & useful;
-                let above = (geo.possible(child_mask) << 1) & geo.board & tie_break;
-                4 * t.count_ones() + (t & above).count_ones()
+                let playable = geo.possible(child_mask);
+                let soon = t & (playable | (playable << 1));
+                4 * t.count_ones() + soon.count_ones()
             };
             let mut i = k;
             while i > 0 && scores[i - 1] < score {
@@ -822,10 +830,11 @@ impl<'a> Solver<'a> {
             k += 1;
         }
 
-        // Enhanced transposition cutoff, in the first half of the game (where a subtree is big
-        // enough to pay for the extra probes; their slots were prefetched above): a child whose
-        // entry already bounds its score at or below -beta makes this node fail high at once.
-        if 2 * (geo.cells - n) >= geo.cells {
+        // Enhanced transposition cutoff, at nodes with at least `etc_min_empty` empty cells
+        // (where a subtree is big enough to pay for the extra probes; their slots were
+        // prefetched above): a child whose entry already bounds its score at or below -beta
+        // makes this node fail high at once.
+        if geo.cells - n >= self.etc_min_empty {
             if let Some((i, v)) = self.etc_cut(&ckeys[..k], beta) {
                 let c = cols[i] as u32;
                 let stored = if mirrored { geo.width - 1 - c } else { c };

@@ -150,8 +150,8 @@ fn small_boards_match_minimax() {
     against_minimax(7, 6, 20, 38..42, 10);
 }
 
-/// The cuts of the first half of the game (enhanced transposition cutoffs with at least half
-/// the cells empty) and claimeven one stone ahead (second player to move, even heights) on the
+/// The early cuts (enhanced transposition cutoffs at nodes with at least 16 of 42 cells
+/// empty, scaled: 6 of 4 x 4's 16, 7 of 5 x 4's 20) and claimeven one stone ahead (second player to move, even heights) on the
 /// roots where they apply: every window against minimax, one shared table per position (so
 /// the later windows find the earlier ones' entries to cut on); and early roots by bisection
 /// on a shared table against a full window on a fresh one.
