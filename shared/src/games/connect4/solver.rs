@@ -64,17 +64,14 @@
 //! ## Threads
 //! Every thread runs the same search on the shared table and fills it for the others, in the
 //! same move order (Connect Four transposes so much that a thread is best helped by the
-//! entries the other writes in the same part of the tree: the old Lazy SMP move swap near the
-//! root cost 590 M nodes on the empty board, and a per-thread reversal of ties in the move order
-//! of the first plies 425 M, against 208 M for one thread). Work is shared with ABDADA
-//! (Weill 1996) at every node with more than `SHARE_MIN_EMPTY` empty cells (of 42, scaled to
-//! the board), from the root down: the first child is searched by every thread that gets
+//! entries the other writes in the same part of the tree: sharing out the root's or the first
+//! plies' children made each thread do about the whole work alone, 2 x 330 M nodes on the
+//! empty board, and the old Lazy SMP move swap near the root 590 M). Work is shared with ABDADA
+//! (Weill 1996) in the middle of the game only, at nodes with more than `SHARE_MIN_EMPTY` and
+//! at most `SHARE_MAX_EMPTY` empty cells (of 42, scaled to the board): the first child is searched by every thread that gets
 //! there; a later child is entered only if no thread is inside it (one atomic test-and-mark in
 //! the small `busy` table, apart from the transposition table), else it is left for after the
-//! others, when its entry often answers it (the child's own table probe returns at once, one
-//! node). Sharing from the root instead of only at 17..26 empty cells cut two threads' nodes on
-//! the empty board (weak) from 255 M to 233-240 M (BENCHMARKS, Session 8); below 16 empty cells
-//! the atomics cost more than the work they save. The busy table only picks the order of children,
+//! others, when its entry often answers it. The busy table only picks the order of children,
 //! so every thread's answer stays exact whatever the timing: the first thread that finishes
 //! stops the others, which read the stop flag at every node. The helper threads live in a
 //! process-wide pool (`pool`): a job's probes, one after another, reuse the same threads
@@ -112,10 +109,12 @@ const BOUND_SHIFT: u32 = 58;
 const MOVE_SHIFT: u32 = 60;
 const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
-/// With threads, nodes with more than `SHARE_MIN_EMPTY` empty cells share their children out
-/// (ABDADA, see the module doc), out of `SHARE_OF_CELLS`: it scales with the board, 16 empty
-/// cells of 7 x 6's 42 (BENCHMARKS, Sessions 7 and 8).
+/// With threads, nodes with more than `SHARE_MIN_EMPTY` and at most `SHARE_MAX_EMPTY` empty
+/// cells share their children out (ABDADA, see the module doc). Both are out of
+/// `SHARE_OF_CELLS` and scale with the board: 16 and 26 empty cells of 7 x 6's 42, the best
+/// band measured there (BENCHMARKS, Session 7).
 const SHARE_MIN_EMPTY: i32 = 16;
+const SHARE_MAX_EMPTY: i32 = 26;
 const SHARE_OF_CELLS: i32 = 42;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
@@ -129,7 +128,7 @@ pub fn applies(game: &Connect4<u64>) -> bool {
 }
 
 /// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's internal
-/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 shares the work by ABDADA. A
+/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 runs Lazy SMP. A
 /// `book` for the board answers positions of at most its depth.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
@@ -172,6 +171,7 @@ pub fn search(
         if threads > 1 && threads <= busy::MAX_THREADS {
             let cells = (game.width * game.height) as i32;
             s.busy = &busy_slots;
+            s.share_from = cells - cells * SHARE_MAX_EMPTY / SHARE_OF_CELLS;
             s.share_below = cells - cells * SHARE_MIN_EMPTY / SHARE_OF_CELLS;
         }
         let r = s.root(root, a, b);
@@ -403,9 +403,10 @@ struct Solver<'a> {
     centre_first: [u8; MAX_FAST_WIDTH as usize],
     /// The threads' busy table (empty with one thread), see `busy`.
     busy: &'a [AtomicU64],
-    /// Nodes with fewer than `share_below` stones share their children out (ABDADA);
-    /// `i32::MIN` with one thread.
+    /// Nodes with at least `share_from` and fewer than `share_below` stones share their
+    /// children out (ABDADA); `share_below` is `i32::MIN` with one thread.
     share_below: i32,
+    share_from: i32,
     nodes: u64,
     reported: u64,
     stopped: bool,
@@ -445,6 +446,7 @@ impl<'a> Solver<'a> {
             centre_first,
             busy: &[],
             share_below: i32::MIN,
+            share_from: 0,
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -835,10 +837,10 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        // ABDADA (threads > 1, above `SHARE_MIN_EMPTY` empty cells): every child but the first is left for
+        // ABDADA (threads > 1, near the root only): every child but the first is left for
         // later while another thread is inside it; the children left are searched after the
         // others (their table entries then often answer them at once).
-        let share = n < self.share_below;
+        let share = n < self.share_below && n >= self.share_from;
         let mut deferred = [0u8; MAX_FAST_WIDTH as usize];
         let mut nd = 0;
         let mut t = 0;
