@@ -11,16 +11,16 @@
 //! - `Probes`: the exact value by threshold probes "value >= t" over `[lower, upper]`. With
 //!   `parallelism` k the planner keeps up to k probes in flight at targets that split the open
 //!   interval evenly (k-ary search); with k = 1 it bisects, leaning outward as Pons' solver does
-//!   (far probes are cheap), and near 0 (a narrow interval touching the win boundary) asks the
-//!   win boundary and the value next to it first (small values are the common ones). Every result narrows the interval with its fail-soft
-//!   bound, so one probe can close more than its own question. A shape with a `guess`
-//!   (MTD(f)-like) probes the guess first, then steps outward 1, 2, 4, ... grid steps on the
-//!   side the answers point to and bisects once bracketed (see `Planner::guess_targets`). Targets and bounds stay on the
-//!   multiples of the shape's `step` (the values the game can produce: Connect Four's internal
-//!   scores are multiples of 100), so no probe is spent between two possible values and no bound
-//!   shows a value that cannot occur. A probe output without bounds (`raw: None`) is a probe
-//!   that gave up for good (a memory limit): the plan ends there, and the prepared job reports
-//!   the bounds known so far and why it stopped.
+//!   (far probes are cheap), and near 0 (a narrow interval touching the win boundary) asks the win
+//!   boundary and the value next to it first (small values are the common ones). Every result
+//!   narrows the interval with its fail-soft bound, so one probe can close more than its own
+//!   question. A shape with a `guess` (MTD(f)-like) probes the guess first, then steps outward 1,
+//!   2, 4, ... grid steps on the side the answers point to and bisects once bracketed (see
+//!   `Planner::guess_targets`). Targets and bounds stay on the multiples of the shape's `step` (the
+//!   values the game can produce: Connect Four's internal scores are multiples of 100), so no probe
+//!   is spent between two possible values and no bound shows a value that cannot occur. A probe
+//!   output without bounds (`raw: None`) is a probe that gave up for good (a memory limit): the
+//!   plan ends there, and the prepared job reports the bounds known so far and why it stopped.
 //!
 //! Values inside the planner are the game's internal integers; everything it shows outside
 //! ([`Planner::progress`]) goes through [`PreparedJob::show_value`], the game's own scale.

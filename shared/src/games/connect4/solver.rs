@@ -62,20 +62,20 @@
 //! [`engine::Bound`]).
 //!
 //! ## Threads
-//! Every thread runs the same search on the shared table and fills it for the others, in the
-//! same move order (Connect Four transposes so much that a thread is best helped by the
-//! entries the other writes in the same part of the tree: sharing out the root's or the first
-//! plies' children made each thread do about the whole work alone, 2 x 330 M nodes on the
-//! empty board, and the old Lazy SMP move swap near the root 590 M). Work is shared with ABDADA
-//! (Weill 1996) in the middle of the game only, at nodes with more than `SHARE_MIN_EMPTY` and
-//! at most `SHARE_MAX_EMPTY` empty cells (of 42, scaled to the board): the first child is searched by every thread that gets
-//! there; a later child is entered only if no thread is inside it (one atomic test-and-mark in
-//! the small `busy` table, apart from the transposition table), else it is left for after the
-//! others, when its entry often answers it. The busy table only picks the order of children,
-//! so every thread's answer stays exact whatever the timing: the first thread that finishes
-//! stops the others, which read the stop flag at every node. The helper threads live in a
-//! process-wide pool (`pool`): a job's probes, one after another, reuse the same threads
-//! instead of spawning and joining them per probe.
+//! Every thread runs the same search on the shared table and fills it for the others, in the same
+//! move order (Connect Four transposes so much that a thread is best helped by the entries the
+//! other writes in the same part of the tree: sharing out the root's or the first plies' children
+//! made each thread do about the whole work alone, 2 x 330 M nodes on the empty board, and the old
+//! Lazy SMP move swap near the root 590 M). Work is shared with ABDADA (Weill 1996) in the middle
+//! of the game only, at nodes with more than `SHARE_MIN_EMPTY` and at most `SHARE_MAX_EMPTY` empty
+//! cells (of 42, scaled to the board): the first child is searched by every thread that gets there;
+//! a later child is entered only if no thread is inside it (one atomic test-and-mark in the small
+//! `busy` table, apart from the transposition table), else it is left for after the others, when
+//! its entry often answers it. The busy table only picks the order of children, so every thread's
+//! answer stays exact whatever the timing: the first thread that finishes stops the others, which
+//! read the stop flag at every node. The helper threads live in a process-wide pool (`pool`): a
+//! job's probes, one after another, reuse the same threads instead of spawning and joining them per
+//! probe.
 
 use super::book::Book;
 use super::{C4State, Connect4, VALUE_SCALE};
@@ -111,13 +111,14 @@ const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
 /// With threads, nodes with more than `SHARE_MIN_EMPTY` and at most `SHARE_MAX_EMPTY` empty
 /// cells share their children out (ABDADA, see the module doc). Both are out of
-/// `SHARE_OF_CELLS` and scale with the board: 16 and 26 empty cells of 7 x 6's 42, the best
+/// `BAND_OF_CELLS` and scale with the board: 16 and 26 empty cells of 7 x 6's 42, the best
 /// band measured there (BENCHMARKS, Session 7).
 const SHARE_MIN_EMPTY: i32 = 16;
 const SHARE_MAX_EMPTY: i32 = 26;
-const SHARE_OF_CELLS: i32 = 42;
+/// The board size (7 x 6) the empty-cell bands here were measured on.
+const BAND_OF_CELLS: i32 = 42;
 /// Enhanced transposition cutoffs are tried at nodes with at least `ETC_MIN_EMPTY` empty cells
-/// of `SHARE_OF_CELLS` (scaled to the board): 16 of 7 x 6's 42, ChristopheSteininger/c4's band
+/// of `BAND_OF_CELLS` (scaled to the board): 16 of 7 x 6's 42, ChristopheSteininger/c4's band
 /// (plies below 27). Against the old band (half the board or more empty) Pons' Test_L1_R2
 /// searched 7 % fewer nodes at the same CPU time; a lower band cut more nodes (9: 15 %, and 9 %
 /// on the empty board) but cost more CPU time per position than it saved (BENCHMARKS,
@@ -126,6 +127,11 @@ const ETC_MIN_EMPTY: i32 = 16;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
+/// `empty` cells of [`BAND_OF_CELLS`], scaled to a board of `cells` cells.
+fn scaled_band(cells: i32, empty: i32) -> i32 {
+    cells * empty / BAND_OF_CELLS
+}
+
 /// Whether the fast path applies to `game`.
 pub fn applies(game: &Connect4<u64>) -> bool {
     game.width * (game.height + 1) <= MAX_FAST_BITS
@@ -135,7 +141,7 @@ pub fn applies(game: &Connect4<u64>) -> bool {
 }
 
 /// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's internal
-/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 runs Lazy SMP. A
+/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 share the table (ABDADA in the middle game, see "Threads"). A
 /// `book` for the board answers positions of at most its depth.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
@@ -178,8 +184,8 @@ pub fn search(
         if threads > 1 && threads <= busy::MAX_THREADS {
             let cells = (game.width * game.height) as i32;
             s.busy = &busy_slots;
-            s.share_from = cells - cells * SHARE_MAX_EMPTY / SHARE_OF_CELLS;
-            s.share_below = cells - cells * SHARE_MIN_EMPTY / SHARE_OF_CELLS;
+            s.share_from = cells - scaled_band(cells, SHARE_MAX_EMPTY);
+            s.share_below = cells - scaled_band(cells, SHARE_MIN_EMPTY);
         }
         let r = s.root(root, a, b);
         s.flush();
@@ -456,10 +462,7 @@ impl<'a> Solver<'a> {
             busy: &[],
             share_below: i32::MIN,
             share_from: 0,
-            etc_min_empty: {
-                let cells = (game.width * game.height) as i32;
-                cells * ETC_MIN_EMPTY / SHARE_OF_CELLS
-            },
+            etc_min_empty: scaled_band((game.width * game.height) as i32, ETC_MIN_EMPTY),
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -846,7 +849,7 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        // ABDADA (threads > 1, near the root only): every child but the first is left for
+        // ABDADA (threads > 1, middle game only): every child but the first is left for
         // later while another thread is inside it; the children left are searched after the
         // others (their table entries then often answer them at once).
         let share = n < self.share_below && n >= self.share_from;
