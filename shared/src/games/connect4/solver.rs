@@ -30,11 +30,14 @@
 //!   prefetched while the moves are ordered);
 //! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
 //!   stored as exact;
-//! - move order: the table's move first (of a lower bound or exact entry only), then most
-//!   useful threats after the move (cells that would complete four, not right above an
-//!   opponent's threat), ties to the threats that are playable now or right above a playable
-//!   cell (c4 weighs these above the rest), then centre first (insertion sort on the stack, no
-//!   allocation); every child's table slot is prefetched while the moves are ordered;
+//! - move order: most useful threats after the move (cells that would complete four, not right
+//!   above an opponent's threat, 4 each), plus 1 for each threat playable now and 1 for each
+//!   right above a playable cell, plus 1 more for the first kind where the window asks for a
+//!   quick win or loss (a bound of at least `QUICK_SCORE`) and for the second kind elsewhere;
+//!   the table's move (of a lower bound or exact entry only) gets 1 more, not the first place
+//!   (c4 weighs these kinds above the rest and the table's move as a bonus); ties centre first
+//!   (insertion sort on the stack, no allocation); every child's table slot is prefetched while
+//!   the moves are ordered;
 //! - table: buckets of two 64-bit words (one entry each, both on one cache line, one prefetch):
 //!   the first word keeps the entry whose search took the most work (`log2` of its nodes), the
 //!   second takes every other result (always replace). A result for the position already in
@@ -124,6 +127,11 @@ const BAND_OF_CELLS: i32 = 42;
 /// on the empty board) but cost more CPU time per position than it saved (BENCHMARKS,
 /// Session 8).
 const ETC_MIN_EMPTY: i32 = 16;
+/// The move order weighs the threats to block at once above the threats right above a
+/// playable cell at nodes whose window asks for a score of at least `QUICK_SCORE` (a win or a
+/// loss, out of a `BAND_OF_CELLS` board, scaled like the bands), and the other way round
+/// elsewhere (see `Solver::node`). 5 on 7 x 6: a win by the 34th stone (BENCHMARKS, Session 9).
+const QUICK_SCORE: i32 = 5;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
 const EXACT: u64 = 3;
@@ -450,6 +458,8 @@ struct Solver<'a> {
     share_from: i32,
     /// Nodes with at least this many empty cells try enhanced transposition cutoffs.
     etc_min_empty: i32,
+    /// Windows asking for at least this score (win or loss) order quick threats first.
+    quick_score: i32,
     nodes: u64,
     reported: u64,
     stopped: bool,
@@ -491,6 +501,7 @@ impl<'a> Solver<'a> {
             share_below: i32::MIN,
             share_from: 0,
             etc_min_empty: scaled_band((game.width * game.height) as i32, ETC_MIN_EMPTY),
+            quick_score: scaled_band((game.width * game.height) as i32, QUICK_SCORE),
             nodes: 0,
             reported: 0,
             stopped: false,
@@ -818,10 +829,10 @@ impl<'a> Solver<'a> {
         }
         let alpha_w = alpha;
 
-        // Move order: the table's move (of a lower bound or exact entry), then the most useful
-        // threats after the move (empty cells that would complete four, not directly above an
-        // opponent's threat); ties centre first. Each child's table slot is prefetched here,
-        // so its probe does not wait for memory.
+        // Move order: the most useful threats after the move (empty cells that would complete
+        // four, not directly above an opponent's threat), the kinds of threat below and the
+        // table's move (of a lower bound or exact entry) as a bonus; ties centre first. Each
+        // child's table slot is prefetched here, so its probe does not wait for memory.
         let ccur = cur ^ mask;
         let cmcur = mcur ^ mmask;
         let useful = !(opp_wins << 1);
@@ -834,6 +845,17 @@ impl<'a> Solver<'a> {
         // after which the first player's claimeven bound (`evens_bound`) is at most -beta makes
         // this node fail high at once.
         let ce_ahead = geo.claimeven && n & 1 == 1;
+        // A window far from 0 asks for a quick win or loss: there the threats to block at once
+        // lead, elsewhere the threats right above a playable cell (a long fight over the
+        // board's cells). Measured in BENCHMARKS, Session 9.
+        let far = if alpha >= 0 {
+            alpha
+        } else if beta <= 0 {
+            -beta
+        } else {
+            0
+        };
+        let quick = far >= self.quick_score;
         for &c in &self.centre_first[..geo.width as usize] {
             let cell = next & (geo.column0 << (c as u32 * geo.h1));
             if cell == 0 {
@@ -859,17 +881,23 @@ impl<'a> Solver<'a> {
                     return (v, Some(c));
                 }
             }
-            let score = if c as u32 == tt_col {
-                u32::MAX
-            } else {
-                // Ties between equal counts: the threats the opponent must block at once (on a
-                // playable cell) and the threats right above a playable cell (the opponent
-                // cannot take the cell below without giving us the threat) count one more
-                // (after ChristopheSteininger/c4, which weighs these two kinds above the rest).
+            let score = {
+                // Beyond the count: the threats the opponent must block at once (on a playable
+                // cell) and the threats right above a playable cell (the opponent cannot take
+                // the cell below without giving us the threat) count one more, and one of the
+                // two kinds once more again, by the window (`quick`); the table's move counts
+                // one more (after ChristopheSteininger/c4, which weighs these kinds above the
+                // rest and the table's move as a bonus, not first).
                 let t = geo.winning_cells(cur | cell, child_mask) & useful;
                 let playable = geo.possible(child_mask);
-                let soon = t & (playable | (playable << 1));
-                4 * t.count_ones() + soon.count_ones()
+                let now = t & playable;
+                let above = t & (playable << 1);
+                let again = if quick { now } else { above };
+                4 * t.count_ones()
+                    + now.count_ones()
+                    + above.count_ones()
+                    + again.count_ones()
+                    + (c as u32 == tt_col) as u32
             };
             let mut i = k;
             while i > 0 && scores[i - 1] < score {
