@@ -19,7 +19,8 @@
 //!   once: no table entry, no ordering;
 //! - claimeven (boards of even height, the first player to move): the second player can take
 //!   every empty even-row cell that is not playable now; if the first player's remaining cells
-//!   hold no four its score is at most 0, and below 0 if the second player's cells hold one
+//!   hold no four, or only fours that each lie above a four of the second player's in the same
+//!   columns, its score is at most 0, and below 0 if the second player's cells hold one
 //!   (`Solver::evens_bound`; the idea of ChristopheSteininger/c4's evens strategy, after
 //!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
 //!   and one stone ahead: at the second player's nodes, a move after which the first player's
@@ -596,10 +597,11 @@ impl<'a> Solver<'a> {
     /// cell on another playable even-row cell (the columns of odd height come in pairs when
     /// the first player is to move). It only ever plays even rows, so it gets every empty
     /// even-row cell that is not playable now, each right after the cell below is filled; the
-    /// first player gets at most the rest. If the rest holds no four, the first player never
-    /// wins (bound 0); if the second player's cells then hold a four whose highest cell is on
-    /// row `r`, that four is complete by stone `cells - (h - r)` at the latest (the cells above
-    /// a cell come after it), so the first player loses by then.
+    /// first player gets at most the rest. If the rest holds no four (or only fours that each
+    /// lie above a four of the second player's, see below), the first player never wins (bound
+    /// 0); if the second player's cells then hold a four whose highest cell is on row `r`, that
+    /// four is complete by stone `cells - (h - r)` at the latest (the cells above a cell come
+    /// after it), so the first player loses by then.
     #[inline]
     fn evens_bound(&self, cur: u64, mask: u64) -> i32 {
         let geo = &self.geo;
