@@ -312,12 +312,16 @@ impl Geometry {
     /// Whether `b` (cells of the board, no sentinel bits) holds four in a row.
     #[inline(always)]
     fn has_four(&self, b: u64) -> bool {
-        let mut any = 0;
-        for shift in [1, self.h1, self.h, self.h1 + 1] {
-            let m = b & (b >> shift);
-            any |= m & (m >> (2 * shift));
-        }
-        any != 0
+        [1, self.h1, self.h, self.h1 + 1]
+            .into_iter()
+            .any(|shift| Geometry::four_starts(b, shift) != 0)
+    }
+
+    /// The second player's cells under claimeven with the first player to move (see
+    /// `Solver::evens_bound`): its stones and every empty even-row cell not playable now.
+    #[inline(always)]
+    fn claimeven_cells(&self, cur: u64, mask: u64) -> u64 {
+        (cur ^ mask) | (self.even_cells & !mask & !self.possible(mask))
     }
 
     /// The lowest-numbered cell of every four in a row of `b` along `shift` (1 up, `h1`
@@ -605,23 +609,24 @@ impl<'a> Solver<'a> {
     #[inline]
     fn evens_bound(&self, cur: u64, mask: u64) -> i32 {
         let geo = &self.geo;
-        let theirs = (cur ^ mask) | (geo.even_cells & !mask & !geo.possible(mask));
+        let theirs = geo.claimeven_cells(cur, mask);
         let ours = geo.board & !theirs;
-        if geo.has_four(ours) {
+        // Right, up-right, down-right: the shift and the row step per column.
+        let dirs = [(geo.h1, 0), (geo.h1 + 1, 1), (geo.h, -1)];
+        let mine = dirs.map(|(shift, _)| Geometry::four_starts(ours, shift));
+        let mine_vertical = Geometry::four_starts(ours, 1);
+        if mine_vertical != 0 || mine.iter().any(|&m| m != 0) {
             // The first player's fours do not help it if each one lies, cell for cell, above a
             // four of the second player's in the same columns (starting in the same column, each
             // cell below the first player's cell of its column): a column fills from the
             // bottom, so that four of the second player's is complete first (after
             // ChristopheSteininger/c4, which compares the fours of each direction this way; a
             // four of another direction counts here too). A vertical four is never beaten.
-            if Geometry::four_starts(ours, 1) != 0 {
+            if mine_vertical != 0 {
                 return i32::MAX;
             }
-            // Right, up-right, down-right: the shift and the row step per column.
-            let dirs = [(geo.h1, 0), (geo.h1 + 1, 1), (geo.h, -1)];
             let starts = dirs.map(|(shift, _)| Geometry::four_starts(theirs, shift));
-            for (shift, slope) in dirs {
-                let mine = Geometry::four_starts(ours, shift);
+            for (&mine, (_, slope)) in mine.iter().zip(dirs) {
                 if mine == 0 {
                     continue;
                 }

@@ -409,7 +409,7 @@ fn the_claimeven_bound_over_beaten_fours_is_sound() {
             if s.moves % 2 != 0 || checked == want {
                 continue;
             }
-            let theirs = (s.current ^ s.mask) | (geo.even_cells & !s.mask & !geo.possible(s.mask));
+            let theirs = geo.claimeven_cells(s.current, s.mask);
             let bound = solver.evens_bound(s.current, s.mask);
             if bound == i32::MAX || !geo.has_four(geo.board & !theirs) {
                 continue;
