@@ -70,9 +70,10 @@
 //! move order (Connect Four transposes so much that a thread is best helped by the entries the
 //! other writes in the same part of the tree: sharing out the root's or the first plies' children
 //! made each thread do about the whole work alone, 2 x 330 M nodes on the empty board, and the old
-//! Lazy SMP move swap near the root 590 M). Work is shared with ABDADA (Weill 1996) in the middle
-//! of the game only, at nodes with more than `SHARE_MIN_EMPTY` and at most `SHARE_MAX_EMPTY` empty
-//! cells (of 42, scaled to the board): the first child is searched by every thread that gets there;
+//! Lazy SMP move swap near the root 590 M; jittered ties in a helper's order, after c4, cost 4 %
+//! near the root and 60 % more nodes deeper). Work is shared with ABDADA (Weill 1996) at every
+//! node with more than `SHARE_MIN_EMPTY` empty cells (of 42, scaled to the board), the root and
+//! the first plies included: the first child is searched by every thread that gets there;
 //! a later child is entered only if no thread is inside it (one atomic test-and-mark in the small
 //! `busy` table, apart from the transposition table), else it is left for after the others, when
 //! its entry often answers it. The busy table only picks the order of children, so every thread's
@@ -113,12 +114,13 @@ const BOUND_SHIFT: u32 = 58;
 const MOVE_SHIFT: u32 = 60;
 const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
-/// With threads, nodes with more than `SHARE_MIN_EMPTY` and at most `SHARE_MAX_EMPTY` empty
-/// cells share their children out (ABDADA, see the module doc). Both are out of
-/// `BAND_OF_CELLS` and scale with the board: 16 and 26 empty cells of 7 x 6's 42, the best
-/// band measured there (BENCHMARKS, Session 7).
-const SHARE_MIN_EMPTY: i32 = 16;
-const SHARE_MAX_EMPTY: i32 = 26;
+/// With threads, nodes with more than `SHARE_MIN_EMPTY` empty cells (of `BAND_OF_CELLS`,
+/// scaled to the board) share their children out (ABDADA, see the module doc): 18 of 7 x 6's
+/// 42. Sharing from the root down cut the two-thread weak empty board from 171 M to 150 M nodes
+/// against the old middle band (more than 16 and at most 26 empty: the all-node right below the
+/// root was not shared), and 18 did best of 12 to 20 on the empty board and Pons' L1 sets
+/// (BENCHMARKS, Session 10).
+const SHARE_MIN_EMPTY: i32 = 18;
 /// The board size (7 x 6) the empty-cell bands here were measured on.
 const BAND_OF_CELLS: i32 = 42;
 /// Enhanced transposition cutoffs are tried at nodes with at least `ETC_MIN_EMPTY` empty cells
@@ -150,8 +152,8 @@ pub fn applies(game: &Connect4<u64>) -> bool {
 }
 
 /// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's internal
-/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 share the table (ABDADA in the middle game, see "Threads"). A
-/// `book` for the board answers positions of at most its depth.
+/// scale (see [`engine::search`]); `None` only when stopped. `threads` > 1 share the table
+/// (ABDADA, see "Threads"). A `book` for the board answers positions of at most its depth.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
     game: &Connect4<u64>,
@@ -193,7 +195,6 @@ pub fn search(
         if threads > 1 && threads <= busy::MAX_THREADS {
             let cells = (game.width * game.height) as i32;
             s.busy = &busy_slots;
-            s.share_from = cells - scaled_band(cells, SHARE_MAX_EMPTY);
             s.share_below = cells - scaled_band(cells, SHARE_MIN_EMPTY);
         }
         let r = s.root(root, a, b);
@@ -457,10 +458,9 @@ struct Solver<'a> {
     centre_first: [u8; MAX_FAST_WIDTH as usize],
     /// The threads' busy table (empty with one thread), see `busy`.
     busy: &'a [AtomicU64],
-    /// Nodes with at least `share_from` and fewer than `share_below` stones share their
-    /// children out (ABDADA); `share_below` is `i32::MIN` with one thread.
+    /// Nodes with fewer than `share_below` stones share their children out (ABDADA);
+    /// `i32::MIN` with one thread.
     share_below: i32,
-    share_from: i32,
     /// Nodes with at least this many empty cells try enhanced transposition cutoffs.
     etc_min_empty: i32,
     /// Windows asking for at least this score (win or loss) order quick threats first.
@@ -504,7 +504,6 @@ impl<'a> Solver<'a> {
             centre_first,
             busy: &[],
             share_below: i32::MIN,
-            share_from: 0,
             etc_min_empty: scaled_band((game.width * game.height) as i32, ETC_MIN_EMPTY),
             quick_score: scaled_band((game.width * game.height) as i32, QUICK_SCORE),
             nodes: 0,
@@ -940,10 +939,10 @@ impl<'a> Solver<'a> {
 
         let mut best = i32::MIN;
         let mut best_i = 0;
-        // ABDADA (threads > 1, middle game only): every child but the first is left for
-        // later while another thread is inside it; the children left are searched after the
-        // others (their table entries then often answer them at once).
-        let share = n < self.share_below && n >= self.share_from;
+        // ABDADA (threads > 1, nodes with more than `SHARE_MIN_EMPTY` empty cells): every child
+        // but the first is left for later while another thread is inside it; the children left
+        // are searched after the others (their table entries then often answer them at once).
+        let share = n < self.share_below;
         let mut deferred = [0u8; MAX_FAST_WIDTH as usize];
         let mut nd = 0;
         let mut t = 0;
