@@ -28,7 +28,9 @@
 //! - enhanced transposition cutoff at nodes with at least 16 of 42 cells empty (`ETC_MIN_EMPTY`,
 //!   ChristopheSteininger/c4's band): a child whose table entry already bounds its score at or
 //!   below `-beta` makes the node fail high without a search (the children's slots are
-//!   prefetched while the moves are ordered);
+//!   prefetched while the moves are ordered); tried before the first child at nodes with at
+//!   least 22 of 42 empty (`ETC_FIRST_MIN_EMPTY`), deeper only once the first child failed to
+//!   cut (most nodes there are cut by their first child, and need not wait for the probes);
 //! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
 //!   stored as exact;
 //! - move order: most useful threats after the move (cells that would complete four, not right
@@ -130,6 +132,13 @@ const BAND_OF_CELLS: i32 = 42;
 /// on the empty board) but cost more CPU time per position than it saved (BENCHMARKS,
 /// Session 8).
 const ETC_MIN_EMPTY: i32 = 16;
+/// At nodes with at least `ETC_FIRST_MIN_EMPTY` empty cells (of `BAND_OF_CELLS`, scaled) the
+/// enhanced transposition cutoff is tried before the first child, below that (down to
+/// `ETC_MIN_EMPTY`) only once the first child has failed to cut: the probes of every child's
+/// slot cost a wait on memory that most nodes deep in the tree do not need (their first child
+/// cuts), while near the root a cut saves the first child's big subtree. 22 of 42: Pons'
+/// Test_L1_R1 12 % faster, the empty board and L1_R2 level (BENCHMARKS, Session 10).
+const ETC_FIRST_MIN_EMPTY: i32 = 22;
 /// The move order weighs the threats to block at once above the threats right above a
 /// playable cell at nodes whose window asks for a score of at least `QUICK_SCORE` (a win or a
 /// loss, out of a `BAND_OF_CELLS` board, scaled like the bands), and the other way round
@@ -461,8 +470,11 @@ struct Solver<'a> {
     /// Nodes with fewer than `share_below` stones share their children out (ABDADA);
     /// `i32::MIN` with one thread.
     share_below: i32,
-    /// Nodes with at least this many empty cells try enhanced transposition cutoffs.
+    /// Nodes with at least this many empty cells try enhanced transposition cutoffs (once
+    /// their first child failed to cut)...
     etc_min_empty: i32,
+    /// ...and with at least this many, before any child.
+    etc_first_min_empty: i32,
     /// Windows asking for at least this score (win or loss) order quick threats first.
     quick_score: i32,
     nodes: u64,
@@ -505,6 +517,10 @@ impl<'a> Solver<'a> {
             busy: &[],
             share_below: i32::MIN,
             etc_min_empty: scaled_band((game.width * game.height) as i32, ETC_MIN_EMPTY),
+            etc_first_min_empty: scaled_band(
+                (game.width * game.height) as i32,
+                ETC_FIRST_MIN_EMPTY,
+            ),
             quick_score: scaled_band((game.width * game.height) as i32, QUICK_SCORE),
             nodes: 0,
             reported: 0,
@@ -662,6 +678,18 @@ impl<'a> Solver<'a> {
                 .filter(|h| h.bound != LOWER && -h.score >= beta)
                 .map(|h| (i, -h.score))
         })
+    }
+
+    /// Stores the fail-high `v` (at least beta) of a node cut by its move `c` without a search
+    /// of that move (claimeven one stone ahead, enhanced transposition cutoff): exact if it
+    /// meets the upper bound `hi` known before, else a lower bound. `first` is the node's
+    /// first node number (see `node`).
+    #[inline]
+    fn store_cut(&self, key: u64, mirrored: bool, v: i32, hi: i32, c: u8, first: u64) {
+        let c = c as u32;
+        let stored = if mirrored { self.geo.width - 1 - c } else { c };
+        let bound = if v >= hi { EXACT } else { LOWER };
+        self.store(key, v, bound, stored + 1, self.nodes - first + 1);
     }
 
     /// Score of winning with the stone of ply `n`.
@@ -876,15 +904,8 @@ impl<'a> Solver<'a> {
             if ce_ahead {
                 let b = self.evens_bound(ccur, child_mask);
                 if b != i32::MAX && -b >= beta {
-                    let v = -b;
-                    let stored = if mirrored {
-                        geo.width - 1 - c as u32
-                    } else {
-                        c as u32
-                    };
-                    let bound = if v >= hi { EXACT } else { LOWER };
-                    self.store(key, v, bound, stored + 1, self.nodes - first + 1);
-                    return (v, Some(c));
+                    self.store_cut(key, mirrored, -b, hi, c, first);
+                    return (-b, Some(c));
                 }
             }
             let score = {
@@ -926,14 +947,15 @@ impl<'a> Solver<'a> {
         // Enhanced transposition cutoff, at nodes with at least `etc_min_empty` empty cells
         // (where a subtree is big enough to pay for the extra probes; their slots were
         // prefetched above): a child whose entry already bounds its score at or below -beta
-        // makes this node fail high at once.
-        if geo.cells - n >= self.etc_min_empty {
+        // makes this node fail high at once. Tried here, before any child, near the root
+        // (`etc_first_min_empty`), else once the first child has failed to cut (below).
+        let empty = geo.cells - n;
+        let etc_later = empty >= self.etc_min_empty && empty < self.etc_first_min_empty;
+        if empty >= self.etc_first_min_empty {
             if let Some((i, v)) = self.etc_cut(&ckeys[..k], beta) {
-                let c = cols[i] as u32;
-                let stored = if mirrored { geo.width - 1 - c } else { c };
-                let bound = if v >= hi { EXACT } else { LOWER };
-                self.store(key, v, bound, stored + 1, self.nodes - first + 1);
-                return (v, Some(cols[i]));
+                let c = cols[i];
+                self.store_cut(key, mirrored, v, hi, c, first);
+                return (v, Some(c));
             }
         }
 
@@ -948,6 +970,13 @@ impl<'a> Solver<'a> {
         let mut t = 0;
         while t < k + nd {
             let i = if t < k { t } else { deferred[t - k] as usize };
+            if t == 1 && etc_later {
+                if let Some((j, v)) = self.etc_cut(&ckeys[1..k], beta) {
+                    let c = cols[1 + j];
+                    self.store_cut(key, mirrored, v, hi, c, first);
+                    return (v, Some(c));
+                }
+            }
             t += 1;
             let mut marked = false;
             if share {
