@@ -129,7 +129,7 @@ pub const SIGNATURES: &[Signature] = &[
         position: "5455174361263362",
         algorithm: "alphabeta",
         options: &[],
-        nodes: 35944,
+        nodes: 36027,
         fingerprint: 0xc87d_56e5_ef7f_341e,
     },
     Signature {
