@@ -615,14 +615,15 @@ impl<W: Word> Tactics for Connect4<W> {
     fn table_entries_hint(&self, s: &C4State<W>) -> Option<u64> {
         // Far fewer positions than 2^(empty cells) are searched: on Pons' 7 x 6 sets the mean
         // is below 2^(empty - 8) (L2_R2: 22,000 nodes at about 24 empty cells), and a small
-        // table is a fast one (it stays in cache): 2^(empty - 8) entries, and at most
-        // 2^(cells - 22), 2^20 (16 MB) on 7 x 6. Against the old 2^(empty - 4) up to the 64 MB
+        // table is a fast one (it stays in cache): 2^(empty - 8) entries, and at most 2^20
+        // (16 MB) on boards of up to 7 x 6's 42 cells, 2^(cells - 22) on bigger ones (whose
+        // searches grow with the cells). Against the old 2^(empty - 4) up to the 64 MB
         // budget, every Pons set ran 10-25 % faster with a few more nodes, and the weak empty
         // board too (15.1 s -> 13.4 s, 149 M -> 158 M nodes; 4 and 8 MB did better on the
         // small sets but worse with two threads; BENCHMARKS, Session 10).
         let cells = self.cells();
         let empty = (cells - s.moves as i32).clamp(8, 60) as u32;
-        let cap = (cells as u32).saturating_sub(22).clamp(10, 40);
+        let cap = (cells as u32).saturating_sub(22).clamp(20, 40);
         Some(1u64 << (empty - 8).min(cap))
     }
 
