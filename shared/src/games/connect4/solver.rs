@@ -193,11 +193,13 @@ pub fn search(
         as i32;
     let (words, salt) = table.raw_words();
     let stop = StopFlag(AtomicBool::new(false));
-    // A root with at most `SHARE_MIN_EMPTY` empty cells has no node that shares its children:
-    // more threads would only walk the same tree in step, so one thread searches it (Pons'
-    // L3_R1 with two threads took 19 us a position against 5.5 us with one).
+    // Nodes with fewer stones than this share their children out (ABDADA). A root with at
+    // least as many has no such node: more threads would only walk the same tree in step, so
+    // one thread searches it (Pons' L3_R1 with two threads took 19 us a position against
+    // 5.5 us with one).
     let cells = (game.width * game.height) as i32;
-    let threads = if cells - root.moves as i32 <= scaled_band(cells, SHARE_MIN_EMPTY) {
+    let share_below = cells - scaled_band(cells, SHARE_MIN_EMPTY);
+    let threads = if root.moves as i32 >= share_below {
         1
     } else {
         threads.max(1) as u64
@@ -210,9 +212,8 @@ pub fn search(
     let run = |_helper: u64| {
         let mut s = Solver::new(game, words, salt, book, ctl, &stop.0);
         if threads > 1 && threads <= busy::MAX_THREADS {
-            let cells = (game.width * game.height) as i32;
             s.busy = &busy_slots;
-            s.share_below = cells - scaled_band(cells, SHARE_MIN_EMPTY);
+            s.share_below = share_below;
         }
         let r = s.root(root, a, b);
         s.flush();
@@ -508,6 +509,7 @@ impl<'a> Solver<'a> {
         ctl: &'a Control,
         stop: &'a AtomicBool,
     ) -> Self {
+        let cells = (game.width * game.height) as i32;
         let mut centre_first = [0u8; MAX_FAST_WIDTH as usize];
         for (i, &c) in game.centre_first.iter().enumerate() {
             centre_first[i] = c;
@@ -524,12 +526,9 @@ impl<'a> Solver<'a> {
             centre_first,
             busy: &[],
             share_below: i32::MIN,
-            etc_min_empty: scaled_band((game.width * game.height) as i32, ETC_MIN_EMPTY),
-            etc_first_min_empty: scaled_band(
-                (game.width * game.height) as i32,
-                ETC_FIRST_MIN_EMPTY,
-            ),
-            quick_score: scaled_band((game.width * game.height) as i32, QUICK_SCORE),
+            etc_min_empty: scaled_band(cells, ETC_MIN_EMPTY),
+            etc_first_min_empty: scaled_band(cells, ETC_FIRST_MIN_EMPTY),
+            quick_score: scaled_band(cells, QUICK_SCORE),
             nodes: 0,
             reported: 0,
             stopped: false,
