@@ -1047,6 +1047,7 @@ impl Scheduler {
                     kind: task.resume.clone().unwrap_or_else(|| task.kind.clone()),
                 },
                 time_ms,
+                store_id: String::new(),
             };
             self.changed.insert(job.id);
             self.leases.insert(

@@ -125,6 +125,14 @@ pub trait PreparedJob: Send + Sync {
             .cloned()
             .unwrap_or_default()
     }
+    /// Checks an output that a worker reported for `task` before the coordinator stores it: the
+    /// value's type and range for the game, a best move that is legal at the root, bounds inside
+    /// the value range. A worker is trusted to run kernels, not to be right about the game: a
+    /// failed check is treated as a failed attempt. Default: accepted.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        let _ = (task, out);
+        Ok(())
+    }
     /// For a progress report of `task` that carries a checkpoint: the task (same kind and
     /// index, its input replaced) that continues from that checkpoint exactly like the
     /// uninterrupted task. The coordinator stores it and hands it out when the task is leased
@@ -170,8 +178,39 @@ pub const ALGORITHMS: &[&str] = &[
     "nrpa",
 ];
 
-/// Checks a job completely and prepares it to run.
+/// What the process that runs a job offers its kernels. A job's `threads` and `memory_mb`
+/// never exceed these: larger requests are cut down to them (a job may run on workers of any
+/// size), and the defaults of kernels that size themselves stay within them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resources {
+    /// Kernel threads one task may use (a worker's `--threads`).
+    pub threads: usize,
+    /// Memory one task's tables and trees may use, in MiB (a worker's `--memory-mb`).
+    pub memory_mb: u64,
+}
+
+impl Resources {
+    /// The most any process offers: what the coordinator validates against.
+    pub const MAX: Resources = Resources {
+        threads: 256,
+        memory_mb: 1 << 20,
+    };
+}
+
+impl Default for Resources {
+    fn default() -> Self {
+        Resources::MAX
+    }
+}
+
+/// Checks a job completely and prepares it to run, within [`Resources::MAX`].
 pub fn prepare(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
+    prepare_with(job, &Resources::MAX)
+}
+
+/// Checks a job completely and prepares it to run within `res` (a worker's threads and memory).
+pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let _ = res;
     if !ALGORITHMS.contains(&job.algorithm.as_str()) {
         return Err(SolveError::bad(format!(
             "unknown algorithm '{}' (known: {})",

@@ -168,6 +168,11 @@ pub struct TaskOutput {
     /// Algorithm-specific keys (`pv`, `proved`, `bounds`, `sequence`, `visits`, ...).
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// A proof certificate (proof-number jobs with `proof=true`): an artifact of the job, kept
+    /// apart from its result by the coordinator (`GET /v1/jobs/{id}/proof`) and written to a
+    /// file by the command line (`solve --proof FILE`). Never a path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<serde_json::Value>,
 }
 
 impl TaskOutput {
@@ -200,6 +205,11 @@ pub struct JobResult {
     /// Algorithm-specific keys.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The proof certificate, if the job asked for one ([`TaskOutput::proof`]). Not part of the
+    /// printed or stored result: the command line writes it to `--proof FILE`, the coordinator
+    /// keeps it as the job's artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<serde_json::Value>,
 }
 
 /// The worker protocol (`/v1/worker/...`): what a worker and the coordinator say to each other.
@@ -265,6 +275,11 @@ pub mod protocol {
         /// What is left of the job's time budget, in milliseconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub time_ms: Option<u64>,
+        /// The identity of the coordinator's store (a random id made with the store). Job ids
+        /// restart with a new store, so a worker keys what it caches by this and the job's
+        /// content, never by the job id alone.
+        #[serde(default)]
+        pub store_id: String,
     }
 
     /// `POST /v1/worker/heartbeat`: the task is still running. 409 when the lease is no longer
@@ -382,6 +397,7 @@ mod tests {
             nodes: 10,
             elapsed_ms: 1,
             extra,
+            proof: None,
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["pv"][0], "4");

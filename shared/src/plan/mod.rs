@@ -559,6 +559,7 @@ pub fn job_result(job: &dyn PreparedJob, out: TaskOutput, elapsed_ms: u64) -> Jo
         nodes: out.nodes,
         elapsed_ms,
         extra: out.extra,
+        proof: out.proof,
     }
 }
 

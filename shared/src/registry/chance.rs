@@ -179,6 +179,7 @@ impl<G: ChanceZeroSum> ChanceJob<G> {
             elapsed_ms: ms,
             raw: None,
             extra,
+            proof: None,
         }
     }
 }

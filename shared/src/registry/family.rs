@@ -441,6 +441,7 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             elapsed_ms: ms,
             raw: Some(raw),
             extra,
+            proof: None,
         }
     }
 

@@ -445,6 +445,7 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
             elapsed_ms,
             raw: None,
             extra,
+            proof: None,
         }
     }
 }

@@ -229,6 +229,7 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
             elapsed_ms: t0.elapsed().as_millis() as u64,
             raw: None,
             extra,
+            proof: None,
         })
     }
 }

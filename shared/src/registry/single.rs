@@ -199,6 +199,7 @@ impl<G: SinglePlayer> SingleJob<G> {
             elapsed_ms: ms,
             raw: None,
             extra,
+            proof: None,
         }
     }
 }
