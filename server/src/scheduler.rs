@@ -2424,4 +2424,445 @@ mod tests {
         drop(s);
         let _ = std::fs::remove_file(&path);
     }
+
+    /// A prepared job for tests of the scheduler's own logic: a plan of any shape, outputs
+    /// posted by the test, and a result check that refuses everything when `refuse` is set.
+    struct Stub {
+        job: JobSpec,
+        shape: registry::PlanShape,
+        refuse: Option<String>,
+    }
+
+    impl PreparedJob for Stub {
+        fn job(&self) -> &JobSpec {
+            &self.job
+        }
+        fn plan_shape(&self) -> registry::PlanShape {
+            self.shape.clone()
+        }
+        fn run(
+            &self,
+            _task: &TaskKind,
+            _ctl: &Control,
+        ) -> Result<TaskOutput, registry::SolveError> {
+            Ok(TaskOutput::default())
+        }
+        fn check_output(&self, _task: &TaskKind, _out: &TaskOutput) -> Result<(), String> {
+            match &self.refuse {
+                Some(why) => Err(why.clone()),
+                None => Ok(()),
+            }
+        }
+    }
+
+    fn stub_spec() -> JobSpec {
+        serde_json::from_value(json!({"game": "tictactoe", "algorithm": "minimax"})).unwrap()
+    }
+
+    fn submit_stub(s: &mut Scheduler, shape: registry::PlanShape, refuse: Option<&str>) -> u64 {
+        let stub = Stub {
+            job: stub_spec(),
+            shape,
+            refuse: refuse.map(str::to_string),
+        };
+        s.submit(stub_spec(), Box::new(stub)).unwrap()
+    }
+
+    fn output(value: i64) -> TaskOutput {
+        TaskOutput {
+            value: value.into(),
+            ..TaskOutput::default()
+        }
+    }
+
+    fn open_with(path: &std::path::Path, config: SchedConfig) -> Scheduler {
+        Scheduler::open(Store::open(path).unwrap(), config).unwrap()
+    }
+
+    /// The state a client and a worker can observe, for comparing a scheduler with another.
+    fn observed(s: &mut Scheduler, job: u64) -> Value {
+        let st = s.status();
+        json!({
+            "job": s.job_status(job).unwrap(),
+            "queue_depth": st["queue_depth"],
+            "running": st["running"],
+            "jobs": st["jobs"],
+            "leases": s.leases.keys().collect::<BTreeSet<_>>(),
+        })
+    }
+
+    /// A commit that fails in submit, lease, heartbeat or report leaves memory equal to what a
+    /// fresh open of the same file gives (the store is the truth), answers a store error, and
+    /// the same call succeeds when tried again.
+    #[test]
+    fn a_failed_commit_leaves_memory_as_the_store_has_it() {
+        let path = db("failcommit");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let job = json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"});
+        let spec: JobSpec = serde_json::from_value(job.clone()).unwrap();
+        let compare = |s: &mut Scheduler, id: u64, what: &str| {
+            let mut fresh = open(&path, 1);
+            assert_eq!(
+                observed(s, id),
+                observed(&mut fresh, id),
+                "after a failed {what}"
+            );
+        };
+        // Submit: nothing of the job stays.
+        s.store.fail_next_commit();
+        let refused = s.submit(spec.clone(), registry::prepare(&spec).unwrap());
+        assert!(matches!(refused, Err(SchedError::Store(_))), "{refused:?}");
+        assert_eq!(s.resident().0, 0);
+        let id = submit(&mut s, job);
+        compare(&mut s, id, "submit");
+        // Lease: the task is still queued, and no lease is held.
+        s.store.fail_next_commit();
+        assert!(matches!(s.lease(&w), Err(SchedError::Store(_))));
+        assert_eq!(s.leases.len(), 0);
+        assert_eq!(s.job_status(id).unwrap()["tasks"]["queued"], 1);
+        compare(&mut s, id, "lease");
+        let grant = s.lease(&w).unwrap().expect("the retry leases the task");
+        // Heartbeat with progress.
+        s.store.fail_next_commit();
+        let hb = Heartbeat {
+            worker_id: w.clone(),
+            lease_id: grant.lease_id.clone(),
+            progress: Some(json!({"nodes": 5})),
+        };
+        assert!(matches!(s.heartbeat(hb.clone()), Err(SchedError::Store(_))));
+        compare(&mut s, id, "heartbeat");
+        assert!(!s.heartbeat(hb).unwrap().cancel);
+        // Report: the result is not taken, the lease stays active, a retry is accepted.
+        let out = run_grant(&grant);
+        s.store.fail_next_commit();
+        let refused = s.report(Report {
+            worker_id: w.clone(),
+            lease_id: grant.lease_id.clone(),
+            outcome: Outcome::Done {
+                output: out.clone(),
+            },
+        });
+        assert!(matches!(refused, Err(SchedError::Store(_))), "{refused:?}");
+        assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
+        assert_eq!(s.job_status(id).unwrap()["tasks"]["running"], 1);
+        compare(&mut s, id, "report");
+        assert!(!report_done(&mut s, &w, &grant.lease_id, out));
+        assert_eq!(s.stored_results(grant.task_id).unwrap(), 1);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A result that fails the job's check is a failed attempt: not stored, the task is retried,
+    /// and after `max_attempts` the job fails naming the reason.
+    #[test]
+    fn a_result_that_fails_its_check_counts_as_a_failed_attempt() {
+        let path = db("check");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let id = submit_stub(
+            &mut s,
+            registry::PlanShape::Single,
+            Some("value 7 is not a tic-tac-toe value"),
+        );
+        for attempt in 1..=DEFAULT_MAX_ATTEMPTS {
+            let grant = s.lease(&w).unwrap().expect("the task is leased again");
+            assert_eq!(grant.attempt, attempt);
+            assert!(!report_done(&mut s, &w, &grant.lease_id, output(7)));
+            assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
+        }
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "failed", "{st}");
+        let error = st["error"].as_str().unwrap();
+        assert!(
+            error.contains("value 7 is not a tic-tac-toe value") && error.contains("3 times"),
+            "{error}"
+        );
+        assert_eq!(s.counters.results_invalid, u64::from(DEFAULT_MAX_ATTEMPTS));
+        assert!(s.lease(&w).unwrap().is_none(), "nothing left to run");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A proof certificate is kept apart from the result: the stored result has none, the
+    /// artifact holds it; one over the size limit fails the attempt with a clear reason.
+    #[test]
+    fn a_proof_is_stored_as_an_artifact_not_in_the_result() {
+        let path = db("proof");
+        let config = SchedConfig {
+            parallelism: Some(1),
+            max_proof_bytes: 100,
+            ..SchedConfig::default()
+        };
+        let mut s = open_with(&path, config);
+        let w = worker(&mut s);
+        let id = submit_stub(&mut s, registry::PlanShape::Single, None);
+        let grant = s.lease(&w).unwrap().unwrap();
+        let mut big = output(1);
+        big.proof = Some(json!({"tree": "x".repeat(200)}));
+        report_done(&mut s, &w, &grant.lease_id, big);
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["task_list"][0]["state"], "queued", "{st}");
+        assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
+        let why = st["task_list"][0]["last_error"].as_str().unwrap();
+        assert!(why.contains("max-proof-bytes"), "{why}");
+        let grant = s.lease(&w).unwrap().unwrap();
+        let proof = json!({"format": "test", "tree": [1, 2, 3]});
+        let mut out = output(1);
+        out.proof = Some(proof.clone());
+        report_done(&mut s, &w, &grant.lease_id, out);
+        s.take_effects();
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 1, "{st}");
+        assert!(st["result"].get("proof").is_none(), "{st}");
+        assert_eq!(super::proof(&s.store.queries(), id).unwrap(), proof);
+        let stored = s.store.queries().job(id).unwrap().unwrap();
+        assert!(!stored.result.unwrap().contains("tree"));
+        // A job without one: 404.
+        let other = submit_stub(&mut s, registry::PlanShape::Single, None);
+        assert!(matches!(
+            super::proof(&s.store.queries(), other),
+            Err(SchedError::NotFound(m)) if m.contains("no proof")
+        ));
+        assert!(matches!(
+            super::proof(&s.store.queries(), 999),
+            Err(SchedError::NotFound(_))
+        ));
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Quotas: jobs not ended (429), spec bytes held (429, freed when a job is evicted),
+    /// tasks per job (400); each message names its limit.
+    #[test]
+    fn quotas_refuse_with_the_limit_named() {
+        let path = db("quota");
+        let small = serde_json::to_string(&stub_spec()).unwrap().len();
+        let config = SchedConfig {
+            parallelism: Some(1),
+            max_queued_jobs: 2,
+            max_tasks_per_job: 100,
+            max_position_bytes: 10_000,
+            ..SchedConfig::default()
+        };
+        assert!(small < 100);
+        let mut s = open_with(&path, config);
+        let w = worker(&mut s);
+        let runs = |count| registry::PlanShape::Runs {
+            count,
+            base_seed: 1,
+        };
+        let refused = s.submit(
+            stub_spec(),
+            Box::new(Stub {
+                job: stub_spec(),
+                shape: runs(101),
+                refuse: None,
+            }),
+        );
+        assert!(
+            matches!(&refused, Err(SchedError::BadInput(m)) if m.contains("max-tasks-per-job") && m.contains("101")),
+            "{refused:?}"
+        );
+        let a = submit_stub(&mut s, runs(100), None);
+        let mut held = stub_spec();
+        held.position = "5".repeat(100);
+        s.submit(
+            held.clone(),
+            Box::new(Stub {
+                job: held,
+                shape: registry::PlanShape::Single,
+                refuse: None,
+            }),
+        )
+        .unwrap();
+        let refused = s.submit(stub_spec(), registry::prepare(&stub_spec()).unwrap());
+        assert!(
+            matches!(&refused, Err(SchedError::Quota(m)) if m.contains("max-queued-jobs")),
+            "{refused:?}"
+        );
+        s.cancel(a).unwrap();
+        s.take_effects();
+        // Spec bytes: a large position does not fit next to what is held.
+        let mut big = stub_spec();
+        big.position = "1".repeat(9_950);
+        let refused = s.submit(big.clone(), registry::prepare(&stub_spec()).unwrap());
+        assert!(
+            matches!(&refused, Err(SchedError::Quota(m)) if m.contains("max-position-bytes")),
+            "{refused:?}"
+        );
+        // Once the other job is done and evicted, it fits.
+        let grant = s.lease(&w).unwrap().unwrap();
+        report_done(&mut s, &w, &grant.lease_id, output(0));
+        s.take_effects();
+        assert_eq!(s.resident().0, 0);
+        assert!(s
+            .submit(big, registry::prepare(&stub_spec()).unwrap())
+            .is_ok());
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A job of 2,000 tasks: memory holds the tasks in flight, not its history; the status
+    /// lists at most the latest finished ones with the full counts; the task pages list them
+    /// all; once finished, its status is one stored row (timed here against rebuilding it from
+    /// the task rows as the previous versions did).
+    #[test]
+    fn a_big_job_is_summarised_and_its_finished_status_is_one_query() {
+        const N: u32 = 2000;
+        let path = db("summary");
+        let mut s = open(&path, 4);
+        let w = worker(&mut s);
+        let id = submit_stub(
+            &mut s,
+            registry::PlanShape::Runs {
+                count: N,
+                base_seed: 1,
+            },
+            None,
+        );
+        let mut most_resident = 0;
+        let mut reported = 0;
+        while let Some(grant) = s.lease(&w).unwrap() {
+            report_done(
+                &mut s,
+                &w,
+                &grant.lease_id,
+                output(i64::from(grant.task_id as u32 % 7)),
+            );
+            reported += 1;
+            most_resident = most_resident.max(s.resident().1);
+            let st = s.job_status(id).unwrap();
+            assert!(st["task_list"].as_array().unwrap().len() <= STATUS_RECENT_TASKS + 4);
+            if reported == N / 2 {
+                assert_eq!(st["tasks"]["done"], N / 2, "{}", st["tasks"]);
+                assert_eq!(st["tasks"]["total"].as_u64().unwrap(), u64::from(N / 2) + 4);
+            }
+        }
+        assert_eq!(reported, N);
+        assert!(most_resident <= 8, "{most_resident} tasks held in memory");
+        let resident = s.job_status(id).unwrap();
+        assert_eq!(resident["state"], "done");
+        assert_eq!(resident["tasks"]["done"], N);
+        assert_eq!(resident["result"]["value"], 6);
+        s.take_effects();
+        assert_eq!(s.resident(), (0, 0));
+        // The same status from the store.
+        let reader = s.reader().unwrap();
+        assert_eq!(stored_status(&reader.queries(), id).unwrap(), resident);
+        // Every task, paged.
+        let mut after = 0;
+        let mut seen = 0;
+        loop {
+            let page = task_page(&reader.queries(), id, after, 300).unwrap();
+            let tasks = page["tasks"].as_array().unwrap();
+            for t in tasks {
+                assert!(t["id"].as_u64().unwrap() > after);
+                assert_eq!(t["state"], "done");
+                assert_eq!(t["workers"], json!([w.clone()]));
+            }
+            seen += tasks.len();
+            match page["next_after"].as_u64() {
+                Some(n) => after = n,
+                None => break,
+            }
+        }
+        assert_eq!(seen, N as usize);
+        assert!(matches!(
+            task_page(&reader.queries(), 999, 0, 10),
+            Err(SchedError::NotFound(_))
+        ));
+        // Timing: the stored final status against the rows it replaces (the older files' path,
+        // which the previous versions took for every finished job, plus a prepare per read).
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            stored_status(&reader.queries(), id).unwrap();
+        }
+        let one_query = t0.elapsed() / 20;
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            s.store.job_tasks(id).unwrap();
+        }
+        let rows = t0.elapsed() / 20;
+        // The previous versions' reads: every task row, then one lease query per task.
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            let tasks = s.store.queries().tasks(id, 0, usize::MAX).unwrap();
+            let mut q = s
+                .store
+                .conn_for_tests()
+                .prepare_cached("SELECT worker_id FROM leases WHERE task_id = ?1 ORDER BY rowid")
+                .unwrap();
+            for (t, _) in &tasks {
+                let w: Vec<String> = q
+                    .query_map([t.id as i64], |r| r.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert_eq!(w.len(), 1);
+            }
+        }
+        let per_task = t0.elapsed() / 20;
+        eprintln!(
+            "status of a finished job with {N} tasks: {one_query:?} (stored final status); its {N} task rows in two statements: {rows:?}; with a lease query per task (the previous reads): {per_task:?}"
+        );
+        // A job settled by an older version (no stored status) is answered from its rows, in
+        // the same shape, without preparing it.
+        s.store
+            .conn_for_tests()
+            .execute("UPDATE jobs SET final_status = NULL", [])
+            .unwrap();
+        assert_eq!(stored_status(&reader.queries(), id).unwrap(), resident);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// The store's identity: different for two stores, kept when a store is opened again, and
+    /// sent in every lease.
+    #[test]
+    fn the_store_identity_is_random_kept_and_leased() {
+        let (p1, p2) = (db("ident1"), db("ident2"));
+        let id1 = Store::open(&p1).unwrap().identity().to_string();
+        let id2 = Store::open(&p2).unwrap().identity().to_string();
+        assert_ne!(id1, id2);
+        assert!(id1.len() >= 32, "{id1}");
+        assert_eq!(Store::open(&p1).unwrap().identity(), id1);
+        let mut s = open(&p1, 1);
+        let w = worker(&mut s);
+        submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        );
+        assert_eq!(s.lease(&w).unwrap().unwrap().store_id, id1);
+        drop(s);
+        for p in [p1, p2] {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+
+    /// A status never copies a huge position: it shows its start and its length.
+    #[test]
+    fn a_long_position_is_cut_in_the_status() {
+        let path = db("longpos");
+        let mut s = open(&path, 1);
+        let mut spec = stub_spec();
+        spec.position = "é".repeat(5000);
+        let id = s
+            .submit(
+                spec.clone(),
+                Box::new(Stub {
+                    job: spec,
+                    shape: registry::PlanShape::Single,
+                    refuse: None,
+                }),
+            )
+            .unwrap();
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["position_bytes"], 10_000);
+        let shown = st["job"]["position"].as_str().unwrap();
+        assert!(shown.len() <= 256 && shown.starts_with("éé"), "{shown}");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
 }

@@ -67,6 +67,7 @@ CREATE TABLE IF NOT EXISTS leases (
     ended_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS leases_by_state ON leases(state);
+CREATE INDEX IF NOT EXISTS leases_by_task ON leases(task_id);
 CREATE TABLE IF NOT EXISTS results (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     task_id INTEGER NOT NULL UNIQUE REFERENCES tasks(id),
@@ -596,6 +597,12 @@ impl Store {
             )?
             .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
+    }
+
+    /// The writer's connection (tests that edit a file as an older version left it).
+    #[cfg(test)]
+    pub(crate) fn conn_for_tests(&self) -> &Connection {
+        &self.conn
     }
 
     /// Number of results stored for `task_id` (tests: "counted once").
