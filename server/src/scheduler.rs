@@ -63,6 +63,9 @@ pub const DEFAULT_MAX_PROOF_BYTES: usize = 64 << 20;
 /// Finished tasks a job's status lists (the most recent ones); all of them are paged at
 /// `GET /v1/jobs/{id}/tasks`.
 pub const STATUS_RECENT_TASKS: usize = 50;
+/// Jobs whose position and options reach this many bytes rest without their prepared form
+/// while queued ([`Scheduler::rest`]).
+const REST_BYTES: usize = 16 << 10;
 /// A position longer than this is shown cut (with its length) in a job's status.
 pub const STATUS_POSITION_BYTES: usize = 4096;
 
@@ -230,6 +233,9 @@ struct Job {
     kernel_progress: Option<Value>,
     /// The planner's progress when the job ended (the planner itself is dropped then).
     final_progress: Option<Value>,
+    /// The planner's progress while the job rests without its prepared form
+    /// ([`Scheduler::rest`]).
+    progress_at_rest: Option<Value>,
     /// Its tasks held in memory: those not finished, or still on a worker.
     tasks: Vec<u64>,
     /// Its finished tasks, summarised.
@@ -546,6 +552,10 @@ impl Scheduler {
         self.restore(snap, &mut w);
         self.changed.extend(self.jobs.keys().copied());
         self.settle(&mut w);
+        let ids: Vec<u64> = self.jobs.keys().copied().collect();
+        for id in ids {
+            self.rest(id);
+        }
         w
     }
 
@@ -651,6 +661,7 @@ impl Scheduler {
                 error: sj.error,
                 kernel_progress: None,
                 final_progress: None,
+                progress_at_rest: None,
                 tasks: Vec::new(),
                 finished: Finished::default(),
                 final_stored: false,
@@ -1054,6 +1065,7 @@ impl Scheduler {
                 error: None,
                 kernel_progress: None,
                 final_progress: None,
+                progress_at_rest: None,
                 tasks: Vec::new(),
                 finished: Finished::default(),
                 final_stored: false,
@@ -1063,6 +1075,7 @@ impl Scheduler {
         self.advance(id, &mut w);
         // On failure nothing was stored, and memory is rebuilt without the job.
         self.commit(w)?;
+        self.rest(id);
         self.counters.jobs_submitted += 1;
         Ok(id)
     }
@@ -1178,7 +1191,7 @@ impl Scheduler {
         job.error = error.clone();
         job.final_progress = match (&job.planner, &job.prepared) {
             (Some(p), Some(j)) => Some(p.progress(&**j)),
-            _ => None,
+            _ => job.progress_at_rest.take(),
         };
         job.prepared = None;
         job.planner = None;
@@ -1203,6 +1216,38 @@ impl Scheduler {
             error.unwrap_or_default(),
         ));
         self.changed.insert(id);
+    }
+
+    /// A job with a large spec (at least [`REST_BYTES`]) that waits in the queue without having
+    /// started does not hold its prepared form (for a tree it weighs about 28 times the
+    /// position): only its planner and the planner's progress stay. Small jobs keep theirs:
+    /// it costs little and preparing again would not. [`Scheduler::wake`] prepares it again at its first lease.
+    fn rest(&mut self, id: u64) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        if job.state != JobState::Queued || job.spec_bytes < REST_BYTES {
+            return;
+        }
+        if let (Some(p), Some(j)) = (&job.planner, job.prepared.take()) {
+            job.progress_at_rest = Some(p.progress(&*j));
+        }
+    }
+
+    /// Gives an active job its prepared form again, if it rests ([`Scheduler::rest`]). The job
+    /// was checked when it was submitted; this is the same check, so it fails only if the
+    /// service changed meanwhile.
+    fn wake(&mut self, id: u64) -> Result<(), registry::SolveError> {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return Ok(());
+        };
+        if job.prepared.is_some() || job.state.is_final() {
+            return Ok(());
+        }
+        let p = registry::prepare(&job.spec)?;
+        job.prepared = Some(Arc::from(p));
+        job.progress_at_rest = None;
+        Ok(())
     }
 
     /// Registers a worker.
@@ -1302,18 +1347,33 @@ impl Scheduler {
         self.touch(worker_id)?;
         let store_id = self.store.identity().to_string();
         while let Some(tid) = self.queue.pop_front() {
-            let Some(task) = self.tasks.get_mut(&tid) else {
+            let Some(job_id) = self
+                .tasks
+                .get(&tid)
+                .filter(|t| t.state == TaskState::Queued)
+                .map(|t| t.job_id)
+            else {
                 continue;
             };
-            if task.state != TaskState::Queued {
+            if !self.jobs.get(&job_id).is_some_and(|j| !j.state.is_final()) {
                 continue;
             }
-            let Some(job) = self.jobs.get_mut(&task.job_id) else {
-                continue;
-            };
-            if job.state.is_final() {
+            // A job's first lease: it needs its prepared form from now on (results to check
+            // and merge), which it did not hold while it waited.
+            if let Err(e) = self.wake(job_id) {
+                let mut w = Vec::new();
+                self.end_job(
+                    job_id,
+                    JobState::Failed,
+                    None,
+                    Some(format!("cannot prepare the job again: {e}")),
+                    &mut w,
+                );
+                self.commit(w)?;
                 continue;
             }
+            let task = self.tasks.get_mut(&tid).expect("checked");
+            let job = self.jobs.get_mut(&job_id).expect("checked");
             let lease_id = random_id("l-");
             task.attempts += 1;
             task.state = TaskState::Running;
@@ -1810,7 +1870,7 @@ impl Scheduler {
         let mut progress = match (&job.planner, &job.prepared, &job.final_progress) {
             (Some(p), Some(j), _) => p.progress(&**j),
             (_, _, Some(p)) => p.clone(),
-            _ => json!({}),
+            _ => job.progress_at_rest.clone().unwrap_or_else(|| json!({})),
         };
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {
@@ -2862,6 +2922,45 @@ mod tests {
         assert_eq!(st["position_bytes"], 10_000);
         let shown = st["job"]["position"].as_str().unwrap();
         assert!(shown.len() <= 256 && shown.starts_with("éé"), "{shown}");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A large job waits without its prepared form and gets it back at its first lease: the
+    /// status shows its progress meanwhile, and it runs to the right value.
+    #[test]
+    fn a_large_queued_job_rests_unprepared_until_leased() {
+        let path = db("rest");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        // MAX over MIN nodes: MIN of each is its smallest leaf; the value is the largest of them.
+        let mins: Vec<String> = (0..1200)
+            .map(|i| format!("{{\"min\":[{},{},{}]}}", 1000 + i, 2000 + i, 5000 - i))
+            .collect();
+        let position = format!("{{\"max\":[{}]}}", mins.join(","));
+        assert!(position.len() >= REST_BYTES);
+        let id = submit(
+            &mut s,
+            json!({"game": "tree", "position": position, "algorithm": "minimax"}),
+        );
+        assert!(s.jobs[&id].prepared.is_none(), "a queued large job rests");
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "queued");
+        assert!(st["progress"].is_object(), "{st}");
+        let runs = lease_and_run(&mut s, &w);
+        assert!(s.jobs[&id].prepared.is_some(), "prepared again when leased");
+        for (grant, output) in runs {
+            report_done(&mut s, &w, &grant.lease_id, output);
+        }
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 2199, "{st}");
+        // A small job keeps its prepared form.
+        let small = submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        );
+        assert!(s.jobs[&small].prepared.is_some());
         drop(s);
         let _ = std::fs::remove_file(&path);
     }
