@@ -1355,7 +1355,7 @@ impl Scheduler {
             else {
                 continue;
             };
-            if !self.jobs.get(&job_id).is_some_and(|j| !j.state.is_final()) {
+            if self.jobs.get(&job_id).is_none_or(|j| j.state.is_final()) {
                 continue;
             }
             // A job's first lease: it needs its prepared form from now on (results to check
