@@ -18,16 +18,33 @@
 //! Every change is written to the [`Store`] in one transaction before the call returns; after a
 //! restart [`Scheduler::open`] rebuilds the active jobs, queue, leases (given a fresh `lease_ms`
 //! so their workers can still report) and planners (by replaying the stored results,
-//! [`Planner::restore`]).
+//! [`Planner::restore`]). A call changes memory, then commits; when the commit fails, memory is
+//! rebuilt from the store the same way (the store is the truth), so no failed call leaves a
+//! trace in memory, and the call answers [`SchedError::Store`].
 //!
-//! Memory: only active jobs are resident. A job that has ended and has no task left on a worker
-//! is evicted (with its tasks and the record of their leases) as soon as the call that settled
-//! it returns ([`Scheduler::take_effects`]); from then on its status, the job list, a duplicate
-//! report on one of its leases and the job counts are answered from the store, with the same
-//! answers as before eviction. Memory thus grows with the jobs in flight, not with history.
+//! Quotas ([`SchedConfig`]): jobs not ended and bytes of job specs held are capped (429,
+//! [`SchedError::Quota`]), and so are the tasks of one plan (400). Results are checked by the
+//! job ([`PreparedJob::check_output`]) before they are stored; a refused result, or a proof
+//! certificate over its size limit, is a failed attempt. A proof certificate is stored apart
+//! from the result, as the job's artifact.
 //!
-//! The scheduler never runs a search: it prepares a job only to validate it and to merge its
-//! results. Bad input to [`Scheduler::submit`] is refused before anything is stored.
+//! Memory: only active jobs are resident, and of their tasks only those in flight: a finished
+//! task is summarised (counts, and the latest [`STATUS_RECENT_TASKS`] as shown), its rows stay
+//! in the store. A large job waiting for its first lease does not hold its prepared form. A job
+//! that has ended and has no task left on a worker has settled: its complete status is written
+//! with the change that settled it, and it is evicted as soon as that call returns
+//! ([`Scheduler::take_effects`]); from then on its status (one stored row), the job list, a
+//! duplicate report on one of its leases and the job counts are answered from the store, with
+//! the same answers as before eviction. Memory thus grows with the jobs in flight, not with
+//! history or task counts.
+//!
+//! Reads: [`Scheduler::resident_status`] builds a resident job's status from memory alone;
+//! [`stored_status`], [`list`], [`task_page`] and [`proof`] read the store through any
+//! connection, so the coordinator runs them on its read-only connection outside the lock. No
+//! read prepares (validates) a job: tasks are named when they are made.
+//!
+//! The scheduler never runs a search: it prepares a job only to validate it, to check and merge
+//! its results. Bad input to [`Scheduler::submit`] is refused before anything is stored.
 
 use crate::store::{Queries, Snapshot, Store, Write};
 use gamesolver_shared::plan::{job_result, Planner};
@@ -1429,8 +1446,8 @@ impl Scheduler {
             if let Some(wk) = self.workers.get_mut(worker_id) {
                 wk.leases.insert(lease_id);
             }
-            self.counters.tasks_leased += 1;
             self.commit(w)?;
+            self.counters.tasks_leased += 1;
             return Ok(Some(grant));
         }
         Ok(None)

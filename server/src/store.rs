@@ -6,7 +6,9 @@
 //! of [`Write`]s in a single transaction, so a job and its first tasks, or a result and the tasks
 //! it caused, are stored together or not at all. [`Store::load`] reads the active jobs back after
 //! a restart; the coordinator rebuilds their planners from it. Finished jobs live only here: the
-//! coordinator answers for them from [`Store::job`], [`Store::job_tasks`] and [`Store::list`].
+//! coordinator answers for them from the final status stored with each (`jobs.final_status`),
+//! and from [`Queries`] for lists, task pages and proof certificates (`artifacts`). The store
+//! has an identity ([`Store::identity`]): a random id made with the file and kept in `meta`.
 //!
 //! Durability: WAL with `synchronous = NORMAL`. A committed transaction survives the death of
 //! the coordinator process at any moment (`kill -9`): the WAL frames are in the operating
