@@ -828,7 +828,14 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
+        // An older file gets an identity on its first open, and keeps it.
+        let identity = s.identity().to_string();
+        assert!(
+            identity.starts_with("s-") && identity.len() == 34,
+            "{identity}"
+        );
         drop(s);
+        assert_eq!(Store::open(&path).unwrap().identity(), identity);
         let _ = std::fs::remove_file(&path);
     }
 

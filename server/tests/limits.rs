@@ -33,6 +33,7 @@ fn serve(name: &str, args: &[&str]) -> Serve {
         .args(args)
         .env("RUST_LOG", "error")
         .env_remove("GAMESOLVER_API_TOKEN")
+        .env_remove("GAMESOLVER_WORKER_TOKEN")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -273,4 +274,55 @@ fn memory_with_ten_thousand_queued_small_jobs() {
         "coordinator RSS: {before:?} kB at start, {after:?} kB with 10,000 queued small jobs (submitted in {:?})",
         t0.elapsed()
     );
+}
+
+/// A proof certificate posted with a result is kept apart: the job's result has none and
+/// `GET /v1/jobs/{id}/proof` returns it. The worker here is this test, over HTTP, running the
+/// real kernel and attaching a certificate to its output.
+#[test]
+fn a_reported_proof_is_served_at_its_own_endpoint() {
+    use gamesolver_shared::registry;
+    use gamesolver_shared::search::Control;
+    use gamesolver_shared::wire::protocol::Lease;
+    let s = serve("proof", &["--insecure-workers"]);
+    let jobs = format!("{}/v1/jobs", s.url);
+    let job = json!({"game": "tictactoe", "position": "15", "algorithm": "pns",
+                     "options": {"target": "0"}});
+    let (code, body) = call("POST", &jobs, Some(&job));
+    assert_eq!(code, 201, "{body}");
+    let id = body["id"].as_u64().unwrap();
+    let (code, reg) = call(
+        "POST",
+        &format!("{}/v1/worker/register", s.url),
+        Some(&json!({"host": "test", "threads": 1})),
+    );
+    assert_eq!(code, 200, "{reg}");
+    let worker = reg["worker_id"].as_str().unwrap().to_string();
+    let (code, lease) = call(
+        "POST",
+        &format!("{}/v1/worker/lease", s.url),
+        Some(&json!({"worker_id": worker, "wait_ms": 1000})),
+    );
+    assert_eq!(code, 200, "{lease}");
+    let lease: Lease = serde_json::from_value(lease).unwrap();
+    assert!(!lease.store_id.is_empty(), "the lease names the store");
+    let mut output = registry::prepare(&lease.task.job)
+        .unwrap()
+        .run(&lease.task.kind, &Control::with_limits(None, None))
+        .unwrap();
+    let certificate = json!({"format": "test-certificate", "tree": [1, [2, 3]]});
+    output.proof = Some(certificate.clone());
+    let (code, body) = call(
+        "POST",
+        &format!("{}/v1/worker/result", s.url),
+        Some(&json!({"worker_id": worker, "lease_id": lease.lease_id,
+                     "outcome": {"status": "done", "output": output}})),
+    );
+    assert_eq!(code, 200, "{body}");
+    let (_, st) = call("GET", &format!("{jobs}/{id}"), None);
+    assert_eq!(st["state"], "done", "{st}");
+    assert!(st["result"].get("proof").is_none(), "{st}");
+    let (code, proof) = call("GET", &format!("{jobs}/{id}/proof"), None);
+    assert_eq!(code, 200, "{proof}");
+    assert_eq!(proof, certificate);
 }
