@@ -44,6 +44,8 @@ pub fn router(coord: Shared) -> Router {
         .route("/v1/jobs/{id}", get(job_status))
         .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/jobs/{id}/cancel", post(cancel_job))
+        .route("/v1/jobs/{id}/tasks", get(job_tasks))
+        .route("/v1/jobs/{id}/proof", get(job_proof))
         .route("/v1/status", get(status))
         .merge(crate::dashboard::api_routes(&coord))
         .route_layer(middleware::from_fn_with_state(
@@ -128,6 +130,7 @@ impl From<SchedError> for ApiError {
                 ApiError::new(StatusCode::NOT_FOUND, "unknown_worker", m)
             }
             SchedError::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
+            SchedError::Quota(m) => ApiError::new(StatusCode::TOO_MANY_REQUESTS, "quota", m),
             SchedError::Store(m) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", m),
         }
     }
@@ -292,7 +295,11 @@ async fn list_jobs(
     let Query(q) =
         q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
     let limit = q.limit.unwrap_or(100).min(MAX_LIST);
-    Ok(Json(c.call(move |s| s.list(limit, q.before)).await?))
+    // From the store's reader: no scheduler lock.
+    Ok(Json(
+        c.query(move |r| crate::scheduler::list(r, limit, q.before))
+            .await?,
+    ))
 }
 
 async fn job_status(
@@ -301,7 +308,42 @@ async fn job_status(
 ) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
     c.status_reads.fetch_add(1, Ordering::Relaxed);
-    Ok(Json(c.with(|s| s.job_status(id))?))
+    Ok(Json(c.job_status(id).await?))
+}
+
+#[derive(serde::Deserialize)]
+struct TasksQuery {
+    limit: Option<usize>,
+    /// Paging: only tasks with larger ids (the previous page's `next_after`).
+    after: Option<u64>,
+}
+
+/// `GET /v1/jobs/{id}/tasks`: every task of a job, paged, from the store's reader.
+async fn job_tasks(
+    State(c): State<Shared>,
+    Path(id): Path<String>,
+    q: Result<Query<TasksQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = parse_id(&id)?;
+    let Query(q) =
+        q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
+    let limit = q.limit.unwrap_or(100).min(MAX_LIST);
+    let after = q.after.unwrap_or(0);
+    Ok(Json(
+        c.query(move |r| crate::scheduler::task_page(r, id, after, limit))
+            .await?,
+    ))
+}
+
+/// `GET /v1/jobs/{id}/proof`: the job's proof certificate (404 when it has none).
+async fn job_proof(
+    State(c): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = parse_id(&id)?;
+    Ok(Json(
+        c.query(move |r| crate::scheduler::proof(r, id)).await?,
+    ))
 }
 
 async fn cancel_job(
@@ -310,15 +352,15 @@ async fn cancel_job(
 ) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
     c.call(move |s| s.cancel(id)).await?;
-    Ok(Json(c.with(|s| s.job_status(id))?))
+    Ok(Json(c.job_status(id).await?))
 }
 
 async fn status(State(c): State<Shared>) -> Json<Value> {
-    Json(c.with(|s| s.status()))
+    Json(c.call(|s| s.status()).await)
 }
 
 async fn metrics(State(c): State<Shared>) -> Response {
-    let mut text = c.with(|s| crate::metrics::render(s));
+    let mut text = c.read(crate::metrics::render).await;
     crate::metrics::render_http(
         &mut text,
         c.event_streams.load(Ordering::Relaxed),
@@ -333,7 +375,7 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
     let id = parse_id(&id)?;
     // Subscribe before reading the first status, so no change falls between the two.
     let rx = c.job_changed.subscribe();
-    let first = c.with(|s| s.job_status(id))?;
+    let first = c.job_status(id).await?;
     c.event_streams.fetch_add(1, Ordering::Relaxed);
     struct St {
         c: Shared,
@@ -364,7 +406,7 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
                         Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
                     }
-                    match st.c.with(|s| s.job_status(st.id)) {
+                    match st.c.job_status(st.id).await {
                         Ok(s) => s,
                         Err(_) => return None,
                     }

@@ -171,6 +171,18 @@ pub struct ServeArgs {
     /// Tasks one job keeps in flight (default: the number of live worker slots).
     #[arg(long)]
     pub parallelism: Option<usize>,
+    /// Jobs queued or running at most; a submit past it gets 429.
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_QUEUED_JOBS)]
+    pub max_queued_jobs: usize,
+    /// Bytes of job positions and options the coordinator holds at most; past it, 429.
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_POSITION_BYTES)]
+    pub max_position_bytes: usize,
+    /// Tasks in one job's plan at most (runs, rounds iterations); a larger job gets 400.
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_TASKS_PER_JOB)]
+    pub max_tasks_per_job: u64,
+    /// Bytes of one proof certificate at most; a larger one fails its attempt.
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_PROOF_BYTES)]
+    pub max_proof_bytes: usize,
     /// Without GAMESOLVER_WORKER_TOKEN, let anyone use the worker endpoints. By default they
     /// then accept only the local workers of this process (a random token kept in memory).
     #[arg(long)]
@@ -198,6 +210,10 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     config.sched.lease_ms = args.lease_ms;
     config.sched.max_attempts = args.max_attempts;
     config.sched.parallelism = args.parallelism;
+    config.sched.max_queued_jobs = args.max_queued_jobs;
+    config.sched.max_position_bytes = args.max_position_bytes;
+    config.sched.max_tasks_per_job = args.max_tasks_per_job;
+    config.sched.max_proof_bytes = args.max_proof_bytes;
     config.insecure_workers = args.insecure_workers;
     gamesolver::serve_blocking(config).map_err(|e| Failure::no_result(e.to_string()))
 }

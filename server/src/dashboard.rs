@@ -268,7 +268,7 @@ async fn record(dash: Arc<Dash>) {
         tokio::select! {
             changed = rx.recv() => match changed {
                 Ok(id) => {
-                    if let Ok(status) = dash.coord.call(move |s| s.job_status(id)).await {
+                    if let Ok(status) = dash.coord.job_status(id).await {
                         dash.push_job(id, &status);
                     }
                 }
@@ -294,7 +294,7 @@ fn parse_id(id: &str) -> Result<u64, ApiError> {
 }
 
 async fn job_status(dash: &Dash, id: u64) -> Result<Value, ApiError> {
-    Ok(dash.coord.call(move |s| s.job_status(id)).await?)
+    Ok(dash.coord.job_status(id).await?)
 }
 
 async fn job_plot(

@@ -122,6 +122,9 @@ pub fn worker_auth(config: &ServeConfig) -> WorkerAuth {
 /// The shared state of the coordinator.
 pub struct Coordinator {
     sched: Mutex<Scheduler>,
+    /// A read-only connection to the store, behind its own lock: reads of jobs that are not
+    /// resident (finished ones, lists, task pages, proofs) never take the scheduler's lock.
+    reader: Mutex<store::Reader>,
     /// Woken whenever tasks are queued (long-polling workers wait on it).
     pub tasks_ready: Notify,
     /// Ids of jobs whose status changed (SSE streams listen to it).
@@ -145,9 +148,11 @@ impl Coordinator {
     pub fn open(config: &ServeConfig) -> anyhow::Result<Arc<Coordinator>> {
         let store = store::Store::open(&config.db)?;
         let sched = Scheduler::open(store, config.sched.clone())?;
+        let reader = sched.reader()?;
         let (job_changed, _) = broadcast::channel(4096);
         Ok(Arc::new(Coordinator {
             sched: Mutex::new(sched),
+            reader: Mutex::new(reader),
             tasks_ready: Notify::new(),
             job_changed,
             worker_token: config.worker_token.clone(),
@@ -175,6 +180,54 @@ impl Coordinator {
             let _ = self.job_changed.send(id);
         }
         r
+    }
+
+    /// `f` on the scheduler under the lock, on tokio's blocking pool, for reads (no effects to
+    /// drain). Keep `f` to memory: it holds the lock that every worker request needs.
+    pub async fn read<R: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Scheduler) -> R + Send + 'static,
+    ) -> R {
+        let me = self.clone();
+        match tokio::task::spawn_blocking(move || f(&me.sched.lock())).await {
+            Ok(r) => r,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
+    /// `f` on the store's read-only connection (its own lock, never the scheduler's), on
+    /// tokio's blocking pool.
+    pub async fn query<R: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&store::Queries<'_>) -> R + Send + 'static,
+    ) -> R {
+        let me = self.clone();
+        match tokio::task::spawn_blocking(move || f(&me.reader.lock().queries())).await {
+            Ok(r) => r,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
+    /// The status of job `id` (`GET /v1/jobs/{id}`, SSE, dashboard): from memory, under the
+    /// lock, while the job is resident; else its stored final status, one query on the reader
+    /// outside the lock. A job is evicted only after its final status is committed, so one of
+    /// the two always has it. Never blocks an async thread.
+    pub async fn job_status(
+        self: &Arc<Self>,
+        id: u64,
+    ) -> Result<serde_json::Value, scheduler::SchedError> {
+        let me = self.clone();
+        let run = move || {
+            let resident = me.sched.lock().resident_status(id);
+            match resident {
+                Some(st) => Ok(st),
+                None => scheduler::stored_status(&me.reader.lock().queries(), id),
+            }
+        };
+        match tokio::task::spawn_blocking(run).await {
+            Ok(r) => r,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
     }
 
     /// [`Coordinator::with`] on tokio's blocking pool, for async handlers.

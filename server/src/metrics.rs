@@ -82,6 +82,11 @@ pub fn render(s: &Scheduler) -> String {
         "Results that came after their task was no longer needed (counted as cancelled).",
         c.results_unneeded,
     );
+    counter(
+        "gamesolver_results_invalid_total",
+        "Results refused by the job's checks or over the proof size limit (failed attempts).",
+        c.results_invalid,
+    );
     let _ = writeln!(
         out,
         "# HELP gamesolver_jobs Jobs by state.\n# TYPE gamesolver_jobs gauge"

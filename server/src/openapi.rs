@@ -35,7 +35,7 @@ pub fn spec() -> Value {
                 "post": {
                     "summary": "Submit a job", "security": api_auth,
                     "requestBody": json_body("JobSpec"),
-                    "responses": {"201": ok("Accepted", "Submitted"), "400": error_response("Invalid job: the message names the problem"), "401": error_response("Missing or wrong API token"), "413": error_response("Body too large")}
+                    "responses": {"201": ok("Accepted", "Submitted"), "400": error_response("Invalid job: the message names the problem"), "401": error_response("Missing or wrong API token"), "413": error_response("Body too large"), "429": error_response("A quota is full (max-queued-jobs, max-position-bytes): the message names it; try again later")}
                 },
                 "get": {
                     "summary": "List jobs, newest first", "security": api_auth,
@@ -44,12 +44,19 @@ pub fn spec() -> Value {
                     "responses": {"200": ok("Jobs", "JobList")}
                 }
             },
-            "/v1/jobs/{id}": {"get": {"summary": "Job status and result", "security": api_auth, "parameters": id_param,
+            "/v1/jobs/{id}": {"get": {"summary": "Job status and result (task counts, the tasks in flight and the latest 50 finished ones)", "security": api_auth, "parameters": id_param,
                 "responses": {"200": ok("Status", "JobStatus"), "404": error_response("No such job")}}},
             "/v1/jobs/{id}/events": {"get": {"summary": "Server-Sent Events: `status` events while the job runs, one `end` event when it ends", "security": api_auth, "parameters": id_param,
                 "responses": {"200": {"description": "text/event-stream; each data line is a JobStatus", "content": {"text/event-stream": {}}}, "404": error_response("No such job")}}},
             "/v1/jobs/{id}/cancel": {"post": {"summary": "Cancel a job; running tasks are told to stop", "security": api_auth, "parameters": id_param,
                 "responses": {"200": ok("Status after the cancel", "JobStatus"), "404": error_response("No such job"), "409": error_response("The job has already ended")}}},
+            "/v1/jobs/{id}/tasks": {"get": {"summary": "Every task of a job, by id, paged (the status lists only the tasks in flight and the latest finished ones)", "security": api_auth,
+                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "default": 100, "maximum": 1000}},
+                    {"name": "after", "in": "query", "description": "Only tasks with larger ids: the previous page's next_after", "schema": {"type": "integer"}}],
+                "responses": {"200": ok("Tasks", "TaskPage"), "404": error_response("No such job")}}},
+            "/v1/jobs/{id}/proof": {"get": {"summary": "The job's proof certificate (proof-number jobs with option proof=true, once done); `gamesolver verify-proof` checks it", "security": api_auth, "parameters": id_param,
+                "responses": {"200": {"description": "The certificate (JSON)", "content": {"application/json": {}}}, "404": error_response("No such job, or the job has no proof certificate")}}},
             "/v1/status": {"get": {"summary": "Workers, queue depth, throughput", "security": api_auth, "responses": {"200": {"description": "Status"}}}},
             "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "{\"status\": \"ok\"}"}}}},
             "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "text/plain exposition format", "content": {"text/plain": {}}}}}},
@@ -94,7 +101,11 @@ pub fn spec() -> Value {
                     "result": {"description": "Same keys as `solve --json` (game, algorithm, value, best_move, nodes, elapsed_ms, ...), null until done. An exact job stopped by a limit is done with value null, `bounds` [lower, upper] proved so far and `stopped` (time or nodes)"},
                     "error": {"type": ["string", "null"], "description": "Why the job failed or was cancelled"},
                     "created_ms": {"type": "integer"}, "finished_ms": {"type": ["integer", "null"]},
-                    "job": {"$ref": "#/components/schemas/JobSpec"}}},
+                    "job": {"$ref": "#/components/schemas/JobSpec"},
+                    "position_bytes": {"type": "integer", "description": "Present when the position is longer than 4096 bytes: its length (`job.position` then shows only its start)"}}},
+                "TaskPage": {"type": "object", "properties": {"tasks": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "what": {"type": "string"},
+                        "state": {"type": "string"}, "attempts": {"type": "integer"}, "workers": {"type": "array", "items": {"type": "string"}}, "last_error": {"type": ["string", "null"]}}}},
+                    "next_after": {"type": ["integer", "null"], "description": "Pass as `after` for the next page; null on the last"}}},
                 "Register": {"type": "object", "required": ["host", "threads"], "properties": {"host": {"type": "string"}, "threads": {"type": "integer"}, "version": {"type": "string"}}},
                 "Registered": {"type": "object", "properties": {"worker_id": {"type": "string"}, "lease_ms": {"type": "integer"}, "heartbeat_ms": {"type": "integer"}}},
                 "LeaseRequest": {"type": "object", "required": ["worker_id"], "properties": {"worker_id": {"type": "string"}, "wait_ms": {"type": "integer"}}},

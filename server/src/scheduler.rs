@@ -18,18 +18,35 @@
 //! Every change is written to the [`Store`] in one transaction before the call returns; after a
 //! restart [`Scheduler::open`] rebuilds the active jobs, queue, leases (given a fresh `lease_ms`
 //! so their workers can still report) and planners (by replaying the stored results,
-//! [`Planner::restore`]).
+//! [`Planner::restore`]). A call changes memory, then commits; when the commit fails, memory is
+//! rebuilt from the store the same way (the store is the truth), so no failed call leaves a
+//! trace in memory, and the call answers [`SchedError::Store`].
 //!
-//! Memory: only active jobs are resident. A job that has ended and has no task left on a worker
-//! is evicted (with its tasks and the record of their leases) as soon as the call that settled
-//! it returns ([`Scheduler::take_effects`]); from then on its status, the job list, a duplicate
-//! report on one of its leases and the job counts are answered from the store, with the same
-//! answers as before eviction. Memory thus grows with the jobs in flight, not with history.
+//! Quotas ([`SchedConfig`]): jobs not ended and bytes of job specs held are capped (429,
+//! [`SchedError::Quota`]), and so are the tasks of one plan (400). Results are checked by the
+//! job ([`PreparedJob::check_output`]) before they are stored; a refused result, or a proof
+//! certificate over its size limit, is a failed attempt. A proof certificate is stored apart
+//! from the result, as the job's artifact.
 //!
-//! The scheduler never runs a search: it prepares a job only to validate it and to merge its
-//! results. Bad input to [`Scheduler::submit`] is refused before anything is stored.
+//! Memory: only active jobs are resident, and of their tasks only those in flight: a finished
+//! task is summarised (counts, and the latest [`STATUS_RECENT_TASKS`] as shown), its rows stay
+//! in the store. A large job waiting for its first lease does not hold its prepared form. A job
+//! that has ended and has no task left on a worker has settled: its complete status is written
+//! with the change that settled it, and it is evicted as soon as that call returns
+//! ([`Scheduler::take_effects`]); from then on its status (one stored row), the job list, a
+//! duplicate report on one of its leases and the job counts are answered from the store, with
+//! the same answers as before eviction. Memory thus grows with the jobs in flight, not with
+//! history or task counts.
+//!
+//! Reads: [`Scheduler::resident_status`] builds a resident job's status from memory alone;
+//! [`stored_status`], [`list`], [`task_page`] and [`proof`] read the store through any
+//! connection, so the coordinator runs them on its read-only connection outside the lock. No
+//! read prepares (validates) a job: tasks are named when they are made.
+//!
+//! The scheduler never runs a search: it prepares a job only to validate it, to check and merge
+//! its results. Bad input to [`Scheduler::submit`] is refused before anything is stored.
 
-use crate::store::{Snapshot, Store, Write};
+use crate::store::{Queries, Snapshot, Store, Write};
 use gamesolver_shared::plan::{job_result, Planner};
 use gamesolver_shared::registry::{self, PreparedJob};
 use gamesolver_shared::wire::protocol::{
@@ -52,6 +69,22 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// Upper bound on the tasks one job keeps in flight, whatever the number of worker slots: beyond
 /// it k-ary probes gain little (each extra probe cuts the interval less).
 pub const MAX_PARALLELISM: usize = 16;
+/// Default cap on jobs not ended (queued or running); past it a submit gets 429.
+pub const DEFAULT_MAX_QUEUED_JOBS: usize = 1000;
+/// Default cap on the bytes of job specs (position and options) held in memory.
+pub const DEFAULT_MAX_POSITION_BYTES: usize = 64 << 20;
+/// Default cap on the tasks of one job's plan (runs, or iterations of a rounds plan).
+pub const DEFAULT_MAX_TASKS_PER_JOB: u64 = 10_000;
+/// Default cap on the size of a proof certificate (its JSON) a worker may report.
+pub const DEFAULT_MAX_PROOF_BYTES: usize = 64 << 20;
+/// Finished tasks a job's status lists (the most recent ones); all of them are paged at
+/// `GET /v1/jobs/{id}/tasks`.
+pub const STATUS_RECENT_TASKS: usize = 50;
+/// Jobs whose position and options reach this many bytes rest without their prepared form
+/// while queued ([`Scheduler::rest`]).
+const REST_BYTES: usize = 16 << 10;
+/// A position longer than this is shown cut (with its length) in a job's status.
+pub const STATUS_POSITION_BYTES: usize = 4096;
 
 /// Settings of the scheduler.
 #[derive(Clone, Debug)]
@@ -62,6 +95,14 @@ pub struct SchedConfig {
     pub max_attempts: u32,
     /// Tasks a job keeps in flight; `None` follows the number of live worker slots.
     pub parallelism: Option<usize>,
+    /// Jobs not ended (queued or running) at most; more is 429.
+    pub max_queued_jobs: usize,
+    /// Bytes of job specs (position and options) held in memory at most; more is 429.
+    pub max_position_bytes: usize,
+    /// Tasks of one job's plan at most (runs, rounds iterations); more is 400.
+    pub max_tasks_per_job: u64,
+    /// Bytes of one proof certificate at most; a larger one fails the attempt.
+    pub max_proof_bytes: usize,
 }
 
 impl Default for SchedConfig {
@@ -70,6 +111,10 @@ impl Default for SchedConfig {
             lease_ms: DEFAULT_LEASE_MS,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             parallelism: None,
+            max_queued_jobs: DEFAULT_MAX_QUEUED_JOBS,
+            max_position_bytes: DEFAULT_MAX_POSITION_BYTES,
+            max_tasks_per_job: DEFAULT_MAX_TASKS_PER_JOB,
+            max_proof_bytes: DEFAULT_MAX_PROOF_BYTES,
         }
     }
 }
@@ -85,6 +130,8 @@ pub enum SchedError {
     UnknownWorker(String),
     /// The lease or job is not in a state that allows this: HTTP 409.
     Conflict(String),
+    /// A quota of the service is full (the message names it): HTTP 429.
+    Quota(String),
     /// The store failed: HTTP 500.
     Store(String),
 }
@@ -96,6 +143,7 @@ impl std::fmt::Display for SchedError {
             | SchedError::NotFound(m)
             | SchedError::UnknownWorker(m)
             | SchedError::Conflict(m)
+            | SchedError::Quota(m)
             | SchedError::Store(m) => f.write_str(m),
         }
     }
@@ -173,9 +221,22 @@ impl TaskState {
     }
 }
 
+/// Tasks of a job that have finished, summarised: counts, and the latest few as shown.
+#[derive(Default)]
+struct Finished {
+    done: u64,
+    failed: u64,
+    cancelled: u64,
+    /// The most recent ones (at most [`STATUS_RECENT_TASKS`]), oldest first.
+    recent: VecDeque<TaskView>,
+}
+
 struct Job {
     id: u64,
-    spec: JobSpec,
+    /// Shared with lease grants and status answers, never copied while the job is held.
+    spec: Arc<JobSpec>,
+    /// Bytes of its position and options (the quota [`SchedConfig::max_position_bytes`]).
+    spec_bytes: usize,
     state: JobState,
     created_ms: u64,
     finished_ms: Option<u64>,
@@ -189,13 +250,23 @@ struct Job {
     kernel_progress: Option<Value>,
     /// The planner's progress when the job ended (the planner itself is dropped then).
     final_progress: Option<Value>,
+    /// The planner's progress while the job rests without its prepared form
+    /// ([`Scheduler::rest`]).
+    progress_at_rest: Option<Value>,
+    /// Its tasks held in memory: those not finished, or still on a worker.
     tasks: Vec<u64>,
+    /// Its finished tasks, summarised.
+    finished: Finished,
+    /// Its final status is in the store (it may be evicted).
+    final_stored: bool,
 }
 
 struct Task {
     id: u64,
     job_id: u64,
     kind: TaskKind,
+    /// How the job's status names it (made while the job is prepared, so no read prepares it).
+    what: String,
     state: TaskState,
     attempts: u32,
     lease: Option<String>,
@@ -245,6 +316,9 @@ pub struct Counters {
     /// Results that arrived after the planner stopped needing them (obsolete probes, tasks of
     /// ended jobs): their tasks count as cancelled.
     pub results_unneeded: u64,
+    /// Results refused by the job's checks ([`PreparedJob::check_output`]) or over the proof
+    /// size limit: each counted as a failed attempt.
+    pub results_invalid: u64,
 }
 
 /// The scheduler state. Not thread-safe by itself: the coordinator keeps it behind one lock,
@@ -253,6 +327,8 @@ pub struct Scheduler {
     config: SchedConfig,
     store: Store,
     jobs: BTreeMap<u64, Job>,
+    /// Bytes of the specs of the resident jobs (see [`spec_bytes`]).
+    held_bytes: usize,
     tasks: HashMap<u64, Task>,
     queue: VecDeque<u64>,
     leases: HashMap<String, Lease>,
@@ -284,15 +360,6 @@ fn random_id(prefix: &str) -> String {
     format!("{prefix}{:016x}{:016x}", rng.gen::<u64>(), rng.gen::<u64>())
 }
 
-/// A job prepared again only to show its values (an ended or evicted job no longer holds its
-/// prepared form). Its opening book is left out: loading a book file for a status line would
-/// cost far more than the values need, and values do not depend on it.
-fn prepare_for_display(spec: &JobSpec) -> Option<Box<dyn PreparedJob>> {
-    let mut spec = spec.clone();
-    spec.options.remove("book");
-    registry::prepare(&spec).ok()
-}
-
 /// One line naming a task, for errors and events. A probe's target is shown in the job's value
 /// scale (CONTRACTS.md, "Values": a Connect Four score, not the internal x100 integer) when the
 /// job is at hand, else as the internal integer.
@@ -308,6 +375,7 @@ fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
 }
 
 /// A task as `GET /v1/jobs/{id}` shows it.
+#[derive(Clone)]
 struct TaskView {
     id: u64,
     what: String,
@@ -319,55 +387,125 @@ struct TaskView {
     progress: Option<Value>,
 }
 
+impl TaskView {
+    fn json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "what": self.what,
+            "state": self.state.as_str(),
+            "attempts": self.attempts,
+            "workers": self.workers,
+            "last_error": self.last_error,
+            "progress": self.progress,
+        })
+    }
+}
+
+/// Task counts by state: queued, running, done, failed, cancelled.
+type Counts = [u64; 5];
+
+fn count_index(s: TaskState) -> usize {
+    match s {
+        TaskState::Queued => 0,
+        TaskState::Running => 1,
+        TaskState::Done => 2,
+        TaskState::Failed => 3,
+        TaskState::Cancelled => 4,
+    }
+}
+
+/// Cuts `text` to at most `max` bytes at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The job as a status shows it: a position (or option) longer than
+/// [`STATUS_POSITION_BYTES`] is cut to its start, and `position_bytes` gives its length, so
+/// polling a job never copies a megabyte tree into every answer.
+fn spec_view(spec: &JobSpec) -> (Value, Option<usize>) {
+    let long = spec.position.len() > STATUS_POSITION_BYTES;
+    let shown = JobSpec {
+        game: spec.game.clone(),
+        game_params: spec
+            .game_params
+            .iter()
+            .map(|(k, v)| (k.clone(), cut(v, STATUS_POSITION_BYTES).to_string()))
+            .collect(),
+        position: if long {
+            cut(&spec.position, 256).to_string()
+        } else {
+            spec.position.clone()
+        },
+        algorithm: spec.algorithm.clone(),
+        options: spec
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), cut(v, STATUS_POSITION_BYTES).to_string()))
+            .collect(),
+        limits: spec.limits.clone(),
+    };
+    (
+        serde_json::to_value(shown).unwrap_or(Value::Null),
+        long.then_some(spec.position.len()),
+    )
+}
+
 /// The body of `GET /v1/jobs/{id}`, the same for resident and evicted jobs. `tasks` counts each
 /// task once by its real state (`done` only for a result that was accepted; obsolete probes and
-/// the leftovers of an ended job are `cancelled`).
+/// the leftovers of an ended job are `cancelled`); `task_list` shows the tasks in flight and
+/// the latest finished ones (all of them: `GET /v1/jobs/{id}/tasks`).
 #[allow(clippy::too_many_arguments)]
 fn status_json(
     id: u64,
     state: JobState,
     progress: Value,
+    counts: Counts,
     tasks: &[TaskView],
     result: &Option<Value>,
     error: &Option<String>,
     created_ms: u64,
     finished_ms: Option<u64>,
-    spec: &JobSpec,
+    spec: (Value, Option<usize>),
 ) -> Value {
-    let count = |s: TaskState| tasks.iter().filter(|t| t.state == s).count();
-    let list: Vec<Value> = tasks
-        .iter()
-        .map(|t| {
-            json!({
-                "id": t.id,
-                "what": t.what,
-                "state": t.state.as_str(),
-                "attempts": t.attempts,
-                "workers": t.workers,
-                "last_error": t.last_error,
-                "progress": t.progress,
-            })
-        })
-        .collect();
-    json!({
+    let list: Vec<Value> = tasks.iter().map(TaskView::json).collect();
+    let mut out = json!({
         "id": id,
         "state": state.as_str(),
         "progress": progress,
         "tasks": {
-            "total": tasks.len(),
-            "queued": count(TaskState::Queued),
-            "running": count(TaskState::Running),
-            "done": count(TaskState::Done),
-            "failed": count(TaskState::Failed),
-            "cancelled": count(TaskState::Cancelled),
+            "total": counts.iter().sum::<u64>(),
+            "queued": counts[0],
+            "running": counts[1],
+            "done": counts[2],
+            "failed": counts[3],
+            "cancelled": counts[4],
         },
         "task_list": list,
         "result": result,
         "error": error,
         "created_ms": created_ms,
         "finished_ms": finished_ms,
-        "job": spec,
-    })
+        "job": spec.0,
+    });
+    if let Some(n) = spec.1 {
+        out["position_bytes"] = n.into();
+    }
+    out
+}
+
+/// Bytes of a job's position and options (what the memory quota counts).
+fn spec_bytes(spec: &JobSpec) -> usize {
+    spec.position.len()
+        + spec
+            .options
+            .iter()
+            .chain(spec.game_params.iter())
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>()
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
@@ -377,38 +515,92 @@ fn to_json<T: serde::Serialize>(v: &T) -> String {
 impl Scheduler {
     /// Opens the scheduler on `store`, rebuilding every job, task and lease it holds.
     pub fn open(store: Store, config: SchedConfig) -> anyhow::Result<Scheduler> {
-        let mut store = store;
-        let snap = store.load()?;
         let mut s = Scheduler {
             config,
             store,
             jobs: BTreeMap::new(),
+            held_bytes: 0,
             tasks: HashMap::new(),
             queue: VecDeque::new(),
             leases: HashMap::new(),
             ended: HashMap::new(),
             evicted: BTreeMap::new(),
             workers: BTreeMap::new(),
-            next_job: snap.max_job_id + 1,
-            next_task: snap.max_task_id + 1,
+            next_job: 1,
+            next_task: 1,
             counters: Counters::default(),
             done_times: VecDeque::new(),
             changed: BTreeSet::new(),
             queued_new: false,
         };
-        for (state, n) in &snap.finished {
-            if let Some(st) = JobState::parse(state) {
-                *s.evicted.entry(st.as_str()).or_insert(0) += n;
-            }
+        let snap = s.store.load()?;
+        let w = s.load(snap);
+        if let Err(e) = s.store.commit(&w) {
+            anyhow::bail!("the job store failed: {e}");
         }
-        let mut w = Vec::new();
-        s.restore(snap, &mut w);
-        s.commit(w)?;
+        s.settled_written();
         let ids: Vec<u64> = s.jobs.keys().copied().collect();
         for id in ids {
             s.maybe_evict(id);
         }
         Ok(s)
+    }
+
+    /// Replaces the in-memory state (jobs, tasks, queue, leases, counts) by what `snap` holds;
+    /// returns the writes that settle it (jobs that cannot resume, final statuses).
+    fn load(&mut self, snap: Snapshot) -> Vec<Write> {
+        self.jobs.clear();
+        self.held_bytes = 0;
+        self.tasks.clear();
+        self.queue.clear();
+        self.leases.clear();
+        self.ended.clear();
+        self.evicted.clear();
+        self.workers.clear();
+        self.changed.clear();
+        self.next_job = snap.max_job_id + 1;
+        self.next_task = snap.max_task_id + 1;
+        for (state, n) in &snap.finished {
+            if let Some(st) = JobState::parse(state) {
+                *self.evicted.entry(st.as_str()).or_insert(0) += n;
+            }
+        }
+        let mut w = Vec::new();
+        self.restore(snap, &mut w);
+        self.changed.extend(self.jobs.keys().copied());
+        self.settle(&mut w);
+        let ids: Vec<u64> = self.jobs.keys().copied().collect();
+        for id in ids {
+            self.rest(id);
+        }
+        w
+    }
+
+    /// After a failed commit: the store is the truth, so memory is rebuilt from it as
+    /// [`Scheduler::open`] would (what the failed call changed in memory is gone). Workers keep
+    /// the liveness this process saw.
+    fn rebuild(&mut self) {
+        let snap = match self.store.load() {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("cannot reload the job store after a failed commit: {e}");
+                return;
+            }
+        };
+        let old_workers = std::mem::take(&mut self.workers);
+        let w = self.load(snap);
+        for (id, old) in old_workers {
+            if let Some(nw) = self.workers.get_mut(&id) {
+                nw.last_seen = old.last_seen;
+                nw.last_seen_ms = old.last_seen_ms;
+                nw.alive_until = nw.alive_until.max(old.alive_until);
+            }
+        }
+        match self.store.commit(&w) {
+            Ok(()) => self.settled_written(),
+            Err(e) => tracing::error!("the job store failed again while reloading: {e}"),
+        }
+        self.queued_new |= !self.queue.is_empty();
     }
 
     fn restore(&mut self, snap: Snapshot, w: &mut Vec<Write>) {
@@ -468,9 +660,12 @@ impl Scheduler {
             self.next_job = self.next_job.max(sj.id + 1);
             let spec: JobSpec = serde_json::from_str(&sj.spec).unwrap_or_default();
             let mut state = JobState::parse(&sj.state).unwrap_or(JobState::Failed);
+            let bytes = spec_bytes(&spec);
+            self.held_bytes += bytes;
             let mut job = Job {
                 id: sj.id,
-                spec,
+                spec: Arc::new(spec),
+                spec_bytes: bytes,
                 state,
                 created_ms: sj.created_ms,
                 finished_ms: sj.finished_ms,
@@ -483,7 +678,10 @@ impl Scheduler {
                 error: sj.error,
                 kernel_progress: None,
                 final_progress: None,
+                progress_at_rest: None,
                 tasks: Vec::new(),
+                finished: Finished::default(),
+                final_stored: false,
             };
             let stored_tasks = by_job.remove(&sj.id).unwrap_or_default();
             if !state.is_final() {
@@ -519,6 +717,7 @@ impl Scheduler {
                         job.planner = Some(planner);
                     }
                     Err(e) => {
+                        self.changed.insert(job.id);
                         state = JobState::Failed;
                         job.state = state;
                         job.error = Some(format!("cannot resume the job: {e}"));
@@ -531,10 +730,14 @@ impl Scheduler {
                 let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) else {
                     continue;
                 };
+                let what = t
+                    .what
+                    .unwrap_or_else(|| describe(&kind, job.prepared.as_deref()));
                 let mut task = Task {
                     id: t.id,
                     job_id: t.job_id,
                     kind,
+                    what,
                     state: TaskState::parse(&t.state),
                     attempts: t.attempts,
                     lease: None,
@@ -598,12 +801,107 @@ impl Scheduler {
         }
     }
 
-    /// Commits `w`; a store failure becomes [`SchedError::Store`].
-    fn commit(&mut self, w: Vec<Write>) -> Result<(), SchedError> {
-        self.store.commit(&w).map_err(|e| {
-            tracing::error!("store commit failed: {e}");
-            SchedError::Store(format!("the job store failed: {e}"))
+    /// Commits `w` with the final statuses of the jobs it settles; a store failure becomes
+    /// [`SchedError::Store`] and memory is rebuilt from the store ([`Scheduler::rebuild`]), so
+    /// memory never holds a change the store does not.
+    fn commit(&mut self, mut w: Vec<Write>) -> Result<(), SchedError> {
+        self.settle(&mut w);
+        match self.store.commit(&w) {
+            Ok(()) => {
+                self.settled_written();
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!("store commit failed: {e}");
+                self.rebuild();
+                Err(SchedError::Store(format!("the job store failed: {e}")))
+            }
+        }
+    }
+
+    /// For each changed job: summarises its finished tasks and, once it has settled (ended,
+    /// nothing on a worker), adds its final status to `w`, written with the change that settled
+    /// it.
+    fn settle(&mut self, w: &mut Vec<Write>) {
+        let changed: Vec<u64> = self.changed.iter().copied().collect();
+        for id in changed {
+            self.summarise(id);
+            if self.is_settled(id) && !self.jobs[&id].final_stored {
+                if let Some(st) = self.resident_status(id) {
+                    w.push(Write::FinalStatus {
+                        id,
+                        status: st.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Marks the final statuses of settled jobs as stored (after a commit succeeded).
+    fn settled_written(&mut self) {
+        let changed: Vec<u64> = self.changed.iter().copied().collect();
+        for id in changed {
+            if self.is_settled(id) {
+                if let Some(j) = self.jobs.get_mut(&id) {
+                    j.final_stored = true;
+                }
+            }
+        }
+    }
+
+    /// Whether resident job `id` has ended and none of its tasks is on a worker.
+    fn is_settled(&self, id: u64) -> bool {
+        self.jobs.get(&id).is_some_and(|job| {
+            job.state.is_final()
+                && !job
+                    .tasks
+                    .iter()
+                    .any(|t| self.tasks.get(t).is_some_and(|t| t.lease.is_some()))
         })
+    }
+
+    /// Moves the finished tasks of job `id` (final state, not on a worker) out of memory into
+    /// its summary, so memory holds the tasks in flight, not a big job's history.
+    fn summarise(&mut self, id: u64) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        let mut keep = Vec::with_capacity(job.tasks.len());
+        for &tid in &job.tasks {
+            let finished = self.tasks.get(&tid).is_some_and(|t| {
+                t.lease.is_none()
+                    && matches!(
+                        t.state,
+                        TaskState::Done | TaskState::Failed | TaskState::Cancelled
+                    )
+            });
+            if !finished {
+                keep.push(tid);
+                continue;
+            }
+            let t = self.tasks.remove(&tid).expect("checked");
+            for l in &t.lease_ids {
+                self.ended.remove(l);
+            }
+            match t.state {
+                TaskState::Done => job.finished.done += 1,
+                TaskState::Failed => job.finished.failed += 1,
+                _ => job.finished.cancelled += 1,
+            }
+            if job.finished.recent.len() == STATUS_RECENT_TASKS {
+                job.finished.recent.pop_front();
+            }
+            job.finished.recent.push_back(TaskView {
+                id: t.id,
+                what: t.what,
+                state: t.state,
+                attempts: t.attempts,
+                workers: t.workers,
+                last_error: t.last_error,
+                progress: None,
+            });
+        }
+        job.tasks = keep;
     }
 
     /// Drains the effects of the calls so far: (jobs whose status changed, whether new tasks
@@ -620,17 +918,9 @@ impl Scheduler {
         (changed, std::mem::replace(&mut self.queued_new, false))
     }
 
-    /// Evicts job `id` when it has ended and none of its tasks is on a worker any more.
+    /// Evicts job `id` when it has settled and its final status is stored.
     fn maybe_evict(&mut self, id: u64) {
-        let Some(job) = self.jobs.get(&id) else {
-            return;
-        };
-        if !job.state.is_final()
-            || job
-                .tasks
-                .iter()
-                .any(|t| self.tasks.get(t).is_some_and(|t| t.lease.is_some()))
-        {
+        if !self.is_settled(id) || !self.jobs.get(&id).is_some_and(|j| j.final_stored) {
             return;
         }
         let job = self.jobs.remove(&id).expect("checked");
@@ -641,6 +931,7 @@ impl Scheduler {
                 }
             }
         }
+        self.held_bytes = self.held_bytes.saturating_sub(job.spec_bytes);
         *self.evicted.entry(job.state.as_str()).or_insert(0) += 1;
     }
 
@@ -714,13 +1005,50 @@ impl Scheduler {
         }
     }
 
-    /// Accepts a job that [`registry::prepare`] has checked; stores it with its first tasks in
-    /// one transaction and returns its id.
+    /// Refuses a job that a quota does not allow: too many jobs not ended or too many spec
+    /// bytes held (429, [`SchedError::Quota`]), or a plan with too many tasks (400). Each
+    /// message names its limit and the `serve` flag that sets it.
+    fn check_quotas(
+        &self,
+        spec: &JobSpec,
+        prepared: &dyn PreparedJob,
+    ) -> Result<usize, SchedError> {
+        let tasks = match prepared.plan_shape() {
+            registry::PlanShape::Runs { count, .. } => u64::from(count),
+            registry::PlanShape::Rounds { iterations, .. } => u64::from(iterations),
+            _ => 1,
+        };
+        if tasks > self.config.max_tasks_per_job {
+            return Err(SchedError::BadInput(format!(
+                "the job's plan has {tasks} tasks, over the limit of {} tasks per job (max-tasks-per-job)",
+                self.config.max_tasks_per_job
+            )));
+        }
+        let active = self.jobs.values().filter(|j| !j.state.is_final()).count();
+        if active >= self.config.max_queued_jobs {
+            return Err(SchedError::Quota(format!(
+                "{active} jobs are queued or running, the limit (max-queued-jobs) is {}: try again later",
+                self.config.max_queued_jobs
+            )));
+        }
+        let bytes = spec_bytes(spec);
+        if self.held_bytes.saturating_add(bytes) > self.config.max_position_bytes {
+            return Err(SchedError::Quota(format!(
+                "the job's position and options ({bytes} bytes) do not fit in the {} bytes the coordinator holds for jobs (max-position-bytes; {} in use): try again later",
+                self.config.max_position_bytes, self.held_bytes
+            )));
+        }
+        Ok(bytes)
+    }
+
+    /// Accepts a job that [`registry::prepare`] has checked, within the quotas
+    /// ([`SchedConfig`]); stores it with its first tasks in one transaction and returns its id.
     pub fn submit(
         &mut self,
         spec: JobSpec,
         prepared: Box<dyn PreparedJob>,
     ) -> Result<u64, SchedError> {
+        let bytes = self.check_quotas(&spec, &*prepared)?;
         let id = self.next_job;
         self.next_job += 1;
         let prepared: Arc<dyn PreparedJob> = Arc::from(prepared);
@@ -738,11 +1066,13 @@ impl Scheduler {
                 format!("{} {}", spec.game, spec.algorithm),
             ),
         ];
+        self.held_bytes += bytes;
         self.jobs.insert(
             id,
             Job {
                 id,
-                spec,
+                spec: Arc::new(spec),
+                spec_bytes: bytes,
                 state: JobState::Queued,
                 created_ms,
                 finished_ms: None,
@@ -752,22 +1082,18 @@ impl Scheduler {
                 error: None,
                 kernel_progress: None,
                 final_progress: None,
+                progress_at_rest: None,
                 tasks: Vec::new(),
+                finished: Finished::default(),
+                final_stored: false,
             },
         );
-        self.advance(id, &mut w);
-        if let Err(e) = self.commit(w) {
-            // Nothing was stored: forget the job entirely.
-            if let Some(job) = self.jobs.remove(&id) {
-                for t in job.tasks {
-                    self.tasks.remove(&t);
-                }
-                self.queue.retain(|t| self.tasks.contains_key(t));
-            }
-            return Err(e);
-        }
-        self.counters.jobs_submitted += 1;
         self.changed.insert(id);
+        self.advance(id, &mut w);
+        // On failure nothing was stored, and memory is rebuilt without the job.
+        self.commit(w)?;
+        self.rest(id);
+        self.counters.jobs_submitted += 1;
         Ok(id)
     }
 
@@ -808,10 +1134,12 @@ impl Scheduler {
             for kind in planner.next_tasks() {
                 let tid = self.next_task;
                 self.next_task += 1;
+                let what = describe(&kind, job.prepared.as_deref());
                 w.push(Write::InsertTask {
                     id: tid,
                     job_id: id,
                     kind: to_json(&kind),
+                    what: what.clone(),
                 });
                 self.tasks.insert(
                     tid,
@@ -819,6 +1147,7 @@ impl Scheduler {
                         id: tid,
                         job_id: id,
                         kind,
+                        what,
                         state: TaskState::Queued,
                         attempts: 0,
                         lease: None,
@@ -839,7 +1168,15 @@ impl Scheduler {
             let prepared = job.prepared.clone().expect("active job has a prepared job");
             let out = planner.finish(&*prepared);
             let finished = now_ms();
-            let result = job_result(&*prepared, out, finished.saturating_sub(job.created_ms));
+            let mut result = job_result(&*prepared, out, finished.saturating_sub(job.created_ms));
+            // The proof of the output that decided the job is its artifact, not part of its
+            // result (a plan that drops it keeps the one stored with the latest accepted output).
+            if let Some(proof) = result.proof.take() {
+                w.push(Write::Artifact {
+                    job_id: id,
+                    proof: to_json(&proof),
+                });
+            }
             let result = serde_json::to_value(result).unwrap_or(Value::Null);
             self.end_job(id, JobState::Done, Some(result), None, w);
         } else if planner.pending().is_empty() {
@@ -871,7 +1208,7 @@ impl Scheduler {
         job.error = error.clone();
         job.final_progress = match (&job.planner, &job.prepared) {
             (Some(p), Some(j)) => Some(p.progress(&**j)),
-            _ => None,
+            _ => job.progress_at_rest.take(),
         };
         job.prepared = None;
         job.planner = None;
@@ -896,6 +1233,38 @@ impl Scheduler {
             error.unwrap_or_default(),
         ));
         self.changed.insert(id);
+    }
+
+    /// A job with a large spec (at least [`REST_BYTES`]) that waits in the queue without having
+    /// started does not hold its prepared form (for a tree it weighs about 28 times the
+    /// position): only its planner and the planner's progress stay. Small jobs keep theirs:
+    /// it costs little and preparing again would not. [`Scheduler::wake`] prepares it again at its first lease.
+    fn rest(&mut self, id: u64) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        if job.state != JobState::Queued || job.spec_bytes < REST_BYTES {
+            return;
+        }
+        if let (Some(p), Some(j)) = (&job.planner, job.prepared.take()) {
+            job.progress_at_rest = Some(p.progress(&*j));
+        }
+    }
+
+    /// Gives an active job its prepared form again, if it rests ([`Scheduler::rest`]). The job
+    /// was checked when it was submitted; this is the same check, so it fails only if the
+    /// service changed meanwhile.
+    fn wake(&mut self, id: u64) -> Result<(), registry::SolveError> {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return Ok(());
+        };
+        if job.prepared.is_some() || job.state.is_final() {
+            return Ok(());
+        }
+        let p = registry::prepare(&job.spec)?;
+        job.prepared = Some(Arc::from(p));
+        job.progress_at_rest = None;
+        Ok(())
     }
 
     /// Registers a worker.
@@ -993,19 +1362,35 @@ impl Scheduler {
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
+        let store_id = self.store.identity().to_string();
         while let Some(tid) = self.queue.pop_front() {
-            let Some(task) = self.tasks.get_mut(&tid) else {
+            let Some(job_id) = self
+                .tasks
+                .get(&tid)
+                .filter(|t| t.state == TaskState::Queued)
+                .map(|t| t.job_id)
+            else {
                 continue;
             };
-            if task.state != TaskState::Queued {
+            if self.jobs.get(&job_id).is_none_or(|j| j.state.is_final()) {
                 continue;
             }
-            let Some(job) = self.jobs.get_mut(&task.job_id) else {
-                continue;
-            };
-            if job.state.is_final() {
+            // A job's first lease: it needs its prepared form from now on (results to check
+            // and merge), which it did not hold while it waited.
+            if let Err(e) = self.wake(job_id) {
+                let mut w = Vec::new();
+                self.end_job(
+                    job_id,
+                    JobState::Failed,
+                    None,
+                    Some(format!("cannot prepare the job again: {e}")),
+                    &mut w,
+                );
+                self.commit(w)?;
                 continue;
             }
+            let task = self.tasks.get_mut(&tid).expect("checked");
+            let job = self.jobs.get_mut(&job_id).expect("checked");
             let lease_id = random_id("l-");
             task.attempts += 1;
             task.state = TaskState::Running;
@@ -1043,11 +1428,11 @@ impl Scheduler {
                 job_id: job.id,
                 attempt: task.attempts,
                 task: TaskSpec {
-                    job: job.spec.clone(),
+                    job: (*job.spec).clone(),
                     kind: task.resume.clone().unwrap_or_else(|| task.kind.clone()),
                 },
                 time_ms,
-                store_id: String::new(),
+                store_id: store_id.clone(),
             };
             self.changed.insert(job.id);
             self.leases.insert(
@@ -1061,8 +1446,8 @@ impl Scheduler {
             if let Some(wk) = self.workers.get_mut(worker_id) {
                 wk.leases.insert(lease_id);
             }
-            self.counters.tasks_leased += 1;
             self.commit(w)?;
+            self.counters.tasks_leased += 1;
             return Ok(Some(grant));
         }
         Ok(None)
@@ -1163,12 +1548,46 @@ impl Scheduler {
         let job_id = task.job_id;
         let job_active = !self.jobs[&job_id].state.is_final();
         match r.outcome {
-            Outcome::Done { output } => {
+            Outcome::Done { mut output } => {
                 // Done only when the planner takes the result; a probe that finished after it
                 // became obsolete, or a task of a job that has ended, was cancelled (its result
                 // is not stored either, so a restart replays exactly the results used).
                 let kind = task.kind.clone();
+                // The result is stored without its proof certificate, which is the job's
+                // artifact; the planner gets it whole (the final output may carry it).
+                let proof = output.proof.take();
                 let text = to_json(&output);
+                let proof_text = proof.as_ref().map(to_json);
+                output.proof = proof;
+                // A worker is trusted to run kernels, not to be right: a result that fails the
+                // game's checks, or a certificate over the limit, is a failed attempt.
+                let check = match (&proof_text, self.jobs.get(&job_id)) {
+                    (_, _) if !job_active => Ok(()),
+                    (Some(p), _) if p.len() > self.config.max_proof_bytes => Err(format!(
+                        "its proof certificate of {} bytes is over the limit of {} bytes (max-proof-bytes)",
+                        p.len(),
+                        self.config.max_proof_bytes
+                    )),
+                    (_, Some(j)) => j
+                        .prepared
+                        .as_ref()
+                        .map_or(Ok(()), |p| p.check_output(&kind, &output)),
+                    _ => Ok(()),
+                };
+                if let Err(reason) = check {
+                    self.counters.results_invalid += 1;
+                    self.task_failed(
+                        tid,
+                        format!(
+                            "from worker {} gave a result that was refused: {reason}",
+                            r.worker_id
+                        ),
+                        &mut w,
+                    );
+                    self.changed.insert(job_id);
+                    self.commit(w)?;
+                    return Ok(ReportReply { duplicate: false });
+                }
                 let accepted = job_active
                     && self
                         .jobs
@@ -1184,6 +1603,9 @@ impl Scheduler {
                         lease_id: r.lease_id.clone(),
                         output: text,
                     });
+                    if let Some(proof) = proof_text {
+                        w.push(Write::Artifact { job_id, proof });
+                    }
                     self.counters.tasks_done += 1;
                     self.done_times.push_back(Instant::now());
                     self.advance(job_id, &mut w);
@@ -1244,13 +1666,7 @@ impl Scheduler {
             }
             Outcome::Stopped { reason } => {
                 task.state = TaskState::Failed;
-                let message = format!(
-                    "the {reason} limit stopped {} before a result",
-                    describe(
-                        &task.kind,
-                        self.jobs.get(&job_id).and_then(|j| j.prepared.as_deref())
-                    )
-                );
+                let message = format!("the {reason} limit stopped {} before a result", task.what);
                 task.last_error = Some(message.clone());
                 w.push(Self::task_write(task));
                 if job_active {
@@ -1296,11 +1712,7 @@ impl Scheduler {
             w.push(Self::task_write(task));
             let reason = format!(
                 "task {tid} ({}) failed {} times; last attempt {message}",
-                describe(
-                    &task.kind,
-                    self.jobs.get(&job_id).and_then(|j| j.prepared.as_deref())
-                ),
-                task.attempts
+                task.what, task.attempts
             );
             self.end_job(job_id, JobState::Failed, None, Some(reason), w);
         } else {
@@ -1406,10 +1818,14 @@ impl Scheduler {
     pub fn cancel(&mut self, id: u64) -> Result<(), SchedError> {
         let Some(job) = self.jobs.get(&id) else {
             // Not resident: an evicted (ended) job, or none.
-            let state = self.job_status(id)?["state"].clone();
+            let state = self
+                .store
+                .queries()
+                .job_state(id)
+                .map_err(store_error)?
+                .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
             return Err(SchedError::Conflict(format!(
-                "job {id} has already ended ({})",
-                state.as_str().unwrap_or("?")
+                "job {id} has already ended ({state})"
             )));
         };
         if job.state.is_final() {
@@ -1430,25 +1846,33 @@ impl Scheduler {
     }
 
     /// The status of a job (`GET /v1/jobs/{id}`): from memory while the job is resident, else
-    /// from the store, in the same shape.
+    /// from the store, in the same shape. The coordinator answers HTTP reads with
+    /// [`Scheduler::resident_status`] under its lock and [`stored_status`] on a reader, outside it.
     pub fn job_status(&self, id: u64) -> Result<Value, SchedError> {
-        let Some(job) = self.jobs.get(&id) else {
-            return self.stored_status(id);
-        };
-        // An ended job no longer holds its prepared form: rebuild it (cheap, no search) so that
-        // probe targets show in the job's value scale.
-        let rebuilt = match job.prepared {
-            Some(_) => None,
-            None => prepare_for_display(&job.spec),
-        };
-        let shown = job.prepared.as_deref().or(rebuilt.as_deref());
-        let tasks: Vec<TaskView> = job
-            .tasks
-            .iter()
-            .filter_map(|tid| self.tasks.get(tid))
-            .map(|t| TaskView {
+        match self.resident_status(id) {
+            Some(st) => Ok(st),
+            None => stored_status(&self.store.queries(), id),
+        }
+    }
+
+    /// The status of a resident job, from memory only (no store, no validation), bounded: the
+    /// tasks in flight and the latest [`STATUS_RECENT_TASKS`] finished ones. `None` when the job
+    /// is not resident.
+    pub fn resident_status(&self, id: u64) -> Option<Value> {
+        let job = self.jobs.get(&id)?;
+        let mut counts: Counts = [
+            0,
+            0,
+            job.finished.done,
+            job.finished.failed,
+            job.finished.cancelled,
+        ];
+        let mut tasks: Vec<TaskView> = job.finished.recent.iter().cloned().collect();
+        for t in job.tasks.iter().filter_map(|tid| self.tasks.get(tid)) {
+            counts[count_index(t.state)] += 1;
+            tasks.push(TaskView {
                 id: t.id,
-                what: describe(&t.kind, shown),
+                what: t.what.clone(),
                 state: t.state,
                 attempts: t.attempts,
                 workers: t.workers.clone(),
@@ -1457,12 +1881,13 @@ impl Scheduler {
                     TaskState::Running => t.progress.clone(),
                     _ => None,
                 },
-            })
-            .collect();
+            });
+        }
+        tasks.sort_by_key(|t| t.id);
         let mut progress = match (&job.planner, &job.prepared, &job.final_progress) {
             (Some(p), Some(j), _) => p.progress(&**j),
             (_, _, Some(p)) => p.clone(),
-            _ => json!({}),
+            _ => job.progress_at_rest.clone().unwrap_or_else(|| json!({})),
         };
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {
@@ -1481,62 +1906,17 @@ impl Scheduler {
                 obj.insert("checkpointed_tasks".into(), resumable.into());
             }
         }
-        Ok(status_json(
+        Some(status_json(
             job.id,
             job.state,
             progress,
+            counts,
             &tasks,
             &job.result,
             &job.error,
             job.created_ms,
             job.finished_ms,
-            &job.spec,
-        ))
-    }
-
-    /// The status of an evicted job, read from the store.
-    fn stored_status(&self, id: u64) -> Result<Value, SchedError> {
-        let store_err =
-            |e: rusqlite::Error| SchedError::Store(format!("the job store failed: {e}"));
-        let job = self
-            .store
-            .job(id)
-            .map_err(store_err)?
-            .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
-        let prepared = serde_json::from_str::<JobSpec>(&job.spec)
-            .ok()
-            .and_then(|spec| prepare_for_display(&spec));
-        let tasks: Vec<TaskView> = self
-            .store
-            .job_tasks(id)
-            .map_err(store_err)?
-            .into_iter()
-            .map(|(t, workers)| TaskView {
-                id: t.id,
-                what: serde_json::from_str::<TaskKind>(&t.kind)
-                    .map(|k| describe(&k, prepared.as_deref()))
-                    .unwrap_or_else(|_| "?".into()),
-                state: TaskState::parse(&t.state),
-                attempts: t.attempts,
-                workers,
-                last_error: t.last_error,
-                progress: None,
-            })
-            .collect();
-        let parse = |text: &Option<String>| {
-            text.as_deref()
-                .and_then(|r| serde_json::from_str::<Value>(r).ok())
-        };
-        Ok(status_json(
-            job.id,
-            JobState::parse(&job.state).unwrap_or(JobState::Failed),
-            parse(&job.progress).unwrap_or_else(|| json!({})),
-            &tasks,
-            &parse(&job.result),
-            &job.error,
-            job.created_ms,
-            job.finished_ms,
-            &serde_json::from_str(&job.spec).unwrap_or_default(),
+            spec_view(&job.spec),
         ))
     }
 
@@ -1544,42 +1924,29 @@ impl Scheduler {
     pub fn job_final(&self, id: u64) -> Option<bool> {
         match self.jobs.get(&id) {
             Some(j) => Some(j.state.is_final()),
-            None => self.store.job(id).ok().flatten().map(|_| true),
+            None => self
+                .store
+                .queries()
+                .job_state(id)
+                .ok()
+                .flatten()
+                .map(|_| true),
         }
     }
 
-    /// Jobs newest first, at most `limit`, with ids below `before` when given (paging: pass the
-    /// last id of a page to get the next), with a one-line summary each. Read from the store,
-    /// which holds every job (resident ones are written through before any answer).
+    /// Jobs newest first (see [`list`]), from the writer's connection.
     pub fn list(&self, limit: usize, before: Option<u64>) -> Result<Value, SchedError> {
-        let rows = self
-            .store
-            .list(limit, before)
-            .map_err(|e| SchedError::Store(format!("the job store failed: {e}")))?;
-        let jobs: Vec<Value> = rows
-            .into_iter()
-            .map(|j| {
-                let spec: JobSpec = serde_json::from_str(&j.spec).unwrap_or_default();
-                let state = JobState::parse(&j.state).unwrap_or(JobState::Failed);
-                let result: Option<Value> =
-                    j.result.as_deref().and_then(|r| serde_json::from_str(r).ok());
-                let what = format!("{} {}", spec.game, spec.algorithm);
-                let summary = match (state, &result, &j.error) {
-                    (JobState::Done, Some(r), _) => {
-                        format!("{what}: value {}", r.get("value").unwrap_or(&Value::Null))
-                    }
-                    (_, _, Some(e)) => format!("{what}: {e}"),
-                    (s, _, _) => format!("{what}: {}", s.as_str()),
-                };
-                json!({"id": j.id, "state": state.as_str(), "summary": summary, "created_ms": j.created_ms})
-            })
-            .collect();
-        let next = if jobs.len() == limit && limit > 0 {
-            jobs.last().and_then(|j| j["id"].as_u64())
-        } else {
-            None
-        };
-        Ok(json!({ "jobs": jobs, "next_before": next }))
+        list(&self.store.queries(), limit, before)
+    }
+
+    /// The store's identity (put in every lease grant).
+    pub fn store_identity(&self) -> &str {
+        self.store.identity()
+    }
+
+    /// A read-only connection to the store, for reads outside the scheduler's lock.
+    pub fn reader(&self) -> anyhow::Result<crate::store::Reader> {
+        self.store.reader()
     }
 
     /// Jobs by state: resident ones and evicted ones.
@@ -1621,7 +1988,7 @@ impl Scheduler {
                     .filter_map(|l| {
                         let lease = self.leases.get(l)?;
                         let task = self.tasks.get(&lease.task_id)?;
-                        Some(json!({"task": task.id, "job": task.job_id, "what": describe(&task.kind, self.jobs.get(&task.job_id).and_then(|j| j.prepared.as_deref()))}))
+                        Some(json!({"task": task.id, "job": task.job_id, "what": task.what}))
                     })
                     .collect();
                 json!({
@@ -1675,6 +2042,151 @@ impl Scheduler {
             .result_count(task_id)
             .map_err(|e| SchedError::Store(e.to_string()))
     }
+}
+
+fn store_error(e: rusqlite::Error) -> SchedError {
+    SchedError::Store(format!("the job store failed: {e}"))
+}
+
+/// The status of a job that is not resident, from the store: the final status stored when it
+/// settled (one query, whatever its task count); for a job settled by an older version, built
+/// from its rows (a bounded task list, probe targets in the internal scale). Never prepares
+/// the job.
+pub fn stored_status(q: &Queries<'_>, id: u64) -> Result<Value, SchedError> {
+    match q.final_status(id).map_err(store_error)? {
+        None => return Err(SchedError::NotFound(format!("no job {id}"))),
+        Some(Some(text)) => {
+            return serde_json::from_str(&text)
+                .map_err(|e| SchedError::Store(format!("job {id}'s stored status: {e}")))
+        }
+        Some(None) => {}
+    }
+    let job = q
+        .job(id)
+        .map_err(store_error)?
+        .ok_or_else(|| SchedError::NotFound(format!("no job {id}")))?;
+    let mut counts: Counts = [0; 5];
+    for (state, n) in q.task_counts(id).map_err(store_error)? {
+        counts[count_index(TaskState::parse(&state))] += n;
+    }
+    let after = q
+        .last_task_id_before(id, STATUS_RECENT_TASKS)
+        .map_err(store_error)?;
+    let tasks: Vec<TaskView> = q
+        .tasks(id, after, STATUS_RECENT_TASKS)
+        .map_err(store_error)?
+        .into_iter()
+        .map(stored_view)
+        .collect();
+    let parse = |text: &Option<String>| {
+        text.as_deref()
+            .and_then(|r| serde_json::from_str::<Value>(r).ok())
+    };
+    let spec: JobSpec = serde_json::from_str(&job.spec).unwrap_or_default();
+    Ok(status_json(
+        job.id,
+        JobState::parse(&job.state).unwrap_or(JobState::Failed),
+        parse(&job.progress).unwrap_or_else(|| json!({})),
+        counts,
+        &tasks,
+        &parse(&job.result),
+        &job.error,
+        job.created_ms,
+        job.finished_ms,
+        spec_view(&spec),
+    ))
+}
+
+fn stored_view((t, workers): (crate::store::StoredTask, Vec<String>)) -> TaskView {
+    let what = t.what.unwrap_or_else(|| {
+        serde_json::from_str::<TaskKind>(&t.kind)
+            .map(|k| describe(&k, None))
+            .unwrap_or_else(|_| "?".into())
+    });
+    TaskView {
+        id: t.id,
+        what,
+        state: TaskState::parse(&t.state),
+        attempts: t.attempts,
+        workers,
+        last_error: t.last_error,
+        progress: None,
+    }
+}
+
+/// `GET /v1/jobs/{id}/tasks`: up to `limit` tasks of job `id` with ids above `after`, by id,
+/// from the store (every task of the job, finished or not), and `next_after` for the next page.
+pub fn task_page(q: &Queries<'_>, id: u64, after: u64, limit: usize) -> Result<Value, SchedError> {
+    if q.job_state(id).map_err(store_error)?.is_none() {
+        return Err(SchedError::NotFound(format!("no job {id}")));
+    }
+    let tasks: Vec<Value> = q
+        .tasks(id, after, limit)
+        .map_err(store_error)?
+        .into_iter()
+        .map(|t| {
+            let mut v = stored_view(t).json();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("progress");
+            }
+            v
+        })
+        .collect();
+    let next = if tasks.len() == limit && limit > 0 {
+        tasks.last().and_then(|t| t["id"].as_u64())
+    } else {
+        None
+    };
+    Ok(json!({"tasks": tasks, "next_after": next}))
+}
+
+/// `GET /v1/jobs/{id}/proof`: the job's proof certificate; 404 when it has none.
+pub fn proof(q: &Queries<'_>, id: u64) -> Result<Value, SchedError> {
+    let Some(state) = q.job_state(id).map_err(store_error)? else {
+        return Err(SchedError::NotFound(format!("no job {id}")));
+    };
+    match q.proof(id).map_err(store_error)? {
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| SchedError::Store(format!("job {id}'s stored proof: {e}"))),
+        None => Err(SchedError::NotFound(format!(
+            "job {id} ({state}) has no proof certificate (only proof-number jobs with option proof=true make one, once they are done)"
+        ))),
+    }
+}
+
+/// Jobs newest first, at most `limit`, with ids below `before` when given (paging: pass the
+/// last id of a page to get the next), with a one-line summary each. Read from the store,
+/// which holds every job (resident ones are written through before any answer); only the
+/// columns a summary needs are read.
+pub fn list(q: &Queries<'_>, limit: usize, before: Option<u64>) -> Result<Value, SchedError> {
+    let rows = q.list(limit, before).map_err(store_error)?;
+    let jobs: Vec<Value> = rows
+        .into_iter()
+        .map(|j| {
+            let state = JobState::parse(&j.state).unwrap_or(JobState::Failed);
+            let what = format!(
+                "{} {}",
+                j.game.as_deref().unwrap_or("?"),
+                j.algorithm.as_deref().unwrap_or("?")
+            );
+            let value = j
+                .value
+                .as_deref()
+                .and_then(|v| serde_json::from_str::<Value>(v).ok());
+            let summary = match (state, &value, &j.error) {
+                (JobState::Done, Some(v), _) => format!("{what}: value {v}"),
+                (_, _, Some(e)) => format!("{what}: {e}"),
+                (s, _, _) => format!("{what}: {}", s.as_str()),
+            };
+            json!({"id": j.id, "state": state.as_str(), "summary": summary, "created_ms": j.created_ms})
+        })
+        .collect();
+    let next = if jobs.len() == limit && limit > 0 {
+        jobs.last().and_then(|j| j["id"].as_u64())
+    } else {
+        None
+    };
+    Ok(json!({ "jobs": jobs, "next_before": next }))
 }
 
 #[cfg(test)]
@@ -1986,6 +2498,486 @@ mod tests {
         assert_eq!(s.status()["jobs"], counts);
         let next_id = submit(&mut s, job);
         assert_eq!(next_id, queued + 1);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A prepared job for tests of the scheduler's own logic: a plan of any shape, outputs
+    /// posted by the test, and a result check that refuses everything when `refuse` is set.
+    struct Stub {
+        job: JobSpec,
+        shape: registry::PlanShape,
+        refuse: Option<String>,
+    }
+
+    impl PreparedJob for Stub {
+        fn job(&self) -> &JobSpec {
+            &self.job
+        }
+        fn plan_shape(&self) -> registry::PlanShape {
+            self.shape.clone()
+        }
+        fn run(
+            &self,
+            _task: &TaskKind,
+            _ctl: &Control,
+        ) -> Result<TaskOutput, registry::SolveError> {
+            Ok(TaskOutput::default())
+        }
+        fn check_output(&self, _task: &TaskKind, _out: &TaskOutput) -> Result<(), String> {
+            match &self.refuse {
+                Some(why) => Err(why.clone()),
+                None => Ok(()),
+            }
+        }
+    }
+
+    fn stub_spec() -> JobSpec {
+        serde_json::from_value(json!({"game": "tictactoe", "algorithm": "minimax"})).unwrap()
+    }
+
+    fn submit_stub(s: &mut Scheduler, shape: registry::PlanShape, refuse: Option<&str>) -> u64 {
+        let stub = Stub {
+            job: stub_spec(),
+            shape,
+            refuse: refuse.map(str::to_string),
+        };
+        s.submit(stub_spec(), Box::new(stub)).unwrap()
+    }
+
+    fn output(value: i64) -> TaskOutput {
+        TaskOutput {
+            value: value.into(),
+            ..TaskOutput::default()
+        }
+    }
+
+    fn open_with(path: &std::path::Path, config: SchedConfig) -> Scheduler {
+        Scheduler::open(Store::open(path).unwrap(), config).unwrap()
+    }
+
+    /// The state a client and a worker can observe, for comparing a scheduler with another.
+    fn observed(s: &mut Scheduler, job: u64) -> Value {
+        let st = s.status();
+        json!({
+            "job": s.job_status(job).unwrap(),
+            "queue_depth": st["queue_depth"],
+            "running": st["running"],
+            "jobs": st["jobs"],
+            "leases": s.leases.keys().collect::<BTreeSet<_>>(),
+        })
+    }
+
+    /// A commit that fails in submit, lease, heartbeat or report leaves memory equal to what a
+    /// fresh open of the same file gives (the store is the truth), answers a store error, and
+    /// the same call succeeds when tried again.
+    #[test]
+    fn a_failed_commit_leaves_memory_as_the_store_has_it() {
+        let path = db("failcommit");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let job = json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"});
+        let spec: JobSpec = serde_json::from_value(job.clone()).unwrap();
+        let compare = |s: &mut Scheduler, id: u64, what: &str| {
+            let mut fresh = open(&path, 1);
+            assert_eq!(
+                observed(s, id),
+                observed(&mut fresh, id),
+                "after a failed {what}"
+            );
+        };
+        // Submit: nothing of the job stays.
+        s.store.fail_next_commit();
+        let refused = s.submit(spec.clone(), registry::prepare(&spec).unwrap());
+        assert!(matches!(refused, Err(SchedError::Store(_))), "{refused:?}");
+        assert_eq!(s.resident().0, 0);
+        let id = submit(&mut s, job);
+        compare(&mut s, id, "submit");
+        // Lease: the task is still queued, and no lease is held.
+        s.store.fail_next_commit();
+        assert!(matches!(s.lease(&w), Err(SchedError::Store(_))));
+        assert_eq!(s.leases.len(), 0);
+        assert_eq!(s.job_status(id).unwrap()["tasks"]["queued"], 1);
+        compare(&mut s, id, "lease");
+        let grant = s.lease(&w).unwrap().expect("the retry leases the task");
+        // Heartbeat with progress.
+        s.store.fail_next_commit();
+        let hb = Heartbeat {
+            worker_id: w.clone(),
+            lease_id: grant.lease_id.clone(),
+            progress: Some(json!({"nodes": 5})),
+        };
+        assert!(matches!(s.heartbeat(hb.clone()), Err(SchedError::Store(_))));
+        compare(&mut s, id, "heartbeat");
+        assert!(!s.heartbeat(hb).unwrap().cancel);
+        // Report: the result is not taken, the lease stays active, a retry is accepted.
+        let out = run_grant(&grant);
+        s.store.fail_next_commit();
+        let refused = s.report(Report {
+            worker_id: w.clone(),
+            lease_id: grant.lease_id.clone(),
+            outcome: Outcome::Done {
+                output: out.clone(),
+            },
+        });
+        assert!(matches!(refused, Err(SchedError::Store(_))), "{refused:?}");
+        assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
+        assert_eq!(s.job_status(id).unwrap()["tasks"]["running"], 1);
+        compare(&mut s, id, "report");
+        assert!(!report_done(&mut s, &w, &grant.lease_id, out));
+        assert_eq!(s.stored_results(grant.task_id).unwrap(), 1);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A result that fails the job's check is a failed attempt: not stored, the task is retried,
+    /// and after `max_attempts` the job fails naming the reason.
+    #[test]
+    fn a_result_that_fails_its_check_counts_as_a_failed_attempt() {
+        let path = db("check");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let id = submit_stub(
+            &mut s,
+            registry::PlanShape::Single,
+            Some("value 7 is not a tic-tac-toe value"),
+        );
+        for attempt in 1..=DEFAULT_MAX_ATTEMPTS {
+            let grant = s.lease(&w).unwrap().expect("the task is leased again");
+            assert_eq!(grant.attempt, attempt);
+            assert!(!report_done(&mut s, &w, &grant.lease_id, output(7)));
+            assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
+        }
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "failed", "{st}");
+        let error = st["error"].as_str().unwrap();
+        assert!(
+            error.contains("value 7 is not a tic-tac-toe value") && error.contains("3 times"),
+            "{error}"
+        );
+        assert_eq!(s.counters.results_invalid, u64::from(DEFAULT_MAX_ATTEMPTS));
+        assert!(s.lease(&w).unwrap().is_none(), "nothing left to run");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A proof certificate is kept apart from the result: the stored result has none, the
+    /// artifact holds it; one over the size limit fails the attempt with a clear reason.
+    #[test]
+    fn a_proof_is_stored_as_an_artifact_not_in_the_result() {
+        let path = db("proof");
+        let config = SchedConfig {
+            parallelism: Some(1),
+            max_proof_bytes: 100,
+            ..SchedConfig::default()
+        };
+        let mut s = open_with(&path, config);
+        let w = worker(&mut s);
+        let id = submit_stub(&mut s, registry::PlanShape::Single, None);
+        let grant = s.lease(&w).unwrap().unwrap();
+        let mut big = output(1);
+        big.proof = Some(json!({"tree": "x".repeat(200)}));
+        report_done(&mut s, &w, &grant.lease_id, big);
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["task_list"][0]["state"], "queued", "{st}");
+        assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
+        let why = st["task_list"][0]["last_error"].as_str().unwrap();
+        assert!(why.contains("max-proof-bytes"), "{why}");
+        let grant = s.lease(&w).unwrap().unwrap();
+        let proof = json!({"format": "test", "tree": [1, 2, 3]});
+        let mut out = output(1);
+        out.proof = Some(proof.clone());
+        report_done(&mut s, &w, &grant.lease_id, out);
+        s.take_effects();
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 1, "{st}");
+        assert!(st["result"].get("proof").is_none(), "{st}");
+        assert_eq!(super::proof(&s.store.queries(), id).unwrap(), proof);
+        let stored = s.store.queries().job(id).unwrap().unwrap();
+        assert!(!stored.result.unwrap().contains("tree"));
+        // A job without one: 404.
+        let other = submit_stub(&mut s, registry::PlanShape::Single, None);
+        assert!(matches!(
+            super::proof(&s.store.queries(), other),
+            Err(SchedError::NotFound(m)) if m.contains("no proof")
+        ));
+        assert!(matches!(
+            super::proof(&s.store.queries(), 999),
+            Err(SchedError::NotFound(_))
+        ));
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Quotas: jobs not ended (429), spec bytes held (429, freed when a job is evicted),
+    /// tasks per job (400); each message names its limit.
+    #[test]
+    fn quotas_refuse_with_the_limit_named() {
+        let path = db("quota");
+        let small = serde_json::to_string(&stub_spec()).unwrap().len();
+        let config = SchedConfig {
+            parallelism: Some(1),
+            max_queued_jobs: 2,
+            max_tasks_per_job: 100,
+            max_position_bytes: 10_000,
+            ..SchedConfig::default()
+        };
+        assert!(small < 100);
+        let mut s = open_with(&path, config);
+        let w = worker(&mut s);
+        let runs = |count| registry::PlanShape::Runs {
+            count,
+            base_seed: 1,
+        };
+        let refused = s.submit(
+            stub_spec(),
+            Box::new(Stub {
+                job: stub_spec(),
+                shape: runs(101),
+                refuse: None,
+            }),
+        );
+        assert!(
+            matches!(&refused, Err(SchedError::BadInput(m)) if m.contains("max-tasks-per-job") && m.contains("101")),
+            "{refused:?}"
+        );
+        let a = submit_stub(&mut s, runs(100), None);
+        let mut held = stub_spec();
+        held.position = "5".repeat(100);
+        s.submit(
+            held.clone(),
+            Box::new(Stub {
+                job: held,
+                shape: registry::PlanShape::Single,
+                refuse: None,
+            }),
+        )
+        .unwrap();
+        let refused = s.submit(stub_spec(), registry::prepare(&stub_spec()).unwrap());
+        assert!(
+            matches!(&refused, Err(SchedError::Quota(m)) if m.contains("max-queued-jobs")),
+            "{refused:?}"
+        );
+        s.cancel(a).unwrap();
+        s.take_effects();
+        // Spec bytes: a large position does not fit next to what is held.
+        let mut big = stub_spec();
+        big.position = "1".repeat(9_950);
+        let refused = s.submit(big.clone(), registry::prepare(&stub_spec()).unwrap());
+        assert!(
+            matches!(&refused, Err(SchedError::Quota(m)) if m.contains("max-position-bytes")),
+            "{refused:?}"
+        );
+        // Once the other job is done and evicted, it fits.
+        let grant = s.lease(&w).unwrap().unwrap();
+        report_done(&mut s, &w, &grant.lease_id, output(0));
+        s.take_effects();
+        assert_eq!(s.resident().0, 0);
+        assert!(s
+            .submit(big, registry::prepare(&stub_spec()).unwrap())
+            .is_ok());
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A job of 2,000 tasks: memory holds the tasks in flight, not its history; the status
+    /// lists at most the latest finished ones with the full counts; the task pages list them
+    /// all; once finished, its status is one stored row (timed here against rebuilding it from
+    /// the task rows as the previous versions did).
+    #[test]
+    fn a_big_job_is_summarised_and_its_finished_status_is_one_query() {
+        const N: u32 = 2000;
+        let path = db("summary");
+        let mut s = open(&path, 4);
+        let w = worker(&mut s);
+        let id = submit_stub(
+            &mut s,
+            registry::PlanShape::Runs {
+                count: N,
+                base_seed: 1,
+            },
+            None,
+        );
+        let mut most_resident = 0;
+        let mut reported = 0;
+        while let Some(grant) = s.lease(&w).unwrap() {
+            report_done(
+                &mut s,
+                &w,
+                &grant.lease_id,
+                output(i64::from(grant.task_id as u32 % 7)),
+            );
+            reported += 1;
+            most_resident = most_resident.max(s.resident().1);
+            let st = s.job_status(id).unwrap();
+            assert!(st["task_list"].as_array().unwrap().len() <= STATUS_RECENT_TASKS + 4);
+            if reported == N / 2 {
+                assert_eq!(st["tasks"]["done"], N / 2, "{}", st["tasks"]);
+                assert_eq!(st["tasks"]["total"].as_u64().unwrap(), u64::from(N / 2) + 4);
+            }
+        }
+        assert_eq!(reported, N);
+        assert!(most_resident <= 8, "{most_resident} tasks held in memory");
+        let resident = s.job_status(id).unwrap();
+        assert_eq!(resident["state"], "done");
+        assert_eq!(resident["tasks"]["done"], N);
+        assert_eq!(resident["result"]["value"], 6);
+        s.take_effects();
+        assert_eq!(s.resident(), (0, 0));
+        // The same status from the store.
+        let reader = s.reader().unwrap();
+        assert_eq!(stored_status(&reader.queries(), id).unwrap(), resident);
+        // Every task, paged.
+        let mut after = 0;
+        let mut seen = 0;
+        loop {
+            let page = task_page(&reader.queries(), id, after, 300).unwrap();
+            let tasks = page["tasks"].as_array().unwrap();
+            for t in tasks {
+                assert!(t["id"].as_u64().unwrap() > after);
+                assert_eq!(t["state"], "done");
+                assert_eq!(t["workers"], json!([w.clone()]));
+            }
+            seen += tasks.len();
+            match page["next_after"].as_u64() {
+                Some(n) => after = n,
+                None => break,
+            }
+        }
+        assert_eq!(seen, N as usize);
+        assert!(matches!(
+            task_page(&reader.queries(), 999, 0, 10),
+            Err(SchedError::NotFound(_))
+        ));
+        // Timing: the stored final status against the rows it replaces (the older files' path,
+        // which the previous versions took for every finished job, plus a prepare per read).
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            stored_status(&reader.queries(), id).unwrap();
+        }
+        let one_query = t0.elapsed() / 20;
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            s.store.job_tasks(id).unwrap();
+        }
+        let rows = t0.elapsed() / 20;
+        // The previous versions' reads: every task row, then one lease query per task.
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            let tasks = s.store.queries().tasks(id, 0, usize::MAX).unwrap();
+            let mut q = s
+                .store
+                .conn_for_tests()
+                .prepare_cached("SELECT worker_id FROM leases WHERE task_id = ?1 ORDER BY rowid")
+                .unwrap();
+            for (t, _) in &tasks {
+                let w: Vec<String> = q
+                    .query_map([t.id as i64], |r| r.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert_eq!(w.len(), 1);
+            }
+        }
+        let per_task = t0.elapsed() / 20;
+        eprintln!(
+            "status of a finished job with {N} tasks: {one_query:?} (stored final status); its {N} task rows in two statements: {rows:?}; with a lease query per task (the previous reads): {per_task:?}"
+        );
+        // A job settled by an older version (no stored status) is answered from its rows, in
+        // the same shape, without preparing it.
+        s.store
+            .conn_for_tests()
+            .execute("UPDATE jobs SET final_status = NULL", [])
+            .unwrap();
+        assert_eq!(stored_status(&reader.queries(), id).unwrap(), resident);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// The store's identity: different for two stores, kept when a store is opened again, and
+    /// sent in every lease.
+    #[test]
+    fn the_store_identity_is_random_kept_and_leased() {
+        let (p1, p2) = (db("ident1"), db("ident2"));
+        let id1 = Store::open(&p1).unwrap().identity().to_string();
+        let id2 = Store::open(&p2).unwrap().identity().to_string();
+        assert_ne!(id1, id2);
+        assert!(id1.len() >= 32, "{id1}");
+        assert_eq!(Store::open(&p1).unwrap().identity(), id1);
+        let mut s = open(&p1, 1);
+        let w = worker(&mut s);
+        submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        );
+        assert_eq!(s.lease(&w).unwrap().unwrap().store_id, id1);
+        drop(s);
+        for p in [p1, p2] {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+
+    /// A status never copies a huge position: it shows its start and its length.
+    #[test]
+    fn a_long_position_is_cut_in_the_status() {
+        let path = db("longpos");
+        let mut s = open(&path, 1);
+        let mut spec = stub_spec();
+        spec.position = "é".repeat(5000);
+        let id = s
+            .submit(
+                spec.clone(),
+                Box::new(Stub {
+                    job: spec,
+                    shape: registry::PlanShape::Single,
+                    refuse: None,
+                }),
+            )
+            .unwrap();
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["position_bytes"], 10_000);
+        let shown = st["job"]["position"].as_str().unwrap();
+        assert!(shown.len() <= 256 && shown.starts_with("éé"), "{shown}");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A large job waits without its prepared form and gets it back at its first lease: the
+    /// status shows its progress meanwhile, and it runs to the right value.
+    #[test]
+    fn a_large_queued_job_rests_unprepared_until_leased() {
+        let path = db("rest");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        // MAX over MIN nodes: MIN of each is its smallest leaf; the value is the largest of them.
+        let mins: Vec<String> = (0..1200)
+            .map(|i| format!("{{\"min\":[{},{},{}]}}", 1000 + i, 2000 + i, 5000 - i))
+            .collect();
+        let position = format!("{{\"max\":[{}]}}", mins.join(","));
+        assert!(position.len() >= REST_BYTES);
+        let id = submit(
+            &mut s,
+            json!({"game": "tree", "position": position, "algorithm": "minimax"}),
+        );
+        assert!(s.jobs[&id].prepared.is_none(), "a queued large job rests");
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "queued");
+        assert!(st["progress"].is_object(), "{st}");
+        let runs = lease_and_run(&mut s, &w);
+        assert!(s.jobs[&id].prepared.is_some(), "prepared again when leased");
+        for (grant, output) in runs {
+            report_done(&mut s, &w, &grant.lease_id, output);
+        }
+        let st = s.job_status(id).unwrap();
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 2199, "{st}");
+        // A small job keeps its prepared form.
+        let small = submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        );
+        assert!(s.jobs[&small].prepared.is_some());
         drop(s);
         let _ = std::fs::remove_file(&path);
     }

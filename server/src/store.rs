@@ -6,7 +6,9 @@
 //! of [`Write`]s in a single transaction, so a job and its first tasks, or a result and the tasks
 //! it caused, are stored together or not at all. [`Store::load`] reads the active jobs back after
 //! a restart; the coordinator rebuilds their planners from it. Finished jobs live only here: the
-//! coordinator answers for them from [`Store::job`], [`Store::job_tasks`] and [`Store::list`].
+//! coordinator answers for them from the final status stored with each (`jobs.final_status`),
+//! and from [`Queries`] for lists, task pages and proof certificates (`artifacts`). The store
+//! has an identity ([`Store::identity`]): a random id made with the file and kept in `meta`.
 //!
 //! Durability: WAL with `synchronous = NORMAL`. A committed transaction survives the death of
 //! the coordinator process at any moment (`kill -9`): the WAL frames are in the operating
@@ -15,16 +17,23 @@
 //! file. `GAMESOLVER_DB_SYNC=full` switches to `synchronous = FULL` (an fsync per commit) for
 //! the power-loss guarantee as well.
 //!
+//! Reads that need no writer go through a [`Reader`] (a second, read-only connection), so
+//! they never wait for the scheduler's lock.
+//!
 //! Bad input: a file that is not a gamesolver database, or a newer schema, is an error on open
 //! naming the file; nothing is overwritten.
 
-use rusqlite::{params, Connection, OptionalExtension};
-use std::path::Path;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Schema version written in `PRAGMA user_version`. Version 2 added `jobs.progress` (the
 /// planner's last progress, so a finished job's status can be answered from the file alone).
 /// Version 3 added `tasks.resume` (the input that resumes a task from its latest checkpoint).
-const SCHEMA_VERSION: i64 = 3;
+/// Version 4 added `meta` (the store's identity), `artifacts` (proof certificates),
+/// `tasks.what` (a task's description, made while its job was prepared) and
+/// `jobs.final_status` (the complete status of a settled job, so reading it is one query).
+const SCHEMA_VERSION: i64 = 4;
 
 /// Job states after which nothing about a job changes but its leftover tasks.
 const FINAL_STATES: &str = "('done', 'failed', 'cancelled')";
@@ -60,6 +69,7 @@ CREATE TABLE IF NOT EXISTS leases (
     ended_ms INTEGER
 );
 CREATE INDEX IF NOT EXISTS leases_by_state ON leases(state);
+CREATE INDEX IF NOT EXISTS leases_by_task ON leases(task_id);
 CREATE TABLE IF NOT EXISTS results (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     task_id INTEGER NOT NULL UNIQUE REFERENCES tasks(id),
@@ -71,6 +81,14 @@ CREATE TABLE IF NOT EXISTS workers (
     host TEXT NOT NULL,
     threads INTEGER NOT NULL,
     registered_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS artifacts (
+    job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
+    proof TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -99,8 +117,13 @@ pub enum Write {
         error: Option<String>,
         progress: Option<String>,
     },
-    /// A new task (its kind as JSON).
-    InsertTask { id: u64, job_id: u64, kind: String },
+    /// A new task (its kind as JSON, and how its job's status names it).
+    InsertTask {
+        id: u64,
+        job_id: u64,
+        kind: String,
+        what: String,
+    },
     /// A task's state changed.
     TaskState {
         id: u64,
@@ -138,6 +161,11 @@ pub enum Write {
         threads: u32,
         at_ms: u64,
     },
+    /// The complete status of a job that has settled (ended, no task left on a worker), as
+    /// `GET /v1/jobs/{id}` answers it from then on.
+    FinalStatus { id: u64, status: String },
+    /// A job's proof certificate (JSON), replacing any earlier one.
+    Artifact { job_id: u64, proof: String },
     /// A line in the event log.
     Event {
         job_id: Option<u64>,
@@ -172,6 +200,8 @@ pub struct StoredTask {
     pub last_error: Option<String>,
     /// The input that resumes it from its latest checkpoint (JSON), if one was stored.
     pub resume: Option<String>,
+    /// How its job's status names it (`None` in files older than version 4).
+    pub what: Option<String>,
 }
 
 /// A lease as stored.
@@ -206,7 +236,7 @@ pub struct Snapshot {
 }
 
 const JOB_COLUMNS: &str = "id, spec, state, created_ms, finished_ms, result, error, progress";
-const TASK_COLUMNS: &str = "id, job_id, kind, state, attempts, last_error, resume";
+const TASK_COLUMNS: &str = "id, job_id, kind, state, attempts, last_error, resume, what";
 
 fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredJob> {
     Ok(StoredJob {
@@ -230,16 +260,42 @@ fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTask> {
         attempts: r.get(4)?,
         last_error: r.get(5)?,
         resume: r.get(6)?,
+        what: r.get(7)?,
     })
 }
 
 /// The SQLite store (one connection: the one writer).
 pub struct Store {
     conn: Connection,
+    path: PathBuf,
+    identity: String,
+    /// Test hook: the next commit fails (see [`Store::fail_next_commit`]).
+    fail_next: AtomicBool,
+}
+
+/// Adds `column` to `table` when an older file lacks it (`CREATE TABLE IF NOT EXISTS` keeps the
+/// old table as it was).
+fn add_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<()> {
+    let exists: bool = conn
+        .prepare(&format!(
+            "SELECT 1 FROM pragma_table_info('{table}') WHERE name = '{column}'"
+        ))?
+        .exists([])?;
+    if !exists {
+        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} TEXT;"))?;
+    }
+    Ok(())
+}
+
+/// A fresh random store identity (128 bits, hex).
+fn new_identity() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    format!("s-{:016x}{:016x}", rng.gen::<u64>(), rng.gen::<u64>())
 }
 
 impl Store {
-    /// Opens (or creates) the database file at `path`; `:memory:` gives a throw-away store.
+    /// Opens (or creates) the database file at `path`.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
         let conn = Connection::open(path)
             .map_err(|e| anyhow::anyhow!("cannot open database '{}': {e}", path.display()))?;
@@ -265,28 +321,70 @@ impl Store {
                 path.display()
             )
         })?;
-        // Version 1 files lack jobs.progress (CREATE TABLE IF NOT EXISTS kept the old table).
-        let has_progress: bool = conn
-            .prepare("SELECT 1 FROM pragma_table_info('jobs') WHERE name = 'progress'")?
-            .exists([])?;
-        if !has_progress {
-            conn.execute_batch("ALTER TABLE jobs ADD COLUMN progress TEXT;")?;
-        }
-        // Version 1 and 2 files lack tasks.resume.
-        let has_resume: bool = conn
-            .prepare("SELECT 1 FROM pragma_table_info('tasks') WHERE name = 'resume'")?
-            .exists([])?;
-        if !has_resume {
-            conn.execute_batch("ALTER TABLE tasks ADD COLUMN resume TEXT;")?;
-        }
+        // Columns that older versions lack: jobs.progress (v1), tasks.resume (v1, v2),
+        // tasks.what and jobs.final_status (v1 to v3).
+        add_column(&conn, "jobs", "progress")?;
+        add_column(&conn, "tasks", "resume")?;
+        add_column(&conn, "tasks", "what")?;
+        add_column(&conn, "jobs", "final_status")?;
+        // The identity is made once, with the file (or on the first open of an older file),
+        // and kept forever.
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', ?1)",
+            [new_identity()],
+        )?;
+        let identity: String =
+            conn.query_row("SELECT value FROM meta WHERE key = 'store_id'", [], |r| {
+                r.get(0)
+            })?;
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
-        Ok(Store { conn })
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            identity,
+            fail_next: AtomicBool::new(false),
+        })
+    }
+
+    /// The store's identity: a random id made when the file was created, never changed. Job
+    /// ids start again with a new store; this tells two stores apart.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// A second, read-only connection to the same file, for answers that need no writer (job
+    /// status, lists, task pages, artifacts). With WAL, its reads neither wait for nor block the
+    /// writer, and it sees every committed transaction.
+    pub fn reader(&self) -> anyhow::Result<Reader> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .and_then(|c| {
+            c.execute_batch("PRAGMA busy_timeout = 5000;")?;
+            Ok(c)
+        })
+        .map_err(|e| anyhow::anyhow!("cannot open a reader on the job store: {e}"))?;
+        Ok(Reader { conn })
+    }
+
+    /// Test hook: makes the next [`Store::commit`] fail without writing anything, as a full
+    /// disk or an I/O error would.
+    #[doc(hidden)]
+    pub fn fail_next_commit(&self) {
+        self.fail_next.store(true, Ordering::SeqCst);
     }
 
     /// Commits `writes` in one transaction (nothing when empty).
     pub fn commit(&mut self, writes: &[Write]) -> rusqlite::Result<()> {
         if writes.is_empty() {
             return Ok(());
+        }
+        if self.fail_next.swap(false, Ordering::SeqCst) {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
+                Some("injected commit failure (test hook)".into()),
+            ));
         }
         let tx = self.conn.transaction()?;
         for w in writes {
@@ -310,11 +408,26 @@ impl Store {
                     tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5, progress = ?6 WHERE id = ?1")?
                         .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error, progress])?;
                 }
-                Write::InsertTask { id, job_id, kind } => {
+                Write::InsertTask {
+                    id,
+                    job_id,
+                    kind,
+                    what,
+                } => {
                     tx.prepare_cached(
-                        "INSERT INTO tasks (id, job_id, kind, state) VALUES (?1, ?2, ?3, 'queued')",
+                        "INSERT INTO tasks (id, job_id, kind, state, what) VALUES (?1, ?2, ?3, 'queued', ?4)",
                     )?
-                    .execute(params![*id as i64, *job_id as i64, kind])?;
+                    .execute(params![*id as i64, *job_id as i64, kind, what])?;
+                }
+                Write::FinalStatus { id, status } => {
+                    tx.prepare_cached("UPDATE jobs SET final_status = ?2 WHERE id = ?1")?
+                        .execute(params![*id as i64, status])?;
+                }
+                Write::Artifact { job_id, proof } => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO artifacts (job_id, proof) VALUES (?1, ?2)",
+                    )?
+                    .execute(params![*job_id as i64, proof])?;
                 }
                 Write::TaskState {
                     id,
@@ -463,45 +576,19 @@ impl Store {
         Ok(snap)
     }
 
+    /// Read queries on the writer's connection (the scheduler's own reads, under its lock).
+    pub fn queries(&self) -> Queries<'_> {
+        Queries(&self.conn)
+    }
+
     /// One job, if stored.
     pub fn job(&self, id: u64) -> rusqlite::Result<Option<StoredJob>> {
-        self.conn
-            .prepare_cached(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"))?
-            .query_row([id as i64], job_row)
-            .optional()
+        self.queries().job(id)
     }
 
     /// A job's tasks by id, each with the workers that held a lease on it, in order.
     pub fn job_tasks(&self, job_id: u64) -> rusqlite::Result<Vec<(StoredTask, Vec<String>)>> {
-        let tasks: Vec<StoredTask> = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = ?1 ORDER BY id"
-            ))?
-            .query_map([job_id as i64], task_row)?
-            .collect::<Result<_, _>>()?;
-        let mut out = Vec::with_capacity(tasks.len());
-        let mut q = self
-            .conn
-            .prepare_cached("SELECT worker_id FROM leases WHERE task_id = ?1 ORDER BY rowid")?;
-        for t in tasks {
-            let workers = q
-                .query_map([t.id as i64], |r| r.get(0))?
-                .collect::<Result<_, _>>()?;
-            out.push((t, workers));
-        }
-        Ok(out)
-    }
-
-    /// Jobs newest first: at most `limit`, with ids below `before` when given.
-    pub fn list(&self, limit: usize, before: Option<u64>) -> rusqlite::Result<Vec<StoredJob>> {
-        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
-        self.conn
-            .prepare_cached(&format!(
-                "SELECT {JOB_COLUMNS} FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2"
-            ))?
-            .query_map(params![before, limit as i64], job_row)?
-            .collect()
+        self.queries().tasks(job_id, 0, usize::MAX)
     }
 
     /// How a lease ended, as `(worker id, state)`; `None` when unknown or still active.
@@ -512,6 +599,12 @@ impl Store {
             )?
             .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
+    }
+
+    /// The writer's connection (tests that edit a file as an older version left it).
+    #[cfg(test)]
+    pub(crate) fn conn_for_tests(&self) -> &Connection {
+        &self.conn
     }
 
     /// Number of results stored for `task_id` (tests: "counted once").
@@ -533,6 +626,154 @@ impl Store {
                 [job_id as i64],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
+            .optional()
+    }
+}
+
+/// A read-only connection to the store (see [`Store::reader`]).
+pub struct Reader {
+    conn: Connection,
+}
+
+impl Reader {
+    /// Its queries.
+    pub fn queries(&self) -> Queries<'_> {
+        Queries(&self.conn)
+    }
+}
+
+/// A job as `GET /v1/jobs` lists it (only the columns a summary needs: never the spec).
+#[derive(Clone, Debug)]
+pub struct ListedJob {
+    pub id: u64,
+    pub state: String,
+    pub created_ms: u64,
+    pub error: Option<String>,
+    pub game: Option<String>,
+    pub algorithm: Option<String>,
+    /// The result's value (JSON), when there is a result.
+    pub value: Option<String>,
+}
+
+/// The read queries, on either connection.
+pub struct Queries<'a>(&'a Connection);
+
+impl Queries<'_> {
+    /// One job, if stored.
+    pub fn job(&self, id: u64) -> rusqlite::Result<Option<StoredJob>> {
+        self.0
+            .prepare_cached(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"))?
+            .query_row([id as i64], job_row)
+            .optional()
+    }
+
+    /// Whether job `id` is stored and, if so, its state.
+    pub fn job_state(&self, id: u64) -> rusqlite::Result<Option<String>> {
+        self.0
+            .prepare_cached("SELECT state FROM jobs WHERE id = ?1")?
+            .query_row([id as i64], |r| r.get(0))
+            .optional()
+    }
+
+    /// The complete status stored when job `id` settled: `None` for no such job,
+    /// `Some(None)` for a job without one (still active, or settled before version 4).
+    pub fn final_status(&self, id: u64) -> rusqlite::Result<Option<Option<String>>> {
+        self.0
+            .prepare_cached("SELECT final_status FROM jobs WHERE id = ?1")?
+            .query_row([id as i64], |r| r.get(0))
+            .optional()
+    }
+
+    /// Up to `limit` tasks of a job with ids above `after`, by id, each with the workers that
+    /// held a lease on it, in order. Two statements whatever the number of tasks.
+    pub fn tasks(
+        &self,
+        job_id: u64,
+        after: u64,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<(StoredTask, Vec<String>)>> {
+        let after = after.min(i64::MAX as u64) as i64;
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let tasks: Vec<StoredTask> = self
+            .0
+            .prepare_cached(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            ))?
+            .query_map(params![job_id as i64, after, limit], task_row)?
+            .collect::<Result<_, _>>()?;
+        let (Some(first), Some(last)) = (tasks.first(), tasks.last()) else {
+            return Ok(Vec::new());
+        };
+        let mut workers: std::collections::HashMap<u64, Vec<String>> = Default::default();
+        let mut q = self.0.prepare_cached(
+            "SELECT task_id, worker_id FROM leases WHERE task_id BETWEEN ?1 AND ?2 ORDER BY rowid",
+        )?;
+        let rows = q.query_map(params![first.id as i64, last.id as i64], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+        })?;
+        for row in rows {
+            let (task, worker) = row?;
+            workers.entry(task).or_default().push(worker);
+        }
+        Ok(tasks
+            .into_iter()
+            .map(|t| {
+                let w = workers.remove(&t.id).unwrap_or_default();
+                (t, w)
+            })
+            .collect())
+    }
+
+    /// A job's tasks counted by state.
+    pub fn task_counts(&self, job_id: u64) -> rusqlite::Result<Vec<(String, u64)>> {
+        self.0
+            .prepare_cached("SELECT state, COUNT(*) FROM tasks WHERE job_id = ?1 GROUP BY state")?
+            .query_map([job_id as i64], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+            })?
+            .collect()
+    }
+
+    /// The id just below a job's last `n` tasks (0 when it has `n` or fewer): with
+    /// [`Queries::tasks`], its latest tasks.
+    pub fn last_task_id_before(&self, job_id: u64, n: usize) -> rusqlite::Result<u64> {
+        self.0
+            .prepare_cached(
+                "SELECT COALESCE(MIN(id), 1) - 1 FROM (SELECT id FROM tasks WHERE job_id = ?1 ORDER BY id DESC LIMIT ?2)",
+            )?
+            .query_row(params![job_id as i64, n as i64], |r| r.get::<_, i64>(0))
+            .map(|v| v.max(0) as u64)
+    }
+
+    /// Jobs newest first: at most `limit`, with ids below `before` when given. Reads only what
+    /// a summary line needs (the game, algorithm and value out of the JSON), never a whole spec.
+    pub fn list(&self, limit: usize, before: Option<u64>) -> rusqlite::Result<Vec<ListedJob>> {
+        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        self.0
+            .prepare_cached(
+                "SELECT id, state, created_ms, error, json_extract(spec, '$.game'),
+                        json_extract(spec, '$.algorithm'), result -> '$.value'
+                 FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+            )?
+            .query_map(params![before, limit.min(i64::MAX as usize) as i64], |r| {
+                Ok(ListedJob {
+                    id: r.get::<_, i64>(0)? as u64,
+                    state: r.get(1)?,
+                    created_ms: r.get::<_, i64>(2)? as u64,
+                    error: r.get(3)?,
+                    game: r.get(4)?,
+                    algorithm: r.get(5)?,
+                    value: r.get(6)?,
+                })
+            })?
+            .collect()
+    }
+
+    /// A job's proof certificate (JSON text), if it has one.
+    pub fn proof(&self, job_id: u64) -> rusqlite::Result<Option<String>> {
+        self.0
+            .prepare_cached("SELECT proof FROM artifacts WHERE job_id = ?1")?
+            .query_row([job_id as i64], |r| r.get(0))
             .optional()
     }
 }
@@ -587,7 +828,14 @@ mod tests {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
+        // An older file gets an identity on its first open, and keeps it.
+        let identity = s.identity().to_string();
+        assert!(
+            identity.starts_with("s-") && identity.len() == 34,
+            "{identity}"
+        );
         drop(s);
+        assert_eq!(Store::open(&path).unwrap().identity(), identity);
         let _ = std::fs::remove_file(&path);
     }
 
@@ -606,6 +854,7 @@ mod tests {
                 id: 1,
                 job_id: 1,
                 kind: "{}".into(),
+                what: "the whole job".into(),
             },
         ])
         .unwrap();
@@ -620,6 +869,7 @@ mod tests {
                 id: 1,
                 job_id: 2,
                 kind: "{}".into(),
+                what: "the whole job".into(),
             },
         ]);
         assert!(bad.is_err());
