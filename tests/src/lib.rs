@@ -117,6 +117,8 @@ pub struct CoordOpts {
     /// Without a worker token the tests pass `--insecure-workers` so that plain worker
     /// processes can join; `secure_default` starts the coordinator as a user would, without it.
     pub secure_default: bool,
+    /// More arguments for `gamesolver serve` (limits, quotas).
+    pub extra_args: Vec<String>,
 }
 
 impl Coordinator {
@@ -138,6 +140,7 @@ impl Coordinator {
         if let Some(p) = o.parallelism {
             cmd.args(["--parallelism", &p.to_string()]);
         }
+        cmd.args(&o.extra_args);
         if o.worker_token.is_none() && !o.secure_default {
             cmd.arg("--insecure-workers");
         }
@@ -386,4 +389,133 @@ pub fn local_result(job: &Value) -> Value {
     let ctl = gamesolver_shared::search::Control::unlimited();
     let r = gamesolver_shared::plan::run_local(&*prepared, &ctl).expect("local run");
     serde_json::to_value(r).expect("a result is JSON")
+}
+
+/// Latency samples of one kind of request.
+#[derive(Clone, Debug, Default)]
+pub struct Latencies {
+    /// Each answered request's round trip, in milliseconds.
+    pub ms: Vec<f64>,
+    /// Requests that got no answer (no connection, or a status other than the expected).
+    pub failed: usize,
+}
+
+impl Latencies {
+    /// The `p` quantile (0..=1) in milliseconds; 0 with no sample.
+    pub fn quantile(&self, p: f64) -> f64 {
+        let mut v = self.ms.clone();
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() {
+            return 0.0;
+        }
+        v[((v.len() as f64 - 1.0) * p).round() as usize]
+    }
+    fn add(&mut self, t: Instant, ok: bool) {
+        if ok {
+            self.ms.push(t.elapsed().as_secs_f64() * 1e3);
+        } else {
+            self.failed += 1;
+        }
+    }
+}
+
+/// Opens `n` TCP connections to `url`'s host that never send a byte (a slow or idle client
+/// holding sockets), giving up on the first that cannot be opened. Dropping them closes them.
+pub fn idle_connections(url: &str, n: usize) -> Vec<std::net::TcpStream> {
+    let host = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        match std::net::TcpStream::connect_timeout(
+            &host.parse().expect("a host:port URL"),
+            Duration::from_secs(2),
+        ) {
+            Ok(s) => out.push(s),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// `clients` threads each GET `path` in a loop until `stop` is set; returns their handles
+/// (each yields how many requests it made).
+pub fn pollers(
+    url: &str,
+    path: &str,
+    clients: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<std::thread::JoinHandle<usize>> {
+    (0..clients)
+        .map(|_| {
+            let (url, path, stop) = (url.to_string(), path.to_string(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = raw("GET", &format!("{url}{path}"), None, None);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect()
+}
+
+/// `count` GETs of `path`, one every `every`, each timed.
+pub fn time_gets(url: &str, path: &str, count: usize, every: Duration) -> Latencies {
+    let mut l = Latencies::default();
+    for _ in 0..count {
+        let t = Instant::now();
+        let (code, _) = raw("GET", &format!("{url}{path}"), None, None);
+        l.add(t, code == 200);
+        std::thread::sleep(every);
+    }
+    l
+}
+
+/// Acts as a worker holding `token`: registers, leases one task (one must be queued), and
+/// times `count` heartbeats on it, one every `every`; then releases the lease.
+pub fn time_heartbeats(url: &str, token: &str, count: usize, every: Duration) -> Latencies {
+    let post = |path: &str, body: Value| {
+        http("POST", &format!("{url}{path}"), Some(&body), Some(token))
+    };
+    let (code, reg) = post(
+        "/v1/worker/register",
+        serde_json::json!({"host": "latency-probe", "threads": 1}),
+    );
+    assert_eq!(code, 200, "register: {reg}");
+    let wid = reg["worker_id"].clone();
+    let (code, lease) = post(
+        "/v1/worker/lease",
+        serde_json::json!({"worker_id": wid, "wait_ms": 10_000}),
+    );
+    assert_eq!(code, 200, "no task to lease: {lease}");
+    let lid = lease["lease_id"].clone();
+    let mut l = Latencies::default();
+    for _ in 0..count {
+        let t = Instant::now();
+        let (code, _) = post(
+            "/v1/worker/heartbeat",
+            serde_json::json!({"worker_id": wid, "lease_id": lid}),
+        );
+        l.add(t, code == 200);
+        std::thread::sleep(every);
+    }
+    let _ = post(
+        "/v1/worker/release",
+        serde_json::json!({"worker_id": wid, "lease_id": lid}),
+    );
+    l
+}
+
+/// Resident memory of a process in MiB (`VmRSS` of `/proc/PID/status`).
+pub fn rss_mib(pid: u32) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
 }
