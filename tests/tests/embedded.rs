@@ -189,6 +189,21 @@ fn local_workers_never_outlive_their_coordinator() {
     }
 }
 
+/// The subcommand that runs a local worker is not offered to users.
+#[test]
+fn the_worker_subcommand_is_hidden() {
+    let out = std::process::Command::new(bin("gamesolver"))
+        .arg("--help")
+        .output()
+        .expect("gamesolver --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("serve"), "{help}");
+    assert!(
+        !help.lines().any(|l| l.trim_start().starts_with("worker")),
+        "{help}"
+    );
+}
+
 /// Issue 23, scope 6, as reported: a worker that ran job 1 (tic-tac-toe) of one coordinator
 /// must not answer job 1 (Connect Four) of another coordinator on a fresh store at the same
 /// address from its cache. The same worker process stays up across both.
