@@ -283,8 +283,10 @@ fn describe(status: &ExitStatus) -> String {
         use std::os::unix::process::ExitStatusExt;
         if let Some(sig) = status.signal() {
             let name = match sig {
-                libc::SIGABRT => " (SIGABRT: abort, stack overflow)",
-                libc::SIGKILL => " (SIGKILL: killed, out of memory?)",
+                libc::SIGABRT => {
+                    " (SIGABRT: aborted, e.g. a stack overflow or a failed allocation)"
+                }
+                libc::SIGKILL => " (SIGKILL: killed, e.g. by the out-of-memory killer)",
                 libc::SIGSEGV => " (SIGSEGV)",
                 libc::SIGTERM => " (SIGTERM)",
                 _ => "",

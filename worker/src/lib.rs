@@ -110,11 +110,8 @@ pub fn default_memory_mb() -> u64 {
         .map(|bytes| bytes / 1024);
     let kb = match (total_kb, cgroup_kb) {
         (Some(t), Some(c)) => t.min(c),
-        (Some(t), None) => t,
-        (None, c) => match c {
-            Some(c) => c,
-            None => return FALLBACK_MEMORY_MB,
-        },
+        (Some(k), None) | (None, Some(k)) => k,
+        (None, None) => return FALLBACK_MEMORY_MB,
     };
     (kb / 1024 / 2).max(1)
 }
