@@ -44,6 +44,17 @@ pub enum Command {
     Bench(gamesolver::bench::BenchArgs),
     /// Build a Connect Four opening book with our solver (exact scores up to a depth).
     Book(crate::book_cmd::BookArgs),
+    /// A local worker of `serve --local-workers` (started by the coordinator, not by hand).
+    #[command(hide = true)]
+    Worker(gamesolver_worker::cli::WorkerArgs),
+}
+
+/// `gamesolver worker`: the same worker as `gamesolver-worker`, as a child of `serve`.
+pub fn worker(args: gamesolver_worker::cli::WorkerArgs) -> Result<(), Failure> {
+    gamesolver_worker::cli::run_args(args).map_err(|f| Failure {
+        status: f.status,
+        message: f.message,
+    })
 }
 
 /// `gamesolver bench`: see [`gamesolver::bench`].
@@ -158,7 +169,9 @@ pub struct ServeArgs {
     /// SQLite file holding jobs, tasks and results (created when missing).
     #[arg(long, default_value = "gamesolver.db")]
     pub db: PathBuf,
-    /// Worker slots to run inside this process (embedded mode).
+    /// Local workers to run (embedded mode): child processes of one task slot each, restarted
+    /// when they exit, sharing half the machine's memory. A kernel that crashes costs one
+    /// worker, never the coordinator.
     #[arg(long, default_value_t = 0)]
     pub local_workers: usize,
     /// Lease time in milliseconds: a task whose worker stops heartbeating for this long goes to

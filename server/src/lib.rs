@@ -14,12 +14,14 @@
 //! ```
 //!
 //! Handlers never run a search: a job is checked by `registry::prepare` and split by the
-//! planner; kernels run in workers (`gamesolver-worker`, or threads of `serve --local-workers`).
+//! planner; kernels run in workers (`gamesolver-worker`, or the child processes of
+//! `serve --local-workers` that [`local_workers`] supervises, so no kernel runs in this process).
 
 pub mod api;
 pub mod bench;
 pub mod client;
 pub mod dashboard;
+pub mod local_workers;
 pub mod metrics;
 pub mod openapi;
 pub mod scheduler;
@@ -43,7 +45,7 @@ pub struct ServeConfig {
     pub listen: String,
     /// SQLite file.
     pub db: PathBuf,
-    /// Worker threads to run inside this process (embedded mode).
+    /// Local worker processes to run and supervise (embedded mode; [`local_workers`]).
     pub local_workers: usize,
     /// Scheduler settings.
     pub sched: SchedConfig,
@@ -285,42 +287,50 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         })
     };
 
-    let shutdown_workers = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut local = Vec::new();
-    if config.local_workers > 0 {
-        let wc = gamesolver_worker::WorkerConfig {
-            coordinator: format!("http://{addr}"),
-            threads: config.local_workers,
-            token: config.worker_token.clone(),
-            host: format!("{}-local", gamesolver_worker::host_name()),
-        };
-        let flag = shutdown_workers.clone();
-        local.push(std::thread::spawn(move || {
-            if let Err(e) = gamesolver_worker::run(wc, flag) {
-                tracing::error!("local workers stopped: {e}");
+    let local = if config.local_workers > 0 {
+        // Loopback, whatever address the API listens on: the children run on this machine.
+        let coordinator = match addr.ip() {
+            std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+                format!("http://127.0.0.1:{}", addr.port())
             }
-        }));
-    }
+            std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+                format!("http://[::1]:{}", addr.port())
+            }
+            _ => format!("http://{addr}"),
+        };
+        Some(local_workers::LocalWorkers::start(
+            &local_workers::LocalWorkerSpec {
+                count: config.local_workers,
+                coordinator,
+                token: config.worker_token.clone(),
+                memory_mb: gamesolver_worker::default_memory_mb(),
+            },
+        )?)
+    } else {
+        None
+    };
 
     let app = api::router(coord.clone());
     let closing = {
         let coord = coord.clone();
-        let flag = shutdown_workers.clone();
         async move {
             shutdown_signal().await;
-            // Local workers stop taking tasks (running ones finish or are released) and long
-            // polls end, so the graceful shutdown does not wait for them.
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            // Local workers get SIGTERM first (running tasks finish or release their leases),
+            // then long polls end so that they see it at once; the HTTP server keeps serving
+            // them until they have exited (or were killed after the grace period).
+            if let Some(local) = &local {
+                local.signal_stop();
+            }
             let _ = coord.closing.send(true);
+            if let Some(local) = local {
+                let _ = tokio::task::spawn_blocking(move || local.stop()).await;
+            }
         }
     };
     axum::serve(listener, app)
         .with_graceful_shutdown(closing)
         .await?;
     sweeper.abort();
-    for handle in local {
-        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
-    }
     Ok(())
 }
 

@@ -43,6 +43,7 @@ fn main() {
         cli::Command::VerifyProof(args) => cli::verify_proof(args),
         cli::Command::Bench(args) => cli::bench(args),
         cli::Command::Book(args) => book_cmd::run(args),
+        cli::Command::Worker(args) => cli::worker(args),
     };
     if let Err(f) = outcome {
         if !f.message.is_empty() {

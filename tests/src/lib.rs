@@ -102,6 +102,8 @@ pub struct Coordinator {
     pub proc: Proc,
     pub url: String,
     pub port: u16,
+    /// When this test read the coordinator's `listening on` line.
+    pub listening_at: Instant,
 }
 
 /// Options of a coordinator under test.
@@ -119,6 +121,8 @@ pub struct CoordOpts {
     pub secure_default: bool,
     /// More arguments for `gamesolver serve` (limits, quotas).
     pub extra_args: Vec<String>,
+    /// Extra environment of the coordinator (its local worker children inherit it).
+    pub env: Vec<(String, String)>,
 }
 
 impl Coordinator {
@@ -152,6 +156,9 @@ impl Coordinator {
         if let Some(t) = &o.api_token {
             cmd.env("GAMESOLVER_API_TOKEN", t);
         }
+        for (k, v) in &o.env {
+            cmd.env(k, v);
+        }
         cmd.env("RUST_LOG", "error")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -169,10 +176,15 @@ impl Coordinator {
             name: format!("coordinator :{port}"),
         };
         let url = format!("http://127.0.0.1:{port}");
-        let c = Coordinator { proc, url, port };
         let line = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("coordinator printed no 'listening' line");
+        let c = Coordinator {
+            proc,
+            url,
+            port,
+            listening_at: Instant::now(),
+        };
         assert!(
             line.contains("listening on"),
             "unexpected first line: {line}"
@@ -277,6 +289,32 @@ pub fn start_worker(url: &str, threads: usize, env: &[(&str, &str)]) -> Proc {
         name: format!("worker pid {}", child.id()),
         child,
     }
+}
+
+/// The ids of the live processes whose parent is `pid` (from `/proc`; Linux).
+pub fn child_pids(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| proc_stat(p).is_some_and(|(state, ppid)| ppid == pid && state != 'Z'))
+        .collect()
+}
+
+/// Whether process `pid` exists and is not a zombie (a killed child that nobody reaped yet).
+pub fn process_alive(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// State letter and parent id of `pid`, from `/proc/PID/stat`.
+fn proc_stat(pid: u32) -> Option<(char, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut it = rest.split_whitespace();
+    let state = it.next()?.chars().next()?;
+    let ppid = it.next()?.parse().ok()?;
+    Some((state, ppid))
 }
 
 /// An HTTP request; returns (status, body text). Status 0: no connection.

@@ -622,7 +622,7 @@ fn cancel_reaches_a_running_task_and_events_stream_until_the_end() {
 #[test]
 fn a_thousand_small_concurrent_jobs_all_finish_with_correct_values() {
     let dir = scratch("thousand");
-    // Embedded mode: coordinator and two worker threads in one process.
+    // Embedded mode: the coordinator and its two local worker processes.
     let c = Coordinator::start(
         &dir.join("db.sqlite"),
         &CoordOpts {
@@ -631,7 +631,7 @@ fn a_thousand_small_concurrent_jobs_all_finish_with_correct_values() {
         },
     );
     wait_until(Duration::from_secs(30), "local workers registered", || {
-        c.workers() == 1
+        c.workers() == 2
     });
     // Positions of tic-tac-toe with their values, computed in this process.
     let positions: Vec<String> = (1..=9)

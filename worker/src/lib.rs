@@ -1,19 +1,29 @@
 //! # gamesolver worker
 //!
 //! Pulls tasks from a coordinator and runs kernels (`gamesolver-worker --coordinator URL
-//! [--threads N]`, or in-process threads of `gamesolver serve --local-workers N`).
+//! [--threads N] [--memory-mb M]`, or the child processes of `gamesolver serve --local-workers N`,
+//! which run the same code through a hidden `gamesolver worker` subcommand).
 //!
 //! How it runs:
 //! - It registers, then each of its N slots long-polls `/v1/worker/lease` for one task at a time.
 //! - A task runs on a dedicated rayon pool of N threads, apart from the slot threads that speak
-//!   HTTP, so heartbeats are never starved by a busy kernel. The slot heartbeats every
-//!   `heartbeat_ms` with the latest progress the kernel published through its `Control`; a reply
-//!   with `cancel` (or a 409: the lease is gone) sets the kernel's stop flag.
-//! - Prepared jobs are cached by job id, so the probes of one job share the kernel's tables.
+//!   HTTP, so heartbeats are never starved by a busy kernel. The pool's threads have stacks of
+//!   [`KERNEL_STACK_BYTES`], the size the kernels' depth bounds are computed for. The slot
+//!   heartbeats every `heartbeat_ms` with the latest progress the kernel published through its
+//!   `Control`; a reply with `cancel` (or a 409: the lease is gone) sets the kernel's stop flag.
+//! - What a task may use ([`WorkerConfig::task_resources`]): up to `--threads` kernel threads
+//!   (a job asking for more is cut down to them) and an equal share of `--memory-mb` per slot,
+//!   so that all slots busy at once stay within the worker's memory budget.
+//! - Prepared jobs are cached by the coordinator's store identity and a SHA-256 digest of the
+//!   job's canonical JSON, never by job id (ids start again with a new store), so the probes of
+//!   one job share the kernel's tables and no other job can be answered from them.
 //! - A kernel panic is caught (`catch_unwind`) and reported as a failed attempt; the coordinator
-//!   decides whether to retry.
-//! - When the coordinator is away, every request is retried with jittered exponential backoff;
-//!   a finished result is kept and reported when it is back.
+//!   decides whether to retry. An abort or a stack overflow ends the process: its lease expires
+//!   and counts as an attempt (embedded workers are restarted by their coordinator).
+//! - When the coordinator is away, every request is retried with jittered exponential backoff
+//!   (capped at 1 s while nothing listens, so a restarted coordinator gets its workers back
+//!   quickly, and at 5 s when it answers with errors); a finished result is kept and reported
+//!   when it is back.
 //! - On shutdown (SIGTERM/SIGINT in the binary, a flag in-process) a slot lets its task finish
 //!   for up to [`SHUTDOWN_GRACE`], then stops the kernel and releases the lease, so the task
 //!   goes to another worker without counting as an attempt.
@@ -22,11 +32,15 @@
 //! [`DEFAULT_ALIVE_FILE`]) each time it hears from the coordinator or heartbeats a task;
 //! `gamesolver-worker healthcheck` fails when that file is older than a minute (a wedged worker).
 //!
-//! Test hook (hidden, for the end-to-end tests of poison tasks): when the environment variable
-//! `GAMESOLVER_TEST_PANIC_POSITION` is set, a task whose job position equals its value panics
-//! inside the kernel call, exactly where a kernel bug would.
+//! Test hooks (hidden, for the end-to-end tests of poison tasks), read once at start:
+//! - `GAMESOLVER_TEST_PANIC_POSITION=TEXT`: a task whose job position equals TEXT panics inside
+//!   the kernel call, exactly where a kernel bug would.
+//! - `GAMESOLVER_TEST_ABORT_POSITION=TEXT`: such a task calls `std::process::abort()` inside the
+//!   kernel call, as a stack overflow or a failed allocation would end the process.
 
-use gamesolver_shared::registry::{self, PreparedJob, SolveError};
+pub mod cli;
+
+use gamesolver_shared::registry::{self, PreparedJob, Resources, SolveError};
 use gamesolver_shared::search::{Control, StopReason};
 use gamesolver_shared::wire::protocol::{
     Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register, Registered, Release, Report,
@@ -35,6 +49,7 @@ use parking_lot::{Mutex, RwLock};
 use rand::Rng;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -64,9 +79,54 @@ fn touch_alive(path: &std::path::Path) {
     let _ = std::fs::write(path, b"alive\n");
 }
 
-/// First and largest backoff when the coordinator does not answer.
+/// First backoff when the coordinator does not answer.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
+/// Largest backoff when the coordinator answers with errors (5xx, broken replies): it is up but
+/// struggling, so workers back off further.
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// Largest backoff while nothing listens at the coordinator's address (a refused connection
+/// costs it nothing): a restarted coordinator gets its workers back within about a second.
+const BACKOFF_MAX_UNREACHABLE: Duration = Duration::from_secs(1);
+
+/// Stack of the kernel pool's threads. It must match the bound the kernels' recursion depths are
+/// computed for (`KERNEL_STACK_BYTES` of shared's `search` module, which replaces this constant
+/// when it lands): the depth bounds, not luck, keep a deep search from overflowing it. Only the
+/// pages a search touches are ever committed.
+pub const KERNEL_STACK_BYTES: usize = 256 << 20;
+
+/// Memory budget of a worker whose machine does not say (no `/proc/meminfo`), in MiB.
+pub const FALLBACK_MEMORY_MB: u64 = 4096;
+
+/// The default `--memory-mb`: half of the machine's memory (`MemTotal`, or the cgroup v2
+/// `memory.max` of a container when that is lower), leaving the rest to the system and other
+/// processes; [`FALLBACK_MEMORY_MB`] when neither can be read.
+pub fn default_memory_mb() -> u64 {
+    let total_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| mem_total_kb(&t));
+    let cgroup_kb = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .map(|bytes| bytes / 1024);
+    let kb = match (total_kb, cgroup_kb) {
+        (Some(t), Some(c)) => t.min(c),
+        (Some(k), None) | (None, Some(k)) => k,
+        (None, None) => return FALLBACK_MEMORY_MB,
+    };
+    (kb / 1024 / 2).max(1)
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in kB.
+fn mem_total_kb(meminfo: &str) -> Option<u64> {
+    meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()
+}
 
 /// Settings of a worker.
 #[derive(Clone, Debug)]
@@ -75,10 +135,25 @@ pub struct WorkerConfig {
     pub coordinator: String,
     /// Task slots (tasks run at once) and kernel threads.
     pub threads: usize,
+    /// Memory budget of the whole worker in MiB, shared equally by its slots.
+    pub memory_mb: u64,
     /// Worker token (`GAMESOLVER_WORKER_TOKEN`).
     pub token: Option<String>,
     /// Name shown in `/v1/status`.
     pub host: String,
+}
+
+impl WorkerConfig {
+    /// What one task may use: the worker's kernel threads (a one-slot worker offers one thread,
+    /// and a job's `threads` never exceeds `--threads`), and the memory budget divided by the
+    /// slots, so that every slot running its largest task at once stays within `--memory-mb`.
+    pub fn task_resources(&self) -> Resources {
+        let slots = self.threads.max(1);
+        Resources {
+            threads: slots.min(Resources::MAX.threads),
+            memory_mb: (self.memory_mb / slots as u64).clamp(1, Resources::MAX.memory_mb),
+        }
+    }
 }
 
 /// This machine's host name, or `worker`.
@@ -98,7 +173,9 @@ pub fn host_name() -> String {
 /// Why a request to the coordinator did not succeed.
 #[derive(Debug)]
 enum CallError {
-    /// Not reachable, or a 5xx: try again later.
+    /// Nothing listens at the coordinator's address (the connection failed): try again soon.
+    Unreachable(String),
+    /// A 5xx, a broken reply or a timeout: try again later.
     Away(String),
     /// 409: the lease is no longer ours.
     Conflict(String),
@@ -111,6 +188,7 @@ enum CallError {
 impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            CallError::Unreachable(m) => write!(f, "coordinator unreachable: {m}"),
             CallError::Away(m) => write!(f, "coordinator away: {m}"),
             CallError::Conflict(m) => write!(f, "conflict: {m}"),
             CallError::UnknownWorker => f.write_str("unknown worker"),
@@ -163,6 +241,9 @@ impl Client {
                     c => CallError::Refused(c, text),
                 })
             }
+            Err(e @ ureq::Error::Transport(_)) if e.kind() == ureq::ErrorKind::ConnectionFailed => {
+                Err(CallError::Unreachable(e.to_string()))
+            }
             Err(e) => Err(CallError::Away(e.to_string())),
         }
     }
@@ -179,11 +260,21 @@ impl Backoff {
             ceiling: BACKOFF_MIN,
         }
     }
-    fn wait(&mut self, shutdown: &AtomicBool) {
+    /// Waits after a failed call: up to [`BACKOFF_MAX_UNREACHABLE`] when nothing listened,
+    /// else up to [`BACKOFF_MAX`].
+    fn wait_after(&mut self, e: &CallError, shutdown: &AtomicBool) {
+        let cap = match e {
+            CallError::Unreachable(_) => BACKOFF_MAX_UNREACHABLE,
+            _ => BACKOFF_MAX,
+        };
+        self.wait(cap, shutdown);
+    }
+    fn wait(&mut self, cap: Duration, shutdown: &AtomicBool) {
+        self.ceiling = self.ceiling.min(cap);
         let ms = rand::thread_rng()
             .gen_range(self.ceiling.as_millis() as u64 / 2..=self.ceiling.as_millis() as u64);
         sleep_unless(Duration::from_millis(ms), shutdown);
-        self.ceiling = (self.ceiling * 2).min(BACKOFF_MAX);
+        self.ceiling = (self.ceiling * 2).min(cap);
     }
     fn reset(&mut self) {
         self.ceiling = BACKOFF_MIN;
@@ -198,8 +289,46 @@ fn sleep_unless(d: Duration, shutdown: &AtomicBool) {
     }
 }
 
-/// Prepared jobs by job id, and the ids in insertion order (the oldest is evicted first).
-type PreparedCache = (HashMap<u64, Arc<dyn PreparedJob>>, VecDeque<u64>);
+/// What a prepared job is cached under: the coordinator's store identity and the SHA-256 of the
+/// job's canonical JSON. Never the job id, which starts again at 1 with a new store; a
+/// cryptographic digest, so that no submitted job can be made to collide with another's.
+type CacheKey = (String, [u8; 32]);
+
+/// The cache key of a lease's job; `None` when the job cannot be serialised (it is then prepared
+/// afresh, never cached).
+fn cache_key(lease: &Lease) -> Option<CacheKey> {
+    // `JobSpec`'s maps are `BTreeMap`s: its JSON is canonical (one text per job).
+    let canonical = serde_json::to_string(&lease.task.job).ok()?;
+    Some((
+        lease.store_id.clone(),
+        Sha256::digest(canonical.as_bytes()).into(),
+    ))
+}
+
+/// Prepared jobs by [`CacheKey`], at most [`PREPARED_CACHE`] of them (the oldest is evicted
+/// first).
+#[derive(Default)]
+struct PreparedCache {
+    map: HashMap<CacheKey, Arc<dyn PreparedJob>>,
+    order: VecDeque<CacheKey>,
+}
+
+impl PreparedCache {
+    fn get(&self, key: &CacheKey) -> Option<Arc<dyn PreparedJob>> {
+        self.map.get(key).cloned()
+    }
+
+    fn insert(&mut self, key: CacheKey, p: Arc<dyn PreparedJob>) {
+        if self.map.insert(key.clone(), p).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > PREPARED_CACHE {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+    }
+}
 
 struct Shared {
     config: WorkerConfig,
@@ -208,7 +337,10 @@ struct Shared {
     cache: Mutex<PreparedCache>,
     pool: rayon::ThreadPool,
     shutdown: Arc<AtomicBool>,
+    /// `GAMESOLVER_TEST_PANIC_POSITION` (see the module doc).
     poison: Option<String>,
+    /// `GAMESOLVER_TEST_ABORT_POSITION` (see the module doc).
+    abort_at: Option<String>,
     alive: std::path::PathBuf,
 }
 
@@ -232,14 +364,14 @@ impl Shared {
                     *self.registration.write() = Some(r.clone());
                     return Some(r);
                 }
-                Ok(None) => backoff.wait(&self.shutdown),
+                Ok(None) => backoff.wait(BACKOFF_MAX, &self.shutdown),
                 Err(CallError::Refused(code, text)) => {
                     tracing::error!("the coordinator refused registration ({code}): {text}");
                     return None;
                 }
                 Err(e) => {
-                    tracing::warn!("coordinator away ({e}); retrying");
-                    backoff.wait(&self.shutdown);
+                    tracing::warn!("{e}; retrying");
+                    backoff.wait_after(&e, &self.shutdown);
                 }
             }
         }
@@ -253,20 +385,19 @@ impl Shared {
             .map(|r| r.worker_id.clone())
     }
 
+    /// The lease's job, prepared within this worker's [`WorkerConfig::task_resources`], from
+    /// the cache when the same job of the same store was prepared before.
     fn prepared(&self, lease: &Lease) -> Result<Arc<dyn PreparedJob>, SolveError> {
-        if let Some(p) = self.cache.lock().0.get(&lease.job_id) {
-            return Ok(p.clone());
+        let key = cache_key(lease);
+        if let Some(p) = key.as_ref().and_then(|k| self.cache.lock().get(k)) {
+            return Ok(p);
         }
-        let p: Arc<dyn PreparedJob> = Arc::from(registry::prepare(&lease.task.job)?);
-        let mut cache = self.cache.lock();
-        let (map, order) = &mut *cache;
-        if map.insert(lease.job_id, p.clone()).is_none() {
-            order.push_back(lease.job_id);
-        }
-        while order.len() > PREPARED_CACHE {
-            if let Some(old) = order.pop_front() {
-                map.remove(&old);
-            }
+        let p: Arc<dyn PreparedJob> = Arc::from(registry::prepare_with(
+            &lease.task.job,
+            &self.config.task_resources(),
+        )?);
+        if let Some(k) = key {
+            self.cache.lock().insert(k, p.clone());
         }
         Ok(p)
     }
@@ -277,18 +408,23 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
     if config.threads == 0 {
         anyhow::bail!("--threads must be at least 1");
     }
+    if config.memory_mb == 0 {
+        anyhow::bail!("--memory-mb must be at least 1");
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
+        .stack_size(KERNEL_STACK_BYTES)
         .thread_name(|i| format!("kernel-{i}"))
         .build()?;
     let shared = Arc::new(Shared {
         client: Client::new(&config),
         config: config.clone(),
         registration: RwLock::new(None),
-        cache: Mutex::new((HashMap::new(), VecDeque::new())),
+        cache: Mutex::new(PreparedCache::default()),
         pool,
         shutdown: shutdown.clone(),
         poison: std::env::var("GAMESOLVER_TEST_PANIC_POSITION").ok(),
+        abort_at: std::env::var("GAMESOLVER_TEST_ABORT_POSITION").ok(),
         alive: alive_file(),
     });
     if shared.register().is_none() {
@@ -339,11 +475,11 @@ fn slot_loop(shared: &Shared) {
             }
             Err(CallError::Refused(code, text)) => {
                 tracing::error!("lease refused ({code}): {text}");
-                backoff.wait(&shared.shutdown);
+                backoff.wait(BACKOFF_MAX, &shared.shutdown);
             }
             Err(e) => {
-                tracing::debug!("lease: coordinator away ({e})");
-                backoff.wait(&shared.shutdown);
+                tracing::debug!("lease: {e}");
+                backoff.wait_after(&e, &shared.shutdown);
             }
         }
     }
@@ -432,9 +568,15 @@ fn run_lease(shared: &Shared, lease: Lease) {
     {
         let ctl = ctl.clone();
         let kind = lease.task.kind.clone();
-        let poisoned = shared.poison.as_deref() == Some(lease.task.job.position.as_str());
+        let position = Some(lease.task.job.position.as_str());
+        let poisoned = shared.poison.as_deref() == position;
+        let aborting = shared.abort_at.as_deref() == position;
         shared.pool.spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if aborting {
+                    eprintln!("test abort: GAMESOLVER_TEST_ABORT_POSITION matches this job");
+                    std::process::abort();
+                }
                 if poisoned {
                     panic!("test poison: GAMESOLVER_TEST_PANIC_POSITION matches this job");
                 }
@@ -563,7 +705,7 @@ fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
             }
             Err(CallError::UnknownWorker) => return,
             Err(e) => {
-                tracing::debug!("report: coordinator away ({e})");
+                tracing::debug!("report: {e}");
                 if shared.shutdown.load(Ordering::Relaxed)
                     && Instant::now() > give_up_after_shutdown
                 {
@@ -571,7 +713,7 @@ fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
                 }
                 // Sleep even during shutdown: the grace period is for this.
                 let never = AtomicBool::new(false);
-                backoff.wait(&never);
+                backoff.wait_after(&e, &never);
             }
         }
     }
@@ -579,9 +721,103 @@ fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
 
 #[cfg(test)]
 mod tests {
-    use super::with_node_count;
+    use super::*;
+    use gamesolver_shared::wire::{JobSpec, TaskKind, TaskSpec};
     use serde_json::json;
-    use std::time::Duration;
+
+    fn lease(job_id: u64, store_id: &str, job: &JobSpec) -> Lease {
+        Lease {
+            lease_id: format!("l-{job_id}"),
+            task_id: 1,
+            job_id,
+            attempt: 1,
+            task: TaskSpec {
+                job: job.clone(),
+                kind: TaskKind::Whole,
+            },
+            time_ms: None,
+            store_id: store_id.into(),
+        }
+    }
+
+    fn key(job_id: u64, store_id: &str, job: &JobSpec) -> CacheKey {
+        cache_key(&lease(job_id, store_id, job)).expect("a job serialises")
+    }
+
+    /// The wrong answer: a coordinator restarted on a fresh store hands out job 1
+    /// again, with other content. Neither the same id with another spec, nor the same spec of
+    /// another store, may hit; the same job of the same store hits whatever its id.
+    #[test]
+    fn cached_jobs_are_keyed_by_content_and_store_never_by_id() {
+        let ttt = JobSpec::new("tictactoe", "", "minimax");
+        let c4 = JobSpec::new("connect4", "", "minimax").with_options(&[("depth", "2")]);
+        let mut cache = PreparedCache::default();
+        for store in ["store-a", ""] {
+            let p = registry::prepare(&ttt).expect("a valid job");
+            cache.insert(key(1, store, &ttt), Arc::from(p));
+            // Same job id, other content: a miss, with or without a store identity.
+            assert!(cache.get(&key(1, store, &c4)).is_none(), "store '{store}'");
+            // One option more is other content too.
+            let deeper = ttt.clone().with_options(&[("depth", "1")]);
+            assert!(cache.get(&key(1, store, &deeper)).is_none());
+            // The same content under another id (a job submitted twice) is the same job.
+            let hit = cache.get(&key(7, store, &ttt)).expect("a hit");
+            assert_eq!(hit.job(), &ttt);
+        }
+        // Same id and content, another store: a miss.
+        assert!(cache.get(&key(1, "store-b", &ttt)).is_none());
+    }
+
+    #[test]
+    fn the_prepared_cache_is_bounded() {
+        let mut cache = PreparedCache::default();
+        let jobs: Vec<JobSpec> = (0..PREPARED_CACHE + 3)
+            .map(|i| {
+                JobSpec::new("tictactoe", &(1 + i % 9).to_string(), "minimax")
+                    .with_options(&[("seed", &i.to_string())])
+            })
+            .collect();
+        for (i, job) in jobs.iter().enumerate() {
+            let p = registry::prepare(&JobSpec::new("tictactoe", "", "minimax")).unwrap();
+            cache.insert(key(i as u64, "s", job), Arc::from(p));
+        }
+        assert_eq!(cache.map.len(), PREPARED_CACHE);
+        assert_eq!(cache.order.len(), PREPARED_CACHE);
+        assert!(
+            cache.get(&key(0, "s", &jobs[0])).is_none(),
+            "the oldest went first"
+        );
+        assert!(cache.get(&key(99, "s", jobs.last().unwrap())).is_some());
+    }
+
+    /// A task gets all the worker's threads and its slot's share of the memory budget.
+    #[test]
+    fn a_task_gets_the_threads_and_its_slots_share_of_memory() {
+        let config = |threads, memory_mb| WorkerConfig {
+            coordinator: "http://127.0.0.1:1".into(),
+            threads,
+            memory_mb,
+            token: None,
+            host: "h".into(),
+        };
+        let r = config(1, 4096).task_resources();
+        assert_eq!((r.threads, r.memory_mb), (1, 4096));
+        let r = config(4, 4096).task_resources();
+        assert_eq!((r.threads, r.memory_mb), (4, 1024));
+        let r = config(3, 2).task_resources();
+        assert_eq!((r.threads, r.memory_mb), (3, 1), "never a zero budget");
+        let r = config(4096, u64::MAX).task_resources();
+        assert_eq!(r, Resources::MAX);
+    }
+
+    #[test]
+    fn memory_total_is_read_from_meminfo() {
+        let text = "MemTotal:       24576000 kB\nMemFree:         1000 kB\n";
+        assert_eq!(mem_total_kb(text), Some(24_576_000));
+        assert_eq!(mem_total_kb("MemFree: 1 kB\n"), None);
+        assert_eq!(mem_total_kb("MemTotal: lots\n"), None);
+        assert!(default_memory_mb() >= 1);
+    }
 
     #[test]
     fn heartbeats_carry_the_node_count() {

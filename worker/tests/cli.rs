@@ -15,6 +15,8 @@ fn bad_arguments_exit_2_with_one_line() {
         vec!["--coordinator", "ftp://example"],
         vec!["--coordinator", "http://127.0.0.1:9", "--threads", "0"],
         vec!["--coordinator", "http://127.0.0.1:9", "--threads", "many"],
+        vec!["--coordinator", "http://127.0.0.1:9", "--memory-mb", "0"],
+        vec!["--coordinator", "http://127.0.0.1:9", "--memory-mb", "-1"],
     ] {
         let out = worker().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -60,4 +62,28 @@ fn a_worker_without_coordinator_retries_and_stops_on_sigterm() {
         assert!(Instant::now() < end, "no exit after SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A worker started by a coordinator (`GAMESOLVER_SUPERVISOR_PID`) whose parent is not that
+/// coordinator, because it is already gone, exits at once instead of running orphaned.
+#[test]
+fn a_supervised_worker_whose_coordinator_is_gone_exits() {
+    // This test process is the parent; any other pid is "a coordinator that is gone".
+    let other = std::process::id() + 1;
+    let out = worker()
+        .args(["--coordinator", "http://127.0.0.1:9", "--threads", "1"])
+        .env("GAMESOLVER_SUPERVISOR_PID", other.to_string())
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("is gone"), "{err}");
+    let out = worker()
+        .args(["--coordinator", "http://127.0.0.1:9"])
+        .env("GAMESOLVER_SUPERVISOR_PID", "me")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
