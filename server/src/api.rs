@@ -160,12 +160,56 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let message = redact_paths(&self.message);
         (
             self.status,
-            axum::Json(json!({"error": {"code": self.code, "message": self.message}})),
+            axum::Json(json!({"error": {"code": self.code, "message": message}})),
         )
             .into_response()
     }
+}
+
+/// The server's own folders as they may appear in a message (the data folder, the working
+/// folder, the temporary folder, the executable's folder, the home folder), longest first, each
+/// with what an HTTP client is shown instead.
+fn server_paths() -> &'static [(String, &'static str)] {
+    static PATHS: std::sync::OnceLock<Vec<(String, &'static str)>> = std::sync::OnceLock::new();
+    PATHS.get_or_init(|| {
+        let data = gamesolver_shared::games::data::data_dir();
+        let mut dirs = vec![
+            (Some(data.clone()), "<data>"),
+            (data.canonicalize().ok(), "<data>"),
+            (std::env::current_dir().ok(), "<server>"),
+            (Some(std::env::temp_dir()), "<tmp>"),
+            (
+                std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(|p| p.to_path_buf())),
+                "<server>",
+            ),
+            (std::env::var_os("HOME").map(Into::into), "<server>"),
+        ];
+        dirs.retain(|(d, _)| d.as_ref().is_some_and(|d| d.components().count() > 1));
+        let mut paths: Vec<(String, &'static str)> = dirs
+            .into_iter()
+            .filter_map(|(d, name)| Some((d?.to_str()?.trim_end_matches('/').to_string(), name)))
+            .filter(|(d, _)| d.len() > 1)
+            .collect();
+        paths.sort_by_key(|(d, _)| std::cmp::Reverse(d.len()));
+        paths
+    })
+}
+
+/// `message` with the server's own folders replaced by placeholders: whatever a kernel or a
+/// data loader puts in an error, an HTTP client never learns where the server keeps its files.
+pub fn redact_paths(message: &str) -> String {
+    let mut out = message.to_string();
+    for (dir, name) in server_paths() {
+        if out.contains(dir.as_str()) {
+            out = out.replace(dir.as_str(), name);
+        }
+    }
+    out
 }
 
 impl From<SchedError> for ApiError {
@@ -554,4 +598,29 @@ async fn worker_release(
 ) -> Result<Json<Value>, ApiError> {
     c.call(move |s| s.release(r)).await?;
     Ok(Json(json!({"released": true})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_do_not_show_the_servers_folders() {
+        let data = gamesolver_shared::games::data::data_dir();
+        let cwd = std::env::current_dir().unwrap();
+        let tmp = std::env::temp_dir();
+        let raw = format!(
+            "cannot read {}/connect4/book.bin; also {}/gs.db and {}/x",
+            data.display(),
+            cwd.display(),
+            tmp.display()
+        );
+        let shown = redact_paths(&raw);
+        for dir in [&data, &cwd, &tmp] {
+            assert!(!shown.contains(dir.to_str().unwrap()), "{shown}");
+        }
+        assert!(shown.contains("<data>/connect4/book.bin"), "{shown}");
+        // A job's own text is left alone.
+        assert_eq!(redact_paths("no move 'a/b' here"), "no move 'a/b' here");
+    }
 }

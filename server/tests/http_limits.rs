@@ -396,3 +396,32 @@ fn zero_http_limits_exit_2_with_one_line() {
         assert!(err.contains(flag), "{err}");
     }
 }
+
+#[test]
+fn json_errors_name_no_server_path() {
+    let data = std::env::temp_dir().join(format!("gs-http-data-{}", std::process::id()));
+    std::fs::create_dir_all(data.join("connect4")).unwrap();
+    let server = start(
+        "paths",
+        None,
+        &[],
+        &[("GAMESOLVER_DATA", data.to_str().unwrap())],
+    );
+    let (code, body) = request(
+        server.addr,
+        "POST",
+        "/v1/jobs",
+        None,
+        Some(r#"{"game":"connect4","algorithm":"alphabeta","options":{"book":"no-such-book"}}"#),
+    )
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&data);
+    assert_eq!(code, 400, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("JSON error");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(!message.contains(data.to_str().unwrap()), "{message}");
+    assert!(
+        !message.contains(std::env::temp_dir().to_str().unwrap()),
+        "{message}"
+    );
+}
