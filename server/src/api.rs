@@ -7,8 +7,10 @@
 //! `Authorization: Bearer <GAMESOLVER_API_TOKEN>` when that token is set; the worker protocol
 //! (`/v1/worker/...`) always requires the worker token, compared in constant time: the one set
 //! in `GAMESOLVER_WORKER_TOKEN`, or else a random one that only the local workers know
-//! ([`crate::WorkerAuth`]); only `serve --insecure-workers` leaves it open.
-//! `/healthz`, `/metrics`, `/openapi.json` and `/docs` are open.
+//! ([`crate::WorkerAuth`]); only `serve --insecure-workers` leaves it open. `/metrics` follows
+//! the API token unless `serve --open-metrics`; `/healthz`, `/openapi.json` and `/docs` are open.
+//! Bodies, answers and event streams are bounded in time and number ([`router_with`],
+//! [`crate::http`]); no error message shows the server's folders ([`redact_paths`]).
 
 use crate::http::{HttpLimits, HttpStats};
 use crate::scheduler::SchedError;
