@@ -147,6 +147,7 @@ fn seconds_until_closed(mut s: TcpStream, limit: Duration) -> (f64, String) {
             Ok(0) => break,
             Ok(n) => got.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => panic!(
                 "still open after {:?} ({e}); got {:?}",
                 t0.elapsed(),
