@@ -187,10 +187,14 @@ pub struct ServeArgs {
 /// `gamesolver serve`: timeouts and caps of the HTTP server.
 #[derive(Debug, Args)]
 pub struct HttpArgs {
-    /// Seconds a connection has to send a whole request head, from its opening and from its
-    /// previous answer (so also how long an idle keep-alive connection stays open).
+    /// Seconds a request head has to arrive whole, from its first byte (a half-sent head is
+    /// closed past it).
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub header_timeout: u64,
+    /// Seconds a connection may stay open without a request (from its opening or its previous
+    /// answer).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub idle_timeout: u64,
     /// Seconds a request body has to arrive, from the end of its head (408 past it).
     #[arg(long, value_name = "SECS", default_value_t = 15)]
     pub body_timeout: u64,
@@ -214,10 +218,20 @@ pub struct HttpArgs {
 
 impl HttpArgs {
     fn limits(&self) -> Result<gamesolver::http::HttpLimits, Failure> {
+        const DAY: u64 = 86_400;
         for (flag, v) in [
             ("--header-timeout", self.header_timeout),
+            ("--idle-timeout", self.idle_timeout),
             ("--body-timeout", self.body_timeout),
             ("--request-timeout", self.request_timeout),
+        ] {
+            if !(1..=DAY).contains(&v) {
+                return Err(Failure::bad_input(format!(
+                    "{flag} must be between 1 and {DAY} seconds"
+                )));
+            }
+        }
+        for (flag, v) in [
             (
                 "--max-connections",
                 self.max_connections.unwrap_or(1) as u64,
@@ -233,6 +247,7 @@ impl HttpArgs {
         }
         Ok(gamesolver::http::HttpLimits {
             header_timeout: Duration::from_secs(self.header_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
             body_timeout: Duration::from_secs(self.body_timeout),
             request_timeout: Duration::from_secs(self.request_timeout),
             max_connections: self.max_connections,

@@ -5,9 +5,11 @@
 //! slots, hyper-util's graceful shutdown). The timeouts of request bodies and handlers and the
 //! cap on event streams are tower layers and a semaphore in [`crate::api`].
 //!
-//! - A connection must send a whole request head within [`HttpLimits::header_timeout`] of
-//!   opening and of its previous answer (hyper's timer starts whenever it waits for a head), so
-//!   a half-sent head is closed and so is a keep-alive connection left idle that long.
+//! - A request head must be complete within [`HttpLimits::header_timeout`] of its first byte,
+//!   and a connection with no request in flight is closed after [`HttpLimits::idle_timeout`]
+//!   (from its opening or its previous answer). A small watchdog per connection keeps both
+//!   clocks, because hyper's `header_read_timeout` starts when hyper begins waiting for a head,
+//!   which mixes the two; hyper's timer is still set to their sum as a backstop.
 //! - At most [`HttpLimits::max_connections`] connections are served. When all slots are taken,
 //!   a new connection evicts the oldest one that has no request in flight (idle, or still
 //!   sending its head), as nginx reuses idle keep-alive connections; if every slot is busy the
@@ -22,11 +24,13 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore};
 
 /// Default of [`HttpLimits::header_timeout`].
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of [`HttpLimits::idle_timeout`].
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default of [`HttpLimits::body_timeout`].
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(15);
 /// Default of [`HttpLimits::request_timeout`].
@@ -46,9 +50,10 @@ const EVICTION_WAIT: Duration = Duration::from_millis(200);
 /// Limits of the HTTP server (`gamesolver serve` flags).
 #[derive(Clone, Debug)]
 pub struct HttpLimits {
-    /// Time to send a whole request head, counted from the connection's opening and from its
-    /// previous answer (so also the idle keep-alive timeout).
+    /// Time to send a whole request head, from its first byte.
     pub header_timeout: Duration,
+    /// Time a connection may stay without a request (from its opening or its previous answer).
+    pub idle_timeout: Duration,
     /// Time to send a whole request body, counted from the end of its head.
     pub body_timeout: Duration,
     /// Time to answer a request, except event streams and worker long polls (503 past it).
@@ -66,6 +71,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_connections: None,
@@ -203,21 +209,129 @@ struct Conn {
     busy: AtomicUsize,
     /// Notified to close the connection at once.
     evict: Notify,
+    /// When the connection last became idle, and when the first byte of the next request head
+    /// arrived (if it has).
+    clock: Mutex<(Instant, Option<Instant>)>,
+    /// Notified when `busy` or `clock` changes (the watchdog recomputes its deadline).
+    changed: Notify,
 }
 
-/// Decrements a connection's `busy` count when the answer's body is finished or dropped.
+impl Conn {
+    fn new() -> Conn {
+        Conn {
+            busy: AtomicUsize::new(0),
+            evict: Notify::new(),
+            clock: Mutex::new((Instant::now(), None)),
+            changed: Notify::new(),
+        }
+    }
+
+    /// When the connection must be closed if nothing changes: `None` while a request is in
+    /// flight.
+    fn deadline(&self, limits: &HttpLimits) -> Option<Instant> {
+        if self.busy.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        Some(match *self.clock.lock() {
+            (_, Some(head)) => head + limits.header_timeout,
+            (idle, None) => idle + limits.idle_timeout,
+        })
+    }
+
+    /// Resolves when the connection has overstayed its header or idle time.
+    async fn watchdog(&self, limits: &HttpLimits) {
+        loop {
+            let changed = self.changed.notified();
+            match self.deadline(limits) {
+                None => changed.await,
+                Some(at) => {
+                    tokio::select! {
+                        _ = changed => {}
+                        _ = tokio::time::sleep_until(at.into()) => {
+                            if self.deadline(limits).is_some_and(|d| d <= Instant::now()) {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Marks a connection busy from a request's head to the end of its answer's body.
 struct BusyGuard(Arc<Conn>);
 
 impl BusyGuard {
     fn new(conn: Arc<Conn>) -> BusyGuard {
         conn.busy.fetch_add(1, Ordering::SeqCst);
+        conn.clock.lock().1 = None;
+        conn.changed.notify_one();
         BusyGuard(conn)
     }
 }
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
+        *self.0.clock.lock() = (Instant::now(), None);
         self.0.busy.fetch_sub(1, Ordering::SeqCst);
+        self.0.changed.notify_one();
+    }
+}
+
+/// The client's socket, noting the first byte of a request head that arrives while no request
+/// is in flight (the header clock starts there).
+struct Watched {
+    io: tokio::net::TcpStream,
+    conn: Arc<Conn>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before && self.conn.busy.load(Ordering::SeqCst) == 0 {
+            let mut clock = self.conn.clock.lock();
+            if clock.1.is_none() {
+                clock.1 = Some(Instant::now());
+                self.conn.changed.notify_one();
+            }
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
@@ -264,7 +378,7 @@ pub async fn run(
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(limits.idle_timeout + limits.header_timeout)
         .keep_alive(true);
     tokio::pin!(shutdown);
     loop {
@@ -295,10 +409,7 @@ pub async fn run(
         let _ = stream.set_nodelay(true);
         next_id += 1;
         let id = next_id;
-        let conn = Arc::new(Conn {
-            busy: AtomicUsize::new(0),
-            evict: Notify::new(),
-        });
+        let conn = Arc::new(Conn::new());
         conns.lock().insert(id, conn.clone());
         stats.connections_open.fetch_add(1, Ordering::Relaxed);
         let service = {
@@ -319,13 +430,21 @@ pub async fn run(
                 }
             })
         };
-        let served =
-            graceful.watch(builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service));
-        let (conns, stats) = (conns.clone(), stats.clone());
+        let served = graceful.watch(builder.serve_connection(
+            hyper_util::rt::TokioIo::new(Watched {
+                io: stream,
+                conn: conn.clone(),
+            }),
+            service,
+        ));
+        let (conns, stats, limits) = (conns.clone(), stats.clone(), limits.clone());
         tokio::spawn(async move {
             tokio::select! {
                 r = served => log_connection_end(peer, r),
                 _ = conn.evict.notified() => {}
+                _ = conn.watchdog(&limits) => {
+                    tracing::debug!("{peer}: closed, idle or a request head too slow");
+                }
             }
             conns.lock().remove(&id);
             stats.connections_open.fetch_sub(1, Ordering::Relaxed);

@@ -175,10 +175,34 @@ fn idle_sockets_past_the_cap_and_half_sent_requests_never_stall_the_server() {
     let server = start(
         "idle",
         Some(256),
-        &["--header-timeout", "2", "--body-timeout", "2"],
+        &[
+            "--header-timeout",
+            "2",
+            "--idle-timeout",
+            "4",
+            "--body-timeout",
+            "2",
+        ],
         &[],
     );
     let addr = server.addr;
+
+    // A silent connection, and a kept-alive one after its answer, are closed once the idle
+    // timeout (4 s) has passed, not the header timeout (2 s).
+    let silent = TcpStream::connect(addr).unwrap();
+    let silent = std::thread::spawn(move || seconds_until_closed(silent, Duration::from_secs(10)));
+    let mut kept = TcpStream::connect(addr).unwrap();
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (secs, got) = seconds_until_closed(kept, Duration::from_secs(10));
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    assert!(
+        (3.5..8.0).contains(&secs),
+        "kept-alive closed after {secs} s"
+    );
+    let (secs, got) = silent.join().unwrap();
+    assert!((3.5..8.0).contains(&secs), "silent closed after {secs} s");
+    assert!(got.is_empty(), "{got}");
 
     // A half-sent head is closed once the header timeout has passed, answer-less.
     let mut half_head = TcpStream::connect(addr).unwrap();
@@ -187,7 +211,7 @@ fn idle_sockets_past_the_cap_and_half_sent_requests_never_stall_the_server() {
         .unwrap();
     let (secs, got) = seconds_until_closed(half_head, Duration::from_secs(8));
     assert!(
-        (1.5..6.0).contains(&secs),
+        (1.5..3.5).contains(&secs),
         "half-sent head closed after {secs} s"
     );
     assert!(got.is_empty(), "{got}");
@@ -394,6 +418,7 @@ fn metrics_follow_the_api_token_unless_open_metrics() {
 fn zero_http_limits_exit_2_with_one_line() {
     for flag in [
         "--header-timeout",
+        "--idle-timeout",
         "--body-timeout",
         "--request-timeout",
         "--max-connections",
