@@ -76,7 +76,11 @@ fail() {
   exit 1
 }
 
-printf 'GAMESOLVER_WORKER_TOKEN=fault-test-%s\nGAMESOLVER_API_TOKEN=\n' "$$" >"$work/env"
+# Random tokens of its own: the coordinator binds 0.0.0.0 in its container, which it refuses to
+# do without an API token.
+token() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
+api_token=$(token)
+printf 'GAMESOLVER_WORKER_TOKEN=%s\nGAMESOLVER_API_TOKEN=%s\n' "$(token)" "$api_token" >"$work/env"
 cat >"$work/override.yml" <<EOF
 services:
   coordinator:
@@ -100,7 +104,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-api() { curl -sS --max-time 10 "$@"; }
+api() { curl -sS --max-time 10 -H "Authorization: Bearer $api_token" "$@"; }
 # Python one-liners over a JSON document on stdin.
 jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
 job_json() { api "$base/v1/jobs/$id"; }

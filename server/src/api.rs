@@ -7,9 +7,12 @@
 //! `Authorization: Bearer <GAMESOLVER_API_TOKEN>` when that token is set; the worker protocol
 //! (`/v1/worker/...`) always requires the worker token, compared in constant time: the one set
 //! in `GAMESOLVER_WORKER_TOKEN`, or else a random one that only the local workers know
-//! ([`crate::WorkerAuth`]); only `serve --insecure-workers` leaves it open.
-//! `/healthz`, `/metrics`, `/openapi.json` and `/docs` are open.
+//! ([`crate::WorkerAuth`]); only `serve --insecure-workers` leaves it open. `/metrics` follows
+//! the API token unless `serve --open-metrics`; `/healthz`, `/openapi.json` and `/docs` are open.
+//! Bodies, answers and event streams are bounded in time and number ([`router_with`],
+//! [`crate::http`]); no error message shows the server's folders ([`redact_paths`]).
 
+use crate::http::{HttpLimits, HttpStats};
 use crate::scheduler::SchedError;
 use crate::Coordinator;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -19,7 +22,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::Router;
+use axum::{Extension, Router};
 use gamesolver_shared::registry;
 use gamesolver_shared::wire::protocol::{Heartbeat, LeaseRequest, Register, Release, Report};
 use gamesolver_shared::wire::JobSpec;
@@ -29,6 +32,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use subtle::ConstantTimeEq;
+use tower_http::timeout::{RequestBodyDeadlineLayer, TimeoutLayer};
 
 /// Longest a lease request waits for a task (workers ask again after it).
 pub const MAX_LONG_POLL_MS: u64 = 30_000;
@@ -37,40 +41,62 @@ pub const MAX_LIST: usize = 1000;
 
 type Shared = Arc<Coordinator>;
 
-/// The route table.
+/// The route table with the default [`HttpLimits`] (tests and embedding; `serve` uses
+/// [`router_with`]).
 pub fn router(coord: Shared) -> Router {
+    let limits = HttpLimits::default();
+    let stats = HttpStats::new(&limits);
+    router_with(coord, &limits, stats)
+}
+
+/// The route table and its layers: a body must arrive within `limits.body_timeout` (408), an
+/// answer within `limits.request_timeout` (503), except event streams (capped at
+/// `limits.event_streams()` open at once, 503 past it) and worker long polls (at most
+/// [`MAX_LONG_POLL_MS`]); `/metrics` follows the API token unless `limits.open_metrics`.
+pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) -> Router {
+    let timeout =
+        TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, limits.request_timeout);
+    let api_auth = middleware::from_fn_with_state(coord.clone(), require_api_token);
     let jobs = Router::new()
         .route("/v1/jobs", post(submit_job).get(list_jobs))
         .route("/v1/jobs/{id}", get(job_status))
-        .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/jobs/{id}/cancel", post(cancel_job))
         .route("/v1/jobs/{id}/tasks", get(job_tasks))
         .route("/v1/jobs/{id}/proof", get(job_proof))
         .route("/v1/status", get(status))
         .merge(crate::dashboard::api_routes(&coord))
-        .route_layer(middleware::from_fn_with_state(
-            coord.clone(),
-            require_api_token,
-        ));
+        .layer(timeout)
+        // Added after the timeout layer: a stream lasts as long as its job.
+        .route("/v1/jobs/{id}/events", get(job_events))
+        .route_layer(api_auth.clone());
     let worker = Router::new()
         .route("/v1/worker/register", post(worker_register))
-        .route("/v1/worker/lease", post(worker_lease))
         .route("/v1/worker/heartbeat", post(worker_heartbeat))
         .route("/v1/worker/result", post(worker_result))
         .route("/v1/worker/release", post(worker_release))
+        .layer(timeout)
+        // A long poll ends by itself within MAX_LONG_POLL_MS.
+        .route("/v1/worker/lease", post(worker_lease))
         .route_layer(middleware::from_fn_with_state(
             coord.clone(),
             require_worker_token,
         ));
+    let metrics_route = Router::new().route("/metrics", get(metrics));
+    let metrics_route = if limits.open_metrics {
+        metrics_route
+    } else {
+        metrics_route.route_layer(api_auth)
+    };
     let open = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
-        .route("/metrics", get(metrics))
         .route(
             "/openapi.json",
             get(|| async { Json(crate::dashboard::document(crate::openapi::spec())) }),
         )
         .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }))
-        .merge(crate::dashboard::pages());
+        .merge(crate::dashboard::pages())
+        .merge(metrics_route)
+        .layer(timeout);
     let limit = coord.body_limit;
     jobs.merge(worker)
         .merge(open)
@@ -89,7 +115,32 @@ pub fn router(coord: Shared) -> Router {
             limit,
             refuse_declared_oversize,
         ))
+        .layer(RequestBodyDeadlineLayer::new(limits.body_timeout))
+        .layer(Extension(stats))
+        .layer(middleware::map_response(json_errors))
         .with_state(coord)
+}
+
+/// Layers that answer on their own (the request timeout) send an empty body: it becomes the
+/// usual JSON error.
+async fn json_errors(resp: Response) -> Response {
+    let status = resp.status();
+    if !(status.is_client_error() || status.is_server_error())
+        || http_body::Body::size_hint(resp.body()).exact() != Some(0)
+    {
+        return resp;
+    }
+    let (code, message) = match status {
+        StatusCode::SERVICE_UNAVAILABLE => (
+            "timeout",
+            "no answer within the server's request timeout".to_string(),
+        ),
+        s => (
+            "error",
+            s.canonical_reason().unwrap_or("error").to_ascii_lowercase(),
+        ),
+    };
+    ApiError::new(status, code, message).into_response()
 }
 
 /// An error answer: `{"error": {"code", "message"}}`.
@@ -113,12 +164,56 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let message = redact_paths(&self.message);
         (
             self.status,
-            axum::Json(json!({"error": {"code": self.code, "message": self.message}})),
+            axum::Json(json!({"error": {"code": self.code, "message": message}})),
         )
             .into_response()
     }
+}
+
+/// The server's own folders as they may appear in a message (the data folder, the working
+/// folder, the temporary folder, the executable's folder, the home folder), longest first, each
+/// with what an HTTP client is shown instead.
+fn server_paths() -> &'static [(String, &'static str)] {
+    static PATHS: std::sync::OnceLock<Vec<(String, &'static str)>> = std::sync::OnceLock::new();
+    PATHS.get_or_init(|| {
+        let data = gamesolver_shared::games::data::data_dir();
+        let mut dirs = vec![
+            (Some(data.clone()), "<data>"),
+            (data.canonicalize().ok(), "<data>"),
+            (std::env::current_dir().ok(), "<server>"),
+            (Some(std::env::temp_dir()), "<tmp>"),
+            (
+                std::env::current_exe()
+                    .ok()
+                    .and_then(|e| e.parent().map(|p| p.to_path_buf())),
+                "<server>",
+            ),
+            (std::env::var_os("HOME").map(Into::into), "<server>"),
+        ];
+        dirs.retain(|(d, _)| d.as_ref().is_some_and(|d| d.components().count() > 1));
+        let mut paths: Vec<(String, &'static str)> = dirs
+            .into_iter()
+            .filter_map(|(d, name)| Some((d?.to_str()?.trim_end_matches('/').to_string(), name)))
+            .filter(|(d, _)| d.len() > 1)
+            .collect();
+        paths.sort_by_key(|(d, _)| std::cmp::Reverse(d.len()));
+        paths
+    })
+}
+
+/// `message` with the server's own folders replaced by placeholders: whatever a kernel or a
+/// data loader puts in an error, an HTTP client never learns where the server keeps its files.
+pub fn redact_paths(message: &str) -> String {
+    let mut out = message.to_string();
+    for (dir, name) in server_paths() {
+        if out.contains(dir.as_str()) {
+            out = out.replace(dir.as_str(), name);
+        }
+    }
+    out
 }
 
 impl From<SchedError> for ApiError {
@@ -131,7 +226,15 @@ impl From<SchedError> for ApiError {
             }
             SchedError::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
             SchedError::Quota(m) => ApiError::new(StatusCode::TOO_MANY_REQUESTS, "quota", m),
-            SchedError::Store(m) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "store", m),
+            SchedError::Store(m) => {
+                // The store's messages may name its file: they go to the operator's log only.
+                tracing::error!("store: {m}");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "store",
+                    "the coordinator's store failed (details in its log)",
+                )
+            }
         }
     }
 }
@@ -158,6 +261,13 @@ impl<T: serde::Serialize> IntoResponse for Json<T> {
 }
 
 fn json_rejection(r: JsonRejection) -> ApiError {
+    if body_timed_out(&r) {
+        return ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            "the request body did not arrive within the server's body timeout",
+        );
+    }
     let status = r.status();
     let code = match status {
         StatusCode::PAYLOAD_TOO_LARGE => "too_large",
@@ -172,6 +282,18 @@ fn json_rejection(r: JsonRejection) -> ApiError {
     };
     let message = r.body_text().replace('\n', " ");
     ApiError::new(status, code, message)
+}
+
+/// Whether reading the body failed because [`RequestBodyDeadlineLayer`]'s time ran out.
+fn body_timed_out(r: &JsonRejection) -> bool {
+    let mut e: Option<&(dyn std::error::Error + 'static)> = Some(r);
+    while let Some(err) = e {
+        if err.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        e = err.source();
+    }
+    false
 }
 
 /// Whether `headers` carry `Authorization: Bearer <token>`, compared in constant time.
@@ -359,20 +481,40 @@ async fn status(State(c): State<Shared>) -> Json<Value> {
     Json(c.call(|s| s.status()).await)
 }
 
-async fn metrics(State(c): State<Shared>) -> Response {
+async fn metrics(State(c): State<Shared>, Extension(http): Extension<Arc<HttpStats>>) -> Response {
     let mut text = c.read(crate::metrics::render).await;
     crate::metrics::render_http(
         &mut text,
         c.event_streams.load(Ordering::Relaxed),
         c.status_reads.load(Ordering::Relaxed),
     );
+    crate::metrics::render_server(&mut text, &http);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 /// SSE: a `status` event with the job's status whenever it changes, then `end` when the job has
-/// ended (the stream closes).
-async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+/// ended (the stream closes). Each open stream holds one of the `--max-event-streams` slots
+/// (503 when none is free); streams close when the coordinator shuts down.
+async fn job_events(
+    State(c): State<Shared>,
+    Extension(http): Extension<Arc<HttpStats>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let id = parse_id(&id)?;
+    // A semaphore, not tower's concurrency limit: the slot must live as long as the stream's
+    // body, not just until the handler returns.
+    let Ok(slot) = http.event_slots.clone().try_acquire_owned() else {
+        http.event_streams_refused.fetch_add(1, Ordering::Relaxed);
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_streams",
+            format!(
+                "{} event streams are open, the limit (--max-event-streams); poll \
+                 GET /v1/jobs/{id} instead",
+                http.max_event_streams
+            ),
+        ));
+    };
     // Subscribe before reading the first status, so no change falls between the two.
     let rx = c.job_changed.subscribe();
     let first = c.job_status(id).await?;
@@ -384,7 +526,10 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
         last: Option<Value>,
         pending_first: Option<Value>,
         ended: bool,
+        closing: tokio::sync::watch::Receiver<bool>,
+        _slot: tokio::sync::OwnedSemaphorePermit,
     }
+    let closing = c.closing.subscribe();
     let st = St {
         c,
         rx,
@@ -392,6 +537,8 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
         last: None,
         pending_first: Some(first),
         ended: false,
+        closing,
+        _slot: slot,
     };
     let stream = futures_util::stream::unfold(st, |mut st| async move {
         if st.ended {
@@ -401,7 +548,11 @@ async fn job_events(State(c): State<Shared>, Path(id): Path<String>) -> Result<R
             let status = match st.pending_first.take() {
                 Some(s) => s,
                 None => {
-                    match st.rx.recv().await {
+                    let changed = tokio::select! {
+                        r = st.rx.recv() => r,
+                        _ = st.closing.wait_for(|c| *c) => return None,
+                    };
+                    match changed {
                         Ok(changed) if changed != st.id => continue,
                         Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
@@ -491,4 +642,29 @@ async fn worker_release(
 ) -> Result<Json<Value>, ApiError> {
     c.call(move |s| s.release(r)).await?;
     Ok(Json(json!({"released": true})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_do_not_show_the_servers_folders() {
+        let data = gamesolver_shared::games::data::data_dir();
+        let cwd = std::env::current_dir().unwrap();
+        let tmp = std::env::temp_dir();
+        let raw = format!(
+            "cannot read {}/connect4/book.bin; also {}/gs.db and {}/x",
+            data.display(),
+            cwd.display(),
+            tmp.display()
+        );
+        let shown = redact_paths(&raw);
+        for dir in [&data, &cwd, &tmp] {
+            assert!(!shown.contains(dir.to_str().unwrap()), "{shown}");
+        }
+        assert!(shown.contains("<data>/connect4/book.bin"), "{shown}");
+        // A job's own text is left alone.
+        assert_eq!(redact_paths("no move 'a/b' here"), "no move 'a/b' here");
+    }
 }

@@ -163,7 +163,8 @@ pub fn healthcheck(args: HealthArgs) -> Result<(), Failure> {
 /// `gamesolver serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (port 0: any free port, printed on stdout).
+    /// Address to listen on (port 0: any free port, printed on stdout). Without
+    /// GAMESOLVER_API_TOKEN only loopback is allowed (see --insecure-open-api).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// SQLite file holding jobs, tasks and results (created when missing).
@@ -200,6 +201,85 @@ pub struct ServeArgs {
     /// then accept only the local workers of this process (a random token kept in memory).
     #[arg(long)]
     pub insecure_workers: bool,
+    /// Without GAMESOLVER_API_TOKEN, listen beyond loopback anyway: anyone who reaches the
+    /// address may submit jobs. Without the token or this flag a non-loopback --listen exits 2.
+    #[arg(long)]
+    pub insecure_open_api: bool,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// `gamesolver serve`: timeouts and caps of the HTTP server.
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// Seconds a request head has to arrive whole, from its first byte (a half-sent head is
+    /// closed past it).
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub header_timeout: u64,
+    /// Seconds a connection may stay open without a request (from its opening or its previous
+    /// answer).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub idle_timeout: u64,
+    /// Seconds a request body has to arrive, from the end of its head (408 past it).
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    pub body_timeout: u64,
+    /// Seconds to answer a request (503 past it); event streams and worker long polls
+    /// (at most 30 s) are exempt.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub request_timeout: u64,
+    /// Connections served at once [default: 3/4 of the open-file limit less 64, at most
+    /// 10000; the soft limit is raised to the hard one at start]. At the cap a new connection
+    /// closes the oldest idle one, or is closed at once if none is idle.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Job event streams (SSE) open at once; 503 past it [default: a quarter of
+    /// --max-connections].
+    #[arg(long, value_name = "N")]
+    pub max_event_streams: Option<usize>,
+    /// Serve /metrics without the API token even when GAMESOLVER_API_TOKEN is set.
+    #[arg(long)]
+    pub open_metrics: bool,
+}
+
+impl HttpArgs {
+    fn limits(&self) -> Result<gamesolver::http::HttpLimits, Failure> {
+        const DAY: u64 = 86_400;
+        for (flag, v) in [
+            ("--header-timeout", self.header_timeout),
+            ("--idle-timeout", self.idle_timeout),
+            ("--body-timeout", self.body_timeout),
+            ("--request-timeout", self.request_timeout),
+        ] {
+            if !(1..=DAY).contains(&v) {
+                return Err(Failure::bad_input(format!(
+                    "{flag} must be between 1 and {DAY} seconds"
+                )));
+            }
+        }
+        for (flag, v) in [
+            (
+                "--max-connections",
+                self.max_connections.unwrap_or(1) as u64,
+            ),
+            (
+                "--max-event-streams",
+                self.max_event_streams.unwrap_or(1) as u64,
+            ),
+        ] {
+            if v == 0 {
+                return Err(Failure::bad_input(format!("{flag} must be at least 1")));
+            }
+        }
+        Ok(gamesolver::http::HttpLimits {
+            header_timeout: Duration::from_secs(self.header_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            body_timeout: Duration::from_secs(self.body_timeout),
+            request_timeout: Duration::from_secs(self.request_timeout),
+            max_connections: self.max_connections,
+            max_event_streams: self.max_event_streams,
+            open_metrics: self.open_metrics,
+        })
+    }
 }
 
 /// `gamesolver serve`: the coordinator until SIGINT/SIGTERM.
@@ -213,6 +293,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     if args.parallelism == Some(0) {
         return Err(Failure::bad_input("--parallelism must be at least 1"));
     }
+    let http = args.http.limits()?;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -228,6 +309,9 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     config.sched.max_tasks_per_job = args.max_tasks_per_job;
     config.sched.max_proof_bytes = args.max_proof_bytes;
     config.insecure_workers = args.insecure_workers;
+    config.insecure_open_api = args.insecure_open_api;
+    config.http = http;
+    config.check_exposure().map_err(Failure::bad_input)?;
     gamesolver::serve_blocking(config).map_err(|e| Failure::no_result(e.to_string()))
 }
 

@@ -21,6 +21,7 @@ pub mod api;
 pub mod bench;
 pub mod client;
 pub mod dashboard;
+pub mod http;
 pub mod local_workers;
 pub mod metrics;
 pub mod openapi;
@@ -60,6 +61,10 @@ pub struct ServeConfig {
     pub insecure_workers: bool,
     /// Bearer token clients must present on job endpoints (`GAMESOLVER_API_TOKEN`).
     pub api_token: Option<String>,
+    /// Without an API token, allow listening beyond loopback (`--insecure-open-api`).
+    pub insecure_open_api: bool,
+    /// Timeouts and caps of the HTTP server.
+    pub http: http::HttpLimits,
 }
 
 impl ServeConfig {
@@ -75,7 +80,26 @@ impl ServeConfig {
             worker_token: token("GAMESOLVER_WORKER_TOKEN"),
             insecure_workers: false,
             api_token: token("GAMESOLVER_API_TOKEN"),
+            insecure_open_api: false,
+            http: http::HttpLimits::default(),
         }
+    }
+
+    /// Secure by default: without an API token the job API listens on loopback only, unless
+    /// `--insecure-open-api` says otherwise. The error is one line for the operator.
+    pub fn check_exposure(&self) -> Result<(), String> {
+        if self.api_token.is_none()
+            && !self.insecure_open_api
+            && http::beyond_loopback(&self.listen)
+        {
+            return Err(format!(
+                "refusing to listen on '{}' without GAMESOLVER_API_TOKEN (anyone reaching it \
+                 could submit jobs): set the token, listen on 127.0.0.1, or pass \
+                 --insecure-open-api",
+                self.listen
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -248,6 +272,8 @@ impl Coordinator {
 /// Runs the coordinator until SIGINT or SIGTERM: binds, restores the store, starts the lease
 /// sweeper and the local workers, serves HTTP.
 pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
+    config.check_exposure().map_err(anyhow::Error::msg)?;
+    let nofile = http::raise_nofile_limit();
     let auth = worker_auth(&config);
     config.worker_token = auth.token().map(str::to_string);
     let coord = Coordinator::open(&config)?;
@@ -265,9 +291,37 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
             "--insecure-workers and no GAMESOLVER_WORKER_TOKEN: any client may act as a worker"
         ),
     }
+    if config.api_token.is_none() {
+        if addr.ip().is_loopback() {
+            tracing::info!(
+                "GAMESOLVER_API_TOKEN is not set: listening on loopback only (set the token to \
+                 open the job API to a network)"
+            );
+        } else {
+            tracing::warn!(
+                "--insecure-open-api and no GAMESOLVER_API_TOKEN: anyone reaching {addr} may \
+                 submit jobs"
+            );
+        }
+    }
+    let limits = config.http.clone();
+    let stats = http::HttpStats::new(&limits);
+    if let Some(n) = nofile {
+        if stats.max_connections as u64 + http::FD_RESERVE > n {
+            tracing::warn!(
+                "--max-connections {} leaves under {} of the {n} open files for the store and \
+                 the workers",
+                stats.max_connections,
+                http::FD_RESERVE
+            );
+        }
+    }
     tracing::info!(
-        "gamesolver coordinator listening on http://{addr} (store {})",
-        config.db.display()
+        "gamesolver coordinator listening on http://{addr} (store {}; at most {} connections, \
+         {} event streams)",
+        config.db.display(),
+        stats.max_connections,
+        stats.max_event_streams
     );
     // Scripts wait for this line to learn the port when listening on port 0.
     println!("listening on http://{addr}");
@@ -310,7 +364,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         None
     };
 
-    let app = api::router(coord.clone());
+    let app = api::router_with(coord.clone(), &limits, stats.clone());
     let closing = {
         let coord = coord.clone();
         async move {
@@ -327,9 +381,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
             }
         }
     };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(closing)
-        .await?;
+    http::run(listener, app, &limits, stats, closing).await;
     sweeper.abort();
     Ok(())
 }

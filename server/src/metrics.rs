@@ -27,6 +27,54 @@ pub fn render_http(out: &mut String, event_streams: u64, status_reads: u64) {
     }
 }
 
+/// Appends the HTTP server's gauges and counters (connections and event streams).
+pub fn render_server(out: &mut String, h: &crate::http::HttpStats) {
+    use std::sync::atomic::Ordering::Relaxed;
+    for (name, kind, help, v) in [
+        (
+            "gamesolver_http_connections_open",
+            "gauge",
+            "HTTP connections open.",
+            h.connections_open.load(Relaxed) as u64,
+        ),
+        (
+            "gamesolver_http_connections_max",
+            "gauge",
+            "HTTP connections served at once (--max-connections).",
+            h.max_connections as u64,
+        ),
+        (
+            "gamesolver_http_connections_evicted_total",
+            "counter",
+            "Idle connections closed to make room for a new one at the cap.",
+            h.connections_evicted.load(Relaxed),
+        ),
+        (
+            "gamesolver_http_connections_refused_total",
+            "counter",
+            "Connections closed at once because every slot was busy.",
+            h.connections_refused.load(Relaxed),
+        ),
+        (
+            "gamesolver_event_streams_open",
+            "gauge",
+            "Job event streams open (at most --max-event-streams).",
+            h.event_streams_open() as u64,
+        ),
+        (
+            "gamesolver_event_streams_refused_total",
+            "counter",
+            "Job event streams refused with 503 at the cap.",
+            h.event_streams_refused.load(Relaxed),
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+        );
+    }
+}
+
 /// Renders the metrics page.
 pub fn render(s: &Scheduler) -> String {
     let (c, states, queue, running, slots) = s.metrics();
