@@ -33,7 +33,10 @@ pub fn plain_name(name: &str) -> Result<&str, String> {
     if ok {
         Ok(name)
     } else {
-        Err(format!("'{name}' is not a valid data file name"))
+        Err(format!(
+            "'{}' is not a valid data file name",
+            crate::model::excerpt(name)
+        ))
     }
 }
 
@@ -59,9 +62,13 @@ pub fn parse_pons_set(text: &str) -> Result<Vec<PonsLine>, String> {
         let (Some(moves), Some(score), None) = (parts.next(), parts.next(), parts.next()) else {
             return Err(format!("line {}: expected '<moves> <score>'", i + 1));
         };
-        let score = score
-            .parse()
-            .map_err(|_| format!("line {}: score '{score}' is not an integer", i + 1))?;
+        let score = score.parse().map_err(|_| {
+            format!(
+                "line {}: score '{}' is not an integer",
+                i + 1,
+                crate::model::excerpt(score)
+            )
+        })?;
         out.push(PonsLine {
             moves: moves.to_string(),
             score,

@@ -336,7 +336,8 @@ impl Morpion {
             "move" => Ok(CodeKind::Move),
             "line" => Ok(CodeKind::Line),
             other => Err(format!(
-                "morpion code '{other}' is not supported (move or line)"
+                "morpion code '{}' is not supported (move or line)",
+                crate::model::excerpt(other)
             )),
         }
     }
@@ -347,7 +348,8 @@ impl Morpion {
             "5T" => Ok(Variant::T5),
             "5D" => Ok(Variant::D5),
             other => Err(format!(
-                "morpion variant '{other}' is not supported (5T or 5D)"
+                "morpion variant '{}' is not supported (5T or 5D)",
+                crate::model::excerpt(other)
             )),
         }
     }

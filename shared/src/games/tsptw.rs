@@ -66,8 +66,9 @@ impl Tsptw {
                 .filter(|v| v.is_finite())
                 .ok_or_else(|| {
                     format!(
-                        "tsptw instance {name}: token {} ('{t}') is not a finite number",
-                        i + 1
+                        "tsptw instance {name}: token {} ('{}') is not a finite number",
+                        i + 1,
+                        crate::model::excerpt(t)
                     )
                 })
         });
