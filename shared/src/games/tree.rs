@@ -261,6 +261,11 @@ impl Builder {
             ))
         })?;
         if let Some(u) = obj.get("utility") {
+            if obj.len() > 1 {
+                return Err(NotationError::new(format!(
+                    "tree node {path}: a \"utility\" leaf has no other keys"
+                )));
+            }
             let arr = u.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
                 NotationError::new(format!(
                     "tree node {path}: \"utility\" must be a non-empty array"
@@ -313,6 +318,16 @@ impl Builder {
                     "tree node {path}: unknown key \"{key}\""
                 )));
             }
+        }
+        // One node, one meaning: a second kind key or stray "children" would be ignored.
+        let kinds = ["max", "min", "player", "chance"]
+            .iter()
+            .filter(|k| obj.contains_key(**k))
+            .count();
+        if kinds > 1 || (obj.contains_key("children") && !matches!(node, Node::Player(_))) {
+            return Err(NotationError::new(format!(
+                "tree node {path}: a node is one of \"max\", \"min\", \"player\" (with \"children\"), \"chance\""
+            )));
         }
         let items = list.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
             NotationError::new(format!(
@@ -687,6 +702,9 @@ mod tests {
                 "label \"\" is empty",
             ),
             (r#"{"max": [1, 2], "labels": ["A/B", "C"]}"#, "contains '/'"),
+            (r#"{"max": [1], "min": [2]}"#, "a node is one of"),
+            (r#"{"max": [1], "children": [2]}"#, "a node is one of"),
+            (r#"{"utility": [1, 2], "max": [1]}"#, "no other keys"),
             (r#"{"max": [1, 2], "labels": [" A", "C"]}"#, "blank ends"),
             (r#"{"max": [1, 2], "labels": ["root", "C"]}"#, "\"root\""),
             ("[1", "malformed"),

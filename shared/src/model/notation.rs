@@ -78,6 +78,8 @@ impl fmt::Display for NotationError {
     }
 }
 
+impl std::error::Error for NotationError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +101,3 @@ mod tests {
         assert_eq!(quoted.to_string().chars().count(), MESSAGE_CHARS + 3);
     }
 }
-
-impl std::error::Error for NotationError {}
