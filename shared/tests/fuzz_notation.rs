@@ -9,36 +9,15 @@
 
 mod fuzz_common;
 
-use fuzz_common::{config, mutate, mutations, no_panic, one_line, text, Mutation};
+use fuzz_common::{config, mutate, mutations, no_panic, one_line, random_state, text, Mutation};
 use gamesolver_shared::games;
 use gamesolver_shared::model::{Game, Hashed, Turn, ZeroSum};
 use gamesolver_shared::proof::{self, Claim, ProofFile};
 use gamesolver_shared::registry;
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
-
-/// Plays up to `plies` random legal moves (chance outcomes uniformly) from the start.
-fn random_state<G: Game>(g: &G, seed: u64, plies: usize) -> G::State {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut s = g.initial_state();
-    let mut moves = Vec::new();
-    for _ in 0..plies {
-        if g.is_terminal(&s) {
-            break;
-        }
-        g.legal_moves(&s, &mut moves);
-        if moves.is_empty() {
-            break;
-        }
-        let mv = moves[rng.gen_range(0..moves.len())];
-        g.apply(&mut s, mv);
-    }
-    s
-}
 
 /// Everything a caller may do with a state a parser accepted: none of it may panic.
 fn use_state<G: Game>(g: &G, s: &G::State, what: &str) -> Result<(), TestCaseError> {

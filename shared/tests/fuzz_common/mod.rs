@@ -8,8 +8,10 @@
 
 #![allow(dead_code)]
 
+use gamesolver_shared::model::Game;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
+use rand::{Rng, SeedableRng};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The configuration of every property: `default` cases (or `PROPTEST_CASES`), no
@@ -265,4 +267,23 @@ pub fn mutate(base: &str, muts: &[Mutation]) -> String {
 /// Up to four mutations.
 pub fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
     proptest::collection::vec(mutation(), 0..4)
+}
+
+/// Plays up to `plies` random legal moves (chance outcomes uniformly) from the start.
+pub fn random_state<G: Game>(g: &G, seed: u64, plies: usize) -> G::State {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut s = g.initial_state();
+    let mut moves = Vec::new();
+    for _ in 0..plies {
+        if g.is_terminal(&s) {
+            break;
+        }
+        g.legal_moves(&s, &mut moves);
+        if moves.is_empty() {
+            break;
+        }
+        let mv = moves[rng.gen_range(0..moves.len())];
+        g.apply(&mut s, mv);
+    }
+    s
 }
