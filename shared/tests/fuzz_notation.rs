@@ -680,7 +680,7 @@ fn true_value(file: &ProofFile) -> Option<i32> {
             let g = games::mnk::Mnk::new(p("m", 3), p("n", 3), p("k", 3)).ok()?;
             Some(negamax(&g, &g.parse_position(&file.position).ok()?))
         }
-        "tree" if file.position.trim().starts_with('{') => {
+        "tree" if !file.position.trim_start().starts_with('@') => {
             let g = games::tree::Tree::parse(&file.position).ok()?;
             Some(negamax(&g, &0))
         }

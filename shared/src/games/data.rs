@@ -107,4 +107,12 @@ mod tests {
         assert!(parse_pons_set("1 2\n44").unwrap_err().contains("line 2"));
         assert!(pons_set("../etc").is_err());
     }
+
+    #[test]
+    fn names_and_scores_from_hostile_text_are_quoted_on_one_short_line() {
+        let e = plain_name(&format!("a\n{}", "b".repeat(10_000))).unwrap_err();
+        assert!(!e.contains('\n') && e.len() < 100, "{e}");
+        let e = parse_pons_set(&format!("44 1\u{0}{}", "9".repeat(10_000))).unwrap_err();
+        assert!(!e.contains('\0') && e.len() < 100, "{e}");
+    }
 }

@@ -841,6 +841,17 @@ impl SinglePlayer for Morpion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_variants_and_codes_are_quoted_on_one_short_line() {
+        let hostile = format!("5\r\n{}", "x".repeat(10_000));
+        for e in [
+            Morpion::parse_variant(&hostile).map(|_| ()).unwrap_err(),
+            Morpion::parse_codes(&hostile).map(|_| ()).unwrap_err(),
+        ] {
+            assert!(!e.contains('\n') && e.len() < 150, "{e}");
+        }
+    }
     use crate::model::{battery, single};
     use std::path::PathBuf;
 

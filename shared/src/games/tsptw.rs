@@ -359,6 +359,17 @@ impl SinglePlayer for Tsptw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_instance_token_is_quoted_on_one_short_line() {
+        let e = Tsptw::parse_instance("x", &format!("2 0 1 1\u{7}{}", "z".repeat(10_000)))
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            e.contains("token 4") && !e.contains('\u{7}') && e.len() < 150,
+            "{e}"
+        );
+    }
     use crate::model::{battery, single};
     use crate::search::nmcs::nmcs;
     use crate::search::nrpa::{nrpa, NrpaOptions};

@@ -229,3 +229,23 @@ pub fn build(
     }
     Ok(Some(text))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_header_fields_and_scores_are_quoted_on_one_short_line() {
+        let game = Connect4::<u64>::new(7, 6, 1).unwrap();
+        let long = "x".repeat(10_000);
+        for text in [
+            format!("# gamesolver connect4 book width=7\n{long}"),
+            format!("# gamesolver connect4 book a\r{long}"),
+            format!("# gamesolver connect4 book width=7{long}"),
+            format!("# gamesolver connect4 book width=7 height=6 depth=4\n4 1\u{0}{long}"),
+        ] {
+            let e = Book::parse(&game, &text).map(|_| ()).unwrap_err();
+            assert!(!e.chars().any(char::is_control) && e.len() < 150, "{e}");
+        }
+    }
+}
