@@ -30,7 +30,7 @@
 //! Bad input (unreadable file, malformed JSON, unknown game, wrong format) gives `Err` with one
 //! line; so does every failed check, naming the token where it failed.
 
-use crate::model::{Game, Hashed, ZeroSum};
+use crate::model::{excerpt, Game, Hashed, ZeroSum};
 use crate::wire::Settings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -118,7 +118,13 @@ pub fn verify_proof_file(path: impl AsRef<std::path::Path>) -> Result<Certified,
 /// Verifies a certificate already read.
 pub fn verify(file: &ProofFile) -> Result<Certified, String> {
     if file.format != FORMAT {
-        return Err(format!("proof format '{}' is not '{FORMAT}'", file.format));
+        return Err(format!(
+            "proof format '{}' is not '{FORMAT}'",
+            excerpt(&file.format)
+        ));
+    }
+    if !crate::registry::GAMES.contains(&file.game.as_str()) {
+        return Err(format!("proof of unknown game '{}'", excerpt(&file.game)));
     }
     crate::registry::pn::visit_zero_sum(
         &file.game,
@@ -143,9 +149,15 @@ impl crate::registry::pn::ZeroSumVisitor for Checker<'_> {
             self.file.target,
             &self.file.tree,
         )?;
+        // The target comes from the file: outside the game's value range it has no outside
+        // form. "value >= t" with t at or below the range says no more than its lower end;
+        // "value < t" above the range says nothing the game does not already (and the
+        // impossible claims beyond the range never verify).
+        let (lo, hi) = game.value_bounds(&root);
+        let shown = |v: i32| (lo..=hi).contains(&v).then(|| game.value_to_json(&root, v));
         let (lower, below) = match self.file.claim {
-            Claim::AtLeast => (Some(game.value_to_json(&root, self.file.target)), None),
-            Claim::Below => (None, Some(game.value_to_json(&root, self.file.target))),
+            Claim::AtLeast => (shown(self.file.target.max(lo)), None),
+            Claim::Below => (None, shown(self.file.target)),
         };
         Ok(Certified {
             game: self.file.game.clone(),
@@ -215,7 +227,10 @@ impl<G: ZeroSum + Hashed> Check<'_, G> {
         let at = self.at;
         match self.next(what)? {
             Value::String(s) => Ok(s.clone()),
-            other => Err(format!("token {at}: expected {what}, found {other}")),
+            other => Err(format!(
+                "token {at}: expected {what}, found {}",
+                excerpt(&other.to_string())
+            )),
         }
     }
 
@@ -250,10 +265,9 @@ impl<G: ZeroSum + Hashed> Check<'_, G> {
         if prover_moves {
             let at = self.at;
             let text = self.next_str("a move")?;
-            let mv = self
-                .game
-                .parse_move(state, &text)
-                .map_err(|e| format!("token {at}: move '{text}' at '{}': {e}", here()))?;
+            let mv = self.game.parse_move(state, &text).map_err(|e| {
+                format!("token {at}: move '{}' at '{}': {e}", excerpt(&text), here())
+            })?;
             let mut child = state.clone();
             self.game.apply(&mut child, mv);
             let at = self.at;
@@ -261,7 +275,8 @@ impl<G: ZeroSum + Hashed> Check<'_, G> {
             let want = format!("{:016x}", self.game.hash(&child));
             if hash != want {
                 return Err(format!(
-                    "token {at}: the position after '{text}' at '{}' does not have the recorded hash",
+                    "token {at}: the position after '{}' at '{}' does not have the recorded hash",
+                    excerpt(&text),
                     here()
                 ));
             }
@@ -285,19 +300,24 @@ impl<G: ZeroSum + Hashed> Check<'_, G> {
             for _ in 0..count {
                 let at = self.at;
                 let text = self.next_str("a reply")?;
-                let mv = self
-                    .game
-                    .parse_move(state, &text)
-                    .map_err(|e| format!("token {at}: reply '{text}' at '{}': {e}", here()))?;
+                let mv = self.game.parse_move(state, &text).map_err(|e| {
+                    format!(
+                        "token {at}: reply '{}' at '{}': {e}",
+                        excerpt(&text),
+                        here()
+                    )
+                })?;
                 let i = legal.iter().position(|&m| m == mv).ok_or_else(|| {
                     format!(
-                        "token {at}: reply '{text}' at '{}' is not among the legal moves",
+                        "token {at}: reply '{}' at '{}' is not among the legal moves",
+                        excerpt(&text),
                         here()
                     )
                 })?;
                 if seen[i] {
                     return Err(format!(
-                        "token {at}: reply '{text}' at '{}' is listed twice",
+                        "token {at}: reply '{}' at '{}' is listed twice",
+                        excerpt(&text),
                         here()
                     ));
                 }
@@ -317,4 +337,61 @@ pub fn write_proof_file(path: impl AsRef<std::path::Path>, file: &ProofFile) -> 
     let text = serde_json::to_string(file).map_err(|e| format!("cannot encode the proof: {e}"))?;
     std::fs::write(path, text)
         .map_err(|e| format!("cannot write proof file '{}': {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A max/min tree whose root is MIN: values are -rank, in -2..=0.
+    const MIN_TREE: &str = r#"{"min": [2.5, -1, 7]}"#;
+
+    fn file(claim: Claim, target: i32, tree: Vec<Value>) -> ProofFile {
+        ProofFile {
+            format: FORMAT.into(),
+            game: "tree".into(),
+            game_params: Settings::new(),
+            position: MIN_TREE.into(),
+            claim,
+            target,
+            tree,
+        }
+    }
+
+    #[test]
+    fn targets_outside_the_value_range_verify_or_fail_without_panicking() {
+        // MIN to move and refuting: every reply listed (3 leaves).
+        let all = vec![3.into(), "0".into(), "1".into(), "2".into()];
+        for target in [1, 3, 1000, i32::MAX] {
+            // "value < target" above the range: true, and it shows no bound.
+            let c = verify(&file(Claim::Below, target, all.clone())).unwrap();
+            assert_eq!((c.lower, c.below), (None, None), "{target}");
+        }
+        // "value >= target" at or below the range: true, shown as the range's lower end.
+        let c = verify(&file(
+            Claim::AtLeast,
+            i32::MIN,
+            vec!["1".into(), "0000000000000001".into()],
+        ));
+        assert!(
+            c.is_err(),
+            "the prover's move must lead to the recorded hash"
+        );
+        let c = verify(&file(
+            Claim::AtLeast,
+            i32::MIN,
+            vec!["2".into(), "0000000000000003".into()],
+        ))
+        .unwrap();
+        assert_eq!(c.lower, Some(serde_json::json!(7)));
+        // Impossible claims fail in one line.
+        for (claim, target) in [
+            (Claim::AtLeast, 1),
+            (Claim::AtLeast, i32::MAX),
+            (Claim::Below, i32::MIN),
+        ] {
+            let e = verify(&file(claim, target, all.clone())).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
 }

@@ -386,6 +386,17 @@ mod tests {
     }
 
     #[test]
+    fn floats_round_trip_exactly() {
+        // Without serde_json's `float_roundtrip` this reads back as ...353e180.
+        let out = TaskOutput {
+            value: serde_json::json!(8.163717000825352e180),
+            ..TaskOutput::default()
+        };
+        let text = serde_json::to_string(&out).unwrap();
+        assert_eq!(serde_json::from_str::<TaskOutput>(&text).unwrap(), out);
+    }
+
+    #[test]
     fn result_flattens_extra_keys() {
         let mut extra = serde_json::Map::new();
         extra.insert("pv".into(), serde_json::json!(["4", "4"]));

@@ -33,7 +33,10 @@ pub fn plain_name(name: &str) -> Result<&str, String> {
     if ok {
         Ok(name)
     } else {
-        Err(format!("'{name}' is not a valid data file name"))
+        Err(format!(
+            "'{}' is not a valid data file name",
+            crate::model::excerpt(name)
+        ))
     }
 }
 
@@ -59,9 +62,13 @@ pub fn parse_pons_set(text: &str) -> Result<Vec<PonsLine>, String> {
         let (Some(moves), Some(score), None) = (parts.next(), parts.next(), parts.next()) else {
             return Err(format!("line {}: expected '<moves> <score>'", i + 1));
         };
-        let score = score
-            .parse()
-            .map_err(|_| format!("line {}: score '{score}' is not an integer", i + 1))?;
+        let score = score.parse().map_err(|_| {
+            format!(
+                "line {}: score '{}' is not an integer",
+                i + 1,
+                crate::model::excerpt(score)
+            )
+        })?;
         out.push(PonsLine {
             moves: moves.to_string(),
             score,
@@ -99,5 +106,13 @@ mod tests {
         assert!(parse_pons_set("44 x").unwrap_err().contains("line 1"));
         assert!(parse_pons_set("1 2\n44").unwrap_err().contains("line 2"));
         assert!(pons_set("../etc").is_err());
+    }
+
+    #[test]
+    fn names_and_scores_from_hostile_text_are_quoted_on_one_short_line() {
+        let e = plain_name(&format!("a\n{}", "b".repeat(10_000))).unwrap_err();
+        assert!(!e.contains('\n') && e.len() < 100, "{e}");
+        let e = parse_pons_set(&format!("44 1\u{0}{}", "9".repeat(10_000))).unwrap_err();
+        assert!(!e.contains('\0') && e.len() < 100, "{e}");
     }
 }

@@ -346,6 +346,20 @@ mod tests {
     use crate::model::battery;
 
     #[test]
+    fn hostile_targets_and_moves_are_refused_on_one_short_line() {
+        let g = Mnk::tictactoe();
+        let s = g.initial_state();
+        let long = format!("1\n{}", "9".repeat(10_000));
+        let e = g.parse_target(&s, &long).unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.len() < 100, "{e}");
+        let e = g
+            .parse_position(&format!("1,{long}"))
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n') && e.len() < 150, "{e}");
+    }
+
+    #[test]
     fn battery_tictactoe_and_mnk() {
         let g = Mnk::tictactoe();
         battery::check_game(&g, &g.initial_state(), 300, 1);

@@ -336,7 +336,8 @@ impl Morpion {
             "move" => Ok(CodeKind::Move),
             "line" => Ok(CodeKind::Line),
             other => Err(format!(
-                "morpion code '{other}' is not supported (move or line)"
+                "morpion code '{}' is not supported (move or line)",
+                crate::model::excerpt(other)
             )),
         }
     }
@@ -347,7 +348,8 @@ impl Morpion {
             "5T" => Ok(Variant::T5),
             "5D" => Ok(Variant::D5),
             other => Err(format!(
-                "morpion variant '{other}' is not supported (5T or 5D)"
+                "morpion variant '{}' is not supported (5T or 5D)",
+                crate::model::excerpt(other)
             )),
         }
     }
@@ -839,6 +841,17 @@ impl SinglePlayer for Morpion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_variants_and_codes_are_quoted_on_one_short_line() {
+        let hostile = format!("5\r\n{}", "x".repeat(10_000));
+        for e in [
+            Morpion::parse_variant(&hostile).map(|_| ()).unwrap_err(),
+            Morpion::parse_codes(&hostile).map(|_| ()).unwrap_err(),
+        ] {
+            assert!(!e.contains('\n') && e.len() < 150, "{e}");
+        }
+    }
     use crate::model::{battery, single};
     use std::path::PathBuf;
 

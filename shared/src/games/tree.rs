@@ -72,6 +72,10 @@ pub struct Tree {
 }
 
 const MAX_NODES: usize = 50_000_000;
+/// Deepest tree the builder follows. Trees read from text are far shallower (the JSON reader
+/// stops at 128 nested arrays and objects); this bounds trees built from JSON values in code,
+/// so that the builder's recursion stays well inside a 2 MiB thread stack.
+const MAX_DEPTH: usize = 1_000;
 
 impl Tree {
     /// Parses the JSON text of a tree, or `@path` naming a file that holds it.
@@ -226,8 +230,10 @@ impl Builder {
     }
 
     fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<u32, NotationError> {
-        if depth > 10_000 {
-            return Err(NotationError::new("tree is deeper than 10,000 levels"));
+        if depth > MAX_DEPTH {
+            return Err(NotationError::new(format!(
+                "tree is deeper than {MAX_DEPTH} levels"
+            )));
         }
         if self.nodes.len() >= MAX_NODES {
             return Err(NotationError::new(format!(
@@ -255,6 +261,11 @@ impl Builder {
             ))
         })?;
         if let Some(u) = obj.get("utility") {
+            if obj.len() > 1 {
+                return Err(NotationError::new(format!(
+                    "tree node {path}: a \"utility\" leaf has no other keys"
+                )));
+            }
             let arr = u.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
                 NotationError::new(format!(
                     "tree node {path}: \"utility\" must be a non-empty array"
@@ -307,6 +318,16 @@ impl Builder {
                     "tree node {path}: unknown key \"{key}\""
                 )));
             }
+        }
+        // One node, one meaning: a second kind key or stray "children" would be ignored.
+        let kinds = ["max", "min", "player", "chance"]
+            .iter()
+            .filter(|k| obj.contains_key(**k))
+            .count();
+        if kinds > 1 || (obj.contains_key("children") && !matches!(node, Node::Player(_))) {
+            return Err(NotationError::new(format!(
+                "tree node {path}: a node is one of \"max\", \"min\", \"player\" (with \"children\"), \"chance\""
+            )));
         }
         let items = list.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
             NotationError::new(format!(
@@ -373,6 +394,14 @@ impl Builder {
                     let s = x.as_str().ok_or_else(|| {
                         NotationError::new(format!("tree node {path}: labels must be strings"))
                     })?;
+                    // A label is a move in a position path ("A/B"): it must read back as
+                    // itself, so no '/', no blank ends, and not "root" (the root's path).
+                    if s.is_empty() || s.trim() != s || s.contains('/') || s == "root" {
+                        return Err(NotationError::new(format!(
+                            "tree node {path}: label \"{}\" is empty, has blank ends, contains '/' or is \"root\"",
+                            crate::model::excerpt(s)
+                        )));
+                    }
                     if out.iter().any(|o: &String| o == s) {
                         return Err(NotationError::new(format!(
                             "tree node {path}: label \"{s}\" appears twice"
@@ -538,7 +567,7 @@ impl ZeroSum for Tree {
         let t: f64 = text
             .trim()
             .parse()
-            .map_err(|_| NotationError::new(format!("'{text}' is not a number")))?;
+            .map_err(|_| NotationError::new("not a number").with_fragment(text.trim()))?;
         // "value >= t" from the root side's point of view, as a rank threshold.
         let n = self.ranks.len() as i32;
         if self.side(s) == 0 {
@@ -668,11 +697,46 @@ mod tests {
             (r#"{"foo": [1]}"#, "expected one of"),
             (r#"{"max": [1, {"utility": [1, 2, 3]}]}"#, "utilities"),
             (r#"{"max": [1, "x"]}"#, "root[1]"),
+            (
+                r#"{"max": [1, 2], "labels": ["A", ""]}"#,
+                "label \"\" is empty",
+            ),
+            (r#"{"max": [1, 2], "labels": ["A/B", "C"]}"#, "contains '/'"),
+            (r#"{"max": [1], "min": [2]}"#, "a node is one of"),
+            (r#"{"max": [1], "children": [2]}"#, "a node is one of"),
+            (r#"{"utility": [1, 2], "max": [1]}"#, "no other keys"),
+            (r#"{"max": [1, 2], "labels": [" A", "C"]}"#, "blank ends"),
+            (r#"{"max": [1, 2], "labels": ["root", "C"]}"#, "\"root\""),
             ("[1", "malformed"),
         ] {
             let e = Tree::parse(bad).unwrap_err().to_string();
             assert!(e.contains(want), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn deep_trees_stop_at_the_depth_limit_on_a_small_stack() {
+        fn deep(levels: usize) -> Value {
+            let mut v = serde_json::json!(1);
+            for _ in 0..levels {
+                let mut node = serde_json::Map::new();
+                node.insert("max".into(), Value::Array(vec![v]));
+                v = Value::Object(node);
+            }
+            v
+        }
+        let lens = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let ok = Tree::from_json(&deep(MAX_DEPTH)).map(|t| t.len());
+                let too_deep = Tree::from_json(&deep(MAX_DEPTH + 1)).map(|t| t.len());
+                (ok.unwrap(), too_deep.unwrap_err().to_string())
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(lens.0, MAX_DEPTH + 1);
+        assert!(lens.1.contains("deeper than 1000 levels"), "{}", lens.1);
     }
 
     #[test]

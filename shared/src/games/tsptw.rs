@@ -66,8 +66,9 @@ impl Tsptw {
                 .filter(|v| v.is_finite())
                 .ok_or_else(|| {
                     format!(
-                        "tsptw instance {name}: token {} ('{t}') is not a finite number",
-                        i + 1
+                        "tsptw instance {name}: token {} ('{}') is not a finite number",
+                        i + 1,
+                        crate::model::excerpt(t)
                     )
                 })
         });
@@ -358,6 +359,17 @@ impl SinglePlayer for Tsptw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_instance_token_is_quoted_on_one_short_line() {
+        let e = Tsptw::parse_instance("x", &format!("2 0 1 1\u{7}{}", "z".repeat(10_000)))
+            .map(|_| ())
+            .unwrap_err();
+        assert!(
+            e.contains("token 4") && !e.contains('\u{7}') && e.len() < 150,
+            "{e}"
+        );
+    }
     use crate::model::{battery, single};
     use crate::search::nmcs::nmcs;
     use crate::search::nrpa::{nrpa, NrpaOptions};

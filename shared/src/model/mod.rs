@@ -31,7 +31,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 mod notation;
-pub use notation::NotationError;
+pub use notation::{excerpt, NotationError};
 
 mod tactics;
 pub use tactics::Tactics;
@@ -123,7 +123,7 @@ pub trait ZeroSum: Game {
         let _ = state;
         text.trim()
             .parse::<i32>()
-            .map_err(|_| NotationError::new(format!("'{text}' is not an integer")))
+            .map_err(|_| NotationError::new("not an integer").with_fragment(text.trim()))
     }
 
     /// Optional speed-up: if the side to move has a move that wins at once (or the position is

@@ -17,7 +17,7 @@
 
 use super::solver::{self, Geometry};
 use super::{C4State, Connect4};
-use crate::model::Game;
+use crate::model::{excerpt, Game};
 use crate::search::engine::Table;
 use crate::search::Control;
 use std::collections::HashMap;
@@ -82,10 +82,10 @@ impl Book {
         for w in words {
             let (k, v) = w
                 .split_once('=')
-                .ok_or_else(|| format!("book header field '{w}' is not key=value"))?;
+                .ok_or_else(|| format!("book header field '{}' is not key=value", excerpt(w)))?;
             let v: u32 = v
                 .parse()
-                .map_err(|_| format!("book header field '{w}' is not a number"))?;
+                .map_err(|_| format!("book header field '{}' is not a number", excerpt(w)))?;
             fields.insert(k.to_string(), v);
         }
         let field = |k: &str| {
@@ -119,7 +119,7 @@ impl Book {
             let score: i8 = score
                 .trim()
                 .parse()
-                .map_err(|_| bad(format!("score '{score}' is not a small integer")))?;
+                .map_err(|_| bad(format!("score '{}' is not a small integer", excerpt(score))))?;
             if s.moves > depth as u16 || base1.is_terminal(&s) {
                 return Err(bad("position deeper than the book or finished".into()));
             }
@@ -228,4 +228,24 @@ pub fn build(
         progress(i + 1, all.len());
     }
     Ok(Some(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_header_fields_and_scores_are_quoted_on_one_short_line() {
+        let game = Connect4::<u64>::new(7, 6, 1).unwrap();
+        let long = "x".repeat(10_000);
+        for text in [
+            format!("# gamesolver connect4 book width=7\n{long}"),
+            format!("# gamesolver connect4 book a\r{long}"),
+            format!("# gamesolver connect4 book width=7{long}"),
+            format!("# gamesolver connect4 book width=7 height=6 depth=4\n4 1\u{0}{long}"),
+        ] {
+            let e = Book::parse(&game, &text).map(|_| ()).unwrap_err();
+            assert!(!e.chars().any(char::is_control) && e.len() < 150, "{e}");
+        }
+    }
 }

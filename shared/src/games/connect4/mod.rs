@@ -501,9 +501,9 @@ impl<W: Word> ZeroSum for Connect4<W> {
         let v: i32 = text
             .trim()
             .parse()
-            .map_err(|_| NotationError::new(format!("'{text}' is not an integer score")))?;
+            .map_err(|_| NotationError::new("not an integer score").with_fragment(text.trim()))?;
         v.checked_mul(VALUE_SCALE)
-            .ok_or_else(|| NotationError::new(format!("'{text}' is out of range")))
+            .ok_or_else(|| NotationError::new("out of range").with_fragment(text.trim()))
     }
     #[inline]
     fn immediate_value(&self, s: &C4State<W>) -> Option<i32> {

@@ -110,3 +110,13 @@ fn mirror_positions_share_the_canonical_hash() {
     assert_ne!(g.hash(&a), g.hash(&b));
     assert_eq!(g.canonical_hash(&a), g.canonical_hash(&b));
 }
+
+#[test]
+fn hostile_score_targets_are_refused_on_one_short_line() {
+    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let e = g
+        .parse_target(&g.initial_state(), &format!("1\n{}", "9".repeat(10_000)))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n') && e.len() < 100, "{e}");
+}
