@@ -12,20 +12,27 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"))
 }
 
-/// Reads `rel` under the data folder.
+/// Reads `rel` under the data folder. The error names `rel`, never the folder's absolute path
+/// (messages reach users of the service).
 pub fn read(rel: &str) -> Result<String, String> {
     let path = data_dir().join(rel);
     std::fs::read_to_string(&path).map_err(|e| {
         format!(
-            "cannot read {} ({e}); set GAMESOLVER_DATA to the data folder",
-            path.display()
+            "cannot read '{rel}' in the data folder ({}); set GAMESOLVER_DATA to the data folder",
+            e.kind()
         )
     })
 }
 
-/// Checks that `name` is a plain file name (no folders, no `..`), for names taken from jobs.
+/// Longest data name a job may give.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Checks that `name`, taken from a job, is a plain data name: 1 to [`MAX_NAME_LEN`] letters,
+/// digits, `.`, `_` or `-`, not starting with a dot (so no folders, no `..`, no hidden files).
+/// Every name a job gives for data (opening books, instances) goes through this one check.
 pub fn plain_name(name: &str) -> Result<&str, String> {
     let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
         && !name.starts_with('.')
         && name
             .chars()
@@ -33,8 +40,31 @@ pub fn plain_name(name: &str) -> Result<&str, String> {
     if ok {
         Ok(name)
     } else {
-        Err(format!("'{name}' is not a valid data file name"))
+        let shown: String = name.chars().take(MAX_NAME_LEN).collect();
+        Err(format!(
+            "'{shown}' is not a plain data name (letters, digits, '.', '_', '-', not starting with a dot, at most {MAX_NAME_LEN} characters)"
+        ))
     }
+}
+
+/// The path of the data file `name` (a [`plain_name`]) in the data folder's `folder`, with
+/// `ext` appended (e.g. `".txt"`), if it is a regular file; `what` names it in errors ("no book
+/// 'x' in the data folder"). Checking for a regular file first means a job can never make the
+/// process open a FIFO or a device.
+pub fn named_file(folder: &str, name: &str, ext: &str, what: &str) -> Result<PathBuf, String> {
+    let name = plain_name(name.trim()).map_err(|e| format!("{what}: {e}"))?;
+    let path = data_dir().join(folder).join(format!("{name}{ext}"));
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => Ok(path),
+        _ => Err(format!("no {what} '{name}' in the data folder")),
+    }
+}
+
+/// Reads the data file `name` (see [`named_file`]).
+pub fn read_named(folder: &str, name: &str, ext: &str, what: &str) -> Result<String, String> {
+    let path = named_file(folder, name, ext, what)?;
+    std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {what} '{}' ({})", name.trim(), e.kind()))
 }
 
 /// One line of a Pons Connect Four test set: the moves (1-based columns) and the exact score.
@@ -99,5 +129,31 @@ mod tests {
         assert!(parse_pons_set("44 x").unwrap_err().contains("line 1"));
         assert!(parse_pons_set("1 2\n44").unwrap_err().contains("line 2"));
         assert!(pons_set("../etc").is_err());
+    }
+
+    #[test]
+    fn data_names_are_plain_and_errors_hide_the_folder() {
+        for bad in [
+            "",
+            ".hidden",
+            "../x",
+            "a/b",
+            "a\\b",
+            "/etc/passwd",
+            "x y",
+            "é",
+        ] {
+            assert!(plain_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(plain_name(&"a".repeat(MAX_NAME_LEN)).is_ok());
+        assert!(plain_name(&"a".repeat(MAX_NAME_LEN + 1)).is_err());
+        assert_eq!(plain_name("Test_L2_R1").unwrap(), "Test_L2_R1");
+        let e = named_file("connect4", "no_such_book", "", "book").unwrap_err();
+        assert_eq!(e, "no book 'no_such_book' in the data folder");
+        let e = read("no/such/file").unwrap_err();
+        let dir = data_dir().display().to_string();
+        assert!(!e.contains(&dir) && e.contains("'no/such/file'"), "{e}");
+        // A folder is not a data file.
+        assert!(named_file("", "connect4", "", "book").is_err());
     }
 }

@@ -116,8 +116,13 @@ impl Tsptw {
 
     /// Loads a Solomon-Potvin-Bengio instance (`rc_201.1` ...) from the data folder.
     pub fn load(instance: &str) -> Result<Self, String> {
-        let name = super::data::plain_name(instance)?;
-        let text = super::data::read(&format!("nrpa/tsptw_solomon_potvin_bengio/{name}.txt"))?;
+        let name = instance.trim();
+        let text = super::data::read_named(
+            "nrpa/tsptw_solomon_potvin_bengio",
+            name,
+            ".txt",
+            "tsptw instance",
+        )?;
         Self::parse_instance(name, &text)
     }
 
