@@ -326,7 +326,7 @@ mod tests {
         for (j, want) in [
             (
                 rolit("", "brs", &[("players", "5")], &[("depth", "1")]),
-                "players 5",
+                "players=5",
             ),
             (
                 rolit("", "brs", &[("size", "7")], &[("depth", "1")]),
