@@ -23,6 +23,8 @@ pub mod multi;
 pub mod pn;
 pub mod single;
 pub mod spec;
+#[cfg(test)]
+mod tests;
 
 pub use spec::{Kind, Spec};
 
@@ -180,6 +182,72 @@ pub const ALGORITHMS: &[&str] = &[
     "nmcs",
     "nrpa",
 ];
+
+/// A declared setting of a job: an option, or a parameter of the game.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Declared {
+    /// A game parameter (`game_params`), else an option (`options`).
+    pub param: bool,
+    /// Its name, kind, bounds, default and help.
+    pub spec: Spec,
+}
+
+/// Kernel families of the two-player zero-sum games, by algorithm.
+const ZERO_SUM_GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "othello"];
+/// Games with chance nodes (the chance family).
+const CHANCE_GAMES: &[&str] = &["pig", "backgammon", "carcassonne"];
+/// Single-player games.
+const SINGLE_GAMES: &[&str] = &["morpion", "samegame", "tsptw", "weakschur"];
+
+/// The settings a job of `game` and `algorithm` may give, from the families' tables: the
+/// options that apply, then the game's parameters. Empty when the pair does not go together.
+/// (`tree` jobs: the settings of the family its kernels imply; for `minimax` and `alphabeta`
+/// that of a max/min tree.) Numeric ones have bounds ([`Spec::edges`]); some bounds depend on
+/// another setting (`tasks` at most `trees`, `lower` below `upper`), as their help says.
+pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
+    let pick = |table: &[Spec], skip: &[&str]| -> Vec<Spec> {
+        table
+            .iter()
+            .filter(|s| s.applies_to(algorithm) && !skip.contains(&s.name))
+            .copied()
+            .collect()
+    };
+    let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&algorithm);
+    let options: Vec<Spec> = match (game, algorithm) {
+        (g, "minimax" | "alphabeta") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
+            let mut skip = vec![];
+            if g != "connect4" {
+                skip.push("book");
+            }
+            if g == "tree" {
+                skip.extend(["weak", "eval"]);
+            }
+            pick(family::OPTIONS, &skip)
+        }
+        (g, "pns" | "dfpn" | "pn2") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
+            pick(pn::OPTIONS, &[])
+        }
+        (g, "mcts") if ZERO_SUM_GAMES.contains(&g) || g == "carcassonne" => {
+            pick(mcts::OPTIONS, &["lower", "upper"])
+        }
+        ("pig" | "backgammon" | "tree", "mcts") => pick(mcts::OPTIONS, &[]),
+        (g, _) if CHANCE_GAMES.contains(&g) && chance_kernel => pick(chance::OPTIONS, &[]),
+        ("tree", _) if chance_kernel => pick(chance::OPTIONS, &["depth"]),
+        (g, "nmcs" | "nrpa") if SINGLE_GAMES.contains(&g) => pick(single::OPTIONS, &[]),
+        ("rolit", "maxn" | "paranoid" | "brs") => pick(multi::OPTIONS, &[]),
+        ("tree", "maxn" | "paranoid") => pick(multi::OPTIONS, &["depth"]),
+        _ => return Vec::new(),
+    };
+    options
+        .into_iter()
+        .map(|spec| Declared { param: false, spec })
+        .chain(
+            spec::params::of(game)
+                .into_iter()
+                .map(|spec| Declared { param: true, spec }),
+        )
+        .collect()
+}
 
 /// What the process that runs a job offers its kernels. A job's `threads` and `memory_mb`
 /// never exceed these: larger requests are cut down to them (a job may run on workers of any

@@ -1,0 +1,211 @@
+//! The registry's bounds: issue 23's reproductions are bad input naming the option, and every
+//! declared numeric setting is accepted at its bounds and refused just past them.
+
+use super::{option_specs, prepare, prepare_with, Resources, SolveError, ALGORITHMS, GAMES};
+use crate::plan::run_local;
+use crate::search::Control;
+use crate::wire::JobSpec;
+
+const MINMAX_TREE: &str = r#"{"max": [{"min": [4, 9]}, {"min": [2, 3]}]}"#;
+const CHANCE_TREE: &str =
+    r#"{"max": [{"chance": [[0.5, {"min": [3, 7]}], [0.5, {"min": [8, 4]}]]}, 5]}"#;
+const MULTI_TREE: &str =
+    r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#;
+
+fn bad(j: &JobSpec) -> String {
+    match prepare(j) {
+        Err(SolveError::BadInput(m)) => m,
+        Err(e) => panic!("{j:?}: not bad input: {e}"),
+        Ok(_) => panic!("{j:?}: accepted"),
+    }
+}
+
+/// The reproductions of issue 23, as written: one-line bad input that names the setting.
+#[test]
+fn issue_reproductions_are_bad_input_naming_the_setting() {
+    for alg in ["expectimax", "star1", "star2", "star25"] {
+        let e = bad(&JobSpec::new("pig", "", alg).with_options(&[("depth", "1000000")]));
+        assert!(e.contains("'depth=1000000'"), "{alg}: {e}");
+    }
+    let e = bad(&JobSpec::new("samegame", "", "nmcs").with_options(&[("level", "4000000000")]));
+    assert!(e.contains("'level=4000000000'"), "{e}");
+    for game in ["weakschur", "samegame"] {
+        let e = bad(&JobSpec::new(game, "", "nrpa").with_options(&[("runs", "4000000000")]));
+        assert!(e.contains("'runs=4000000000'"), "{e}");
+    }
+    let e = bad(&JobSpec::new("mnk", "", "alphabeta")
+        .with_params(&[("m", "274177"), ("n", "67280421310721")]));
+    assert!(e.contains("'m=274177'"), "{e}");
+    let e = bad(&JobSpec::new("mnk", "", "alphabeta")
+        .with_params(&[("m", "4294967296"), ("n", "4294967296")]));
+    assert!(e.contains("'m=4294967296'"), "{e}");
+    // Within each side's bound, over the cell bound: the constructor's checked product.
+    let e = bad(&JobSpec::new("mnk", "", "alphabeta").with_params(&[("m", "256"), ("n", "256")]));
+    assert!(e.contains("256 x 256"), "{e}");
+    let e = bad(
+        &JobSpec::new("tictactoe", "", "pns").with_options(&[("target", "0"), ("proof", "/x")])
+    );
+    assert!(e.starts_with("option 'proof' takes true or false"), "{e}");
+    let e = bad(&JobSpec::new("tree", "@/etc/passwd", "minimax"));
+    assert!(
+        e.contains("'@file' is read by the command line only"),
+        "{e}"
+    );
+    let e = bad(&JobSpec::new("tree", "@/dev/zero", "expectimax"));
+    assert!(e.contains("'@file'"), "{e}");
+    let e = bad(&JobSpec::new("tictactoe", "", "alphabeta").with_options(&[("threads", "257")]));
+    assert!(e.contains("'threads=257'"), "{e}");
+    let mut j = JobSpec::new("tictactoe", "", "alphabeta");
+    j.limits.time_ms = Some(u64::MAX);
+    assert!(bad(&j).contains("time limit"));
+}
+
+/// Names of data a job gives are plain names in the data folder; errors never show its path.
+#[test]
+fn data_names_are_checked_and_errors_hide_paths() {
+    let dir = crate::games::data::data_dir().display().to_string();
+    for (j, want) in [
+        (
+            JobSpec::new("connect4", "", "alphabeta").with_options(&[("book", "../../etc/passwd")]),
+            "not a plain data name",
+        ),
+        (
+            JobSpec::new("connect4", "", "alphabeta").with_options(&[("book", "no_such_book")]),
+            "no book 'no_such_book' in the data folder",
+        ),
+        (
+            JobSpec::new("tsptw", "", "nrpa").with_params(&[("instance", "/etc/passwd")]),
+            "not a plain data name",
+        ),
+        (
+            JobSpec::new("tsptw", "", "nrpa").with_params(&[("instance", "no_such")]),
+            "no tsptw instance 'no_such' in the data folder",
+        ),
+    ] {
+        let e = bad(&j);
+        assert!(e.contains(want) && !e.contains(&dir), "{e}");
+    }
+    assert!(
+        prepare(&JobSpec::new("tsptw", "", "nrpa").with_params(&[("instance", "rc_201.1")]))
+            .is_ok()
+    );
+}
+
+/// Positions have a length bound: 64 KiB for games, 1 MiB for trees.
+#[test]
+fn positions_have_a_length_bound() {
+    let long = "1".repeat((64 << 10) + 1);
+    assert!(bad(&JobSpec::new("connect4", &long, "alphabeta")).contains("bytes"));
+    let tree = format!("{}{}", MINMAX_TREE, " ".repeat(1 << 20));
+    assert!(bad(&JobSpec::new("tree", &tree, "minimax")).contains("bytes"));
+    // Under the bound, spaces around a tree are fine.
+    let tree = format!("{}{}", MINMAX_TREE, " ".repeat(1000));
+    assert!(prepare(&JobSpec::new("tree", &tree, "minimax")).is_ok());
+}
+
+/// A position for `game` that the `algorithm` accepts.
+fn position(game: &str, algorithm: &str) -> &'static str {
+    match (game, algorithm) {
+        ("tree", "expectimax" | "star1" | "star2" | "star25") => CHANCE_TREE,
+        ("tree", "maxn" | "paranoid") => MULTI_TREE,
+        ("tree", _) => MINMAX_TREE,
+        _ => "",
+    }
+}
+
+/// Every game and algorithm pair that goes together, with each numeric setting (from the
+/// families' tables) at its bounds and just past them: past is bad input naming `key=value`;
+/// at the bound the setting's own check passes (the job may still be refused for another
+/// reason, such as `lower` without `upper`, but never as out of bounds).
+#[test]
+fn every_numeric_setting_is_accepted_at_its_bounds_and_refused_past_them() {
+    let mut pairs = 0;
+    let mut checked = 0;
+    for game in GAMES {
+        for alg in ALGORITHMS {
+            let specs = option_specs(game, alg);
+            let mut base = JobSpec::new(game, position(game, alg), alg);
+            if *game == "tsptw" {
+                base.game_params
+                    .insert("instance".into(), "rc_201.1".into());
+            }
+            base.limits.node_limit = Some(1000);
+            if specs.is_empty() {
+                continue;
+            }
+            // The pair goes together: the job without settings is accepted.
+            prepare(&base).unwrap_or_else(|e| panic!("{game} {alg}: {e}"));
+            pairs += 1;
+            for d in specs {
+                let Some(edges) = d.spec.edges() else {
+                    continue;
+                };
+                let name = d.spec.name;
+                let with = |v: &str| {
+                    let mut j = base.clone();
+                    let map = if d.param {
+                        &mut j.game_params
+                    } else {
+                        &mut j.options
+                    };
+                    map.insert(name.into(), v.into());
+                    // Settings whose bound depends on another one get the most room.
+                    match name {
+                        "tasks" if !d.param => {
+                            j.options.insert("trees".into(), "4096".into());
+                        }
+                        "lower" => {
+                            j.options.insert("upper".into(), "1000000000000000".into());
+                        }
+                        "upper" => {
+                            j.options.insert("lower".into(), "-1000000000000000".into());
+                        }
+                        _ => {}
+                    }
+                    j
+                };
+                for v in &edges.refused {
+                    let e = bad(&with(v));
+                    assert!(e.contains(&format!("'{name}={v}'")), "{game} {alg}: {e}");
+                    checked += 1;
+                }
+                for v in &edges.accepted {
+                    match prepare(&with(v)) {
+                        Ok(_) => {}
+                        Err(SolveError::BadInput(e)) => assert!(
+                            !e.contains("out of bounds") && !e.contains("malformed"),
+                            "{game} {alg} {name}={v}: {e}"
+                        ),
+                        Err(e) => panic!("{game} {alg} {name}={v}: {e}"),
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        pairs >= 40 && checked >= 300,
+        "{pairs} pairs, {checked} checks"
+    );
+}
+
+/// A job's `memory_mb` is cut to what the runner offers: an MCTS arena that fits the job's own
+/// budget fills up on a runner that offers 1 MiB (`stopped: memory`), and the job is not
+/// refused for asking more than the runner has.
+#[test]
+fn resources_cut_the_jobs_memory() {
+    let j = JobSpec::new("connect4", "", "mcts")
+        .with_options(&[("playouts", "100000"), ("memory_mb", "1024")]);
+    let ctl = Control::unlimited();
+    let full = run_local(prepare(&j).unwrap().as_ref(), &ctl).unwrap();
+    assert_eq!(full.extra.get("stopped"), None, "{:?}", full.extra);
+    let small = Resources {
+        threads: 1,
+        memory_mb: 1,
+    };
+    let cut = run_local(prepare_with(&j, &small).unwrap().as_ref(), &ctl).unwrap();
+    assert_eq!(cut.extra["stopped"], "memory", "{:?}", cut.extra);
+    // More threads than the runner offers: cut, not refused.
+    let t = JobSpec::new("tictactoe", "", "pns").with_options(&[("threads", "256")]);
+    assert!(prepare_with(&t, &small).is_ok());
+}
