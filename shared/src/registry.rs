@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 
 pub mod chance;
+pub mod check;
 pub mod family;
 pub mod mcts;
 pub mod multi;

@@ -243,6 +243,28 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
     }
+    /// A finite number (inside the utility range for trees, which are searched exactly) and a
+    /// legal best move.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if !matches!(task, TaskKind::Whole) {
+            return Err("only whole tasks apply to chance jobs".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        if out.value.is_null() {
+            return Err("no value".into());
+        }
+        if self.evaluates {
+            check::number(&out.value, "value")?;
+        } else {
+            let (l, u) = self.bounds.unwrap_or_else(|| self.game.utility_bounds());
+            check::number_in(&out.value, "value", l.min(-u), u.max(-l))?;
+        }
+        Ok(())
+    }
     fn plan_shape(&self) -> PlanShape {
         PlanShape::Single
     }

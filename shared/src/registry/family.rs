@@ -657,6 +657,48 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
         }
     }
 
+    /// Probes: bounds that answer the target within the root's value range. Whole tasks: exact
+    /// searches give exact bounds in the range and the value they show; depth-limited ones a
+    /// number. Every best move is legal at the root.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        let (lo, hi) = self.root_bounds();
+        check::best_move(&self.game, &self.root, out)?;
+        match (task, self.ask) {
+            (&TaskKind::Probe { target }, _) | (TaskKind::Whole, Ask::Decide(target)) => {
+                check::probe_answer(out, target, lo, hi)?;
+                check::number(&out.value, "value")?;
+            }
+            (TaskKind::Whole, Ask::Value) if self.depth.is_none() => {
+                let raw = out.raw.ok_or("an exact search reported no bounds")?;
+                check::raw_in(&raw, lo, hi)?;
+                if !raw.is_exact() {
+                    return Err("an exact search reported a range, not a value".into());
+                }
+                if out.value != self.show_value(raw.lower) {
+                    return Err(format!(
+                        "value {} is not the value of its bounds ({})",
+                        out.value,
+                        self.show_value(raw.lower)
+                    ));
+                }
+            }
+            (TaskKind::Whole, Ask::Value) => {
+                check::number(&out.value, "value")?;
+                if let Some(r) = out.raw {
+                    if r.lower > r.upper {
+                        return Err("raw bounds are not ordered".into());
+                    }
+                }
+            }
+            (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
+        }
+        Ok(())
+    }
+
     fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
         // The probe that proved the final lower bound carries a move that reaches it.
         let best = probes

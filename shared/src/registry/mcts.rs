@@ -534,6 +534,44 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
         &self.job
     }
 
+    /// The value's shape for the view (a win rate in [0, 1], an outcome in [-1, 1], a utility,
+    /// or one utility per player), a win rate in [0, 1], and a legal best move.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if matches!(task, TaskKind::Probe { .. }) {
+            return Err("probe tasks do not apply to mcts".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        match self.view {
+            View::WinRate => check::number_in(&out.value, "value", 0.0, 1.0)?,
+            View::Outcome { .. } => check::number_in(&out.value, "value", -1.0, 1.0)?,
+            View::Utility { vector: false, .. } => {
+                check::number(&out.value, "value")?;
+            }
+            View::Utility { vector: true, .. } if out.value.is_null() => {}
+            View::Utility { vector: true, .. } => {
+                let list = out.value.as_array().ok_or("value is not a list")?;
+                if list.len() != self.game.num_players() {
+                    return Err(format!(
+                        "value has {} entries, the game has {} players",
+                        list.len(),
+                        self.game.num_players()
+                    ));
+                }
+                for v in list {
+                    check::number(v, "value")?;
+                }
+            }
+        }
+        if let Some(w) = out.extra.get("win_rate") {
+            check::number_in(w, "win rate", 0.0, 1.0)?;
+        }
+        Ok(())
+    }
+
     fn plan_shape(&self) -> PlanShape {
         if self.tasks > 1 {
             PlanShape::Runs {

@@ -178,6 +178,29 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
     }
+    /// A list of one finite number (or null) per player, and a legal best move.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if !matches!(task, TaskKind::Whole) {
+            return Err("only whole tasks apply to multi-player jobs".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        let list = out.value.as_array().ok_or("value is not a list")?;
+        let players = self.game.num_players();
+        if list.len() != players {
+            return Err(format!(
+                "value has {} entries, the game has {players} players",
+                list.len()
+            ));
+        }
+        for (i, v) in list.iter().enumerate() {
+            check::number(v, &format!("value of player {i}"))?;
+        }
+        Ok(())
+    }
     fn plan_shape(&self) -> PlanShape {
         PlanShape::Single
     }

@@ -40,6 +40,7 @@ use crate::proof::{Claim, ProofFile};
 use crate::search::pns::{certify, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{Control, StopReason};
 use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
+use serde::Deserialize;
 
 /// `memory_mb`.
 pub const MEMORY_MB: Spec = spec::memory_mb(
@@ -353,6 +354,60 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
 
     fn show_value(&self, raw: i32) -> serde_json::Value {
         self.game.value_to_json(&self.root, raw)
+    }
+
+    /// Decisions: bounds that answer the target within the root's value range (a memory stop
+    /// may give none), a value only when they pin it, a legal best move, and a certificate, if
+    /// any, that verifies and proves this decision.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        let (lo, hi) = self.game.value_bounds(&self.root);
+        check::best_move(&self.game, &self.root, out)?;
+        let target = match (task, self.target) {
+            (TaskKind::Probe { target }, _) => *target,
+            (TaskKind::Whole, Some(target)) => target,
+            (TaskKind::Whole, None) => {
+                let v = self.game.terminal_value(&self.root);
+                return match out.raw {
+                    Some(r) if r.lower == v && r.upper == v => Ok(()),
+                    _ => Err("a terminal root's bounds must be its value".into()),
+                };
+            }
+            (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
+        };
+        if out.raw.is_none() && out.extra.get("stopped").and_then(|v| v.as_str()) == Some("memory")
+        {
+            return Ok(());
+        }
+        check::probe_answer(out, target, lo, hi)?;
+        let raw = out.raw.expect("checked by probe_answer");
+        let want = if raw.is_exact() {
+            self.game.value_to_json(&self.root, raw.lower)
+        } else {
+            serde_json::Value::Null
+        };
+        if out.value != want {
+            return Err(format!("value {} does not match its bounds", out.value));
+        }
+        if let Some(cert) = &out.proof {
+            let file = ProofFile::deserialize(cert)
+                .map_err(|e| format!("proof certificate is malformed: {e}"))?;
+            let yes = raw.lower >= target;
+            let claim = if yes { Claim::AtLeast } else { Claim::Below };
+            if file.game != self.job.game
+                || file.game_params != self.job.game_params
+                || file.position != self.job.position
+                || file.target != target
+                || file.claim != claim
+            {
+                return Err("proof certificate is not about this decision".into());
+            }
+            crate::proof::verify(&file).map_err(|e| format!("proof certificate: {e}"))?;
+        }
+        Ok(())
     }
 
     fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {

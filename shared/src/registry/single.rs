@@ -409,6 +409,40 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
         &self.job
     }
 
+    /// A finite score (or null: nothing found), no best move, and a `sequence` that is legal
+    /// from the root; when it ends the game, its score is the value.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if matches!(task, TaskKind::Probe { .. }) {
+            return Err("probe tasks do not apply to this job".into());
+        }
+        let value = check::number(&out.value, "value")?;
+        if out.best_move.is_some() {
+            return Err("single-player results have no best move".into());
+        }
+        check::sequence(&self.game, &self.root, out)?;
+        if let (Some(v), Some(seq)) = (value, out.extra.get("sequence").and_then(|s| s.as_array()))
+        {
+            let mut s = self.root.clone();
+            for m in seq.iter().filter_map(|m| m.as_str()) {
+                let mv = self.game.parse_move(&s, m).map_err(|e| e.to_string())?;
+                self.game.apply(&mut s, mv);
+            }
+            if self.game.is_terminal(&s) {
+                let score = self.game.score(&s);
+                if (score - v).abs() > 1e-9 * score.abs().max(1.0) {
+                    return Err(format!(
+                        "value {v} is not the score {score} of its sequence"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A run task of `across=independent` resumes from the checkpoint its progress carries
     /// (every 30 s), when the run makes one checkpoint: the shared scheme inside the worker, or
     /// one thread. (With `parallel=independent` and several threads each thread reports its

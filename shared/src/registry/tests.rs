@@ -209,3 +209,209 @@ fn resources_cut_the_jobs_memory() {
     let t = JobSpec::new("tictactoe", "", "pns").with_options(&[("threads", "256")]);
     assert!(prepare_with(&t, &small).is_ok());
 }
+
+/// Runs `task` of `j` here and returns the prepared job with the output.
+fn output(
+    j: &JobSpec,
+    task: &crate::wire::TaskKind,
+) -> (Box<dyn super::PreparedJob>, crate::wire::TaskOutput) {
+    let p = prepare(j).unwrap_or_else(|e| panic!("{j:?}: {e}"));
+    let out = p
+        .run(task, &Control::unlimited())
+        .unwrap_or_else(|e| panic!("{j:?}: {e}"));
+    (p, out)
+}
+
+/// Each forgery of `out` (a change to it) must fail the check; the output itself passes, and
+/// so does a task that a limit stopped.
+fn check_forgeries(
+    p: &dyn super::PreparedJob,
+    task: &crate::wire::TaskKind,
+    out: &crate::wire::TaskOutput,
+    forgeries: &[(&str, &dyn Fn(&mut crate::wire::TaskOutput))],
+) {
+    let game = &p.job().game;
+    p.check_output(task, out)
+        .unwrap_or_else(|e| panic!("{game}: a real output fails: {e}"));
+    p.check_output(task, &crate::wire::TaskOutput::stopped("time"))
+        .unwrap_or_else(|e| panic!("{game}: a stopped task fails: {e}"));
+    for (what, forge) in forgeries {
+        let mut bad = out.clone();
+        forge(&mut bad);
+        assert!(
+            p.check_output(task, &bad).is_err(),
+            "{game} {}: forgery '{what}' passes",
+            p.job().algorithm
+        );
+    }
+}
+
+#[test]
+fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
+    use crate::wire::{RawBounds, TaskKind};
+    use serde_json::json;
+    let whole = TaskKind::Whole;
+    let illegal = |o: &mut crate::wire::TaskOutput| o.best_move = Some("10".into());
+    let taken = |o: &mut crate::wire::TaskOutput| o.best_move = Some("5".into());
+    let text_value = |o: &mut crate::wire::TaskOutput| o.value = json!("high");
+
+    // Zero-sum, exact: a probe's bounds answer its target inside the value range.
+    let j = JobSpec::new("tictactoe", "5", "alphabeta");
+    let probe = TaskKind::Probe { target: 0 };
+    let (p, out) = output(&j, &probe);
+    assert!(out.best_move.is_some());
+    check_forgeries(
+        p.as_ref(),
+        &probe,
+        &out,
+        &[
+            ("illegal move", &illegal),
+            ("occupied square", &taken),
+            ("out of range", &|o| {
+                o.raw = Some(RawBounds { lower: 5, upper: 7 })
+            }),
+            ("no answer", &|o| {
+                o.raw = Some(RawBounds {
+                    lower: -1,
+                    upper: 1,
+                })
+            }),
+            ("proved contradicts", &|o| {
+                o.extra.insert("proved".into(), json!(false));
+            }),
+            ("no bounds", &|o| o.raw = None),
+        ],
+    );
+    // Zero-sum, exact, one task: the value of its bounds.
+    let j = JobSpec::new("tictactoe", "", "minimax");
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("value", &|o| o.value = json!(1)),
+            ("text value", &text_value),
+            ("illegal move", &illegal),
+        ],
+    );
+    // Zero-sum, depth-limited.
+    let j = JobSpec::new("tictactoe", "", "alphabeta").with_options(&[("depth", "2")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[("text value", &text_value), ("illegal move", &illegal)],
+    );
+    // Proof-number decision with a certificate.
+    let j =
+        JobSpec::new("tictactoe", "5", "pns").with_options(&[("target", "0"), ("proof", "true")]);
+    let (p, out) = output(&j, &whole);
+    assert!(out.proof.is_some());
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("illegal move", &illegal),
+            ("value", &|o| o.value = json!(1)),
+            ("answer flipped", &|o| {
+                o.raw = Some(RawBounds {
+                    lower: -1,
+                    upper: -1,
+                })
+            }),
+            ("certificate of another target", &|o| {
+                let c = o.proof.as_mut().unwrap();
+                c["target"] = json!(1);
+            }),
+            ("certificate tampered", &|o| {
+                let c = o.proof.as_mut().unwrap();
+                let tree = c["tree"].as_array_mut().unwrap();
+                tree.truncate(tree.len() / 2);
+            }),
+        ],
+    );
+    // Chance: a number, a legal move; trees inside their utility range.
+    let j = JobSpec::new("pig", "", "expectimax").with_options(&[("depth", "2")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("text value", &text_value),
+            ("no value", &|o| o.value = json!(null)),
+            ("illegal move", &|o| o.best_move = Some("jump".into())),
+        ],
+    );
+    let j = JobSpec::new("tree", CHANCE_TREE, "star1");
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[("out of range", &|o| o.value = json!(100))],
+    );
+    // Single-player: a finite score, a legal sequence whose score it is.
+    let j = JobSpec::new("weakschur", "", "nmcs")
+        .with_params(&[("k", "3")])
+        .with_options(&[("level", "1")]);
+    let (p, out) = output(&j, &whole);
+    assert!(!out.extra["sequence"].as_array().unwrap().is_empty());
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("text value", &text_value),
+            ("score", &|o| {
+                o.value = json!(o.value.as_f64().unwrap() + 1.0);
+            }),
+            ("illegal sequence", &|o| {
+                let seq = o.extra.get_mut("sequence").unwrap().as_array_mut().unwrap();
+                seq[0] = json!("9 in 9");
+            }),
+            ("a best move", &|o| o.best_move = Some("1".into())),
+        ],
+    );
+    // Multi-player: one number per player.
+    let j = JobSpec::new("rolit", "", "maxn")
+        .with_params(&[("players", "3"), ("size", "4")])
+        .with_options(&[("depth", "1")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("too few entries", &|o| o.value = json!([1, 2])),
+            ("text entry", &|o| o.value = json!([1, "x", 2])),
+            ("illegal move", &|o| o.best_move = Some("a1".into())),
+        ],
+    );
+    // MCTS: the outcome scale of two-player games, one utility per player on multi trees.
+    let j = JobSpec::new("tictactoe", "", "mcts").with_options(&[("playouts", "300")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("out of range", &|o| o.value = json!(3)),
+            ("win rate", &|o| {
+                o.extra.insert("win_rate".into(), json!(2));
+            }),
+            ("illegal move", &illegal),
+        ],
+    );
+    let j = JobSpec::new("tree", MULTI_TREE, "mcts").with_options(&[("playouts", "50")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[("a number, not a list", &|o| o.value = json!(1))],
+    );
+}
