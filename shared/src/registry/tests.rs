@@ -222,13 +222,16 @@ fn output(
     (p, out)
 }
 
+/// A change to an output.
+type Forgery = dyn Fn(&mut crate::wire::TaskOutput);
+
 /// Each forgery of `out` (a change to it) must fail the check; the output itself passes, and
 /// so does a task that a limit stopped.
 fn check_forgeries(
     p: &dyn super::PreparedJob,
     task: &crate::wire::TaskKind,
     out: &crate::wire::TaskOutput,
-    forgeries: &[(&str, &dyn Fn(&mut crate::wire::TaskOutput))],
+    forgeries: &[(&str, &Forgery)],
 ) {
     let game = &p.job().game;
     p.check_output(task, out)
