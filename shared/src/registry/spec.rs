@@ -371,3 +371,90 @@ pub mod params {
         }
     }
 }
+
+/// A Markdown table of `specs` (setting, values, default, meaning, why the bound): the README's
+/// "Limits of a job" holds these tables, and a test keeps it in step with the code.
+pub fn markdown(specs: &[Spec]) -> String {
+    let mut s = String::from(
+        "| setting | values | default | meaning | why the bound |\n|---|---|---|---|---|\n",
+    );
+    for spec in specs {
+        let only = if spec.only.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", spec.only.join(", "))
+        };
+        s += &format!(
+            "| `{}`{only} | {} | {} | {} | {} |\n",
+            spec.name,
+            spec.range_text(),
+            spec.default,
+            spec.help,
+            spec.why
+        );
+    }
+    s
+}
+
+/// Every family's table, titled, in the order of the README.
+pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
+    use super::{chance, family, mcts, multi, pn, single};
+    let mut params = Vec::new();
+    for game in [
+        "mnk",
+        "connect4",
+        "othello",
+        "rolit",
+        "samegame",
+        "weakschur",
+        "pig",
+    ] {
+        for p in params::of(game) {
+            if p.is_numeric() && !params.iter().any(|q: &Spec| q == &p) {
+                params.push(p);
+            }
+        }
+    }
+    vec![
+        (
+            "Two-player zero-sum (`minimax`, `alphabeta`)",
+            family::OPTIONS.to_vec(),
+        ),
+        (
+            "Proof-number search (`pns`, `dfpn`, `pn2`)",
+            pn::OPTIONS.to_vec(),
+        ),
+        (
+            "Chance (`expectimax`, `star1`, `star2`, `star25`)",
+            chance::OPTIONS.to_vec(),
+        ),
+        (
+            "Multi-player (`maxn`, `paranoid`, `brs`)",
+            multi::OPTIONS.to_vec(),
+        ),
+        ("MCTS (`mcts`)", mcts::OPTIONS.to_vec()),
+        ("Single-player (`nmcs`, `nrpa`)", single::OPTIONS.to_vec()),
+        ("Game parameters", params),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    /// The README's "Limits of a job" holds every family's table as the code declares it
+    /// (`cargo test --release -p gamesolver-shared --lib readme_limits -- --nocapture` prints
+    /// them when they differ).
+    #[test]
+    fn readme_limits_match_the_tables() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let mut missing = Vec::new();
+        for (title, specs) in super::families() {
+            let table = super::markdown(&specs);
+            if !readme.contains(&table) {
+                println!("#### {title}\n\n{table}");
+                missing.push(title);
+            }
+        }
+        assert!(missing.is_empty(), "README tables out of date: {missing:?}");
+    }
+}
