@@ -153,8 +153,10 @@ pub fn single<G: SinglePlayer>(
             seed: opts.uint_or(&spec::SEED, 0u64)?,
         },
         "nrpa" => {
-            // Cut down to what the runner offers.
-            let threads: usize = opts.uint_or(&spec::THREADS, 1usize)?.min(res.threads);
+            // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
+            // the search it describes does not change with the runner.
+            let asked: usize = opts.uint_or(&spec::THREADS, 1usize)?;
+            let threads = asked.min(res.threads);
             let scheme = match opts.raw("parallel").map(str::trim) {
                 None | Some("shared") => Scheme::Shared,
                 Some("independent") => Scheme::Independent,
@@ -182,7 +184,7 @@ pub fn single<G: SinglePlayer>(
                 adapt,
                 seed: opts.uint_or(&spec::SEED, 0u64)?,
                 threads,
-                batch: opts.uint_or(&BATCH, threads)?,
+                batch: opts.uint_or(&BATCH, asked)?,
                 scheme,
                 stop_at: opts.float(&STOP_AT)?,
                 checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
@@ -197,7 +199,7 @@ pub fn single<G: SinglePlayer>(
                     )))
                 }
             };
-            if rounds && (o.threads > 1 || o.batch > 1) {
+            if rounds && (asked > 1 || o.batch > 1) {
                 return Err(SolveError::bad(
                     "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
                 ));
