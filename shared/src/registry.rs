@@ -509,8 +509,9 @@ impl<'a> Opts<'a> {
             None => Ok(None),
             Some(text) => text.trim().parse::<T>().map(Some).map_err(|_| {
                 SolveError::bad(format!(
-                    "{} '{key}={text}' is malformed (expected {})",
+                    "{} '{key}={}' is malformed (expected {})",
                     self.what,
+                    clip(text),
                     short_type_name::<T>()
                 ))
             }),
@@ -606,11 +607,12 @@ impl<'a> Opts<'a> {
     /// Fails if any setting was never read: it is unknown to this game or algorithm.
     pub fn finish(&self) -> Result<(), SolveError> {
         let used = self.used.borrow();
-        let unknown: Vec<&str> = self
+        let unknown: Vec<String> = self
             .map
             .keys()
             .map(String::as_str)
             .filter(|k| !used.contains(k))
+            .map(clip)
             .collect();
         if unknown.is_empty() {
             Ok(())

@@ -485,6 +485,7 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
 ) -> Result<V::Output, SolveError> {
     use crate::games;
     let p = Opts::new(params, "game parameter");
+    use super::spec::params as ps;
     fn at<G: ZeroSum + Hashed>(g: &G, position: &str) -> Result<G::State, SolveError> {
         g.parse_position(position)
             .map_err(|e| SolveError::bad(format!("position: {e}")))
@@ -498,9 +499,9 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
         }
         "mnk" => {
             let (m, n, k) = (
-                p.get_or("m", 3usize)?,
-                p.get_or("n", 3usize)?,
-                p.get_or("k", 3usize)?,
+                p.uint_or(&ps::MNK_M, 3usize)?,
+                p.uint_or(&ps::MNK_N, 3usize)?,
+                p.uint_or(&ps::MNK_K, 3usize)?,
             );
             p.finish()?;
             let g = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
@@ -509,9 +510,9 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
         }
         "connect4" => {
             use games::connect4::{word_size, Connect4, Wide, WordSize};
-            let width = p.get_or("width", 7u32)?;
-            let height = p.get_or("height", 6u32)?;
-            let base = p.get_or("base", 1u8)?;
+            let width = p.uint_or(&ps::C4_WIDTH, 7u32)?;
+            let height = p.uint_or(&ps::C4_HEIGHT, 6u32)?;
+            let base = p.uint_or(&ps::C4_BASE, 1u8)?;
             p.finish()?;
             macro_rules! visit_c4 {
                 ($w:ty) => {{
@@ -528,7 +529,7 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
             }
         }
         "othello" => {
-            let size = p.get_or("size", 8usize)?;
+            let size = p.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
             p.finish()?;
             let g = games::othello::Othello::new(size).map_err(SolveError::bad)?;
             let s = at(&g, position)?;
