@@ -418,3 +418,54 @@ fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
         &[("a number, not a list", &|o| o.value = json!(1))],
     );
 }
+
+/// Every task output of real plans passes the check: probe plans (alpha-beta, df-pn), runs
+/// (NRPA, MCTS) and rounds (NRPA across workers), task by task as the coordinator checks them.
+#[test]
+fn check_output_accepts_every_task_of_real_plans() {
+    use crate::plan::Planner;
+    let jobs = [
+        JobSpec::new("connect4", "4433", "alphabeta")
+            .with_params(&[("width", "5"), ("height", "4")]),
+        JobSpec::new("othello", "", "alphabeta").with_params(&[("size", "4")]),
+        JobSpec::new("tictactoe", "", "dfpn"),
+        JobSpec::new("tictactoe", "", "alphabeta").with_options(&[("weak", "true")]),
+        JobSpec::new("weakschur", "", "nrpa")
+            .with_params(&[("k", "3")])
+            .with_options(&[("level", "1"), ("iterations", "6"), ("runs", "3")]),
+        JobSpec::new("weakschur", "", "nrpa")
+            .with_params(&[("k", "3")])
+            .with_options(&[
+                ("level", "2"),
+                ("iterations", "6"),
+                ("runs", "2"),
+                ("across", "shared"),
+            ]),
+        JobSpec::new("morpion", "", "nmcs").with_options(&[("level", "1")]),
+        JobSpec::new("tictactoe", "", "mcts").with_options(&[
+            ("playouts", "400"),
+            ("trees", "4"),
+            ("tasks", "2"),
+        ]),
+    ];
+    for j in jobs {
+        let p = prepare(&j).unwrap_or_else(|e| panic!("{j:?}: {e}"));
+        let mut planner = Planner::new(p.plan_shape(), 2);
+        let mut tasks_run = 0;
+        while !planner.is_done() {
+            let tasks = planner.next_tasks();
+            assert!(
+                !tasks.is_empty() && tasks_run < 200,
+                "{j:?}: the plan stalls"
+            );
+            for t in tasks {
+                let out = p.run(&t, &Control::unlimited()).unwrap();
+                p.check_output(&t, &out)
+                    .unwrap_or_else(|e| panic!("{} {}: task {t:?}: {e}", j.game, j.algorithm));
+                planner.on_result(&t, out);
+                tasks_run += 1;
+            }
+        }
+        assert!(tasks_run >= 1, "{j:?}: no task ran");
+    }
+}
