@@ -476,9 +476,10 @@ mod tests {
             .to_string()
             .contains("nodes 0..45"));
         assert!(Tsptw::load("../etc/passwd").is_err());
-        assert!(Tsptw::load("rc_999.9")
-            .unwrap_err()
-            .contains("GAMESOLVER_DATA"));
+        assert_eq!(
+            Tsptw::load("rc_999.9").unwrap_err(),
+            "no tsptw instance 'rc_999.9' in the data folder"
+        );
         assert!(Tsptw::parse_instance("x", "2 0 1 1 0 0 10")
             .unwrap_err()
             .contains("ends before"));
