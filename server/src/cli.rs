@@ -36,8 +36,8 @@ pub enum Command {
     /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
     /// which have no shell or curl in our images).
     Healthcheck(HealthArgs),
-    /// Check a proof certificate (written by `--option proof=FILE` with a proof-number
-    /// algorithm) with the game rules alone, and print the value it certifies.
+    /// Check a proof certificate (written by `solve --proof FILE` with a proof-number
+    /// algorithm and a target) with the game rules alone, and print the value it certifies.
     VerifyProof(VerifyProofArgs),
     /// Run a benchmark suite (`quick` or `full`) through a real coordinator and worker
     /// processes; write report.md and report.json.
@@ -346,9 +346,13 @@ pub struct SolveArgs {
     /// Position in the game's notation (default: the start).
     #[arg(long, conflicts_with = "position_file")]
     pub position: Option<String>,
-    /// File holding the position text.
+    /// File holding the position text (for `tree`, `--position @FILE` too).
     #[arg(long, value_name = "FILE")]
     pub position_file: Option<PathBuf>,
+    /// Ask for a proof certificate (proof-number algorithms with a target) and write it to
+    /// FILE; `verify-proof FILE` checks it. The result printed does not include it.
+    #[arg(long, value_name = "FILE")]
+    pub proof: Option<PathBuf>,
     /// Time limit in seconds (decimals allowed).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time_limit: Option<f64>,
@@ -552,6 +556,44 @@ pub fn render_text(r: &JobResult) -> String {
     s
 }
 
+/// Largest position file the command line reads: the service's HTTP body limit.
+pub const MAX_POSITION_FILE: u64 = 1 << 20;
+
+/// Reads a position file: a regular file of at most [`MAX_POSITION_FILE`] bytes, in UTF-8. The
+/// command line reads it, so the service never has to (a job names no path).
+pub fn read_position_file(path: &std::path::Path) -> Result<String, Failure> {
+    use std::io::Read;
+    let bad = |why: String| {
+        Failure::bad_input(format!(
+            "cannot read position file '{}': {why}",
+            path.display()
+        ))
+    };
+    // A FIFO or a device could block or never end: only regular files.
+    let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file".into()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_POSITION_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(e.to_string()))?;
+    if bytes.len() as u64 > MAX_POSITION_FILE {
+        return Err(bad(format!("larger than {MAX_POSITION_FILE} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".into()))
+}
+
+/// The position text of a job: for `tree`, `@FILE` names a file holding the tree's JSON, read
+/// here (the service refuses `@`); other games' positions are used as given.
+pub fn resolve_position(game: &str, position: &str) -> Result<String, Failure> {
+    match position.trim().strip_prefix('@') {
+        Some(path) if game == "tree" => read_position_file(std::path::Path::new(path)),
+        _ => Ok(position.to_string()),
+    }
+}
+
 /// `gamesolver solve`.
 pub fn solve(args: SolveArgs) -> Result<(), Failure> {
     // Quiet by default (stdout is the answer); `RUST_LOG=gamesolver_shared=debug` shows each
@@ -563,13 +605,8 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             .init();
     }
     let position = match (&args.position, &args.position_file) {
-        (Some(p), _) => p.clone(),
-        (None, Some(path)) => std::fs::read_to_string(path).map_err(|e| {
-            Failure::bad_input(format!(
-                "cannot read position file '{}': {e}",
-                path.display()
-            ))
-        })?,
+        (Some(p), _) => resolve_position(&args.job.game, p)?,
+        (None, Some(path)) => read_position_file(path)?,
         (None, None) => String::new(),
     };
     let time_ms = match args.time_limit {
@@ -584,7 +621,7 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
     if args.node_limit == Some(0) {
         return Err(Failure::bad_input("--node-limit must be at least 1"));
     }
-    let job = job_spec(
+    let mut job = job_spec(
         &args.job,
         position,
         Limits {
@@ -592,19 +629,47 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             node_limit: args.node_limit,
         },
     )?;
+    if args.proof.is_some() {
+        if job.options.contains_key("proof") {
+            return Err(Failure::bad_input(
+                "give --proof FILE or --option proof=true, not both",
+            ));
+        }
+        job.options.insert("proof".into(), "true".into());
+    }
     let watch = Watch::new(!args.job.json && std::io::stderr().is_terminal());
+    let remote_error = |e| match e {
+        gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
+        gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
+    };
     let result = match &args.coordinator {
         None => run_job_with(&job, args.job.threads, Some(watch.sink())),
         Some(url) => {
             let sink = watch.sink();
-            gamesolver::client::solve_remote(url, &job, &|p| sink(p)).map_err(|e| match e {
-                gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
-                gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
-            })
+            gamesolver::client::solve_remote_job(url, &job, &|p| sink(p))
+                .and_then(|(remote, id, mut r)| {
+                    // The certificate is the job's artifact, served apart from its result.
+                    if args.proof.is_some() && r.proof.is_none() {
+                        r.proof = remote.proof(id)?;
+                    }
+                    Ok(r)
+                })
+                .map_err(remote_error)
         }
     };
     watch.finish();
-    let result = result?;
+    let mut result = result?;
+    // The certificate goes to its file, never to stdout.
+    let proof = result.proof.take();
+    if let Some(path) = &args.proof {
+        let cert = proof.ok_or_else(|| {
+            Failure::no_result("the job gave no proof certificate (it needs a proof-number algorithm and a target, and a decision)")
+        })?;
+        let text = serde_json::to_string(&cert).expect("JSON values serialise");
+        std::fs::write(path, text).map_err(|e| {
+            Failure::no_result(format!("cannot write proof file '{}': {e}", path.display()))
+        })?;
+    }
     if let Some(path) = &args.plot {
         let history = watch.history.lock().map(|h| h.clone()).unwrap_or_default();
         let title = format!("{} {}", job.game, job.algorithm);
@@ -686,8 +751,14 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
             continue;
         }
         let (position, expected) = split_batch_line(line);
-        let job = job_spec(&args.job, position.to_string(), Limits::default())?;
-        let outcome = run_job(&job, args.job.threads);
+        let outcome = resolve_position(&args.job.game, position).and_then(|text| {
+            let job = job_spec(&args.job, text, Limits::default())?;
+            run_job(&job, args.job.threads).map(|mut r| {
+                // Certificates are for `solve --proof FILE`; a batch line prints none.
+                r.proof = None;
+                r
+            })
+        });
         let verdict = match (&outcome, expected) {
             (Ok(r), Some(e)) => Some(matches_expected(r, e)),
             (Err(_), Some(_)) => Some(false),

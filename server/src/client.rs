@@ -75,6 +75,16 @@ pub fn solve_remote(
     job: &JobSpec,
     on_progress: &dyn Fn(Value),
 ) -> Result<JobResult, RemoteError> {
+    solve_remote_job(url, job, on_progress).map(|(_, _, r)| r)
+}
+
+/// Like [`solve_remote`], also returning the client and the job's id (to fetch its proof
+/// certificate with [`Remote::proof`]).
+pub fn solve_remote_job(
+    url: &str,
+    job: &JobSpec,
+    on_progress: &dyn Fn(Value),
+) -> Result<(Remote, u64, JobResult), RemoteError> {
     let base = url.trim_end_matches('/');
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(RemoteError::BadInput(format!(
@@ -93,7 +103,8 @@ pub fn solve_remote(
     let id = submitted["id"].as_u64().ok_or_else(|| {
         RemoteError::NoResult(format!("the coordinator gave no job id: {submitted}"))
     })?;
-    follow(&remote, id, on_progress)
+    let result = follow(&remote, id, on_progress)?;
+    Ok((remote, id, result))
 }
 
 /// A coordinator's address, token and HTTP agents.
@@ -126,6 +137,28 @@ impl Remote {
         match &self.token {
             Some(t) => r.set("Authorization", &format!("Bearer {t}")),
             None => r,
+        }
+    }
+
+    /// The proof certificate of job `id` (`GET /v1/jobs/{id}/proof`): `None` when the job has
+    /// none (404).
+    pub fn proof(&self, id: u64) -> Result<Option<Value>, RemoteError> {
+        let url = format!("{}/v1/jobs/{id}/proof", self.base);
+        match self.auth(self.agent.get(&url)).call() {
+            Ok(resp) => resp.into_json().map(Some).map_err(|e| {
+                RemoteError::NoResult(format!("job {id}: unreadable proof certificate: {e}"))
+            }),
+            Err(ureq::Error::Status(404, _)) => Ok(None),
+            Err(ureq::Error::Status(code, resp)) => {
+                let v: Value = resp.into_json().unwrap_or(Value::Null);
+                let msg = v["error"]["message"].as_str().unwrap_or("no message");
+                Err(RemoteError::NoResult(format!(
+                    "coordinator answered {code} for the proof of job {id}: {msg}"
+                )))
+            }
+            Err(e) => Err(RemoteError::NoResult(format!(
+                "cannot reach the coordinator: {e}"
+            ))),
         }
     }
 
@@ -363,5 +396,56 @@ mod tests {
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(streams.load(Ordering::SeqCst), STREAM_FAILURES as usize);
         assert_eq!(reads.load(Ordering::SeqCst), 6);
+    }
+}
+
+#[cfg(test)]
+mod proof_tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    /// A fake coordinator that answers `GET /v1/jobs/7/proof` with a certificate and every
+    /// other path with a 404 JSON error, for `answers` connections.
+    fn fake(answers: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for conn in listener.incoming().take(answers) {
+                let Ok(mut conn) = conn else { return };
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut first = String::new();
+                let _ = reader.read_line(&mut first);
+                loop {
+                    let mut l = String::new();
+                    if reader.read_line(&mut l).unwrap_or(0) == 0 || l == "\r\n" {
+                        break;
+                    }
+                }
+                let path = first.split_whitespace().nth(1).unwrap_or("").to_string();
+                let (status, body) = if path == "/v1/jobs/7/proof" {
+                    ("200 OK", r#"{"format":"gamesolver-proof/1","tree":[]}"#)
+                } else {
+                    (
+                        "404 Not Found",
+                        r#"{"error":{"code":"not_found","message":"no proof"}}"#,
+                    )
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        base
+    }
+
+    #[test]
+    fn a_proof_is_fetched_and_a_missing_one_is_none() {
+        let remote = Remote::new(&fake(2), None);
+        let p = remote.proof(7).unwrap().expect("job 7 has a proof");
+        assert_eq!(p["format"], "gamesolver-proof/1");
+        assert!(remote.proof(8).unwrap().is_none());
     }
 }

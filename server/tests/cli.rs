@@ -270,6 +270,97 @@ fn bad_input_exits_2_with_one_line() {
             ],
             "/nonexistent/file",
         ),
+        // Issue 23's reproductions: each is a one-line bad input, never a crash.
+        (
+            &[
+                "solve",
+                "--game",
+                "mnk",
+                "--game-param",
+                "m=274177",
+                "--game-param",
+                "n=67280421310721",
+                "--algorithm",
+                "alphabeta",
+            ],
+            "m=274177",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "mnk",
+                "--game-param",
+                "m=4294967296",
+                "--game-param",
+                "n=4294967296",
+                "--algorithm",
+                "alphabeta",
+            ],
+            "m=4294967296",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "pig",
+                "--algorithm",
+                "expectimax",
+                "--option",
+                "depth=1000000",
+            ],
+            "depth=1000000",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "samegame",
+                "--algorithm",
+                "nmcs",
+                "--option",
+                "level=4000000000",
+            ],
+            "level=4000000000",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "weakschur",
+                "--algorithm",
+                "nrpa",
+                "--option",
+                "runs=4000000000",
+            ],
+            "runs=4000000000",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tree",
+                "--position",
+                "@/nonexistent/tree.json",
+                "--algorithm",
+                "minimax",
+            ],
+            "/nonexistent/tree.json",
+        ),
+        (
+            &[
+                "solve",
+                "--game",
+                "tictactoe",
+                "--algorithm",
+                "pns",
+                "--option",
+                "target=0",
+                "--option",
+                "proof=/tmp/x",
+            ],
+            "option 'proof' takes true or false",
+        ),
     ];
     for (args, needle) in cases {
         let o = gamesolver(args);
@@ -370,4 +461,99 @@ fn progress_spinner_on_a_terminal_only() {
     );
     let v: serde_json::Value = serde_json::from_str(json.trim()).expect("one JSON object");
     assert!(v["value"].is_number());
+}
+
+/// `solve --proof FILE` writes the certificate to FILE (not to stdout), and `verify-proof`
+/// checks it; a tampered file is rejected.
+#[test]
+fn proof_certificates_go_to_their_file() {
+    let path = temp_file("ttt-proof.json", "");
+    std::fs::remove_file(&path).unwrap();
+    let o = gamesolver(&[
+        "solve",
+        "--game",
+        "tictactoe",
+        "--position",
+        "5",
+        "--algorithm",
+        "pns",
+        "--option",
+        "target=0",
+        "--proof",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["proved"], true, "{v}");
+    assert!(
+        v.get("proof").is_none(),
+        "the result printed has no certificate: {v}"
+    );
+    let cert: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(cert["format"], "gamesolver-proof/1");
+    let o = gamesolver(&["verify-proof", path.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(c["lower"], 0, "{c}");
+    // A wrong claim fails the check with status 1.
+    let mut bad = cert.clone();
+    bad["target"] = (cert["target"].as_i64().unwrap() + 1).into();
+    let bad_path = temp_file("ttt-proof-bad.json", &bad.to_string());
+    let o = gamesolver(&["verify-proof", bad_path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // Without a target there is no decision to certify: bad input, and no file.
+    let none = path.with_file_name("none.json");
+    let o = gamesolver(&[
+        "solve",
+        "--game",
+        "tictactoe",
+        "--algorithm",
+        "pns",
+        "--proof",
+        none.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!none.exists());
+}
+
+/// `--position @FILE` (tree) and `--position-file` are read by the command line, with a size
+/// limit; the library refuses `@` itself.
+#[test]
+fn tree_files_are_read_by_the_command_line() {
+    let tree = temp_file("course.json", COURSE_TREE);
+    let at = format!("@{}", tree.display());
+    for args in [
+        vec!["--position", at.as_str()],
+        vec!["--position-file", tree.to_str().unwrap()],
+    ] {
+        let mut all = vec![
+            "solve",
+            "--game",
+            "tree",
+            "--algorithm",
+            "minimax",
+            "--json",
+        ];
+        all.extend(args);
+        let o = gamesolver(&all);
+        assert!(o.status.success(), "{all:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["value"], 5, "{all:?}");
+    }
+    let big = temp_file("big.json", &" ".repeat((1 << 20) + 1));
+    let at = format!("@{}", big.display());
+    let o = gamesolver(&[
+        "solve",
+        "--game",
+        "tree",
+        "--algorithm",
+        "minimax",
+        "--position",
+        &at,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("larger than"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1);
 }

@@ -115,6 +115,19 @@ pub fn verify_proof_file(path: impl AsRef<std::path::Path>) -> Result<Certified,
     verify(&file)
 }
 
+/// Verifies a certificate given as JSON text (a job's `proof`, as served by the service).
+pub fn verify_proof_text(text: &str) -> Result<Certified, String> {
+    let file: ProofFile =
+        serde_json::from_str(text).map_err(|e| format!("proof is malformed: {e}"))?;
+    verify(&file)
+}
+
+/// Verifies a certificate given as a JSON value (`JobResult::proof`).
+pub fn verify_proof_value(value: &Value) -> Result<Certified, String> {
+    let file = ProofFile::deserialize(value).map_err(|e| format!("proof is malformed: {e}"))?;
+    verify(&file)
+}
+
 /// Verifies a certificate already read.
 pub fn verify(file: &ProofFile) -> Result<Certified, String> {
     if file.format != FORMAT {

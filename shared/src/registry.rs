@@ -17,11 +17,17 @@ use std::collections::BTreeSet;
 use std::str::FromStr;
 
 pub mod chance;
+pub mod check;
 pub mod family;
 pub mod mcts;
 pub mod multi;
 pub mod pn;
 pub mod single;
+pub mod spec;
+#[cfg(test)]
+mod tests;
+
+pub use spec::{Kind, Spec};
 
 /// Why a job or task could not give a result.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -178,6 +184,72 @@ pub const ALGORITHMS: &[&str] = &[
     "nrpa",
 ];
 
+/// A declared setting of a job: an option, or a parameter of the game.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Declared {
+    /// A game parameter (`game_params`), else an option (`options`).
+    pub param: bool,
+    /// Its name, kind, bounds, default and help.
+    pub spec: Spec,
+}
+
+/// Kernel families of the two-player zero-sum games, by algorithm.
+const ZERO_SUM_GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "othello"];
+/// Games with chance nodes (the chance family).
+const CHANCE_GAMES: &[&str] = &["pig", "backgammon", "carcassonne"];
+/// Single-player games.
+const SINGLE_GAMES: &[&str] = &["morpion", "samegame", "tsptw", "weakschur"];
+
+/// The settings a job of `game` and `algorithm` may give, from the families' tables: the
+/// options that apply, then the game's parameters. Empty when the pair does not go together.
+/// (`tree` jobs: the settings of the family its kernels imply; for `minimax` and `alphabeta`
+/// that of a max/min tree.) Numeric ones have bounds ([`Spec::edges`]); some bounds depend on
+/// another setting (`tasks` at most `trees`, `lower` below `upper`), as their help says.
+pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
+    let pick = |table: &[Spec], skip: &[&str]| -> Vec<Spec> {
+        table
+            .iter()
+            .filter(|s| s.applies_to(algorithm) && !skip.contains(&s.name))
+            .copied()
+            .collect()
+    };
+    let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&algorithm);
+    let options: Vec<Spec> = match (game, algorithm) {
+        (g, "minimax" | "alphabeta") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
+            let mut skip = vec![];
+            if g != "connect4" {
+                skip.push("book");
+            }
+            if g == "tree" {
+                skip.extend(["weak", "eval"]);
+            }
+            pick(family::OPTIONS, &skip)
+        }
+        (g, "pns" | "dfpn" | "pn2") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
+            pick(pn::OPTIONS, &[])
+        }
+        (g, "mcts") if ZERO_SUM_GAMES.contains(&g) || g == "carcassonne" => {
+            pick(mcts::OPTIONS, &["lower", "upper"])
+        }
+        ("pig" | "backgammon" | "tree", "mcts") => pick(mcts::OPTIONS, &[]),
+        (g, _) if CHANCE_GAMES.contains(&g) && chance_kernel => pick(chance::OPTIONS, &[]),
+        ("tree", _) if chance_kernel => pick(chance::OPTIONS, &["depth"]),
+        (g, "nmcs" | "nrpa") if SINGLE_GAMES.contains(&g) => pick(single::OPTIONS, &[]),
+        ("rolit", "maxn" | "paranoid" | "brs") => pick(multi::OPTIONS, &[]),
+        ("tree", "maxn" | "paranoid") => pick(multi::OPTIONS, &["depth"]),
+        _ => return Vec::new(),
+    };
+    options
+        .into_iter()
+        .map(|spec| Declared { param: false, spec })
+        .chain(
+            spec::params::of(game)
+                .into_iter()
+                .map(|spec| Declared { param: true, spec }),
+        )
+        .collect()
+}
+
 /// What the process that runs a job offers its kernels. A job's `threads` and `memory_mb`
 /// never exceed these: larger requests are cut down to them (a job may run on workers of any
 /// size), and the defaults of kernels that size themselves stay within them.
@@ -210,7 +282,10 @@ pub fn prepare(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
 
 /// Checks a job completely and prepares it to run within `res` (a worker's threads and memory).
 pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
-    let _ = res;
+    let res = Resources {
+        threads: res.threads.clamp(1, Resources::MAX.threads),
+        memory_mb: res.memory_mb.clamp(1, Resources::MAX.memory_mb),
+    };
     if !ALGORITHMS.contains(&job.algorithm.as_str()) {
         return Err(SolveError::bad(format!(
             "unknown algorithm '{}' (known: {})",
@@ -221,16 +296,36 @@ pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJo
     if job.limits.time_ms == Some(0) {
         return Err(SolveError::bad("time limit must be positive"));
     }
+    if job.limits.time_ms.is_some_and(|t| t > spec::MAX_TIME_MS) {
+        return Err(SolveError::bad(format!(
+            "time limit must be at most {} ms (a year)",
+            spec::MAX_TIME_MS
+        )));
+    }
     if job.limits.node_limit == Some(0) {
         return Err(SolveError::bad("node limit must be positive"));
     }
-    build_game(job)
+    let max_position = if job.game == "tree" {
+        spec::MAX_TREE_BYTES
+    } else {
+        spec::MAX_POSITION_BYTES
+    };
+    if job.position.len() > max_position {
+        return Err(SolveError::bad(format!(
+            "position: {} bytes, more than the {} bytes a {} position may have",
+            job.position.len(),
+            max_position,
+            if job.game == "tree" { "tree" } else { "game's" }
+        )));
+    }
+    build_game(job, &res)
 }
 
 /// Builds the game named by the job and hands it to the kernel family that fits it.
-fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
+fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
     let params = Opts::new(&job.game_params, "game parameter");
     use crate::games;
+    use spec::params as ps;
     if !family::FEATURE_GAMES.contains(&job.game.as_str()) {
         // Checks `eval` where no arm does (`eval=features` is an error here).
         family::wants_features(job, false)?;
@@ -239,21 +334,21 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         "tictactoe" => {
             let game = games::mnk::Mnk::tictactoe();
             params.finish()?;
-            family::zero_sum(job, game)?
+            family::zero_sum(job, game, res)?
         }
         "mnk" => {
-            let m = params.get_or("m", 3usize)?;
-            let n = params.get_or("n", 3usize)?;
-            let k = params.get_or("k", 3usize)?;
+            let m = params.uint_or(&ps::MNK_M, 3usize)?;
+            let n = params.uint_or(&ps::MNK_N, 3usize)?;
+            let k = params.uint_or(&ps::MNK_K, 3usize)?;
             params.finish()?;
             let game = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
-            family::zero_sum(job, game)?
+            family::zero_sum(job, game, res)?
         }
         "connect4" => {
             use games::connect4::{word_size, Connect4, Wide, WordSize};
-            let width = params.get_or("width", 7u32)?;
-            let height = params.get_or("height", 6u32)?;
-            let base = params.get_or("base", 1u8)?;
+            let width = params.uint_or(&ps::C4_WIDTH, 7u32)?;
+            let height = params.uint_or(&ps::C4_HEIGHT, 6u32)?;
+            let base = params.uint_or(&ps::C4_BASE, 1u8)?;
             params.finish()?;
             // The smallest bitboard word that holds the board (7 x 6 runs on u64).
             match word_size(width, height, base).map_err(SolveError::bad)? {
@@ -262,30 +357,34 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
                     Connect4::<u64>::new(width, height, base).map_err(SolveError::bad)?,
                     false,
                     games::connect4_eval::connect4,
+                    res,
                 )?,
                 WordSize::U128 => family::zero_sum_or_features(
                     job,
                     Connect4::<u128>::new(width, height, base).map_err(SolveError::bad)?,
                     false,
                     games::connect4_eval::connect4,
+                    res,
                 )?,
                 WordSize::W256 => family::zero_sum_or_features(
                     job,
                     Connect4::<Wide<4>>::new(width, height, base).map_err(SolveError::bad)?,
                     false,
                     games::connect4_eval::connect4,
+                    res,
                 )?,
                 WordSize::W512 => family::zero_sum_or_features(
                     job,
                     Connect4::<Wide<8>>::new(width, height, base).map_err(SolveError::bad)?,
                     false,
                     games::connect4_eval::connect4,
+                    res,
                 )?,
             }
         }
         "tree" => {
             params.finish()?;
-            family::tree(job)?
+            family::tree(job, res)?
         }
         "morpion" => {
             let variant = params.raw("variant").unwrap_or("5T");
@@ -293,10 +392,10 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let codes = games::morpion::Morpion::parse_codes(params.raw("code").unwrap_or("line"))
                 .map_err(SolveError::bad)?;
             params.finish()?;
-            single::single(job, games::morpion::Morpion::new(v).with_codes(codes))?
+            single::single(job, games::morpion::Morpion::new(v).with_codes(codes), res)?
         }
         "samegame" => {
-            let board = params.get_or("board", 1usize)?;
+            let board = params.uint_or(&ps::SAMEGAME_BOARD, 1usize)?;
             let tabu = params.get_or("tabu", false)?;
             params.finish()?;
             single::single(
@@ -304,6 +403,7 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
                 games::samegame::SameGame::standard(board)
                     .map_err(SolveError::bad)?
                     .with_tabu(tabu),
+                res,
             )?
         }
         "tsptw" => {
@@ -313,25 +413,26 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let prune = params.get_or("prune", false)?;
             params.finish()?;
             let game = games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?;
-            single::single(job, game.with_pruning(prune))?
+            single::single(job, game.with_pruning(prune), res)?
         }
         "weakschur" => {
-            let k = params.get_or("k", 4usize)?;
+            let k = params.uint_or(&ps::WEAKSCHUR_K, 4usize)?;
             params.finish()?;
             single::single(
                 job,
                 games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?,
+                res,
             )?
         }
         "pig" => {
-            let target = params.get_or("target", 100u16)?;
-            let die = params.get_or("die", 6u8)?;
+            let target = params.uint_or(&ps::PIG_TARGET, 100u16)?;
+            let die = params.uint_or(&ps::PIG_DIE, 6u8)?;
             params.finish()?;
             let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
             let root = game
                 .parse_position(&job.position)
                 .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            chance::chance(job, game, root, true, false)?
+            chance::chance(job, game, root, true, false, res)?
         }
         "backgammon" => {
             params.finish()?;
@@ -339,7 +440,7 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
             let root = game
                 .parse_position(&job.position)
                 .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            chance::chance(job, game, root, true, false)?
+            chance::chance(job, game, root, true, false, res)?
         }
         "carcassonne" => {
             params.finish()?;
@@ -348,20 +449,20 @@ fn build_game(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
                 .parse_position(&job.position)
                 .map_err(|e| SolveError::bad(format!("position: {e}")))?;
             if job.algorithm == "mcts" {
-                mcts::stochastic(job, game, root)?
+                mcts::stochastic(job, game, root, res)?
             } else {
-                chance::chance(job, game, root, true, false)?
+                chance::chance(job, game, root, true, false, res)?
             }
         }
         "othello" => {
-            let size = params.get_or("size", 8usize)?;
+            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
             params.finish()?;
             let game = games::othello::Othello::new(size).map_err(SolveError::bad)?;
-            family::zero_sum_or_features(job, game, true, games::othello_eval::othello)?
+            family::zero_sum_or_features(job, game, true, games::othello_eval::othello, res)?
         }
         "rolit" => {
-            let players = params.get_or("players", 4usize)?;
-            let size = params.get_or("size", 8usize)?;
+            let players = params.uint_or(&ps::ROLIT_PLAYERS, 4usize)?;
+            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
             params.finish()?;
             let game = games::rolit::Rolit::new(players, size).map_err(SolveError::bad)?;
             let root = game
@@ -408,8 +509,9 @@ impl<'a> Opts<'a> {
             None => Ok(None),
             Some(text) => text.trim().parse::<T>().map(Some).map_err(|_| {
                 SolveError::bad(format!(
-                    "{} '{key}={text}' is malformed (expected {})",
+                    "{} '{key}={}' is malformed (expected {})",
                     self.what,
+                    clip(text),
                     short_type_name::<T>()
                 ))
             }),
@@ -419,6 +521,85 @@ impl<'a> Opts<'a> {
     pub fn get_or<T: FromStr>(&self, key: &str, default: T) -> Result<T, SolveError> {
         Ok(self.get(key)?.unwrap_or(default))
     }
+    /// The whole-number setting `spec`, if given, checked against its bounds: a malformed or
+    /// out-of-bounds value is a bad-input error naming the key and the bounds.
+    pub fn uint<T: TryFrom<u64>>(&self, spec: &Spec) -> Result<Option<T>, SolveError> {
+        let Kind::UInt { min, max } = spec.kind else {
+            return Err(SolveError::Internal(format!(
+                "'{}' is not a whole number",
+                spec.name
+            )));
+        };
+        let Some(text) = self.raw(spec.name) else {
+            return Ok(None);
+        };
+        let v: u64 = text.trim().parse().map_err(|_| {
+            SolveError::bad(format!(
+                "{} '{}={}' is malformed (expected a whole number, {})",
+                self.what,
+                spec.name,
+                clip(text),
+                spec.range_text()
+            ))
+        })?;
+        if v < min || v > max {
+            return Err(self.out_of_bounds(spec, text));
+        }
+        T::try_from(v)
+            .map(Some)
+            .map_err(|_| self.out_of_bounds(spec, text))
+    }
+    /// The whole-number setting `spec`, or `default`.
+    pub fn uint_or<T: TryFrom<u64>>(&self, spec: &Spec, default: T) -> Result<T, SolveError> {
+        Ok(self.uint(spec)?.unwrap_or(default))
+    }
+    /// The number setting `spec`, if given, finite and within its bounds.
+    pub fn float(&self, spec: &Spec) -> Result<Option<f64>, SolveError> {
+        let Kind::Float { min, max } = spec.kind else {
+            return Err(SolveError::Internal(format!(
+                "'{}' is not a number",
+                spec.name
+            )));
+        };
+        let Some(text) = self.raw(spec.name) else {
+            return Ok(None);
+        };
+        let v: f64 = text.trim().parse().map_err(|_| {
+            SolveError::bad(format!(
+                "{} '{}={}' is malformed (expected a number, {})",
+                self.what,
+                spec.name,
+                clip(text),
+                spec.range_text()
+            ))
+        })?;
+        if !(v.is_finite() && v >= min && v <= max) {
+            return Err(self.out_of_bounds(spec, text));
+        }
+        Ok(Some(v))
+    }
+    /// The number setting `spec`, or `default`.
+    pub fn float_or(&self, spec: &Spec, default: f64) -> Result<f64, SolveError> {
+        Ok(self.float(spec)?.unwrap_or(default))
+    }
+    /// The boolean setting `spec`, or `default`.
+    pub fn flag_or(&self, spec: &Spec, default: bool) -> Result<bool, SolveError> {
+        self.get_or(spec.name, default)
+    }
+    /// The text setting `spec`, if given.
+    pub fn text(&self, spec: &Spec) -> Option<&'a str> {
+        self.raw(spec.name)
+    }
+    fn out_of_bounds(&self, spec: &Spec, text: &str) -> SolveError {
+        SolveError::bad(format!(
+            "{} '{}={}' is out of bounds ({}: {})",
+            self.what,
+            spec.name,
+            clip(text.trim()),
+            spec.range_text(),
+            spec.why
+        ))
+    }
     /// Marks `key` as known without reading it (handled elsewhere, e.g. by the planner).
     pub fn allow(&self, key: &str) {
         let _ = self.raw(key);
@@ -426,11 +607,12 @@ impl<'a> Opts<'a> {
     /// Fails if any setting was never read: it is unknown to this game or algorithm.
     pub fn finish(&self) -> Result<(), SolveError> {
         let used = self.used.borrow();
-        let unknown: Vec<&str> = self
+        let unknown: Vec<String> = self
             .map
             .keys()
             .map(String::as_str)
             .filter(|k| !used.contains(k))
+            .map(clip)
             .collect();
         if unknown.is_empty() {
             Ok(())
@@ -441,6 +623,15 @@ impl<'a> Opts<'a> {
                 unknown.join("', '")
             )))
         }
+    }
+}
+
+/// At most 40 characters of a user's text, for error messages.
+fn clip(text: &str) -> String {
+    if text.chars().count() <= 40 {
+        text.to_string()
+    } else {
+        format!("{}...", text.chars().take(40).collect::<String>())
     }
 }
 

@@ -389,7 +389,6 @@ fn check_prepare(job: &JobSpec, one_line: bool) -> Result<(), TestCaseError> {
 
 /// The game parameters of the registry with extreme values: constructors and their arithmetic.
 #[test]
-#[ignore = "constructor overflow (mnk m*n, with overflow checks) and registry errors that echo input on several lines are fixed on the bounds branch; un-ignore after merging it"]
 fn prepare_never_panics() {
     let mut runner = TestRunner::new(config(256));
     runner.run(&job(), |job| check_prepare(&job, true)).unwrap();

@@ -294,7 +294,6 @@ fn a_killed_local_worker_is_restarted() {
 /// worker offers one kernel thread; a job asking for 256 (it used to run 258 threads in the
 /// worker process) runs within the worker's own few threads.
 #[test]
-#[ignore = "needs registry::prepare_with to cut a job's threads to Resources (the registry's part of issue 23); enable at merge"]
 fn a_job_never_runs_more_threads_than_its_worker_offers() {
     let c = Coordinator::fresh("thread-cap", &CoordOpts::default());
     let worker = start_worker(&c.url, 1, &[]);

@@ -88,11 +88,9 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// costs it nothing): a restarted coordinator gets its workers back within about a second.
 const BACKOFF_MAX_UNREACHABLE: Duration = Duration::from_secs(1);
 
-/// Stack of the kernel pool's threads. It must match the bound the kernels' recursion depths are
-/// computed for (`KERNEL_STACK_BYTES` of shared's `search` module, which replaces this constant
-/// when it lands): the depth bounds, not luck, keep a deep search from overflowing it. Only the
-/// pages a search touches are ever committed.
-pub const KERNEL_STACK_BYTES: usize = 256 << 20;
+/// Stack of the kernel pool's threads: the size the kernels' depth bounds are computed for, so
+/// the bounds, not luck, keep a deep search from overflowing it.
+pub use gamesolver_shared::search::KERNEL_STACK_BYTES;
 
 /// Memory budget of a worker whose machine does not say (no `/proc/meminfo`), in MiB.
 pub const FALLBACK_MEMORY_MB: u64 = 4096;

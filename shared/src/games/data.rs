@@ -12,20 +12,27 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"))
 }
 
-/// Reads `rel` under the data folder.
+/// Reads `rel` under the data folder. The error names `rel`, never the folder's absolute path
+/// (messages reach users of the service).
 pub fn read(rel: &str) -> Result<String, String> {
     let path = data_dir().join(rel);
     std::fs::read_to_string(&path).map_err(|e| {
         format!(
-            "cannot read {} ({e}); set GAMESOLVER_DATA to the data folder",
-            path.display()
+            "cannot read '{rel}' in the data folder ({}); set GAMESOLVER_DATA to the data folder",
+            e.kind()
         )
     })
 }
 
-/// Checks that `name` is a plain file name (no folders, no `..`), for names taken from jobs.
+/// Longest data name a job may give.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Checks that `name`, taken from a job, is a plain data name: 1 to [`MAX_NAME_LEN`] letters,
+/// digits, `.`, `_` or `-`, not starting with a dot (so no folders, no `..`, no hidden files).
+/// Every name a job gives for data (opening books, instances) goes through this one check.
 pub fn plain_name(name: &str) -> Result<&str, String> {
     let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
         && !name.starts_with('.')
         && name
             .chars()
@@ -34,10 +41,30 @@ pub fn plain_name(name: &str) -> Result<&str, String> {
         Ok(name)
     } else {
         Err(format!(
-            "'{}' is not a valid data file name",
+            "'{}' is not a plain data name (letters, digits, '.', '_', '-', not starting with a dot, at most {MAX_NAME_LEN} characters)",
             crate::model::excerpt(name)
         ))
     }
+}
+
+/// The path of the data file `name` (a [`plain_name`]) in the data folder's `folder`, with
+/// `ext` appended (e.g. `".txt"`), if it is a regular file; `what` names it in errors ("no book
+/// 'x' in the data folder"). Checking for a regular file first means a job can never make the
+/// process open a FIFO or a device.
+pub fn named_file(folder: &str, name: &str, ext: &str, what: &str) -> Result<PathBuf, String> {
+    let name = plain_name(name.trim()).map_err(|e| format!("{what}: {e}"))?;
+    let path = data_dir().join(folder).join(format!("{name}{ext}"));
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => Ok(path),
+        _ => Err(format!("no {what} '{name}' in the data folder")),
+    }
+}
+
+/// Reads the data file `name` (see [`named_file`]).
+pub fn read_named(folder: &str, name: &str, ext: &str, what: &str) -> Result<String, String> {
+    let path = named_file(folder, name, ext, what)?;
+    std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {what} '{}' ({})", name.trim(), e.kind()))
 }
 
 /// One line of a Pons Connect Four test set: the moves (1-based columns) and the exact score.
@@ -111,8 +138,34 @@ mod tests {
     #[test]
     fn names_and_scores_from_hostile_text_are_quoted_on_one_short_line() {
         let e = plain_name(&format!("a\n{}", "b".repeat(10_000))).unwrap_err();
-        assert!(!e.contains('\n') && e.len() < 100, "{e}");
+        assert!(!e.contains('\n') && e.len() < 250, "{e}");
         let e = parse_pons_set(&format!("44 1\u{0}{}", "9".repeat(10_000))).unwrap_err();
         assert!(!e.contains('\0') && e.len() < 100, "{e}");
+    }
+
+    #[test]
+    fn data_names_are_plain_and_errors_hide_the_folder() {
+        for bad in [
+            "",
+            ".hidden",
+            "../x",
+            "a/b",
+            "a\\b",
+            "/etc/passwd",
+            "x y",
+            "é",
+        ] {
+            assert!(plain_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(plain_name(&"a".repeat(MAX_NAME_LEN)).is_ok());
+        assert!(plain_name(&"a".repeat(MAX_NAME_LEN + 1)).is_err());
+        assert_eq!(plain_name("Test_L2_R1").unwrap(), "Test_L2_R1");
+        let e = named_file("connect4", "no_such_book", "", "book").unwrap_err();
+        assert_eq!(e, "no book 'no_such_book' in the data folder");
+        let e = read("no/such/file").unwrap_err();
+        let dir = data_dir().display().to_string();
+        assert!(!e.contains(&dir) && e.contains("'no/such/file'"), "{e}");
+        // A folder is not a data file.
+        assert!(named_file("", "connect4", "", "book").is_err());
     }
 }

@@ -81,7 +81,8 @@ impl Mnk {
 
     /// An m,n,k-game (m columns, n rows, k in a row).
     pub fn new(m: usize, n: usize, k: usize) -> Result<Self, String> {
-        if m == 0 || n == 0 || m * n > MAX_CELLS {
+        // Checked: a product that overflows (or wraps to a small number) is refused too.
+        if m == 0 || n == 0 || m.checked_mul(n).is_none_or(|c| c > MAX_CELLS) {
             return Err(format!(
                 "mnk board {m} x {n} is not supported (1 to {MAX_CELLS} cells)"
             ));

@@ -78,20 +78,18 @@ const MAX_NODES: usize = 50_000_000;
 const MAX_DEPTH: usize = 1_000;
 
 impl Tree {
-    /// Parses the JSON text of a tree, or `@path` naming a file that holds it.
+    /// Parses the JSON text of a tree. The library never reads files a position names: `@file`
+    /// is a convenience of the command line, which reads the file before it builds the job.
     pub fn parse(text: &str) -> Result<Tree, NotationError> {
-        let t = text.trim();
-        let owned;
-        let json_text = if let Some(path) = t.strip_prefix('@') {
-            owned = std::fs::read_to_string(path)
-                .map_err(|e| NotationError::new(format!("cannot read tree file '{path}': {e}")))?;
-            owned.as_str()
-        } else {
-            t
-        };
+        let json_text = text.trim();
+        if json_text.starts_with('@') {
+            return Err(NotationError::new(
+                "tree positions are JSON; '@file' is read by the command line only",
+            ));
+        }
         if json_text.is_empty() {
             return Err(NotationError::new(
-                "the tree game needs a tree as its position (JSON or @file)",
+                "the tree game needs a tree as its position (JSON)",
             ));
         }
         let v: Value = serde_json::from_str(json_text)

@@ -117,8 +117,13 @@ impl Tsptw {
 
     /// Loads a Solomon-Potvin-Bengio instance (`rc_201.1` ...) from the data folder.
     pub fn load(instance: &str) -> Result<Self, String> {
-        let name = super::data::plain_name(instance)?;
-        let text = super::data::read(&format!("nrpa/tsptw_solomon_potvin_bengio/{name}.txt"))?;
+        let name = instance.trim();
+        let text = super::data::read_named(
+            "nrpa/tsptw_solomon_potvin_bengio",
+            name,
+            ".txt",
+            "tsptw instance",
+        )?;
         Self::parse_instance(name, &text)
     }
 
@@ -483,9 +488,10 @@ mod tests {
             .to_string()
             .contains("nodes 0..45"));
         assert!(Tsptw::load("../etc/passwd").is_err());
-        assert!(Tsptw::load("rc_999.9")
-            .unwrap_err()
-            .contains("GAMESOLVER_DATA"));
+        assert_eq!(
+            Tsptw::load("rc_999.9").unwrap_err(),
+            "no tsptw instance 'rc_999.9' in the data folder"
+        );
         assert!(Tsptw::parse_instance("x", "2 0 1 1 0 0 10")
             .unwrap_err()
             .contains("ends before"));

@@ -571,7 +571,14 @@ pub fn job_result(job: &dyn PreparedJob, out: TaskOutput, elapsed_ms: u64) -> Jo
 /// `node_limit` is the budget of each task (the contract of [`crate::wire::Limits`]). Limits
 /// already in `ctl` still hold (the earlier deadline, the smaller budget wins). The memory
 /// budget is a job option (`memory_mb`), read by the kernel from the prepared job itself.
+///
+/// The tasks run on a thread with a [`crate::search::KERNEL_STACK_BYTES`] stack, sized for the
+/// deepest recursion a job's bounds allow, whatever the caller's thread is.
 pub fn run_local(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, SolveError> {
+    crate::search::run_on_kernel_stack(|| run_local_here(job, ctl))
+}
+
+fn run_local_here(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, SolveError> {
     let limits = &job.job().limits;
     let deadline = limits
         .time_ms

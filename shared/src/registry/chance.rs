@@ -14,7 +14,8 @@
 //! Output: `value` from the point of view of the player to move at the root (for trees: MAX's
 //! utility, CONTRACTS.md), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
 
-use super::{Opts, PlanShape, PreparedJob, SolveError};
+use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
+use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::json_number;
 use crate::model::chance::ChanceZeroSum;
 use crate::search::expectimax::{expectimax, ChanceOutcome, Pruning};
@@ -27,6 +28,58 @@ use crate::wire::{JobSpec, TaskKind, TaskOutput};
 /// Deepest iteration of iterative deepening (a safety stop; real searches end by their limits
 /// long before, and a search that sees no depth cut ends by itself).
 const MAX_ITERATIVE_DEPTH: u32 = 64;
+
+/// `depth`: players' plies (chance layers not counted). Pig's play never ends by itself, so
+/// this bound is what ends its recursion.
+pub const DEPTH: Spec = Spec::uint(
+    "depth",
+    1,
+    MAX_DEPTH,
+    "none: iterative deepening (games with an evaluator) or to the end (trees)",
+    "players' plies, chance layers not counted",
+    DEPTH_WHY,
+);
+/// Largest |lower| and |upper|.
+const MAX_BOUND: f64 = 1e15;
+/// `lower`: lower bound L of player 0's utility.
+pub const LOWER: Spec = Spec::float(
+    "lower",
+    -MAX_BOUND,
+    MAX_BOUND,
+    "the game's",
+    "lower bound of player 0's utility (with upper)",
+    "finite, exactly representable integers",
+);
+/// `upper`: upper bound U of player 0's utility.
+pub const UPPER: Spec = Spec::float(
+    "upper",
+    -MAX_BOUND,
+    MAX_BOUND,
+    "the game's",
+    "upper bound of player 0's utility (with lower)",
+    "finite, exactly representable integers",
+);
+/// `probing` (star25): children probed per chance node.
+pub const PROBING: Spec = Spec::uint(
+    "probing",
+    1,
+    64,
+    "2",
+    "children probed at a chance node",
+    "no game has more chance outcomes worth probing",
+)
+.for_algorithms(&["star25"]);
+
+/// Options of the chance family (`expectimax`, `star1`, `star2`, `star25`).
+pub const OPTIONS: &[Spec] = &[
+    DEPTH,
+    LOWER,
+    UPPER,
+    PROBING,
+    Spec::text("probing_mode", "sequential", "sequential or cyclic").for_algorithms(&["star25"]),
+    Spec::flag("prune", "false", "the cut at chance nodes with the bounds")
+        .for_algorithms(&["expectimax"]),
+];
 
 /// Which kernel, with its settings.
 #[derive(Clone, Copy, Debug)]
@@ -59,11 +112,12 @@ pub fn chance<G: ChanceZeroSum>(
     root: G::State,
     evaluates: bool,
     max_view: bool,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let depth: Option<u32> = opts.get("depth")?;
-    let lower: Option<f64> = opts.get("lower")?;
-    let upper: Option<f64> = opts.get("upper")?;
+    let depth: Option<u32> = opts.uint(&DEPTH)?;
+    let lower: Option<f64> = opts.float(&LOWER)?;
+    let upper: Option<f64> = opts.float(&UPPER)?;
     let bounds = match (lower, upper) {
         (None, None) => None,
         (Some(l), Some(u)) if l.is_finite() && u.is_finite() && l < u => Some((l, u)),
@@ -76,14 +130,11 @@ pub fn chance<G: ChanceZeroSum>(
     };
     let kernel = match job.algorithm.as_str() {
         "expectimax" => Kernel::Expectimax(if opts.get_or("prune", false)? { Pruning::ChanceBounds } else { Pruning::None }),
-        "mcts" => return super::mcts::chance_zero_sum(job, game, root),
+        "mcts" => return super::mcts::chance_zero_sum(job, game, root, res),
         "star1" => Kernel::Star1,
         "star2" => Kernel::Star2,
         "star25" => {
-            let k: u32 = opts.get_or("probing", DEFAULT_PROBING)?;
-            if k == 0 || k > 64 {
-                return Err(SolveError::bad(format!("option 'probing={k}' must be 1..64")));
-            }
+            let k: u32 = opts.uint_or(&PROBING, DEFAULT_PROBING)?;
             let mode = match opts.raw("probing_mode").map(str::trim) {
                 None | Some("sequential") => ProbingMode::Sequential,
                 Some("cyclic") => ProbingMode::Cyclic,
@@ -114,9 +165,6 @@ pub fn chance<G: ChanceZeroSum>(
                 "options 'lower={l}', 'upper={u}' exclude utilities of this game (it ranges over [{gl}, {gu}])"
             )));
         }
-    }
-    if depth == Some(0) {
-        return Err(SolveError::bad("option 'depth' must be at least 1"));
     }
     if evaluates
         && depth.is_none()
@@ -194,6 +242,28 @@ fn stopped(ctl: &Control) -> SolveError {
 impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
+    }
+    /// A finite number (inside the utility range for trees, which are searched exactly) and a
+    /// legal best move.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if !matches!(task, TaskKind::Whole) {
+            return Err("only whole tasks apply to chance jobs".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        if out.value.is_null() {
+            return Err("no value".into());
+        }
+        if self.evaluates {
+            check::number(&out.value, "value")?;
+        } else {
+            let (l, u) = self.bounds.unwrap_or_else(|| self.game.utility_bounds());
+            check::number_in(&out.value, "value", l.min(-u), u.max(-l))?;
+        }
+        Ok(())
     }
     fn plan_shape(&self) -> PlanShape {
         PlanShape::Single
@@ -309,7 +379,14 @@ mod tests {
                 job("tree", COIN, "star25", &[("probing_mode", "spiral")]),
                 "sequential or cyclic",
             ),
-            (job("tree", COIN, "star25", &[("probing", "0")]), "1..64"),
+            (
+                job("tree", COIN, "star25", &[("probing", "0")]),
+                "probing=0",
+            ),
+            (
+                job("tree", COIN, "star25", &[("probing", "65")]),
+                "probing=65",
+            ),
             (job("tree", COIN, "star1", &[("lower", "0")]), "go together"),
             (
                 job("tree", COIN, "star1", &[("lower", "5"), ("upper", "1")]),

@@ -1,7 +1,8 @@
 //! Kernel families: for each set of game capabilities, the algorithms that apply and how their
 //! options are read. A family is generic over the game; the registry instantiates it per game.
 
-use super::{Opts, PlanShape, PreparedJob, SolveError};
+use super::spec::{self, Spec, DEPTH_WHY, MAX_DEPTH};
+use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::connect4::{self, C4State, Connect4};
 use crate::games::othello::{Othello, OthelloState};
 use crate::games::othello_solver;
@@ -12,6 +13,84 @@ use crate::search::eval::{Evaluated, Evaluator};
 use crate::search::{engine, minimax, Control, StopReason};
 use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
+
+/// `depth`: plies of a depth-limited search (none: the exact value).
+pub const DEPTH: Spec = Spec::uint(
+    "depth",
+    1,
+    MAX_DEPTH,
+    "none (exact)",
+    "plies of a depth-limited search",
+    DEPTH_WHY,
+);
+/// `memory_mb`: the transposition table's budget (alphabeta).
+pub const MEMORY_MB: Spec = spec::memory_mb(
+    "the engine's default (cut to the worker's)",
+    "transposition table budget, MiB",
+)
+.for_algorithms(&["alphabeta"]);
+/// `weak`: win/draw/loss only.
+pub const WEAK: Spec = Spec::flag("weak", "false", "only win (1), draw (0) or loss (-1)")
+    .for_algorithms(&["alphabeta"]);
+/// `eval`: which evaluator a depth-limited search uses.
+pub const EVAL: Spec = Spec::text(
+    "eval",
+    "the game's choice",
+    "features or game: the evaluator of a depth-limited search",
+);
+/// `book`: a Connect Four opening book, by name in the data folder.
+pub const BOOK: Spec = Spec::text(
+    "book",
+    "none",
+    "Connect Four opening book: a file name in the data folder's connect4/",
+)
+.for_algorithms(&["alphabeta"]);
+/// `target`: decide "value >= target".
+pub const TARGET: Spec = Spec::text("target", "none", "decide value >= target (game's scale)")
+    .for_algorithms(&["alphabeta"]);
+/// `guess`: where the probes of an exact alphabeta start.
+pub const GUESS: Spec = Spec::text(
+    "guess",
+    "the game's own (Othello) or none",
+    "first guess of the exact value, inside the game's values",
+)
+.for_algorithms(&["alphabeta"]);
+
+/// Options of the two-player zero-sum family (`minimax`, `alphabeta`).
+pub const OPTIONS: &[Spec] = &[
+    DEPTH,
+    spec::THREADS.for_algorithms(&["alphabeta"]),
+    MEMORY_MB,
+    WEAK,
+    EVAL,
+    BOOK,
+    TARGET,
+    GUESS,
+];
+
+/// Largest |target| or |guess| on a game's internal scale: far outside every game's values, and
+/// far enough from `i32`'s ends that the kernels' `target - 1` and step rounding never wrap.
+pub const MAX_INTERNAL_TARGET: i32 = 1 << 30;
+
+/// Parses a `target` or `guess` text on the game's internal scale, refusing values that no game
+/// reaches (see [`MAX_INTERNAL_TARGET`]).
+pub fn parse_internal<G: ZeroSum>(
+    game: &G,
+    root: &G::State,
+    key: &str,
+    text: &str,
+) -> Result<i32, SolveError> {
+    let v = game
+        .parse_target(root, text)
+        .map_err(|e| SolveError::bad(format!("option {key}: {e}")))?;
+    if v.unsigned_abs() > MAX_INTERNAL_TARGET as u32 {
+        return Err(SolveError::bad(format!(
+            "option {key}: '{}' is out of range for this game",
+            text.trim()
+        )));
+    }
+    Ok(v)
+}
 
 /// What a two-player job asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,39 +130,43 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
 pub fn zero_sum<G: ZeroSum + Hashed + Tactics>(
     job: &JobSpec,
     game: G,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let root = game
         .parse_position(&job.position)
         .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-    zero_sum_at(job, game, root)
+    zero_sum_at(job, game, root, res)
 }
 
 fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     job: &JobSpec,
     game: G,
     root: G::State,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let depth: Option<u32> = opts.get("depth")?;
-    let threads: Option<usize> = opts.get("threads")?;
-    let memory_mb: Option<u64> = opts.get("memory_mb")?;
-    let weak = opts.get_or("weak", false)?;
-    // Read (and checked) by `wants_features` in the registry, before the game was built.
-    opts.allow("eval");
-    let book = connect4_book(job, &game, opts.raw("book"), depth)?;
-    let ask = match opts.raw("target") {
-        None => Ask::Value,
-        Some(t) => Ask::Decide(
-            game.parse_target(&root, t)
-                .map_err(|e| SolveError::bad(format!("option target: {e}")))?,
-        ),
+    let depth: Option<u32> = opts.uint(&DEPTH)?;
+    // Cut down to what the runner offers (the job may run on bigger workers elsewhere).
+    let threads: Option<usize> = opts
+        .uint::<usize>(&spec::THREADS)?
+        .map(|t| t.min(res.threads));
+    let memory_mb: Option<u64> = match opts.uint::<u64>(&MEMORY_MB)? {
+        Some(m) => Some(m.min(res.memory_mb)),
+        None if res.memory_mb < engine::DEFAULT_TABLE_MB => Some(res.memory_mb),
+        None => None,
     };
-    let guess = match opts.raw("guess") {
+    let weak = opts.flag_or(&WEAK, false)?;
+    // Read (and checked) by `wants_features` in the registry, before the game was built.
+    opts.allow(EVAL.name);
+    let book = connect4_book(job, &game, opts.text(&BOOK), depth)?;
+    let ask = match opts.text(&TARGET) {
+        None => Ask::Value,
+        Some(t) => Ask::Decide(parse_internal(&game, &root, "target", t)?),
+    };
+    let guess = match opts.text(&GUESS) {
         None => None,
         Some(t) => {
-            let g = game
-                .parse_target(&root, t)
-                .map_err(|e| SolveError::bad(format!("option guess: {e}")))?;
+            let g = parse_internal(&game, &root, "guess", t)?;
             let (lo, hi) = game.value_bounds(&root);
             if g < lo || g > hi {
                 return Err(SolveError::bad(format!(
@@ -107,23 +190,15 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
                 return Err(SolveError::bad("option 'target' is for alphabeta and the proof-number algorithms"));
             }
         }
-        "mcts" => return super::mcts::zero_sum(job, game, root),
+        "mcts" => return super::mcts::zero_sum(job, game, root, res),
         "alphabeta" => {
-            if threads == Some(0) || threads.is_some_and(|t| t > MAX_THREADS) {
-                return Err(SolveError::bad(format!(
-                    "option 'threads' must be between 1 and {MAX_THREADS}"
-                )));
-            }
-            if memory_mb == Some(0) {
-                return Err(SolveError::bad("option 'memory_mb' must be positive"));
-            }
             if weak && (depth.is_some() || matches!(ask, Ask::Decide(_))) {
                 return Err(SolveError::bad(
                     "option 'weak' is for the exact value (no 'depth', no 'target')",
                 ));
             }
         }
-        "pns" | "dfpn" | "pn2" => return super::pn::prepare(job, game, root),
+        "pns" | "dfpn" | "pn2" => return super::pn::prepare(job, game, root, res),
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",
@@ -200,15 +275,16 @@ pub fn zero_sum_or_features<G, E>(
     game: G,
     default: bool,
     features: fn(G) -> Evaluated<G, E>,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError>
 where
     G: ZeroSum + Hashed + Tactics,
     E: Evaluator<G>,
 {
     if wants_features(job, default)? {
-        zero_sum(job, features(game))
+        zero_sum(job, features(game), res)
     } else {
-        zero_sum(job, game)
+        zero_sum(job, game, res)
     }
 }
 
@@ -236,8 +312,8 @@ fn connect4_book<G: ZeroSum>(
             "option 'book' is for exact alphabeta (no 'depth')",
         ));
     }
-    let name = crate::games::data::plain_name(name).map_err(SolveError::bad)?;
-    let path = crate::games::data::data_dir().join("connect4").join(name);
+    let path = crate::games::data::named_file("connect4", name, "", "book")
+        .map_err(|e| SolveError::bad(format!("option {e}")))?;
     connect4::book::load(c4, &path)
         .map(Some)
         .map_err(|e| SolveError::bad(format!("option book: {e}")))
@@ -286,9 +362,6 @@ fn othello_fast<'a, G: ZeroSum>(
 
 /// Plies of the depth-limited search that gives an exact Othello job its first guess.
 const OTHELLO_GUESS_DEPTH: u32 = 6;
-
-/// Most threads a job may ask for.
-const MAX_THREADS: usize = 256;
 
 impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
     /// The job's table (made on first use).
@@ -584,6 +657,48 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
         }
     }
 
+    /// Probes: bounds that answer the target within the root's value range. Whole tasks: exact
+    /// searches give exact bounds in the range and the value they show; depth-limited ones a
+    /// number. Every best move is legal at the root.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        let (lo, hi) = self.root_bounds();
+        check::best_move(&self.game, &self.root, out)?;
+        match (task, self.ask) {
+            (&TaskKind::Probe { target }, _) | (TaskKind::Whole, Ask::Decide(target)) => {
+                check::probe_answer(out, target, lo, hi)?;
+                check::number(&out.value, "value")?;
+            }
+            (TaskKind::Whole, Ask::Value) if self.depth.is_none() => {
+                let raw = out.raw.ok_or("an exact search reported no bounds")?;
+                check::raw_in(&raw, lo, hi)?;
+                if !raw.is_exact() {
+                    return Err("an exact search reported a range, not a value".into());
+                }
+                if out.value != self.show_value(raw.lower) {
+                    return Err(format!(
+                        "value {} is not the value of its bounds ({})",
+                        out.value,
+                        self.show_value(raw.lower)
+                    ));
+                }
+            }
+            (TaskKind::Whole, Ask::Value) => {
+                check::number(&out.value, "value")?;
+                if let Some(r) = out.raw {
+                    if r.lower > r.upper {
+                        return Err("raw bounds are not ordered".into());
+                    }
+                }
+            }
+            (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
+        }
+        Ok(())
+    }
+
     fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
         // The probe that proved the final lower bound carries a move that reaches it.
         let best = probes
@@ -633,10 +748,10 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
 }
 
 /// Explicit trees: the kind of tree decides the family.
-pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
+pub fn tree(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
     let tree = Tree::parse(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
     if job.algorithm == "mcts" {
-        return super::mcts::tree(job, tree);
+        return super::mcts::tree(job, tree, res);
     }
     let chance_kernel =
         ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
@@ -644,8 +759,10 @@ pub fn tree(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
         TreeKind::MinMax if job.options.contains_key("weak") => Err(SolveError::bad(
             "option 'weak' does not apply to trees (their values are leaf numbers, not win/draw/loss)",
         )),
-        TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0),
-        TreeKind::MinMax | TreeKind::Chance => super::chance::chance(job, tree, 0, false, true),
+        TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0, res),
+        TreeKind::MinMax | TreeKind::Chance => {
+            super::chance::chance(job, tree, 0, false, true, res)
+        }
         TreeKind::MultiPlayer => super::multi::multi(job, tree, 0, false),
     }
 }

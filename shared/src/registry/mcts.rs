@@ -39,7 +39,8 @@
 //! statistics under the internal key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the
 //! merged result equals that of one task with all `T` trees.
 
-use super::{Opts, PlanShape, PreparedJob, SolveError};
+use super::spec::{self, Spec};
+use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{json_number, Tree, TreeKind};
 use crate::model::{ChanceZeroSum, Game, Stochastic, ZeroSum};
 use crate::search::mcts::{
@@ -56,6 +57,87 @@ pub const MAX_TREES: u32 = 4096;
 /// Default arena budget over all trees, in MiB: about 33 million nodes of 32 bytes, far more
 /// than the default playouts need, and small enough for a shared worker.
 pub const DEFAULT_MEMORY_MB: u64 = 1024;
+
+/// Most `playouts`: a trillion is days of work on any machine.
+pub const MAX_PLAYOUTS: u64 = 1_000_000_000_000;
+/// Most `tasks`: each is a task the coordinator keeps.
+pub const MAX_TASKS: u32 = 1024;
+
+/// `playouts`.
+pub const PLAYOUTS: Spec = Spec::uint(
+    "playouts",
+    1,
+    MAX_PLAYOUTS,
+    "100000, unlimited with a time or node limit",
+    "playouts over all trees, at least trees",
+    "a trillion playouts is days of work on any machine",
+);
+/// `c`.
+pub const C: Spec = Spec::float(
+    "c",
+    0.0,
+    1e6,
+    "sqrt 2",
+    "exploration constant",
+    "beyond it exploration is uniform anyway",
+);
+/// `trees`.
+pub const TREES: Spec = Spec::uint(
+    "trees",
+    1,
+    MAX_TREES as u64,
+    "1",
+    "independent root-parallel trees",
+    "the trees share the memory budget; more only makes each one tiny",
+);
+/// `tasks`.
+pub const TASKS: Spec = Spec::uint(
+    "tasks",
+    1,
+    MAX_TASKS as u64,
+    "1",
+    "tasks the trees are split into, at most trees",
+    "each is a task the coordinator keeps; a thousand workers is a large cluster",
+);
+/// `memory_mb`.
+pub const MEMORY_MB: Spec = spec::memory_mb(
+    "1024 (cut to the worker's)",
+    "arena budget over all trees, MiB",
+);
+/// `lower`/`upper` bound (trees and chance games).
+const MAX_BOUND: f64 = 1e15;
+/// `lower`.
+pub const LOWER: Spec = Spec::float(
+    "lower",
+    -MAX_BOUND,
+    MAX_BOUND,
+    "the leaves' or the game's",
+    "utility bound that scales rewards (trees, chance games)",
+    "finite, exactly representable integers",
+);
+/// `upper`.
+pub const UPPER: Spec = Spec::float(
+    "upper",
+    -MAX_BOUND,
+    MAX_BOUND,
+    "the leaves' or the game's",
+    "utility bound that scales rewards (trees, chance games)",
+    "finite, exactly representable integers",
+);
+
+/// Options of `mcts` (every family).
+pub const OPTIONS: &[Spec] = &[
+    PLAYOUTS,
+    C,
+    TREES,
+    TASKS,
+    Spec::text("merge", "sum", "sum or vote"),
+    spec::SEED,
+    Spec::flag("solver", "true with two players", "MCTS-Solver"),
+    MEMORY_MB,
+    LOWER,
+    UPPER,
+];
 
 /// How the value is reported.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,28 +169,18 @@ fn config<G: Game>(
     opts: &Opts,
     players: usize,
     rewards: Rewards,
+    res: &Resources,
 ) -> Result<(Config, u32, Merge), SolveError> {
     let limited = job.limits.time_ms.is_some() || job.limits.node_limit.is_some();
-    let playouts = match opts.get::<u64>("playouts")? {
-        Some(0) => return Err(SolveError::bad("option 'playouts' must be positive")),
+    let playouts = match opts.uint::<u64>(&PLAYOUTS)? {
         Some(p) => Some(p),
         None if limited => None,
         None => Some(DEFAULT_PLAYOUTS),
     };
-    let c = opts.get_or("c", mcts::DEFAULT_C)?;
-    if !(c.is_finite() && c >= 0.0) {
-        return Err(SolveError::bad(format!(
-            "option 'c={c}' must be a finite number >= 0"
-        )));
-    }
-    let trees = opts.get_or("trees", 1u32)?;
-    if trees == 0 || trees > MAX_TREES {
-        return Err(SolveError::bad(format!(
-            "option 'trees={trees}' must be between 1 and {MAX_TREES}"
-        )));
-    }
-    let tasks = opts.get_or("tasks", 1u32)?;
-    if tasks == 0 || tasks > trees {
+    let c = opts.float_or(&C, mcts::DEFAULT_C)?;
+    let trees = opts.uint_or(&TREES, 1u32)?;
+    let tasks = opts.uint_or(&TASKS, 1u32)?;
+    if tasks > trees {
         return Err(SolveError::bad(format!(
             "option 'tasks={tasks}' must be between 1 and trees ({trees})"
         )));
@@ -129,7 +201,7 @@ fn config<G: Game>(
             )))
         }
     };
-    let seed = opts.get_or("seed", 0u64)?;
+    let seed = opts.uint_or(&spec::SEED, 0u64)?;
     let solver = match opts.get::<bool>("solver")? {
         Some(true) if players != 2 => {
             return Err(SolveError::bad(format!(
@@ -139,10 +211,10 @@ fn config<G: Game>(
         Some(s) => s,
         None => players == 2,
     };
-    let memory_mb = opts.get_or("memory_mb", DEFAULT_MEMORY_MB)?;
-    if memory_mb == 0 {
-        return Err(SolveError::bad("option 'memory_mb' must be positive"));
-    }
+    // Cut down to what the runner offers.
+    let memory_mb = opts
+        .uint_or(&MEMORY_MB, DEFAULT_MEMORY_MB)?
+        .min(res.memory_mb);
     let bytes = memory_mb.saturating_mul(1 << 20);
     let max_nodes =
         (bytes / mcts::node_bytes::<G>() as u64 / trees as u64).min(u32::MAX as u64) as usize;
@@ -166,9 +238,10 @@ pub fn zero_sum<G: ZeroSum>(
     job: &JobSpec,
     game: G,
     root: G::State,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, Rewards::Outcome)?;
+    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, Rewards::Outcome, res)?;
     opts.finish()?;
     let (lo, hi) = game.value_bounds(&root);
     let public = |v: i32| game.value_to_json(&root, v).as_f64();
@@ -194,9 +267,10 @@ pub fn stochastic<G: Stochastic>(
     job: &JobSpec,
     game: G,
     root: G::State,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let (cfg, tasks, merge) = config::<G>(job, &opts, game.num_players(), Rewards::Outcome)?;
+    let (cfg, tasks, merge) = config::<G>(job, &opts, game.num_players(), Rewards::Outcome, res)?;
     opts.finish()?;
     Ok(Box::new(MctsJob {
         job: job.clone(),
@@ -238,11 +312,15 @@ fn return_bounds<G: Game>(game: &G, root: &G::State) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Prepares `mcts` for an explicit tree of any kind.
-pub fn tree(job: &JobSpec, tree: Tree) -> Result<Box<dyn PreparedJob>, SolveError> {
+pub fn tree(
+    job: &JobSpec,
+    tree: Tree,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let players = tree.num_players();
     let (mut lower, mut upper) = return_bounds(&tree, &0);
-    let given = (opts.get::<f64>("lower")?, opts.get::<f64>("upper")?);
+    let given = (opts.float(&LOWER)?, opts.float(&UPPER)?);
     if given.0.is_some() || given.1.is_some() {
         let l = given.0.unwrap_or(lower[0]);
         let u = given.1.unwrap_or(upper[0]);
@@ -261,7 +339,7 @@ pub fn tree(job: &JobSpec, tree: Tree) -> Result<Box<dyn PreparedJob>, SolveErro
         }
     }
     let rewards = Rewards::Scaled { lower, upper };
-    let (cfg, tasks, merge) = config::<Tree>(job, &opts, players, rewards)?;
+    let (cfg, tasks, merge) = config::<Tree>(job, &opts, players, rewards, res)?;
     opts.finish()?;
     let vector = tree.kind() == TreeKind::MultiPlayer;
     Ok(Box::new(MctsJob {
@@ -284,10 +362,11 @@ pub fn chance_zero_sum<G: ChanceZeroSum>(
     job: &JobSpec,
     game: G,
     root: G::State,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let (mut l, mut u) = game.utility_bounds();
-    if let (Some(lo), Some(hi)) = (opts.get::<f64>("lower")?, opts.get::<f64>("upper")?) {
+    if let (Some(lo), Some(hi)) = (opts.float(&LOWER)?, opts.float(&UPPER)?) {
         (l, u) = (lo, hi);
     }
     if !(l.is_finite() && u.is_finite() && l < u) {
@@ -299,7 +378,7 @@ pub fn chance_zero_sum<G: ChanceZeroSum>(
         lower: vec![l, -u],
         upper: vec![u, -l],
     };
-    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, rewards)?;
+    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, rewards, res)?;
     opts.finish()?;
     let player = game.player_side(&root);
     Ok(Box::new(MctsJob {
@@ -453,6 +532,44 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
 impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
     fn job(&self) -> &JobSpec {
         &self.job
+    }
+
+    /// The value's shape for the view (a win rate in [0, 1], an outcome in [-1, 1], a utility,
+    /// or one utility per player), a win rate in [0, 1], and a legal best move.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if matches!(task, TaskKind::Probe { .. }) {
+            return Err("probe tasks do not apply to mcts".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        match self.view {
+            View::WinRate => check::number_in(&out.value, "value", 0.0, 1.0)?,
+            View::Outcome { .. } => check::number_in(&out.value, "value", -1.0, 1.0)?,
+            View::Utility { vector: false, .. } => {
+                check::number(&out.value, "value")?;
+            }
+            View::Utility { vector: true, .. } if out.value.is_null() => {}
+            View::Utility { vector: true, .. } => {
+                let list = out.value.as_array().ok_or("value is not a list")?;
+                if list.len() != self.game.num_players() {
+                    return Err(format!(
+                        "value has {} entries, the game has {} players",
+                        list.len(),
+                        self.game.num_players()
+                    ));
+                }
+                for v in list {
+                    check::number(v, "value")?;
+                }
+            }
+        }
+        if let Some(w) = out.extra.get("win_rate") {
+            check::number_in(w, "win rate", 0.0, 1.0)?;
+        }
+        Ok(())
     }
 
     fn plan_shape(&self) -> PlanShape {
@@ -721,7 +838,20 @@ mod tests {
                 "tictactoe",
                 "",
                 vec![("playouts", "0")],
-                "'playouts' must be positive",
+                "'playouts=0' is out of bounds",
+            ),
+            (
+                "tictactoe",
+                "",
+                vec![("playouts", "1000000000001")],
+                "'playouts=1000000000001' is out of bounds",
+            ),
+            ("tictactoe", "", vec![("trees", "4097")], "'trees=4097'"),
+            (
+                "tictactoe",
+                "",
+                vec![("trees", "4096"), ("tasks", "1025")],
+                "'tasks=1025'",
             ),
             ("tictactoe", "", vec![("c", "-1")], "'c=-1'"),
             ("tictactoe", "", vec![("c", "x")], "'c=x' is malformed"),
@@ -739,7 +869,7 @@ mod tests {
                 "'playouts=4' must be at least trees",
             ),
             ("tictactoe", "", vec![("merge", "max")], "'merge=max'"),
-            ("tictactoe", "", vec![("memory_mb", "0")], "'memory_mb'"),
+            ("tictactoe", "", vec![("memory_mb", "0")], "'memory_mb=0'"),
             (
                 "tictactoe",
                 "",

@@ -17,6 +17,7 @@
 //! (these searches do not determine them). `player` names the root player (0-based) for
 //! paranoid and brs.
 
+use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::json_number;
 use crate::model::{OutOfTurn, Stochastic, VectorEval};
@@ -29,6 +30,22 @@ use crate::wire::{JobSpec, TaskKind, TaskOutput};
 /// Deepest iteration of iterative deepening (a safety stop; real searches end by their limits
 /// long before, and a search that sees no depth cut ends by itself).
 const MAX_ITERATIVE_DEPTH: u32 = 128;
+
+/// `depth`: plies (for `brs`, each MAX and each MIN layer is one).
+pub const DEPTH: Spec = Spec::uint(
+    "depth",
+    1,
+    MAX_DEPTH,
+    "none: iterative deepening (games with an evaluator) or to the end (trees)",
+    "plies of a depth-limited search",
+    DEPTH_WHY,
+);
+
+/// Options of the multi-player family (`maxn`, `paranoid`, `brs`).
+pub const OPTIONS: &[Spec] = &[
+    DEPTH,
+    Spec::text("tiebreak", "first", "first, last, paranoid or friendly").for_algorithms(&["maxn"]),
+];
 
 /// A kernel over `G` with the multi-player signature (state, depth, control).
 type VectorKernel<G> = fn(
@@ -87,7 +104,7 @@ fn prepare_multi<G: Stochastic + VectorEval>(
     brs: Option<VectorKernel<G>>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let depth: Option<u32> = opts.get("depth")?;
+    let depth: Option<u32> = opts.uint(&DEPTH)?;
     let kernel = match job.algorithm.as_str() {
         "maxn" => Kernel::Maxn(match opts.raw("tiebreak") {
             None => TieBreak::First,
@@ -121,9 +138,6 @@ fn prepare_multi<G: Stochastic + VectorEval>(
             "option 'depth': game '{}' has no evaluator, it is searched to the end",
             job.game
         )));
-    }
-    if depth == Some(0) {
-        return Err(SolveError::bad("option 'depth' must be at least 1"));
     }
     let deepen = evaluates && depth.is_none();
     if deepen && job.limits.time_ms.is_none() && job.limits.node_limit.is_none() {
@@ -163,6 +177,29 @@ impl<G: Stochastic + VectorEval> MultiJob<G> {
 impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
+    }
+    /// A list of one finite number (or null) per player, and a legal best move.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if !matches!(task, TaskKind::Whole) {
+            return Err("only whole tasks apply to multi-player jobs".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        let list = out.value.as_array().ok_or("value is not a list")?;
+        let players = self.game.num_players();
+        if list.len() != players {
+            return Err(format!(
+                "value has {} entries, the game has {players} players",
+                list.len()
+            ));
+        }
+        for (i, v) in list.iter().enumerate() {
+            check::number(v, &format!("value of player {i}"))?;
+        }
+        Ok(())
     }
     fn plan_shape(&self) -> PlanShape {
         PlanShape::Single
@@ -312,14 +349,14 @@ mod tests {
         for (j, want) in [
             (
                 rolit("", "brs", &[("players", "5")], &[("depth", "1")]),
-                "players 5",
+                "players=5",
             ),
             (
                 rolit("", "brs", &[("size", "7")], &[("depth", "1")]),
                 "size 7",
             ),
             (rolit("", "brs", &[], &[]), "time or node limit"),
-            (rolit("", "brs", &[], &[("depth", "0")]), "at least 1"),
+            (rolit("", "brs", &[], &[("depth", "0")]), "depth=0"),
             (rolit("a1", "brs", &[], &[("depth", "1")]), "position"),
             (
                 rolit("", "alphabeta", &[], &[("depth", "1")]),

@@ -14,7 +14,7 @@
 //! | `target` | all | decide "value >= target" (none: exact value by probes) |
 //! | `memory_mb` | all | tree (pns, pn2) or table (dfpn) budget in MiB (512) |
 //! | `threads` | all | root splitting over this many threads (1) |
-//! | `proof` | all, with `target` | write a proof certificate of the decision to this path |
+//! | `proof` | all, with `target` | `true`: the result carries a proof certificate of the decision (`proof`; the CLI's `solve --proof FILE` writes it to a file, the service serves it at `GET /v1/jobs/{id}/proof`) (false) |
 //! | `current_node` | pns, pn2 | current-node enhancement (true) |
 //! | `remember_best` | pns, pn2 | most-proving child remembered during the update (true) |
 //! | `delete_solved` | pns, pn2 | DeleteSolvedSubtrees (true) |
@@ -33,15 +33,69 @@
 //! the game's possible values (`value_step`): "value < 1" on Connect Four shows the upper
 //! bound 0, not 0.99.
 
-use super::{Opts, PlanShape, PreparedJob, SolveError};
+use super::spec::{self, Spec};
+use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::{Hashed, ZeroSum};
 use crate::proof::{Claim, ProofFile};
 use crate::search::pns::{certify, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{Control, StopReason};
 use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
+use serde::Deserialize;
 
-/// Largest `threads` accepted.
-const MAX_THREADS: usize = 256;
+/// `memory_mb`.
+pub const MEMORY_MB: Spec = spec::memory_mb(
+    "512 (cut to the worker's)",
+    "proof tree (pns, pn2) or table (dfpn) budget, MiB",
+);
+/// `threads` (root splitting).
+pub const THREADS: Spec = Spec::uint(
+    "threads",
+    1,
+    spec::MAX_THREADS,
+    "1",
+    "root splitting over this many threads",
+    spec::THREADS_WHY,
+);
+/// `epsilon` (dfpn).
+pub const EPSILON: Spec = Spec::float(
+    "epsilon",
+    0.0,
+    100.0,
+    "0.25",
+    "the 1+epsilon trick (0: plain df-pn)",
+    "beyond it the thresholds no longer bound the search",
+)
+.for_algorithms(&["dfpn"]);
+/// `pn2_factor` (pn2).
+pub const PN2_FACTOR: Spec = Spec::float(
+    "pn2_factor",
+    1e-6,
+    1e6,
+    "1",
+    "second-level budget as a multiple of the first-level tree",
+    "positive; the memory budget caps it anyway",
+)
+.for_algorithms(&["pn2"]);
+/// `proof`.
+pub const PROOF: Spec = Spec::flag(
+    "proof",
+    "false",
+    "with target: the result carries a proof certificate",
+);
+
+/// Options of the proof-number family (`pns`, `dfpn`, `pn2`).
+pub const OPTIONS: &[Spec] = &[
+    Spec::text("target", "none", "decide value >= target"),
+    MEMORY_MB,
+    THREADS,
+    PROOF,
+    Spec::flag("current_node", "true", "current-node enhancement").for_algorithms(&["pns", "pn2"]),
+    Spec::flag("remember_best", "true", "most-proving child remembered")
+        .for_algorithms(&["pns", "pn2"]),
+    Spec::flag("delete_solved", "true", "DeleteSolvedSubtrees").for_algorithms(&["pns", "pn2"]),
+    EPSILON,
+    PN2_FACTOR,
+];
 
 /// A prepared proof-number job.
 pub struct PnJob<G: ZeroSum + Hashed> {
@@ -52,7 +106,8 @@ pub struct PnJob<G: ZeroSum + Hashed> {
     opts: PnOptions,
     target: Option<i32>,
     threads: usize,
-    proof: Option<String>,
+    /// `proof=true`: a decision's output carries its certificate.
+    proof: bool,
 }
 
 /// Prepares a `pns`, `dfpn` or `pn2` job on a two-player zero-sum game.
@@ -60,6 +115,7 @@ pub fn prepare<G: ZeroSum + Hashed>(
     job: &JobSpec,
     game: G,
     root: G::State,
+    res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let algorithm = match job.algorithm.as_str() {
         "pns" => Algorithm::Pns,
@@ -74,48 +130,35 @@ pub fn prepare<G: ZeroSum + Hashed>(
     let o = Opts::new(&job.options, "option");
     let target = match o.raw("target") {
         None => None,
-        Some(t) => Some(
-            game.parse_target(&root, t)
-                .map_err(|e| SolveError::bad(format!("option target: {e}")))?,
-        ),
+        Some(t) => Some(super::family::parse_internal(&game, &root, "target", t)?),
     };
     let mut opts = PnOptions::default();
-    opts.memory_mb = o.get_or("memory_mb", opts.memory_mb)?;
-    if opts.memory_mb == 0 {
-        return Err(SolveError::bad("option 'memory_mb' must be at least 1"));
-    }
-    let threads: usize = o.get_or("threads", 1)?;
-    if !(1..=MAX_THREADS).contains(&threads) {
-        return Err(SolveError::bad(format!(
-            "option 'threads={threads}' must be between 1 and {MAX_THREADS}"
-        )));
-    }
-    let proof: Option<String> = o.raw("proof").map(|p| p.trim().to_string());
-    if proof.is_some() && target.is_none() {
+    // Cut down to what the runner offers (the job may run on bigger workers elsewhere).
+    opts.memory_mb = o.uint_or(&MEMORY_MB, opts.memory_mb)?.min(res.memory_mb);
+    let threads: usize = o.uint_or(&THREADS, 1usize)?.min(res.threads);
+    let proof = match o.text(&PROOF).map(str::trim) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => {
+            return Err(SolveError::bad(
+                "option 'proof' takes true or false; the certificate comes with the result (the command line's 'solve --proof FILE' writes it to a file)",
+            ))
+        }
+    };
+    if proof && target.is_none() {
         return Err(SolveError::bad(
             "option 'proof' needs 'target' (a certificate proves one decision)",
         ));
-    }
-    if proof.as_deref() == Some("") {
-        return Err(SolveError::bad("option 'proof' needs a file path"));
     }
     if algorithm != Algorithm::Dfpn {
         opts.current_node = o.get_or("current_node", opts.current_node)?;
         opts.remember_best = o.get_or("remember_best", opts.remember_best)?;
         opts.delete_solved = o.get_or("delete_solved", opts.delete_solved)?;
     } else {
-        opts.epsilon = o.get_or("epsilon", opts.epsilon)?;
-        if !(0.0..=100.0).contains(&opts.epsilon) {
-            return Err(SolveError::bad(
-                "option 'epsilon' must be between 0 and 100",
-            ));
-        }
+        opts.epsilon = o.float_or(&EPSILON, opts.epsilon)?;
     }
     if algorithm == Algorithm::Pn2 {
-        opts.pn2_factor = o.get_or("pn2_factor", opts.pn2_factor)?;
-        if !(opts.pn2_factor > 0.0 && opts.pn2_factor <= 1e6) {
-            return Err(SolveError::bad("option 'pn2_factor' must be positive"));
-        }
+        opts.pn2_factor = o.float_or(&PN2_FACTOR, opts.pn2_factor)?;
     }
     if o.raw("depth").is_some() {
         return Err(SolveError::bad(format!(
@@ -229,7 +272,7 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
             (d.verdict, raw)
         };
         let proved = verdict == Verdict::Proved;
-        if let (Some(path), true) = (&self.proof, single) {
+        if self.proof && single {
             let claim = if proved { Claim::AtLeast } else { Claim::Below };
             let tree = certify::build_proof(&self.game, &self.root, claim, target, &self.opts, ctl)
                 .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?;
@@ -242,8 +285,10 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
                 target,
                 tree,
             };
-            crate::proof::write_proof_file(path, &file).map_err(SolveError::Internal)?;
-            out.extra.insert("proof".into(), path.clone().into());
+            out.proof = Some(
+                serde_json::to_value(&file)
+                    .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?,
+            );
         }
         out.value = if raw.is_exact() {
             self.game.value_to_json(&self.root, raw.lower)
@@ -309,6 +354,60 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
 
     fn show_value(&self, raw: i32) -> serde_json::Value {
         self.game.value_to_json(&self.root, raw)
+    }
+
+    /// Decisions: bounds that answer the target within the root's value range (a memory stop
+    /// may give none), a value only when they pin it, a legal best move, and a certificate, if
+    /// any, that verifies and proves this decision.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        let (lo, hi) = self.game.value_bounds(&self.root);
+        check::best_move(&self.game, &self.root, out)?;
+        let target = match (task, self.target) {
+            (TaskKind::Probe { target }, _) => *target,
+            (TaskKind::Whole, Some(target)) => target,
+            (TaskKind::Whole, None) => {
+                let v = self.game.terminal_value(&self.root);
+                return match out.raw {
+                    Some(r) if r.lower == v && r.upper == v => Ok(()),
+                    _ => Err("a terminal root's bounds must be its value".into()),
+                };
+            }
+            (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
+        };
+        if out.raw.is_none() && out.extra.get("stopped").and_then(|v| v.as_str()) == Some("memory")
+        {
+            return Ok(());
+        }
+        check::probe_answer(out, target, lo, hi)?;
+        let raw = out.raw.expect("checked by probe_answer");
+        let want = if raw.is_exact() {
+            self.game.value_to_json(&self.root, raw.lower)
+        } else {
+            serde_json::Value::Null
+        };
+        if out.value != want {
+            return Err(format!("value {} does not match its bounds", out.value));
+        }
+        if let Some(cert) = &out.proof {
+            let file = ProofFile::deserialize(cert)
+                .map_err(|e| format!("proof certificate is malformed: {e}"))?;
+            let yes = raw.lower >= target;
+            let claim = if yes { Claim::AtLeast } else { Claim::Below };
+            if file.game != self.job.game
+                || file.game_params != self.job.game_params
+                || file.position != self.job.position
+                || file.target != target
+                || file.claim != claim
+            {
+                return Err("proof certificate is not about this decision".into());
+            }
+            crate::proof::verify(&file).map_err(|e| format!("proof certificate: {e}"))?;
+        }
+        Ok(())
     }
 
     fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
@@ -386,6 +485,7 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
 ) -> Result<V::Output, SolveError> {
     use crate::games;
     let p = Opts::new(params, "game parameter");
+    use super::spec::params as ps;
     fn at<G: ZeroSum + Hashed>(g: &G, position: &str) -> Result<G::State, SolveError> {
         g.parse_position(position)
             .map_err(|e| SolveError::bad(format!("position: {e}")))
@@ -399,9 +499,9 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
         }
         "mnk" => {
             let (m, n, k) = (
-                p.get_or("m", 3usize)?,
-                p.get_or("n", 3usize)?,
-                p.get_or("k", 3usize)?,
+                p.uint_or(&ps::MNK_M, 3usize)?,
+                p.uint_or(&ps::MNK_N, 3usize)?,
+                p.uint_or(&ps::MNK_K, 3usize)?,
             );
             p.finish()?;
             let g = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
@@ -410,9 +510,9 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
         }
         "connect4" => {
             use games::connect4::{word_size, Connect4, Wide, WordSize};
-            let width = p.get_or("width", 7u32)?;
-            let height = p.get_or("height", 6u32)?;
-            let base = p.get_or("base", 1u8)?;
+            let width = p.uint_or(&ps::C4_WIDTH, 7u32)?;
+            let height = p.uint_or(&ps::C4_HEIGHT, 6u32)?;
+            let base = p.uint_or(&ps::C4_BASE, 1u8)?;
             p.finish()?;
             macro_rules! visit_c4 {
                 ($w:ty) => {{
@@ -429,7 +529,7 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
             }
         }
         "othello" => {
-            let size = p.get_or("size", 8usize)?;
+            let size = p.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
             p.finish()?;
             let g = games::othello::Othello::new(size).map_err(SolveError::bad)?;
             let s = at(&g, position)?;

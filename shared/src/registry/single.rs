@@ -22,11 +22,99 @@
 //! ([`PreparedJob::resume_task`]) and hands the task out with it when it is leased again.
 //! The merged result keeps the best run, sums the rollouts (`nodes`) and lists `run_scores`.
 
-use super::{Opts, PlanShape, PreparedJob, SolveError};
+use super::spec::{self, Spec};
+use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::single::SinglePlayer;
 use crate::search::nrpa::{self, AdaptRule, Checkpoint, NrpaOptions, Scheme};
 use crate::search::{nmcs, Control, StopReason};
 use crate::wire::{JobSpec, TaskKind, TaskOutput};
+
+/// Why the level bounds: each level multiplies the work by about the sequence length.
+const LEVEL_WHY: &str = "each level multiplies the work by the sequence length; records use 3 to 5";
+
+/// `level` of `nmcs` (0: one random rollout).
+pub const NMCS_LEVEL: Spec =
+    Spec::uint("level", 0, 8, "2", "nesting level", LEVEL_WHY).for_algorithms(&["nmcs"]);
+/// `level` of `nrpa`.
+pub const NRPA_LEVEL: Spec =
+    Spec::uint("level", 1, 8, "3", "nesting level", LEVEL_WHY).for_algorithms(&["nrpa"]);
+/// `iterations` (N) of `nrpa`.
+pub const ITERATIONS: Spec = Spec::uint(
+    "iterations",
+    1,
+    10_000,
+    "100",
+    "iterations per level (N)",
+    "the literature uses 100; with across=shared it is the number of tasks",
+)
+.for_algorithms(&["nrpa"]);
+/// `alpha` of `nrpa`.
+pub const ALPHA: Spec = Spec::float(
+    "alpha",
+    1e-6,
+    1e3,
+    "1",
+    "policy learning rate",
+    "positive; larger rates only saturate the policy",
+)
+.for_algorithms(&["nrpa"]);
+/// `batch` of `nrpa` (shared scheme).
+pub const BATCH: Spec = Spec::uint(
+    "batch",
+    1,
+    1024,
+    "threads",
+    "top-level iterations started from the same policy",
+    "a few times the most threads",
+)
+.for_algorithms(&["nrpa"]);
+/// `runs` of `nrpa`: planner tasks.
+pub const RUNS: Spec = Spec::uint(
+    "runs",
+    1,
+    1024,
+    "1",
+    "independent runs (tasks) for several workers",
+    "each run is a task kept by the coordinator; a thousand workers is a large cluster",
+)
+.for_algorithms(&["nrpa"]);
+/// `stop_at` of `nrpa`.
+pub const STOP_AT: Spec = Spec::float(
+    "stop_at",
+    -1e15,
+    1e15,
+    "none",
+    "stop once a score reaches it",
+    "finite",
+)
+.for_algorithms(&["nrpa"]);
+/// `checkpoint_s` of `nrpa`.
+pub const CHECKPOINT_S: Spec = Spec::float(
+    "checkpoint_s",
+    0.1,
+    1e7,
+    "30",
+    "seconds between a long run's checkpoints",
+    "a tenth of a second to four months",
+)
+.for_algorithms(&["nrpa"]);
+
+/// Options of the single-player family (`nmcs`, `nrpa`).
+pub const OPTIONS: &[Spec] = &[
+    NMCS_LEVEL,
+    NRPA_LEVEL,
+    spec::SEED,
+    ITERATIONS,
+    ALPHA,
+    Spec::text("adapt", "seed", "seed or layers").for_algorithms(&["nrpa"]),
+    spec::THREADS.for_algorithms(&["nrpa"]),
+    Spec::text("parallel", "shared", "shared or independent").for_algorithms(&["nrpa"]),
+    BATCH,
+    RUNS,
+    Spec::text("across", "independent", "independent or shared").for_algorithms(&["nrpa"]),
+    STOP_AT,
+    CHECKPOINT_S,
+];
 
 enum Algo {
     Nmcs {
@@ -50,18 +138,25 @@ pub struct SingleJob<G: SinglePlayer> {
 }
 
 /// Prepares a job over a single-player game: parses the position and the options.
-pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn PreparedJob>, SolveError> {
+pub fn single<G: SinglePlayer>(
+    job: &JobSpec,
+    game: G,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
     let root = game
         .parse_position(&job.position)
         .map_err(|e| SolveError::bad(format!("position: {e}")))?;
     let opts = Opts::new(&job.options, "option");
     let algo = match job.algorithm.as_str() {
         "nmcs" => Algo::Nmcs {
-            level: opts.get_or("level", 2u32)?,
-            seed: opts.get_or("seed", 0u64)?,
+            level: opts.uint_or(&NMCS_LEVEL, 2u32)?,
+            seed: opts.uint_or(&spec::SEED, 0u64)?,
         },
         "nrpa" => {
-            let threads: usize = opts.get_or("threads", 1usize)?;
+            // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
+            // the search it describes does not change with the runner.
+            let asked: usize = opts.uint_or(&spec::THREADS, 1usize)?;
+            let threads = asked.min(res.threads);
             let scheme = match opts.raw("parallel").map(str::trim) {
                 None | Some("shared") => Scheme::Shared,
                 Some("independent") => Scheme::Independent,
@@ -81,45 +176,20 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
             };
             // Checked before it becomes a Duration (which panics on NaN or negative seconds).
             let checkpoint_s: f64 =
-                opts.get_or("checkpoint_s", nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
-            if !(0.1..=1e7).contains(&checkpoint_s) {
-                return Err(SolveError::bad(
-                    "option 'checkpoint_s' must be between 0.1 and 10000000 (seconds)",
-                ));
-            }
+                opts.float_or(&CHECKPOINT_S, nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
             let o = NrpaOptions {
-                level: opts.get_or("level", 3u32)?,
-                iterations: opts.get_or("iterations", 100u32)?,
-                alpha: opts.get_or("alpha", 1.0f64)?,
+                level: opts.uint_or(&NRPA_LEVEL, 3u32)?,
+                iterations: opts.uint_or(&ITERATIONS, 100u32)?,
+                alpha: opts.float_or(&ALPHA, 1.0)?,
                 adapt,
-                seed: opts.get_or("seed", 0u64)?,
+                seed: opts.uint_or(&spec::SEED, 0u64)?,
                 threads,
-                batch: opts.get_or("batch", threads)?,
+                batch: opts.uint_or(&BATCH, asked)?,
                 scheme,
-                stop_at: opts.get("stop_at")?,
+                stop_at: opts.float(&STOP_AT)?,
                 checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
             };
-            if o.level == 0 || o.level > 8 {
-                return Err(SolveError::bad(format!(
-                    "option 'level={}' must be between 1 and 8",
-                    o.level
-                )));
-            }
-            if o.iterations == 0 {
-                return Err(SolveError::bad("option 'iterations' must be at least 1"));
-            }
-            if !(o.alpha.is_finite() && o.alpha > 0.0) {
-                return Err(SolveError::bad("option 'alpha' must be a positive number"));
-            }
-            if threads == 0 || threads > 1024 || o.batch == 0 {
-                return Err(SolveError::bad(
-                    "options 'threads' and 'batch' must be at least 1",
-                ));
-            }
-            let runs: u32 = opts.get_or("runs", 1u32)?;
-            if runs == 0 {
-                return Err(SolveError::bad("option 'runs' must be at least 1"));
-            }
+            let runs: u32 = opts.uint_or(&RUNS, 1u32)?;
             let rounds = match opts.raw("across").map(str::trim) {
                 None | Some("independent") => false,
                 Some("shared") => true,
@@ -129,7 +199,7 @@ pub fn single<G: SinglePlayer>(job: &JobSpec, game: G) -> Result<Box<dyn Prepare
                     )))
                 }
             };
-            if rounds && (o.threads > 1 || o.batch > 1) {
+            if rounds && (asked > 1 || o.batch > 1) {
                 return Err(SolveError::bad(
                     "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
                 ));
@@ -339,6 +409,40 @@ impl<G: SinglePlayer> SingleJob<G> {
 impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
+    }
+
+    /// A finite score (or null: nothing found), no best move, and a `sequence` that is legal
+    /// from the root; when it ends the game, its score is the value.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        use super::check;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
+        if matches!(task, TaskKind::Probe { .. }) {
+            return Err("probe tasks do not apply to this job".into());
+        }
+        let value = check::number(&out.value, "value")?;
+        if out.best_move.is_some() {
+            return Err("single-player results have no best move".into());
+        }
+        check::sequence(&self.game, &self.root, out)?;
+        if let (Some(v), Some(seq)) = (value, out.extra.get("sequence").and_then(|s| s.as_array()))
+        {
+            let mut s = self.root.clone();
+            for m in seq.iter().filter_map(|m| m.as_str()) {
+                let mv = self.game.parse_move(&s, m).map_err(|e| e.to_string())?;
+                self.game.apply(&mut s, mv);
+            }
+            if self.game.is_terminal(&s) {
+                let score = self.game.score(&s);
+                if (score - v).abs() > 1e-9 * score.abs().max(1.0) {
+                    return Err(format!(
+                        "value {v} is not the score {score} of its sequence"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A run task of `across=independent` resumes from the checkpoint its progress carries
@@ -627,6 +731,10 @@ mod tests {
     fn bad_options_are_one_line_errors() {
         for (opts, needle) in [
             (vec![("level", "0")], "level=0"),
+            (vec![("level", "9")], "level=9"),
+            (vec![("runs", "4000000000")], "runs=4000000000"),
+            (vec![("iterations", "10001")], "iterations=10001"),
+            (vec![("batch", "0")], "batch=0"),
             (vec![("depth", "3")], "unknown option 'depth'"),
             (vec![("parallel", "both")], "parallel=both"),
             (vec![("adapt", "moves")], "adapt=moves"),

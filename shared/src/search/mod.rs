@@ -19,6 +19,8 @@ pub(crate) mod node;
 pub mod nrpa;
 pub mod paranoid;
 pub mod pns;
+pub mod stack;
 pub mod star1;
 pub mod star2;
 pub mod star25;
+pub use stack::{run_on_kernel_stack, KERNEL_STACK_BYTES};

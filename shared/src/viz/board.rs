@@ -167,6 +167,7 @@ pub fn picture(
     position: &str,
 ) -> Result<Option<String>, String> {
     let params = Opts::new(game_params, "game parameter");
+    use crate::registry::spec::params as ps;
     let stones = match game {
         "tictactoe" => {
             params.finish().map_err(bad)?;
@@ -179,18 +180,18 @@ pub fn picture(
             .stones(position)?
         }
         "mnk" => {
-            let m = params.get_or("m", 3usize).map_err(bad)?;
-            let n = params.get_or("n", 3usize).map_err(bad)?;
-            let k = params.get_or("k", 3usize).map_err(bad)?;
+            let m = params.uint_or(&ps::MNK_M, 3usize).map_err(bad)?;
+            let n = params.uint_or(&ps::MNK_N, 3usize).map_err(bad)?;
+            let k = params.uint_or(&ps::MNK_K, 3usize).map_err(bad)?;
             params.finish().map_err(bad)?;
             let game = Mnk::new(m, n, k)?;
             MnkBoard { game, m, n, k }.stones(position)?
         }
         "connect4" => {
             use crate::games::connect4::{word_size, Wide, WordSize};
-            let width = params.get_or("width", 7u32).map_err(bad)?;
-            let height = params.get_or("height", 6u32).map_err(bad)?;
-            let base = params.get_or("base", 1u8).map_err(bad)?;
+            let width = params.uint_or(&ps::C4_WIDTH, 7u32).map_err(bad)?;
+            let height = params.uint_or(&ps::C4_HEIGHT, 6u32).map_err(bad)?;
+            let base = params.uint_or(&ps::C4_BASE, 1u8).map_err(bad)?;
             params.finish().map_err(bad)?;
             match word_size(width, height, base)? {
                 WordSize::U64 => Connect4::<u64>::new(width, height, base)?.stones(position)?,
@@ -211,7 +212,7 @@ pub fn picture(
             return Ok(Some(render_morpion(&variant.to_ascii_uppercase(), &m)));
         }
         "othello" => {
-            let size = params.get_or("size", 8usize).map_err(bad)?;
+            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize).map_err(bad)?;
             params.finish().map_err(bad)?;
             let g = Othello::new(size)?;
             let st = g.parse_position(position).map_err(bad)?;
@@ -220,8 +221,8 @@ pub fn picture(
             return Ok(Some(render_discs(game, &board)));
         }
         "rolit" => {
-            let players = params.get_or("players", 4usize).map_err(bad)?;
-            let size = params.get_or("size", 8usize).map_err(bad)?;
+            let players = params.uint_or(&ps::ROLIT_PLAYERS, 4usize).map_err(bad)?;
+            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize).map_err(bad)?;
             params.finish().map_err(bad)?;
             let g = Rolit::new(players, size)?;
             let st = g.parse_position(position).map_err(bad)?;
@@ -1026,6 +1027,11 @@ mod tests {
         let e = picture("tictactoe", &Settings::new(), "11").unwrap_err();
         assert!(!e.is_empty() && !e.contains('\n'));
         let e = picture("mnk", &params(&[("m", "0")]), "").unwrap_err();
+        assert!(e.contains("'m=0' is out of bounds"), "{e}");
+        // Issue 23: a product that overflows, or wraps to 0, is refused, not a panic.
+        let huge = params(&[("m", "274177"), ("n", "67280421310721")]);
+        assert!(picture("mnk", &huge, "").unwrap_err().contains("m=274177"));
+        let e = picture("mnk", &params(&[("m", "200"), ("n", "200")]), "").unwrap_err();
         assert!(e.contains("not supported"), "{e}");
         assert_eq!(picture("tree", &Settings::new(), "").unwrap(), None);
         assert_eq!(picture("nosuchgame", &Settings::new(), "").unwrap(), None);

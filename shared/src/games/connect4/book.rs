@@ -146,7 +146,7 @@ pub fn load(game: &Connect4<u64>, path: &Path) -> Result<Arc<Book>, String> {
         } else {
             Err(format!(
                 "book '{}' is for a {} x {} board, the job's board is {} x {}",
-                path.display(),
+                path.file_name().unwrap_or_default().to_string_lossy(),
                 b.width,
                 b.height,
                 game.width,
@@ -154,9 +154,11 @@ pub fn load(game: &Connect4<u64>, path: &Path) -> Result<Arc<Book>, String> {
             ))
         };
     }
+    // Errors name the file, not its folder: they reach users of the service.
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read book '{}': {e}", path.display()))?;
-    let book = Arc::new(Book::parse(game, &text).map_err(|e| format!("{}: {e}", path.display()))?);
+        .map_err(|e| format!("cannot read book '{name}' ({})", e.kind()))?;
+    let book = Arc::new(Book::parse(game, &text).map_err(|e| format!("book '{name}': {e}"))?);
     loaded.push((path.to_path_buf(), book.clone()));
     Ok(book)
 }

@@ -142,7 +142,10 @@ pub fn word_size(width: u32, height: u32, base: u8) -> Result<WordSize, String> 
 /// Bits a board needs: its cells with the sentinel row, and room for the longest shift the
 /// threat detection makes (three diagonal steps), so no shift reaches past the word.
 fn needed_bits(width: u32, height: u32) -> u32 {
-    (width * (height + 1)).max(3 * (height + 2) + 1)
+    // Saturating: callers check the sizes first, but a product past u32 must never wrap small.
+    width
+        .saturating_mul(height.saturating_add(1))
+        .max(height.saturating_add(2).saturating_mul(3).saturating_add(1))
 }
 
 impl<W: Word> Connect4<W> {

@@ -388,7 +388,14 @@ fn bad_options_are_one_line_errors() {
         (vec![("target", "x")], "target"),
         (vec![("memory_mb", "0")], "memory_mb"),
         (vec![("threads", "0")], "threads"),
-        (vec![("proof", "/tmp/x")], "needs 'target'"),
+        (vec![("proof", "true")], "needs 'target'"),
+        (
+            vec![("target", "0"), ("proof", "/tmp/x")],
+            "option 'proof' takes true or false",
+        ),
+        (vec![("threads", "257")], "threads=257"),
+        (vec![("memory_mb", "1048577")], "memory_mb=1048577"),
+        (vec![("target", "99999999999")], "target"),
         (vec![("epsilon", "1")], "unknown option 'epsilon'"),
         (vec![("depth", "3")], "depth"),
     ] {
@@ -426,8 +433,6 @@ fn tamper_all(file: &proof::ProofFile, alternatives: &[&str], step: usize) -> us
 
 #[test]
 fn proofs_verify_and_tampered_proofs_fail() {
-    let dir = std::env::temp_dir().join(format!("gamesolver-proof-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let cells: Vec<String> = (1..=9).map(|c| c.to_string()).collect();
     let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
     for (target, claim, alg) in [
@@ -435,25 +440,28 @@ fn proofs_verify_and_tampered_proofs_fail() {
         ("1", Claim::Below, "dfpn"),
         ("0", Claim::AtLeast, "pn2"),
     ] {
-        let path = dir.join(format!("ttt-{alg}.json"));
-        let p = path.to_str().unwrap();
         let r = solve(&job(
             "tictactoe",
             &[],
             "5",
             alg,
-            &[("target", target), ("proof", p)],
+            &[("target", target), ("proof", "true")],
         ));
-        assert_eq!(r.extra["proof"], p);
-        let c = proof::verify_proof_file(&path).unwrap();
+        assert!(!r.extra.contains_key("proof"));
+        let cert = r.proof.expect("a certificate in the result");
+        let c = proof::verify_proof_value(&cert).unwrap();
+        assert_eq!(
+            proof::verify_proof_text(&cert.to_string()).unwrap(),
+            c,
+            "the text form verifies the same"
+        );
         assert_eq!(c.claim, claim);
         // After X's centre, O to move holds the draw: value (O's view) >= 0 and < 1.
         match claim {
             Claim::AtLeast => assert_eq!(c.lower, Some(serde_json::json!(0))),
             Claim::Below => assert_eq!(c.below, Some(serde_json::json!(1))),
         }
-        let file: proof::ProofFile =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let file: proof::ProofFile = serde_json::from_value(cert).unwrap();
         assert!(tamper_all(&file, &cells, 1) > 100);
         // A wrong claim fails too.
         let mut wrong = file.clone();
@@ -463,26 +471,23 @@ fn proofs_verify_and_tampered_proofs_fail() {
     // Othello 4 x 4, a win for White by the minimax value: certify it and tamper a few moves.
     let g = Othello::new(4).unwrap();
     let v = exact(&g, &g.initial_state());
-    let path = dir.join("othello.json");
-    let p = path.to_str().unwrap().to_string();
     let t = v.to_string();
     let r = solve(&job(
         "othello",
         &[("size", "4")],
         "",
         "dfpn",
-        &[("target", &t), ("proof", &p)],
+        &[("target", &t), ("proof", "true")],
     ));
     assert_eq!(r.extra["proved"], true);
-    let c = proof::verify_proof_file(&path).unwrap();
+    let cert = r.proof.expect("a certificate in the result");
+    let c = proof::verify_proof_value(&cert).unwrap();
     assert_eq!(c.lower, Some(serde_json::json!(v)));
-    let file: proof::ProofFile =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let file: proof::ProofFile = serde_json::from_value(cert).unwrap();
     let squares = ["a1", "b2", "c3", "d4", "a4", "d1", "--"];
     // Each verification walks the whole proof: tamper a sample of its tokens.
     let step = (file.tree.len() / 40).max(1);
     assert!(tamper_all(&file, &squares, step) > 50);
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(proof::verify_proof_file("/nonexistent/proof.json")
         .unwrap_err()
         .contains("cannot read"));
