@@ -44,7 +44,7 @@ pub enum SolveError {
 impl SolveError {
     /// A bad-input error.
     pub fn bad(msg: impl Into<String>) -> Self {
-        SolveError::BadInput(msg.into())
+        SolveError::BadInput(crate::model::one_line(&msg.into()))
     }
 }
 
@@ -472,7 +472,8 @@ fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, So
         }
         other => {
             return Err(SolveError::bad(format!(
-                "unknown game '{other}' (known: {})",
+                "unknown game '{}' (known: {})",
+                clip(other),
                 GAMES.join(", ")
             )))
         }
@@ -626,13 +627,9 @@ impl<'a> Opts<'a> {
     }
 }
 
-/// At most 40 characters of a user's text, for error messages.
+/// At most 40 characters of a user's text, control characters escaped, for error messages.
 fn clip(text: &str) -> String {
-    if text.chars().count() <= 40 {
-        text.to_string()
-    } else {
-        format!("{}...", text.chars().take(40).collect::<String>())
-    }
+    crate::model::excerpt(text)
 }
 
 fn short_type_name<T>() -> &'static str {

@@ -24,7 +24,9 @@ fn big_tree(bytes: usize) -> String {
         }
         s.push_str("{\"min\":[");
         for i in 0..200 {
-            k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            k = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             if i > 0 {
                 s.push(',');
             }
@@ -107,8 +109,8 @@ fn main() {
         .map(|_| start_worker(&c.url, 1, &[("GAMESOLVER_WORKER_TOKEN", token)]))
         .collect();
     let big = c.submit(
-        &json!({"game": "tictactoe", "algorithm": "mcts",
-            "options": {"trees": 2000, "tasks": 2000, "playouts": 2000, "seed": 1}}),
+        &json!({"game": "weakschur", "algorithm": "nrpa",
+            "options": {"level": 1, "iterations": 2000, "across": "shared", "runs": 2, "seed": 1}}),
         None,
     );
     let st = c.wait_job(big, Duration::from_secs(900));

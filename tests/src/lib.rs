@@ -512,9 +512,8 @@ pub fn time_gets(url: &str, path: &str, count: usize, every: Duration) -> Latenc
 /// Acts as a worker holding `token`: registers, leases one task (one must be queued), and
 /// times `count` heartbeats on it, one every `every`; then releases the lease.
 pub fn time_heartbeats(url: &str, token: &str, count: usize, every: Duration) -> Latencies {
-    let post = |path: &str, body: Value| {
-        http("POST", &format!("{url}{path}"), Some(&body), Some(token))
-    };
+    let post =
+        |path: &str, body: Value| http("POST", &format!("{url}{path}"), Some(&body), Some(token));
     let (code, reg) = post(
         "/v1/worker/register",
         serde_json::json!({"host": "latency-probe", "threads": 1}),

@@ -101,7 +101,10 @@ fn no_job_names_a_file() {
             &json!({"game": "tree", "algorithm": "minimax", "position": format!("@{p}")}),
         );
         assert!(!msg.contains("424242"), "file content echoed: {msg}");
-        assert!(!msg.contains(outside.to_str().unwrap()), "path echoed: {msg}");
+        assert!(
+            !msg.contains(outside.to_str().unwrap()),
+            "path echoed: {msg}"
+        );
         messages.push(msg);
     }
     // An existing and a missing file get the same answer: nothing is revealed.
@@ -114,9 +117,24 @@ fn no_job_names_a_file() {
             "alphabeta",
             json!({"book": "../../etc/passwd"}),
         ),
-        ("connect4", json!({}), "alphabeta", json!({"book": "/etc/passwd"})),
-        ("tsptw", json!({"instance": "../../../etc/passwd"}), "nrpa", json!({})),
-        ("tsptw", json!({"instance": "/etc/passwd"}), "nrpa", json!({})),
+        (
+            "connect4",
+            json!({}),
+            "alphabeta",
+            json!({"book": "/etc/passwd"}),
+        ),
+        (
+            "tsptw",
+            json!({"instance": "../../../etc/passwd"}),
+            "nrpa",
+            json!({}),
+        ),
+        (
+            "tsptw",
+            json!({"instance": "/etc/passwd"}),
+            "nrpa",
+            json!({}),
+        ),
     ] {
         let msg = refused(
             &c,
@@ -281,10 +299,11 @@ fn start_worker_with_token(url: &str, token: &str) -> Proc {
     start_worker(url, 1, &[("GAMESOLVER_WORKER_TOKEN", token)])
 }
 
-/// A job of `tasks` one-playout MCTS tasks (the largest task count a user can ask for cheaply).
+/// A job of `tasks` cheap tasks: NRPA level 1 with shared top-level iterations, each iteration
+/// a task (rounds of two).
 fn many_task_job(tasks: u32) -> Value {
-    json!({"game": "tictactoe", "algorithm": "mcts",
-        "options": {"trees": tasks, "tasks": tasks, "playouts": tasks, "seed": 1}})
+    json!({"game": "weakschur", "algorithm": "nrpa",
+        "options": {"level": 1, "iterations": tasks, "across": "shared", "runs": 2, "seed": 1}})
 }
 
 /// Hundreds of idle connections and four clients polling a finished job of 2,000 tasks do not
@@ -320,9 +339,8 @@ fn health_and_heartbeats_are_answered_under_idle_connections_and_polling() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let polls = pollers(&c.url, &format!("/v1/jobs/{big}"), 4, stop.clone());
     let (url, tok) = (c.url.clone(), token.to_string());
-    let beats = std::thread::spawn(move || {
-        time_heartbeats(&url, &tok, 50, Duration::from_millis(40))
-    });
+    let beats =
+        std::thread::spawn(move || time_heartbeats(&url, &tok, 50, Duration::from_millis(40)));
     let health = time_gets(&c.url, "/healthz", 100, Duration::from_millis(20));
     let beats = beats.join().expect("heartbeat thread");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -31,7 +31,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 mod notation;
-pub use notation::{excerpt, NotationError};
+pub use notation::{excerpt, one_line, NotationError};
 
 mod tactics;
 pub use tactics::Tactics;

@@ -49,6 +49,12 @@ pub fn excerpt(text: &str) -> String {
     shown(text, FRAGMENT_CHARS)
 }
 
+/// A whole error message on one line of bounded length: control characters escaped, cut after
+/// 600 characters (room for a list of known names; quoted input is already an [`excerpt`]).
+pub fn one_line(text: &str) -> String {
+    shown(text, 600)
+}
+
 /// `text` with control characters escaped (`\n`, `\u{0}`), cut after `max` characters.
 fn shown(text: &str, max: usize) -> String {
     let mut out = String::new();
