@@ -274,8 +274,14 @@ impl Coordinator {
 
 /// Starts `gamesolver-worker` against `url` with `threads` slots and extra environment.
 pub fn start_worker(url: &str, threads: usize, env: &[(&str, &str)]) -> Proc {
+    start_worker_with(url, threads, env, &[])
+}
+
+/// [`start_worker`] with more command-line arguments (`--memory-mb`, ...).
+pub fn start_worker_with(url: &str, threads: usize, env: &[(&str, &str)], args: &[&str]) -> Proc {
     let mut cmd = Command::new(bin("gamesolver-worker"));
     cmd.args(["--coordinator", url, "--threads", &threads.to_string()])
+        .args(args)
         .env("RUST_LOG", "error")
         .env("RUST_BACKTRACE", "0")
         .env_remove("GAMESOLVER_TEST_PANIC_POSITION")

@@ -363,3 +363,149 @@ fn health_and_heartbeats_are_answered_under_idle_connections_and_polling() {
 fn still_alive(c: &Coordinator) {
     assert_eq!(c.get("/healthz", None).0, 200);
 }
+
+/// A position for `game` that `algorithm` accepts (the start, or a small tree of the kind).
+fn walk_position(game: &str, algorithm: &str) -> &'static str {
+    match (game, algorithm) {
+        ("tree", "expectimax" | "star1" | "star2" | "star25") => {
+            r#"{"max": [{"chance": [[0.5, {"min": [3, 7]}], [0.5, {"min": [8, 4]}]]}, 5]}"#
+        }
+        ("tree", "maxn" | "paranoid") => {
+            r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#
+        }
+        ("tree", _) => r#"{"max": [{"min": [4, 9]}, {"min": [2, 3]}]}"#,
+        _ => "",
+    }
+}
+
+/// The registry walked over HTTP: every game and algorithm pair, each numeric setting of its
+/// declared specs at its bounds and just past them. Past a bound: 400 naming `key=value`. At a
+/// bound: refused only for another reason, or accepted and run within the job's limits on real
+/// worker processes, which are still the same processes, alive and serving, at the end.
+#[test]
+fn every_numeric_setting_over_http_at_its_bounds_and_past_them() {
+    use gamesolver_shared::registry::{option_specs, ALGORITHMS, GAMES};
+    let token = "walk-token";
+    let c = Coordinator::fresh(
+        "harden-walk",
+        &CoordOpts {
+            worker_token: Some(token.into()),
+            max_attempts: Some(1),
+            extra_args: vec!["--max-queued-jobs".into(), "100000".into()],
+            ..Default::default()
+        },
+    );
+    // Workers with a small memory budget: settings at their bounds ask for the most memory.
+    let mut workers: Vec<Proc> = (0..2)
+        .map(|_| {
+            start_worker_with(
+                &c.url,
+                1,
+                &[("GAMESOLVER_WORKER_TOKEN", token)],
+                &["--memory-mb", "512"],
+            )
+        })
+        .collect();
+    wait_until(Duration::from_secs(30), "workers", || c.workers() == 2);
+    let pids: Vec<u32> = workers.iter().map(|w| w.pid()).collect();
+    let (mut refused_past, mut accepted) = (0, Vec::new());
+    for game in GAMES {
+        for alg in ALGORITHMS {
+            let specs = option_specs(game, alg);
+            if specs.is_empty() {
+                continue;
+            }
+            let mut base = json!({"game": game, "algorithm": alg,
+                "position": walk_position(game, alg), "game_params": {}, "options": {},
+                "limits": {"node_limit": 2000, "time_ms": 1500}});
+            if *game == "tsptw" {
+                base["game_params"]["instance"] = json!("rc_201.1");
+            }
+            for d in specs {
+                let Some(edges) = d.spec.edges() else {
+                    continue;
+                };
+                let name = d.spec.name;
+                let with = |v: &str| {
+                    let mut j = base.clone();
+                    let map = if d.param { "game_params" } else { "options" };
+                    j[map][name] = json!(v);
+                    match name {
+                        "tasks" if !d.param => j["options"]["trees"] = json!("4096"),
+                        "lower" => j["options"]["upper"] = json!("1000000000000000"),
+                        "upper" => j["options"]["lower"] = json!("-1000000000000000"),
+                        _ => {}
+                    }
+                    j
+                };
+                for v in &edges.refused {
+                    let msg = refused(&c, &with(v));
+                    assert!(
+                        msg.contains(&format!("'{name}={v}'")),
+                        "{game} {alg}: {msg}"
+                    );
+                    refused_past += 1;
+                }
+                for v in &edges.accepted {
+                    let job = with(v);
+                    let (code, r) = c.post("/v1/jobs", &job, None);
+                    match code {
+                        201 => accepted.push((r["id"].as_u64().unwrap(), job)),
+                        400 => {
+                            let m = r["error"]["message"].as_str().unwrap_or("");
+                            assert!(
+                                !m.contains("out of bounds") && !m.contains("malformed"),
+                                "{game} {alg} {name}={v}: {m}"
+                            );
+                        }
+                        _ => panic!("{game} {alg} {name}={v}: {code} {r}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        refused_past >= 300,
+        "{refused_past} settings past their bounds"
+    );
+    assert!(
+        accepted.len() >= 100,
+        "{} jobs at their bounds",
+        accepted.len()
+    );
+    for (id, job) in &accepted {
+        let end = Instant::now() + Duration::from_secs(120);
+        while !matches!(
+            c.get(&format!("/v1/jobs/{id}"), None).1["state"].as_str(),
+            Some("done" | "failed" | "cancelled")
+        ) {
+            if Instant::now() > end {
+                let status = c.get("/v1/status", None).1;
+                let running: Vec<Value> = status["workers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|w| w["current"].as_array().cloned().unwrap_or_default())
+                    .map(|t| c.get(&format!("/v1/jobs/{}", t["job"]), None).1["job"].clone())
+                    .collect();
+                panic!("{job} did not end; the workers run {running:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let st = c.get(&format!("/v1/jobs/{id}"), None).1;
+        let err = st["error"].as_str().unwrap_or("");
+        assert!(
+            !err.contains("lost its lease") && !err.contains("panicked"),
+            "{job}: {err}"
+        );
+    }
+    for (w, pid) in workers.iter_mut().zip(&pids) {
+        assert_eq!(w.pid(), *pid);
+        assert!(
+            std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "worker {pid} died"
+        );
+    }
+    assert_eq!(c.workers(), 2);
+    still_alive(&c);
+}

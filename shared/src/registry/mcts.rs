@@ -657,6 +657,19 @@ mod tests {
         run_local(prepare(j).unwrap().as_ref(), &Control::unlimited()).unwrap()
     }
 
+    /// A node limit holds with thousands of trees and slow playouts: each tree reads the limit
+    /// before its first playout, so backgammon with 4,096 trees and a limit of 2,000 playouts
+    /// stops within a few hundred playouts of it (it used to play 256 per tree, over a million).
+    #[test]
+    fn a_node_limit_holds_with_thousands_of_trees() {
+        let mut j = job("backgammon", "", &[("trees", "4096")]);
+        j.limits.node_limit = Some(2000);
+        let r = solve(&j);
+        assert_eq!(r.extra["stopped"], "nodes");
+        let playouts = r.extra["playouts"].as_u64().unwrap();
+        assert!((2000..4096).contains(&playouts), "{playouts} playouts");
+    }
+
     fn visits_sum(r: &JobResult) -> u64 {
         r.extra["visits"]
             .as_object()

@@ -430,6 +430,14 @@ where
             if budget.is_some_and(|b| ts.iterations >= b) || solved.load(Ordering::Relaxed) {
                 break;
             }
+            // Limits are read before a tree's first playout too: with thousands of trees, a
+            // check only after each tree's first CHECK_EVERY playouts would run far past them.
+            if unreported == 0 {
+                if let Some(r) = ctl.should_stop() {
+                    stopped = Some(r);
+                    break;
+                }
+            }
             match ts.iterate() {
                 Step::Done => {}
                 Step::Solved => {
@@ -446,10 +454,6 @@ where
             if unreported == CHECK_EVERY {
                 ctl.add_nodes(unreported);
                 unreported = 0;
-                if let Some(r) = ctl.should_stop() {
-                    stopped = Some(r);
-                    break;
-                }
             }
             if unpublished == PROGRESS_EVERY {
                 if let Some(b) = &board {
