@@ -117,26 +117,24 @@ fn another_board_size_agrees_with_alphabeta() {
 /// any single move of it (to any other column) makes verification fail.
 #[test]
 fn connect4_proofs_verify_and_every_flipped_move_fails() {
-    use gamesolver_shared::proof::{verify, verify_proof_file, Claim, ProofFile};
-    let dir = std::env::temp_dir().join(format!("gamesolver-c4-proof-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    use gamesolver_shared::proof::{verify, verify_proof_value, Claim, ProofFile};
     let lines = read_set("Test_L3_R1");
-    for (k, (moves, score)) in lines.iter().step_by(97).take(6).enumerate() {
+    for (moves, score) in lines.iter().step_by(97).take(6) {
         // Prove the exact score from both sides: "value >= score" and "value < score + 1".
         for (target, claim, algorithm) in [
             (*score, Claim::AtLeast, "pns"),
             (score + 1, Claim::Below, "dfpn"),
         ] {
-            let path = dir.join(format!("{k}-{target}.json"));
-            let p = path.to_str().unwrap().to_string();
             let t = target.to_string();
-            let r = run(&[], moves, algorithm, &[("target", &t), ("proof", &p)]);
+            let r = run(&[], moves, algorithm, &[("target", &t), ("proof", "true")]);
             assert_eq!(
                 r.extra["proved"],
                 serde_json::json!(claim == Claim::AtLeast),
                 "'{moves}' {t}"
             );
-            let c = verify_proof_file(&path).unwrap_or_else(|e| panic!("'{moves}' {t}: {e}"));
+            let certificate = r.proof.clone().expect("proof=true gives a certificate");
+            let c =
+                verify_proof_value(&certificate).unwrap_or_else(|e| panic!("'{moves}' {t}: {e}"));
             assert_eq!(c.claim, claim);
             match claim {
                 Claim::AtLeast => assert_eq!(c.lower, Some(serde_json::json!(score)), "'{moves}'"),
@@ -144,8 +142,7 @@ fn connect4_proofs_verify_and_every_flipped_move_fails() {
                     assert_eq!(c.below, Some(serde_json::json!(score + 1)), "'{moves}'")
                 }
             }
-            let file: ProofFile =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let file: ProofFile = serde_json::from_value(certificate).unwrap();
             let mut flipped = 0;
             for (i, tok) in file.tree.iter().enumerate() {
                 let Some(text) = tok.as_str() else { continue };
@@ -165,5 +162,4 @@ fn connect4_proofs_verify_and_every_flipped_move_fails() {
             assert!(flipped > 0);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

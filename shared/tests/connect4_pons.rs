@@ -293,7 +293,7 @@ fn bad_input_is_one_clear_line() {
         err(&[], "4444444", &[]),
         "position: move 7 ('4'): column 4 is full"
     );
-    assert!(err(&[("width", "0")], "", &[]).contains("not supported"));
+    assert!(err(&[("width", "0")], "", &[]).contains("'width=0' is out of bounds"));
     assert!(err(&[("width", "x")], "", &[]).contains("width=x"));
     assert!(err(&[], "", &[("threads", "0")]).contains("threads"));
     assert!(err(&[], "", &[("weak", "true"), ("depth", "3")]).contains("weak"));
