@@ -43,13 +43,7 @@ fn rss(c: &Coordinator) -> f64 {
 }
 
 fn main() {
-    if std::env::var("GAMESOLVER_BIN_DIR").is_err() {
-        let exe = std::env::current_exe().unwrap();
-        std::env::set_var(
-            "GAMESOLVER_BIN_DIR",
-            exe.parent().unwrap().parent().unwrap(),
-        );
-    }
+    use_binaries_beside_examples();
     let quota = CoordOpts {
         extra_args: vec!["--max-queued-jobs".into(), "20000".into()],
         ..Default::default()
@@ -108,11 +102,7 @@ fn main() {
     let workers: Vec<Proc> = (0..2)
         .map(|_| start_worker(&c.url, 1, &[("GAMESOLVER_WORKER_TOKEN", token)]))
         .collect();
-    let big = c.submit(
-        &json!({"game": "weakschur", "algorithm": "nrpa",
-            "options": {"level": 1, "iterations": 2000, "across": "shared", "runs": 2, "seed": 1}}),
-        None,
-    );
+    let big = c.submit(&many_task_job(2000), None);
     let st = c.wait_job(big, Duration::from_secs(900));
     assert_eq!(st["state"], "done");
     drop(workers);

@@ -18,14 +18,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn main() {
-    if std::env::var("GAMESOLVER_BIN_DIR").is_err() {
-        // Examples live in target/<profile>/examples: the binaries are one level up.
-        let exe = std::env::current_exe().unwrap();
-        std::env::set_var(
-            "GAMESOLVER_BIN_DIR",
-            exe.parent().unwrap().parent().unwrap(),
-        );
-    }
+    use_binaries_beside_examples();
     let restarts: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

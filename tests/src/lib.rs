@@ -562,3 +562,24 @@ pub fn rss_mib(pid: u32) -> Option<f64> {
         .ok()?;
     Some(kb / 1024.0)
 }
+
+/// For the examples (`cargo run --example ...`): they live in `target/<profile>/examples`, so
+/// the binaries under test are one level up, unless `GAMESOLVER_BIN_DIR` says otherwise.
+pub fn use_binaries_beside_examples() {
+    if std::env::var("GAMESOLVER_BIN_DIR").is_err() {
+        let exe = std::env::current_exe().expect("current exe");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        std::env::set_var("GAMESOLVER_BIN_DIR", dir);
+    }
+}
+
+/// A job of `tasks` cheap tasks: NRPA level 1 on Weak Schur with shared top-level iterations,
+/// each iteration a task (rounds of two). For load tests of jobs with many tasks.
+pub fn many_task_job(tasks: u32) -> Value {
+    serde_json::json!({"game": "weakschur", "algorithm": "nrpa",
+        "options": {"level": 1, "iterations": tasks, "across": "shared", "runs": 2, "seed": 1}})
+}

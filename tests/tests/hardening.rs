@@ -299,13 +299,6 @@ fn start_worker_with_token(url: &str, token: &str) -> Proc {
     start_worker(url, 1, &[("GAMESOLVER_WORKER_TOKEN", token)])
 }
 
-/// A job of `tasks` cheap tasks: NRPA level 1 with shared top-level iterations, each iteration
-/// a task (rounds of two).
-fn many_task_job(tasks: u32) -> Value {
-    json!({"game": "weakschur", "algorithm": "nrpa",
-        "options": {"level": 1, "iterations": tasks, "across": "shared", "runs": 2, "seed": 1}})
-}
-
 /// Hundreds of idle connections and four clients polling a finished job of 2,000 tasks do not
 /// keep `/healthz` or a worker's heartbeats from being answered. (The latencies are figures of
 /// `hardening_bench`, not asserted here.)
