@@ -39,9 +39,9 @@ pub enum Command {
     /// Check a proof certificate (written by `solve --proof FILE` with a proof-number
     /// algorithm and a target) with the game rules alone, and print the value it certifies.
     VerifyProof(VerifyProofArgs),
-    /// Run a benchmark suite (`quick` or `full`) through a real coordinator and worker
-    /// processes; write report.md and report.json.
-    Bench(gamesolver::bench::BenchArgs),
+    /// The benchmark harness is its own binary; this says where (exit 2).
+    #[command(hide = true)]
+    Bench(BenchMovedArgs),
     /// Build a Connect Four opening book with our solver (exact scores up to a depth).
     Book(crate::book_cmd::BookArgs),
     /// A local worker of `serve --local-workers` (started by the coordinator, not by hand).
@@ -57,11 +57,21 @@ pub fn worker(args: gamesolver_worker::cli::WorkerArgs) -> Result<(), Failure> {
     })
 }
 
-/// `gamesolver bench`: see [`gamesolver::bench`].
-pub fn bench(args: gamesolver::bench::BenchArgs) -> Result<(), Failure> {
-    gamesolver::bench::run(args).map_err(|e| Failure {
-        status: e.status,
-        message: e.message,
+/// `gamesolver bench ...`: whatever follows, accepted so that the answer is the pointer below.
+#[derive(Debug, Args)]
+pub struct BenchMovedArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+/// `gamesolver bench`: the harness is not part of the production binary; exit 2 with one line
+/// naming the binary that is.
+pub fn bench(_args: BenchMovedArgs) -> Result<(), Failure> {
+    Err(Failure {
+        status: 2,
+        message: "the benchmark harness is the gamesolver-bench binary (cargo run --release -p \
+                  gamesolver-bench -- quick)"
+            .into(),
     })
 }
 

@@ -18,7 +18,6 @@
 //! `serve --local-workers` that [`local_workers`] supervises, so no kernel runs in this process).
 
 pub mod api;
-pub mod bench;
 pub mod client;
 pub mod dashboard;
 pub mod http;

@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the library (issue 12): move generation per game (perft counts with
 //! their published values, asserted before timing) and nodes per second per kernel on fixed
-//! positions (node counts asserted against the signatures that `gamesolver bench` also checks,
+//! positions (node counts asserted against the signatures that `gamesolver-bench` also checks,
 //! so a change in search behaviour fails here before a figure is taken).
 //!
 //! Run: `cargo bench -p gamesolver-shared --bench kernels` (add `-- perft` or `-- kernel` to
@@ -68,7 +68,7 @@ fn perft_benches(c: &mut Criterion) {
     bench_perft(c, "othello 8x8", Othello::new(8).unwrap(), 6, 8_200);
 }
 
-/// A fixed job with its one-thread node count (the signature of `gamesolver bench`).
+/// A fixed job with its one-thread node count (the signature of `gamesolver-bench`).
 struct Fixed {
     name: &'static str,
     game: &'static str,

@@ -2,8 +2,8 @@
 //! against MCTS.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example carcassonne_bench -- nodes [POSITIONS] [DEPTH]
-//! cargo run --release -p gamesolver-shared --example carcassonne_bench -- match [GAMES] [MS_PER_MOVE] [PROBING]
+//! cargo run --release -p gamesolver-bench --example carcassonne_bench -- nodes [POSITIONS] [DEPTH]
+//! cargo run --release -p gamesolver-bench --example carcassonne_bench -- match [GAMES] [MS_PER_MOVE] [PROBING]
 //! ```
 //!
 //! `nodes` (defaults 20 positions, depth 2): decision positions (a tile drawn) from seeded

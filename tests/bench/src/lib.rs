@@ -1,4 +1,6 @@
-//! `gamesolver bench quick|full`: the scaling report (issue 12) and the node-count signatures.
+//! `gamesolver-bench quick|full`: the scaling report and the node-count signatures. A harness
+//! apart from the production binaries: it drives `gamesolver` and `gamesolver-worker` as
+//! processes, and runs the signature jobs and perft through the library in its own process.
 //!
 //! What one run does, in this order:
 //! 1. **Signatures**: fixed jobs run in this process on one thread (deterministic): the node
@@ -8,8 +10,8 @@
 //!    mismatch makes the command exit with status 1 naming the kernel (after the report is
 //!    written, so the new figures can be read there).
 //! 2. **Service**: for each worker count `w` of `--workers` (default 1, 2, 4) a real coordinator
-//!    (`gamesolver serve`, this executable, SQLite in a temporary directory) and `w` real
-//!    `gamesolver-worker` processes with one slot each. Per job type (exact Connect Four by
+//!    (`gamesolver serve`, SQLite in a temporary directory) and `w` real `gamesolver-worker`
+//!    processes with one slot each. Per job type (exact Connect Four by
 //!    probes, multi-valued PNS, root-parallel MCTS with trees as tasks, parallel NRPA with runs
 //!    as tasks and, in `full`, with top-level iterations across workers) the type's jobs are
 //!    submitted together over HTTP and timed from the first submission to the last `done`;
@@ -28,14 +30,17 @@
 //!    per CPU second on the same level, iterations and seed, 5D and 5T. A missing peer is
 //!    skipped with a note.
 //!
+//! The two service binaries are found beside this executable (`cargo build --release` puts all
+//! three in `target/release`), or where `--gamesolver` and `--worker` say.
+//!
 //! Output: `report.md` and `report.json` in `--out` (default `bench-report`), and the Markdown
-//! on stdout. Exit status: 0 all good; 1 a signature differs or a job failed or disagreed;
-//! 2 bad arguments or a missing worker binary.
+//! on stdout; both state the command, the machine and the date (UTC). Exit status: 0 all good;
+//! 1 a signature differs or a job failed or disagreed; 2 bad arguments or a missing binary.
 //!
 //! Times are wall-clock and depend on the machine's load, which the report states (`uptime`
 //! load averages before and after); node counts and signatures do not.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use gamesolver_shared::model::{Game, Turn};
 use gamesolver_shared::plan;
 use gamesolver_shared::registry;
@@ -47,11 +52,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `gamesolver bench`.
+/// The flags of `gamesolver-bench quick` and `gamesolver-bench full`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Suite: `quick` (CI-sized, well under 5 minutes on 2 cores) or `full` (minutes).
-    pub suite: Suite,
     /// Directory for `report.md` and `report.json` (created when missing).
     #[arg(long, default_value = "bench-report")]
     pub out: PathBuf,
@@ -64,10 +67,16 @@ pub struct BenchArgs {
     /// Skip the service part (signatures and kernel figures only).
     #[arg(long)]
     pub no_service: bool,
+    /// The coordinator binary (default: `gamesolver` beside this executable).
+    #[arg(long, value_name = "PATH")]
+    pub gamesolver: Option<PathBuf>,
+    /// The worker binary (default: `gamesolver-worker` beside this executable).
+    #[arg(long, value_name = "PATH")]
+    pub worker: Option<PathBuf>,
 }
 
-/// The named suites.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// The named suites (the subcommands of `gamesolver-bench`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Suite {
     /// Small jobs, for CI.
     Quick,
@@ -663,6 +672,33 @@ fn machine() -> Value {
         "arch": std::env::consts::ARCH,
         "version": env!("CARGO_PKG_VERSION"),
     })
+}
+
+/// The current time in UTC as `YYYY-MM-DD HH:MM`, for the report's date (civil date from days
+/// since 1970-01-01, proleptic Gregorian calendar).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    utc_text(secs)
+}
+
+/// `secs` after the Unix epoch as `YYYY-MM-DD HH:MM` (UTC).
+pub fn utc_text(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Days to a civil date, with 400-year eras starting on 0000-03-01.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02} {h:02}:{m:02}")
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -1307,11 +1343,12 @@ fn markdown(report: &Value) -> String {
     };
     let m = &report["machine"];
     s += &format!(
-        "### gamesolver bench {}\n\n",
+        "### gamesolver-bench {}\n\n",
         report["suite"].as_str().unwrap_or("")
     );
     s += &format!(
-        "Machine: {} CPUs ({}), {} GiB, {} {}; load average before {} / after {}; total {:.1} s.\n\n",
+        "Date: {} UTC. Machine: {} CPUs ({}), {} GiB, {} {}; load average before {} / after {}; total {:.1} s.\n\n",
+        report["date"].as_str().unwrap_or("?"),
         m["cpus"],
         m["cpu_model"].as_str().unwrap_or("?"),
         m["memory_gib"],
@@ -1323,7 +1360,7 @@ fn markdown(report: &Value) -> String {
     );
     s += &format!(
         "Command: `{}`\n\n",
-        report["command"].as_str().unwrap_or("gamesolver bench")
+        report["command"].as_str().unwrap_or("gamesolver-bench")
     );
     s += "#### Node-count signatures (one thread, in process)\n\n";
     s += "| kernel | nodes | fingerprint | stored | nodes/s | ok |\n|---|---|---|---|---|---|\n";
@@ -1485,22 +1522,42 @@ fn markdown(report: &Value) -> String {
     s
 }
 
-/// `gamesolver bench`.
-pub fn run(args: BenchArgs) -> Result<(), BenchError> {
+/// The binary `name` beside this executable (where `cargo build` puts every binary of the
+/// workspace).
+fn beside_me(name: &str) -> Result<PathBuf, BenchError> {
+    let exe =
+        std::env::current_exe().map_err(|e| bad(format!("cannot find this executable: {e}")))?;
+    Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// `gamesolver-bench quick|full`: runs `suite` and writes the report.
+pub fn run(suite: Suite, args: BenchArgs) -> Result<(), BenchError> {
     let counts = args.workers.clone();
     if counts.is_empty() || counts.iter().any(|&w| w == 0 || w > 64) {
         return Err(bad(
             "--workers must list counts between 1 and 64, e.g. 1,2,4",
         ));
     }
-    let exe =
-        std::env::current_exe().map_err(|e| bad(format!("cannot find this executable: {e}")))?;
-    let worker = exe.with_file_name(format!("gamesolver-worker{}", std::env::consts::EXE_SUFFIX));
-    if !args.no_service && !worker.is_file() {
-        return Err(bad(format!(
-            "worker binary '{}' not found next to gamesolver (build it: cargo build --release -p gamesolver-worker)",
-            worker.display()
-        )));
+    let exe = match &args.gamesolver {
+        Some(p) => p.clone(),
+        None => beside_me("gamesolver")?,
+    };
+    let worker = match &args.worker {
+        Some(p) => p.clone(),
+        None => beside_me("gamesolver-worker")?,
+    };
+    if !args.no_service {
+        for (path, package, flag) in [
+            (&exe, "gamesolver", "--gamesolver"),
+            (&worker, "gamesolver-worker", "--worker"),
+        ] {
+            if !path.is_file() {
+                return Err(bad(format!(
+                    "binary '{}' not found (build it: cargo build --release -p {package}; or pass {flag} PATH)",
+                    path.display()
+                )));
+            }
+        }
     }
     if let Some(p) = &args.peers {
         if !p.is_dir() {
@@ -1516,7 +1573,7 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
 
     let t0 = Instant::now();
     let load_before = load();
-    let suite_name = match args.suite {
+    let suite_name = match suite {
         Suite::Quick => "quick",
         Suite::Full => "full",
     };
@@ -1526,14 +1583,14 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
     let service_report = if args.no_service {
         Value::Null
     } else {
-        service(args.suite, &counts, &exe, &worker, &scratch, &mut problems)
+        service(suite, &counts, &exe, &worker, &scratch, &mut problems)
     };
     let mut notes = Vec::new();
     eprintln!("bench: peers");
-    let peer_report = peers(args.suite, args.peers.as_deref(), &mut notes, &mut problems);
+    let peer_report = peers(suite, args.peers.as_deref(), &mut notes, &mut problems);
     let _ = std::fs::remove_dir_all(&scratch);
     let mut command = format!(
-        "gamesolver bench {suite_name} --workers {}",
+        "gamesolver-bench {suite_name} --workers {}",
         counts
             .iter()
             .map(|c| c.to_string())
@@ -1546,6 +1603,7 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
     let report = json!({
         "suite": suite_name,
         "command": command,
+        "date": utc_now(),
         "machine": machine(),
         "load_before": load_before,
         "load_after": load(),
@@ -1580,5 +1638,35 @@ pub fn run(args: BenchArgs) -> Result<(), BenchError> {
             problems.len(),
             problems[0]
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against dates computed independently (Python's `datetime.utcfromtimestamp`), leap days
+    /// and a century included.
+    #[test]
+    fn utc_text_matches_known_dates() {
+        for (secs, text) in [
+            (0, "1970-01-01 00:00"),
+            (951_782_400, "2000-02-29 00:00"),
+            (1_700_000_000, "2023-11-14 22:13"),
+            (1_798_675_200, "2026-12-31 00:00"),
+            (4_102_444_799, "2099-12-31 23:59"),
+        ] {
+            assert_eq!(utc_text(secs), text, "{secs}");
+        }
+    }
+
+    /// The perft figures of [`PERFT`] are the published ones; at depth 1 every game has its
+    /// number of opening moves.
+    #[test]
+    fn perft_of_the_first_ply_counts_the_opening_moves() {
+        assert_eq!(perft_named("connect4", 1), Ok(7));
+        assert_eq!(perft_named("tictactoe", 1), Ok(9));
+        assert_eq!(perft_named("othello", 1), Ok(4));
+        assert!(perft_named("chess", 1).is_err());
     }
 }

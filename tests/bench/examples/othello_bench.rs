@@ -2,7 +2,7 @@
 //! (`registry::prepare` + `plan::run_local`: the planner's null-window probes on one table).
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example othello_bench -- \
+//! cargo run --release -p gamesolver-bench --example othello_bench -- \
 //!     [--size N] [--plies P] [--count K] [--seed S] [--memory MB] [--generic] [--position TEXT]
 //! ```
 //! Plays `P` random moves from the start of the `N x N` board (seeded; default 6 x 6, 10 plies,

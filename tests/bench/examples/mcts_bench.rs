@@ -2,8 +2,8 @@
 //! parallelisation on Connect Four positions whose best moves are known.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example mcts_bench -- speed [SECONDS]
-//! cargo run --release -p gamesolver-shared --example mcts_bench -- accuracy [FILE,...] [POSITIONS] [BUDGET...]
+//! cargo run --release -p gamesolver-bench --example mcts_bench -- speed [SECONDS]
+//! cargo run --release -p gamesolver-bench --example mcts_bench -- accuracy [FILE,...] [POSITIONS] [BUDGET...]
 //! ```
 //!
 //! `speed`: one tree on one thread, for each game, playouts per second (with the tree, i.e. the
@@ -19,64 +19,17 @@
 //! more than `TRUTH_NODES` engine nodes per move are skipped. Solver off (pure UCT), so the figure
 //! measures the statistics, not the proofs.
 //!
-//! ## Preliminary figures (measured UNDER LOAD: 2 cores shared with ~6 compiling sessions,
-//! `--profile test` build (opt-level 3, no LTO); to be re-measured in the quiet phase)
-//!
-//! `speed 2`, one thread, one tree, whole iterations from the start position:
-//!
-//! | game | playouts/s |
-//! |---|---|
-//! | connect4 7x6 | 330,000 |
-//! | tictactoe | 499,000 |
-//! | mnk 9,9,5 | 25,500 |
-//!
-//! `accuracy Test_L2_R1 60 30 300` (60 positions where some move loses the outcome; share of
-//! outcome-keeping choices; B/T per tree vs B per tree):
-//!
-//! | B | T | per tree | sum | vote |
-//! |---|---|---|---|---|
-//! | 30 | 1 | 30 | 0.717 | 0.717 |
-//! | 30 | 2 | 15 / 30 | 0.683 / 0.833 | 0.683 / 0.833 |
-//! | 30 | 4 | 7 / 30 | 0.467 / 0.883 | 0.400 / 0.900 |
-//! | 30 | 8 | 3 / 30 | 0.533 / 0.917 | 0.417 / 0.900 |
-//! | 300 | 1 | 300 | 0.967 | 0.967 |
-//! | 300 | 2 | 150 / 300 | 0.967 / 0.983 | 0.967 / 0.983 |
-//! | 300 | 4 | 75 / 300 | 0.950 / 0.983 | 0.967 / 0.983 |
-//! | 300 | 8 | 37 / 300 | 0.950 / 0.983 | 0.917 / 0.983 |
-//!
-//! With 100 positions of the same set and B = 100 / 1000 the 1-tree shares were 0.95 / 0.98:
-//! these easy positions saturate early. Harder, `accuracy Test_L1_R2 40 100 1000` (opening
-//! positions, 40 with a losing move; truth by the engine in 232 s under load):
-//!
-//! | B | T | per tree | sum | vote |
-//! |---|---|---|---|---|
-//! | 100 | 1 | 100 | 0.700 | 0.700 |
-//! | 100 | 2 | 50 / 100 | 0.750 / 0.725 | 0.700 / 0.750 |
-//! | 100 | 4 | 25 / 100 | 0.675 / 0.825 | 0.675 / 0.825 |
-//! | 100 | 8 | 12 / 100 | 0.600 / 0.825 | 0.450 / 0.875 |
-//! | 1000 | 1 | 1000 | 0.900 | 0.900 |
-//! | 1000 | 2 | 500 / 1000 | 0.875 / 0.925 | 0.900 / 0.925 |
-//! | 1000 | 4 | 250 / 1000 | 0.850 / 0.900 | 0.825 / 0.900 |
-//! | 1000 | 8 | 125 / 1000 | 0.875 / 0.900 | 0.875 / 0.900 |
-//!
-//! (40 and 60 positions: one position is 2.5 and 1.7 points; differences below ~10 points are
-//! noise at these sizes.)
+//! Figures, with their machine and date: `docs/BENCHMARKS.md` (MCTS).
 
 use gamesolver_shared::games::connect4::Connect4;
+use gamesolver_shared::games::data::data_dir;
 use gamesolver_shared::games::mnk::Mnk;
 use gamesolver_shared::games::othello::Othello;
 use gamesolver_shared::model::{Game, Hashed, Tactics, ZeroSum};
 use gamesolver_shared::search::engine::{self, Table};
 use gamesolver_shared::search::mcts::{self, Config, Merge};
 use gamesolver_shared::search::Control;
-use std::path::PathBuf;
 use std::time::Instant;
-
-fn data_dir() -> PathBuf {
-    std::env::var_os("GAMESOLVER_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"))
-}
 
 fn speed_of<G: Game>(label: &str, game: &G, seconds: f64) {
     let root = game.initial_state();

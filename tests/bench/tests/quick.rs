@@ -1,5 +1,7 @@
-//! `gamesolver bench quick` end to end (issue 12): it starts its own coordinator and worker
-//! processes, checks the node-count signatures and writes a report with every job type.
+//! `gamesolver-bench quick` end to end: it starts its own coordinator and worker processes
+//! (the `gamesolver` and `gamesolver-worker` binaries beside it in `target/<profile>`, which
+//! `cargo test --workspace` builds), checks the node-count signatures and writes a report with
+//! every job type.
 
 use gamesolver_e2e::*;
 use serde_json::Value;
@@ -12,15 +14,24 @@ const JOB_TYPES: [&str; 4] = [
     "parallel NRPA",
 ];
 
+/// The harness under test (cargo builds it for this test).
+fn harness() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gamesolver-bench"))
+}
+
 #[test]
 fn bench_quick_checks_signatures_and_reports_every_job_type() {
     let dir = scratch("bench-quick");
-    let out = Command::new(bin("gamesolver"))
-        .args(["bench", "quick", "--workers", "1,2", "--out"])
+    // The service binaries must be there (the harness would exit 2 without them).
+    for name in ["gamesolver", "gamesolver-worker"] {
+        bin(name);
+    }
+    let out = harness()
+        .args(["quick", "--workers", "1,2", "--out"])
         .arg(&dir)
         .env("RUST_LOG", "error")
         .output()
-        .expect("run gamesolver bench");
+        .expect("run gamesolver-bench");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     let report: Value =
@@ -73,15 +84,40 @@ fn bench_quick_checks_signatures_and_reports_every_job_type() {
         report["problems"].as_array().unwrap().is_empty(),
         "{report}"
     );
+    // The report says what produced it, where and when.
+    assert!(
+        report["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("gamesolver-bench quick --workers 1,2"),
+        "{report}"
+    );
+    let date = report["date"].as_str().unwrap();
+    assert_eq!(date.len(), "2026-01-01 00:00".len(), "{date}");
+    assert!(md.contains(&format!("Date: {date} UTC")), "{md}");
 }
 
 #[test]
 fn bench_refuses_bad_arguments_with_status_2() {
     for args in [
-        vec!["bench", "quick", "--workers", "0"],
-        vec!["bench", "slow"],
-        vec!["bench", "quick", "--peers", "/nonexistent/peers"],
+        vec!["quick", "--workers", "0"],
+        vec!["slow"],
+        vec!["quick", "--peers", "/nonexistent/peers"],
+        vec!["quick", "--worker", "/nonexistent/gamesolver-worker"],
+        vec!["full", "--gamesolver", "/nonexistent/gamesolver"],
     ] {
+        let out = harness().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// The production binary does not carry the harness: `gamesolver bench ...` says where it is, in
+/// one line, with status 2.
+#[test]
+fn gamesolver_bench_points_to_the_harness() {
+    for args in [vec!["bench"], vec!["bench", "quick", "--workers", "1"]] {
         let out = Command::new(bin("gamesolver"))
             .args(&args)
             .output()
@@ -89,6 +125,10 @@ fn bench_refuses_bad_arguments_with_status_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("cargo run --release -p gamesolver-bench -- quick"),
+            "{err}"
+        );
     }
 }
 
@@ -121,14 +161,14 @@ fn bench_peers_are_parsed_and_disagreements_fail() {
         "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done\necho \"  Simulations: 1000 (10517.18 per second)\"\necho \"  Best line: 61\"",
     );
     let out_dir = dir.join("out");
-    let out = Command::new(bin("gamesolver"))
-        .args(["bench", "quick", "--no-service", "--peers"])
+    let out = harness()
+        .args(["quick", "--no-service", "--peers"])
         .arg(&peers)
         .arg("--out")
         .arg(&out_dir)
         .env("RUST_LOG", "error")
         .output()
-        .expect("run gamesolver bench");
+        .expect("run gamesolver-bench");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     let report: Value =

@@ -3,7 +3,7 @@
 //! Pig positions. Every kernel's value is checked against expectimax's (within 1e-9).
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example star_bench -- [POSITIONS] [BG_DEPTH] [PIG_DEPTH]
+//! cargo run --release -p gamesolver-bench --example star_bench -- [POSITIONS] [BG_DEPTH] [PIG_DEPTH]
 //! ```
 //!
 //! Defaults: 6 positions per game, backgammon depth 2 from positions on roll (the mover's play,
@@ -11,22 +11,7 @@
 //! fixed seed (`POSITION_SEED`), so every run measures the same positions. Depth counts the
 //! players' plies; chance layers are not counted (course 5.1).
 //!
-//! Preliminary figures, measured under load (2 shared cores, other builds running), so the
-//! times are rough; node counts are exact and reproducible. `-- 3 2 4` (3 positions each):
-//!
-//! | kernel | backgammon d2 nodes | vs expectimax | Pig d4 nodes | vs expectimax |
-//! |---|---|---|---|---|
-//! | expectimax | 40,086 | 100% | see below | |
-//! | expectimax + chance cut | 35,417 | 88.4% | | |
-//! | Star1 | 34,584 | 86.3% | | |
-//! | Star2 | 3,046 | 7.6% | | |
-//! | Star2.5 k=2..5 sequential | 3,973 .. 6,746 | 9.9% .. 16.8% | | |
-//! | Star2.5 k=2..5 cyclic | 3,046 | 7.6% | | |
-//!
-//! Pig (target 100, depth 6, `-- 3 2 6`): Star1 97.5%, Star2 118%, Star2.5 sequential k>=2
-//! 97.9% (Pig has at most two moves, so k>=2 probes everything), cyclic 119%: Pig's values
-//! stay far inside the bounds [-1, 1], so windows rarely leave them and probing, which
-//! re-searches without a transposition table, is mostly overhead there.
+//! Figures, with their machine and date: `docs/BENCHMARKS.md` (*-Minimax).
 
 use gamesolver_shared::games::backgammon::Backgammon;
 use gamesolver_shared::games::pig::Pig;

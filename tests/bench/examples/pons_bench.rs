@@ -2,7 +2,7 @@
 //! through the same path as `gamesolver batch` (`registry::prepare` + `plan::run_local`).
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example pons_bench -- [N] [SET...] [--threads T] [--weak] [--memory MB] [--option K=V]...
+//! cargo run --release -p gamesolver-bench --example pons_bench -- [N] [SET...] [--threads T] [--weak] [--memory MB] [--option K=V]...
 //! ```
 //! `N` (default 100) is how many positions of each set to run (from the top); sets default to
 //! all six. Prints mean wall time, mean CPU time of this thread (Linux; the figure to trust on a
@@ -23,7 +23,7 @@ use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
 use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::JobSpec;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// CPU time of the calling thread in seconds (`CLOCK_THREAD_CPUTIME_ID`), if available.
@@ -90,10 +90,7 @@ fn main() {
         .map(String::from)
         .to_vec();
     }
-    let data = match std::env::var_os("GAMESOLVER_DATA") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-    };
+    let data = gamesolver_shared::games::data::data_dir();
     warm_table_pool();
     println!(
         "set          positions   mean wall     mean cpu      mean nodes   probes   (threads {threads}{})",

@@ -2,7 +2,7 @@
 //! Rolit, 3 and 4 players, at fixed depths, from the same positions.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example multi_bench -- [POSITIONS] [MAX_DEPTH] [SIZE]
+//! cargo run --release -p gamesolver-bench --example multi_bench -- [POSITIONS] [MAX_DEPTH] [SIZE]
 //! ```
 //!
 //! Defaults: 6 positions per player count, depths 1 to 4, the 8 x 8 board. Positions come from

@@ -7,7 +7,7 @@
 //! `threads=2` rows), so times are per position.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example pns_bench -- [N] [SET...]
+//! cargo run --release -p gamesolver-bench --example pns_bench -- [N] [SET...]
 //! ```
 //! `N` (default 50) positions from the top of each set (default `Test_L3_R1 Test_L2_R1`).
 //! The load average is printed first: times on a loaded machine are too high, node counts are

@@ -1,14 +1,14 @@
 //! NRPA benchmark command (not a test): rollouts per second and scores over seeds.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- morpion 5D 3 1 1 [iterations] [seconds]
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- morpion 5T 2 1 10
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw rc_206.1 3 1 5
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw all 2 1 1
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- tsptw-pruned all 3 1 1
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- samegame 1 3 1 1
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- samegame all 2 1 1
-//! cargo run --release -p gamesolver-shared --example nrpa_bench -- weakschur 4 3 1 5
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- morpion 5D 3 1 1 [iterations] [seconds]
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- morpion 5T 2 1 10
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- tsptw rc_206.1 3 1 5
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- tsptw all 2 1 1
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- tsptw-pruned all 3 1 1
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- samegame 1 3 1 1
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- samegame all 2 1 1
+//! cargo run --release -p gamesolver-bench --example nrpa_bench -- weakschur 4 3 1 5
 //! ```
 //! Arguments: game, its parameter (variant, instance, board, k), level, first seed, number of
 //! seeds, then optionally iterations (default 100), a time limit per seed in seconds (0: none), a

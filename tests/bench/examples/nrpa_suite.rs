@@ -2,8 +2,8 @@
 //! best-known cost, or the 20 standard SameGame boards with their total.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-shared --example nrpa_suite -- tsptw LEVEL SEED [ITERATIONS] [SECONDS] [prune|noprune] [NAME ...]
-//! cargo run --release -p gamesolver-shared --example nrpa_suite -- samegame LEVEL SEED [ITERATIONS] [SECONDS] [tabu] [BOARD ...]
+//! cargo run --release -p gamesolver-bench --example nrpa_suite -- tsptw LEVEL SEED [ITERATIONS] [SECONDS] [prune|noprune] [NAME ...]
+//! cargo run --release -p gamesolver-bench --example nrpa_suite -- samegame LEVEL SEED [ITERATIONS] [SECONDS] [tabu] [BOARD ...]
 //! ```
 //! `SECONDS` (0 = none) is the time limit per instance or board, `ITERATIONS` is N (100). TSPTW
 //! runs with pruning unless `noprune`; without names it runs all 30 instances of
