@@ -70,7 +70,7 @@ pub trait Game: Send + Sync + 'static {
     /// Utilities of a terminal state, one per player, written into `out[..num_players()]`.
     fn returns(&self, state: &Self::State, out: &mut [f64]);
 
-    /// Reads a position in the game's text notation (CONTRACTS.md).
+    /// Reads a position in the game's text notation (docs/API.md, section 4).
     fn parse_position(&self, text: &str) -> Result<Self::State, NotationError>;
     /// Writes a position so that `parse_position` gives it back.
     fn format_position(&self, state: &Self::State) -> String;
@@ -105,7 +105,7 @@ pub trait ZeroSum: Game {
     /// threshold search; tighter is better, but it must never exclude the true value.
     fn value_bounds(&self, state: &Self::State) -> (i32, i32);
     /// The value of `state` from `side(state)`'s point of view as the outside world sees it
-    /// (CONTRACTS.md, "Values"). Default: the integer itself.
+    /// (docs/API.md, section 3). Default: the integer itself.
     fn value_to_json(&self, state: &Self::State, value: i32) -> serde_json::Value {
         let _ = state;
         serde_json::Value::from(value)

@@ -11,21 +11,20 @@
 //! `game.order_moves` when `use_ordering` is set: this is the reference implementation. The fast
 //! engine with tables, iterative deepening and move ordering heuristics is [`super::engine`].
 
-use super::minimax::Outcome;
+use std::ops::ControlFlow;
+
+use super::minimax::{Best, NegamaxSearch, Outcome};
+use super::node::child_window;
 use super::Control;
 use crate::model::{to_parent, ZeroSum};
 
 struct Search<'a, G: ZeroSum> {
-    game: &'a G,
-    ctl: &'a Control,
+    n: NegamaxSearch<'a, G>,
     use_ordering: bool,
-    moves: Vec<Vec<G::Move>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
 }
 
 impl<G: ZeroSum> Search<'_, G> {
+    /// The node's fail-soft value in `(alpha, beta)` and its principal variation.
     fn value(
         &mut self,
         state: &G::State,
@@ -33,60 +32,31 @@ impl<G: ZeroSum> Search<'_, G> {
         beta: i32,
         ply: usize,
         depth: Option<u32>,
-    ) -> (i32, Vec<G::Move>) {
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        if self.stopped {
-            return (0, Vec::new());
-        }
-        if self.game.is_terminal(state) {
-            self.leaves += 1;
-            return (self.game.terminal_value(state), Vec::new());
-        }
-        if depth == Some(0) {
-            self.leaves += 1;
-            return (self.game.evaluate(state), Vec::new());
-        }
-        if self.moves.len() <= ply {
-            self.moves.push(Vec::new());
-        }
-        let mut moves = std::mem::take(&mut self.moves[ply]);
-        self.game.legal_moves(state, &mut moves);
+    ) -> Best<G::Move> {
+        let mut moves = match self.n.open(state, ply, depth) {
+            ControlFlow::Break(v) => return Best::leaf(v),
+            ControlFlow::Continue(moves) => moves,
+        };
+        let game = self.n.game;
         if self.use_ordering {
-            self.game.order_moves(state, &mut moves);
+            game.order_moves(state, &mut moves);
         }
-        let side = self.game.side(state);
-        let mut best = i32::MIN;
-        let mut best_line = Vec::new();
+        let side = game.side(state);
+        let mut best = Best::new();
         for &mv in &moves {
             let mut child = state.clone();
-            self.game.apply(&mut child, mv);
-            let child_side = self.game.side(&child);
-            // The child's window, seen from the child's side.
-            let (ca, cb) = if child_side == side {
-                (alpha, beta)
-            } else {
-                (-beta, -alpha)
-            };
-            let (v, mut line) = self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1));
-            let v = to_parent(side, child_side, v);
-            if v > best {
-                best = v;
-                line.push(mv);
-                best_line = line;
-            }
-            if best >= beta {
+            game.apply(&mut child, mv);
+            let child_side = game.side(&child);
+            let (ca, cb) = child_window(side, child_side, (alpha, beta));
+            let b = self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1));
+            best.offer(mv, to_parent(side, child_side, b.value), b.line);
+            if best.value >= beta {
                 break;
             }
-            alpha = alpha.max(best);
+            alpha = alpha.max(best.value);
         }
-        self.moves[ply] = moves;
-        (best, best_line)
+        self.n.close(ply, moves);
+        best
     }
 }
 
@@ -103,27 +73,11 @@ pub fn alphabeta<G: ZeroSum>(
 ) -> Option<Outcome<G::Move>> {
     assert!(alpha < beta, "alpha-beta needs alpha < beta");
     let mut s = Search {
-        game,
-        ctl,
+        n: NegamaxSearch::new(game, ctl),
         use_ordering,
-        moves: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
     };
-    let (value, mut pv) = s.value(state, alpha, beta, 0, depth);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
-        return None;
-    }
-    pv.reverse();
-    Some(Outcome {
-        value,
-        best_move: pv.first().copied(),
-        pv,
-        nodes: s.nodes,
-        leaves: s.leaves,
-    })
+    let best = s.value(state, alpha, beta, 0, depth);
+    s.n.outcome(best)
 }
 
 #[cfg(test)]

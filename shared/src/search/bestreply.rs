@@ -20,8 +20,10 @@
 //! second ply, so the same depth looks further ahead for `r`, at the price of positions that
 //! cannot arise in the real game (the paper's trade-off).
 
+use std::ops::ControlFlow;
+
 use super::maxn::VectorOutcome;
-use super::node::{RootPlayerSearch, Window};
+use super::node::{take_ply, RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{OutOfTurn, Turn, VectorEval};
 
@@ -52,22 +54,12 @@ impl<G: OutOfTurn + VectorEval> Search<'_, G> {
         depth: Option<u32>,
         max_layer: bool,
     ) -> f64 {
-        if !self.s.tally.enter(self.s.ctl) {
-            return 0.0;
+        if let ControlFlow::Break(v) = self.s.open(state, depth) {
+            return v;
         }
         let game = self.s.game;
-        if game.turn(state) == Turn::Terminal {
-            return self.s.leaf(state, true);
-        }
-        if depth == Some(0) {
-            self.s.cut = true;
-            return self.s.leaf(state, false);
-        }
-        if self.moves.len() <= ply {
-            self.moves.push(Vec::new());
-        }
         let next = depth.map(|d| d - 1);
-        let mut moves = std::mem::take(&mut self.moves[ply]);
+        let mut moves = take_ply(&mut self.moves, ply);
         let mut any = false;
         let mut w = Window::open(max_layer, alpha, beta);
         if max_layer {

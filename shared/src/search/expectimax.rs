@@ -39,6 +39,25 @@ pub struct ChanceOutcome<M> {
     pub leaves: u64,
 }
 
+impl<M> ChanceOutcome<M> {
+    /// The result of a chance search whose root value is `value` (from the root's side), or
+    /// `None` when a stop was requested. Reports the nodes not yet reported to `ctl`.
+    pub(crate) fn from_search(
+        value: f64,
+        best_move: Option<M>,
+        tally: &Tally,
+        ctl: &Control,
+    ) -> Option<Self> {
+        let t = tally.finish(ctl)?;
+        Some(ChanceOutcome {
+            value,
+            best_move,
+            nodes: t.nodes,
+            leaves: t.leaves,
+        })
+    }
+}
+
 /// Whether [`expectimax`] prunes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pruning {
@@ -199,16 +218,8 @@ pub fn expectimax<G: ChanceZeroSum>(
         best_root: None,
     };
     let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
-    s.tally.flush(ctl);
-    if s.tally.stopped {
-        return None;
-    }
-    Some(ChanceOutcome {
-        value: to_side(0, game.player_side(state), v),
-        best_move: s.best_root,
-        nodes: s.tally.nodes,
-        leaves: s.tally.leaves,
-    })
+    let value = to_side(0, game.player_side(state), v);
+    ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
 }
 
 #[cfg(test)]

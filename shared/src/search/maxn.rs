@@ -190,15 +190,12 @@ pub fn maxn<G: Stochastic + VectorEval>(
         best_root: None,
     };
     s.value(state, 0, depth);
-    s.tally.flush(ctl);
-    if s.tally.stopped {
-        return None;
-    }
+    let t = s.tally.finish(ctl)?;
     Some(VectorOutcome {
         value: s.vals[..n].to_vec(),
         best_move: s.best_root,
-        nodes: s.tally.nodes,
-        leaves: s.tally.leaves,
+        nodes: t.nodes,
+        leaves: t.leaves,
         cut: s.cut,
     })
 }

@@ -8,6 +8,9 @@
 //! first of several equally good moves is the one reported. A stop request ([`Control`]) makes it
 //! return `None`.
 
+use std::ops::ControlFlow;
+
+use super::node::{negamax_leaf, take_ply, Tally};
 use super::Control;
 use crate::model::{to_parent, ZeroSum};
 
@@ -26,57 +29,127 @@ pub struct Outcome<M> {
     pub leaves: u64,
 }
 
-struct Search<'a, G: ZeroSum> {
-    game: &'a G,
+/// What the two-player kernels without a table ([`minimax`], [`super::alphabeta`]) share: the
+/// node tally with its limit check, the leaves, the per-ply move buffers, and the result.
+pub(crate) struct NegamaxSearch<'a, G: ZeroSum> {
+    pub game: &'a G,
     ctl: &'a Control,
     moves: Vec<Vec<G::Move>>,
-    nodes: u64,
-    leaves: u64,
-    stopped: bool,
+    tally: Tally,
+}
+
+impl<'a, G: ZeroSum> NegamaxSearch<'a, G> {
+    pub fn new(game: &'a G, ctl: &'a Control) -> Self {
+        NegamaxSearch {
+            game,
+            ctl,
+            moves: Vec::new(),
+            tally: Tally::default(),
+        }
+    }
+
+    /// Opens a node at `ply`: counts it, and scores it when it is a leaf. `Break(v)` ends the
+    /// node with value `v` (0 when the search was stopped: that result is discarded);
+    /// `Continue(moves)` lends the node `state`'s legal moves in the game's order, in the ply's
+    /// buffer, to be given back with [`NegamaxSearch::close`].
+    #[inline]
+    pub fn open(
+        &mut self,
+        state: &G::State,
+        ply: usize,
+        depth: Option<u32>,
+    ) -> ControlFlow<i32, Vec<G::Move>> {
+        if !self.tally.enter(self.ctl) {
+            return ControlFlow::Break(0);
+        }
+        if let Some(v) = negamax_leaf(self.game, state, depth, &mut self.tally) {
+            return ControlFlow::Break(v);
+        }
+        let mut moves = take_ply(&mut self.moves, ply);
+        self.game.legal_moves(state, &mut moves);
+        ControlFlow::Continue(moves)
+    }
+
+    /// Gives back the move buffer [`NegamaxSearch::open`] lent to the node at `ply`.
+    #[inline]
+    pub fn close(&mut self, ply: usize, moves: Vec<G::Move>) {
+        self.moves[ply] = moves;
+    }
+
+    /// The result of the search whose root value and line are `best`, or `None` when a stop
+    /// was requested. Reports the nodes not yet reported.
+    pub fn outcome(&self, best: Best<G::Move>) -> Option<Outcome<G::Move>> {
+        let t = self.tally.finish(self.ctl)?;
+        let mut pv = best.line;
+        pv.reverse();
+        Some(Outcome {
+            value: best.value,
+            best_move: pv.first().copied(),
+            pv,
+            nodes: t.nodes,
+            leaves: t.leaves,
+        })
+    }
+}
+
+/// A node's best value so far and its principal variation, collected leaf first (each node
+/// pushes its move after its best child's line).
+pub(crate) struct Best<M> {
+    pub value: i32,
+    pub line: Vec<M>,
+}
+
+impl<M> Best<M> {
+    /// Below every value, no line.
+    pub fn new() -> Self {
+        Best {
+            value: i32::MIN,
+            line: Vec::new(),
+        }
+    }
+
+    /// A leaf's value.
+    pub fn leaf(value: i32) -> Self {
+        Best {
+            value,
+            line: Vec::new(),
+        }
+    }
+
+    /// Offers move `mv` with value `v` (the node's side) and its child's best `line`: kept
+    /// when strictly better, so the first of several equal moves stays.
+    #[inline]
+    pub fn offer(&mut self, mv: M, v: i32, mut line: Vec<M>) {
+        if v > self.value {
+            self.value = v;
+            line.push(mv);
+            self.line = line;
+        }
+    }
+}
+
+struct Search<'a, G: ZeroSum> {
+    n: NegamaxSearch<'a, G>,
 }
 
 impl<G: ZeroSum> Search<'_, G> {
-    /// Returns (value, principal variation reversed).
-    fn value(&mut self, state: &G::State, ply: usize, depth: Option<u32>) -> (i32, Vec<G::Move>) {
-        self.nodes += 1;
-        if self.nodes & 0xFFF == 0 {
-            self.ctl.add_nodes(0x1000);
-            if self.ctl.should_stop().is_some() {
-                self.stopped = true;
-            }
-        }
-        if self.stopped {
-            return (0, Vec::new());
-        }
-        if self.game.is_terminal(state) {
-            self.leaves += 1;
-            return (self.game.terminal_value(state), Vec::new());
-        }
-        if depth == Some(0) {
-            self.leaves += 1;
-            return (self.game.evaluate(state), Vec::new());
-        }
-        if self.moves.len() <= ply {
-            self.moves.push(Vec::new());
-        }
-        let mut moves = std::mem::take(&mut self.moves[ply]);
-        self.game.legal_moves(state, &mut moves);
-        let side = self.game.side(state);
-        let mut best = i32::MIN;
-        let mut best_line = Vec::new();
+    /// The node's value and principal variation.
+    fn value(&mut self, state: &G::State, ply: usize, depth: Option<u32>) -> Best<G::Move> {
+        let moves = match self.n.open(state, ply, depth) {
+            ControlFlow::Break(v) => return Best::leaf(v),
+            ControlFlow::Continue(moves) => moves,
+        };
+        let game = self.n.game;
+        let side = game.side(state);
+        let mut best = Best::new();
         for &mv in &moves {
             let mut child = state.clone();
-            self.game.apply(&mut child, mv);
-            let (v, mut line) = self.value(&child, ply + 1, depth.map(|d| d - 1));
-            let v = to_parent(side, self.game.side(&child), v);
-            if v > best {
-                best = v;
-                line.push(mv);
-                best_line = line;
-            }
+            game.apply(&mut child, mv);
+            let b = self.value(&child, ply + 1, depth.map(|d| d - 1));
+            best.offer(mv, to_parent(side, game.side(&child), b.value), b.line);
         }
-        self.moves[ply] = moves;
-        (best, best_line)
+        self.n.close(ply, moves);
+        best
     }
 }
 
@@ -88,26 +161,10 @@ pub fn minimax<G: ZeroSum>(
     ctl: &Control,
 ) -> Option<Outcome<G::Move>> {
     let mut s = Search {
-        game,
-        ctl,
-        moves: Vec::new(),
-        nodes: 0,
-        leaves: 0,
-        stopped: false,
+        n: NegamaxSearch::new(game, ctl),
     };
-    let (value, mut pv) = s.value(state, 0, depth);
-    ctl.add_nodes(s.nodes & 0xFFF);
-    if s.stopped {
-        return None;
-    }
-    pv.reverse();
-    Some(Outcome {
-        value,
-        best_move: pv.first().copied(),
-        pv,
-        nodes: s.nodes,
-        leaves: s.leaves,
-    })
+    let best = s.value(state, 0, depth);
+    s.n.outcome(best)
 }
 
 #[cfg(test)]

@@ -1,17 +1,20 @@
 //! What the depth-first kernels share at a node: the visit tally with its limit check, the
-//! fail-hard leaf of the negamax chance kernels, the Star1 window arithmetic at a chance
-//! node (Ballard 1983; seed 004), written once for Star1 and for Star2's search phase, and the
-//! root player's side of paranoid and best-reply search ([`RootPlayerSearch`]).
+//! per-ply buffers, the leaves of the two-player and the negamax chance kernels, the Star1
+//! window arithmetic at a chance node (Ballard 1983; seed 004), written once for Star1 and for
+//! Star2's search phase, and the root player's side of paranoid and best-reply search
+//! ([`RootPlayerSearch`]).
 //!
-//! Nothing here changes what a kernel visits: each helper is the code the kernels had inline,
-//! with the same floating-point operations in the same order, so node counts stay identical
-//! (the kernels' tests compare values with expectimax; `examples/star_bench.rs` prints the node
-//! counts, which did not change when this module was introduced).
+//! Contract: a helper only names a step; the kernel that calls it visits the same nodes in the
+//! same order and does the same floating-point operations in the same order as if the step
+//! were written inline, so the kernels' node counts are theirs (`gamesolver bench quick` and
+//! `examples/star_bench.rs` print them).
+
+use std::ops::{ControlFlow, Neg};
 
 use super::maxn::VectorOutcome;
 use super::Control;
 use crate::model::chance::ChanceZeroSum;
-use crate::model::{Turn, VectorEval};
+use crate::model::{Turn, VectorEval, ZeroSum};
 
 /// How often (in nodes) a kernel reports its nodes and asks whether to stop: a power of two.
 const CHECK_EVERY: u64 = 0x1000;
@@ -46,6 +49,45 @@ impl Tally {
     pub fn flush(&self, ctl: &Control) {
         ctl.add_nodes(self.nodes & (CHECK_EVERY - 1));
     }
+
+    /// Ends a search: reports the nodes not yet reported and returns the tally, or `None` when
+    /// a stop was requested (the kernel then returns `None` and its value is discarded).
+    pub fn finish(&self, ctl: &Control) -> Option<Tally> {
+        self.flush(ctl);
+        (!self.stopped).then_some(*self)
+    }
+}
+
+/// Takes the per-ply buffer of `ply` out of `bufs` (so that a node allocates nothing and can
+/// recurse while holding it), adding empty buffers up to `ply` the first time the search gets
+/// that deep. The caller puts the buffer back with `bufs[ply] = buf` before returning.
+#[inline]
+pub(crate) fn take_ply<T>(bufs: &mut Vec<Vec<T>>, ply: usize) -> Vec<T> {
+    while bufs.len() <= ply {
+        bufs.push(Vec::new());
+    }
+    std::mem::take(&mut bufs[ply])
+}
+
+/// The leaf value of `state` in a two-player negamax kernel, from `game.side(state)`'s point of
+/// view: the terminal value, or the evaluation at the depth cut (`depth == Some(0)`); `None`
+/// when `state` is to be searched. Counts the leaf.
+#[inline]
+pub(crate) fn negamax_leaf<G: ZeroSum>(
+    game: &G,
+    state: &G::State,
+    depth: Option<u32>,
+    tally: &mut Tally,
+) -> Option<i32> {
+    let v = if game.is_terminal(state) {
+        game.terminal_value(state)
+    } else if depth == Some(0) {
+        game.evaluate(state)
+    } else {
+        return None;
+    };
+    tally.leaves += 1;
+    Some(v)
 }
 
 /// The fail-hard leaf value of `state` in a negamax chance kernel, from `player_side(state)`'s
@@ -98,9 +140,10 @@ pub(crate) fn star_decision<M>(
     None
 }
 
-/// The window `(a, b)` of a node of side `side` as seen by its child of side `child_side`.
+/// The window `(a, b)` of a node of side `side` as seen by its child of side `child_side`:
+/// the same when the side does not change, negated and swapped when it does (negamax).
 #[inline]
-pub(crate) fn child_window(side: u8, child_side: u8, (a, b): (f64, f64)) -> (f64, f64) {
+pub(crate) fn child_window<V: Neg<Output = V>>(side: u8, child_side: u8, (a, b): (V, V)) -> (V, V) {
     if child_side == side {
         (a, b)
     } else {
@@ -233,6 +276,25 @@ impl<'a, G: VectorEval> RootPlayerSearch<'a, G> {
         }
     }
 
+    /// Opens a node: counts it and scores it when it is a leaf (terminal, or at the depth cut,
+    /// which sets `cut`). `Break(v)` ends the node with value `v` (0 when the search was stopped:
+    /// that result is discarded); `Continue(turn)` gives the turn of a node to be searched.
+    #[inline]
+    pub fn open(&mut self, state: &G::State, depth: Option<u32>) -> ControlFlow<f64, Turn> {
+        if !self.tally.enter(self.ctl) {
+            return ControlFlow::Break(0.0);
+        }
+        let turn = self.game.turn(state);
+        if turn == Turn::Terminal {
+            return ControlFlow::Break(self.leaf(state, true));
+        }
+        if depth == Some(0) {
+            self.cut = true;
+            return ControlFlow::Break(self.leaf(state, false));
+        }
+        ControlFlow::Continue(turn)
+    }
+
     /// The root player's utility at a leaf: the game's `returns` at a terminal state, the
     /// evaluator's estimate otherwise. Counts the leaf.
     #[inline]
@@ -280,15 +342,12 @@ impl<'a, G: VectorEval> RootPlayerSearch<'a, G> {
 
     /// The result of a search whose root value is `v`, `None` when it was stopped.
     pub fn outcome(self, v: f64) -> Option<VectorOutcome<G::Move>> {
-        self.tally.flush(self.ctl);
-        if self.tally.stopped {
-            return None;
-        }
+        let t = self.tally.finish(self.ctl)?;
         Some(VectorOutcome {
             value: vec![v],
             best_move: self.best_root,
-            nodes: self.tally.nodes,
-            leaves: self.tally.leaves,
+            nodes: t.nodes,
+            leaves: t.leaves,
             cut: self.cut,
         })
     }

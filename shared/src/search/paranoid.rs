@@ -11,8 +11,10 @@
 //! first of several equally good root moves is reported. Depth counts the players' plies
 //! (chance nodes do not use it up). A stop request returns `None`.
 
+use std::ops::ControlFlow;
+
 use super::maxn::{root_player, VectorOutcome};
-use super::node::{RootPlayerSearch, Window};
+use super::node::{take_ply, RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
@@ -31,25 +33,14 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
         ply: usize,
         depth: Option<u32>,
     ) -> f64 {
-        if !self.s.tally.enter(self.s.ctl) {
-            return 0.0;
-        }
+        let turn = match self.s.open(state, depth) {
+            ControlFlow::Break(v) => return v,
+            ControlFlow::Continue(turn) => turn,
+        };
         let game = self.s.game;
-        let turn = game.turn(state);
-        if turn == Turn::Terminal {
-            return self.s.leaf(state, true);
-        }
-        if depth == Some(0) {
-            self.s.cut = true;
-            return self.s.leaf(state, false);
-        }
-        if self.moves.len() <= ply {
-            self.moves.push(Vec::new());
-            self.outcomes.push(Vec::new());
-        }
         match turn {
             Turn::Chance => {
-                let mut outcomes = std::mem::take(&mut self.outcomes[ply]);
+                let mut outcomes = take_ply(&mut self.outcomes, ply);
                 game.chance_outcomes(state, &mut outcomes);
                 let mut sum = 0.0;
                 for &(mv, p) in &outcomes {
@@ -62,7 +53,7 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
             }
             Turn::Player(p) => {
                 let maximise = p as usize == self.s.root;
-                let mut moves = std::mem::take(&mut self.moves[ply]);
+                let mut moves = take_ply(&mut self.moves, ply);
                 game.legal_moves(state, &mut moves);
                 let mut w = Window::open(maximise, alpha, beta);
                 for &mv in &moves {

@@ -8,13 +8,10 @@
 //! them). [`KERNEL_STACK_BYTES`] is sized for that, so a job within the bounds cannot overflow
 //! the stack of a thread made by [`spawn_kernel`].
 
-/// Stack size of a thread that runs kernels. Measured needs at the bounds (release build, the
-/// smallest stack that did not overflow, see `measure_stack` below): at most 0.5 MiB, for the
-/// chance kernels at `depth=512` on backgammon (512 players' plies and as many chance layers);
-/// exact m,n,k and Connect Four searches, max^n, paranoid, best-reply, NMCS and NRPA at their
-/// bounds under 0.2 MiB. 64 MiB leaves a margin of a hundred times for debug builds (frames
-/// several times larger) and bigger game states; it is address space, and a thread only
-/// touches the pages it uses.
+/// Stack size of a thread that runs kernels: over a hundred times the deepest need of a job
+/// within the bounds (0.5 MiB, the chance kernels at `depth=512` on backgammon; `measure_stack`
+/// below finds it), a margin for debug builds and bigger states. It is address space: a thread
+/// only touches the pages it uses.
 pub const KERNEL_STACK_BYTES: usize = 64 << 20;
 
 /// Runs `f` on a new thread with a [`KERNEL_STACK_BYTES`] stack and returns what it returns; a

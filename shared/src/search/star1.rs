@@ -194,14 +194,5 @@ pub fn star1<G: ChanceZeroSum>(
     };
     let (a, b) = root_window(bounds, game.player_side(state));
     let value = s.value(state, a, b, 0, depth);
-    s.tally.flush(ctl);
-    if s.tally.stopped {
-        return None;
-    }
-    Some(ChanceOutcome {
-        value,
-        best_move: s.best_root,
-        nodes: s.tally.nodes,
-        leaves: s.tally.leaves,
-    })
+    ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
 }
