@@ -136,7 +136,68 @@ async function loadMeta() {
   };
   fill($('f-game'), meta.games, 'connect4');
   fill($('f-algorithm'), meta.algorithms, 'alphabeta');
+  await loadOptionFields();
   return meta;
+}
+
+// The form's option fields, built from GET /v1/options (the declared specs of the chosen
+// game and algorithm): a number field with the spec's bounds, a checkbox, or a text field;
+// the default is the placeholder. A field left empty sends nothing.
+let fieldsFor = '';
+async function loadOptionFields() {
+  const game = $('f-game').value;
+  const algorithm = $('f-algorithm').value;
+  const key = game + '/' + algorithm;
+  if (key === fieldsFor) return;
+  fieldsFor = key;
+  const box = $('f-fields');
+  for (const old of box.querySelectorAll('label')) old.remove();
+  let list;
+  try {
+    const q = new URLSearchParams({ game, algorithm });
+    list = await apiJson('/v1/options?' + q.toString());
+  } catch (_) {
+    box.hidden = true; // not a pair the registry runs: submitting says why
+    return;
+  }
+  if (fieldsFor !== key) return;
+  for (const o of list.options) {
+    const label = document.createElement('label');
+    label.title = o.description + (o.why ? ' (bound: ' + o.why + ')' : '');
+    label.append((o.param ? 'game ' : '') + o.name + ' ');
+    const input = document.createElement(o.type === 'boolean' ? 'select' : 'input');
+    if (o.type === 'boolean') {
+      for (const v of ['', 'true', 'false']) {
+        const opt = document.createElement('option');
+        opt.value = v;
+        opt.textContent = v || 'default (' + o.default + ')';
+        input.appendChild(opt);
+      }
+    } else {
+      input.placeholder = o.default;
+      if (o.type === 'integer' || o.type === 'number') {
+        input.type = 'number';
+        input.min = o.minimum;
+        if (o.maximum < Number.MAX_SAFE_INTEGER) input.max = o.maximum;
+        input.step = o.type === 'integer' ? '1' : 'any';
+      }
+    }
+    input.dataset.name = o.name;
+    input.dataset.param = o.param ? '1' : '';
+    label.appendChild(input);
+    box.appendChild(label);
+  }
+  box.hidden = !list.options.length;
+}
+
+// Values of the option fields, added to `job` where the free-text settings do not name them.
+function addFieldValues(job) {
+  for (const input of $('f-fields').querySelectorAll('[data-name]')) {
+    const v = input.value.trim();
+    if (!v) continue;
+    const into = input.dataset.param ? job.game_params : job.options;
+    if (!(input.dataset.name in into)) into[input.dataset.name] = v;
+  }
 }
 
 async function refreshJobs() {
@@ -240,6 +301,7 @@ async function submitJob(ev) {
       options: parseSettings($('f-options').value, 'options'),
       limits: {},
     };
+    addFieldValues(job);
     for (const [id, key] of [['f-time', 'time_ms'], ['f-nodes', 'node_limit']]) {
       const v = $(id).value.trim();
       if (v) job.limits[key] = Number(v);
@@ -436,6 +498,9 @@ $('submit-form').addEventListener('submit', submitJob);
 for (const id of ['f-game', 'f-params', 'f-position']) {
   $(id).addEventListener('input', schedulePreview);
   $(id).addEventListener('change', schedulePreview);
+}
+for (const id of ['f-game', 'f-algorithm']) {
+  $(id).addEventListener('change', loadOptionFields);
 }
 $('token-form').addEventListener('submit', (ev) => {
   ev.preventDefault();

@@ -1,6 +1,6 @@
 //! The HTTP API: the route table in one place, thin handlers, typed errors.
 //!
-//! Contract (CONTRACTS.md, "HTTP API"): bodies are JSON; every error, including a malformed or
+//! Contract (docs/API.md, section 6): bodies are JSON; every error, including a malformed or
 //! oversized body, an unknown path or a wrong method, is a 4xx/5xx with
 //! `{"error": {"code", "message"}}`. A job is validated by `registry::prepare` before anything is
 //! stored (400 naming the problem). Job endpoints (`/v1/jobs...`, `/v1/status`) require
@@ -12,6 +12,10 @@
 //! Bodies, answers and event streams are bounded in time and number ([`router_with`],
 //! [`crate::http`]); no error message shows the server's folders ([`redact_paths`]).
 
+use crate::answers::{
+    ErrorBody, ErrorDetail, Health, JobList, JobStatus, OptionList, Released, ServiceStatus,
+    Submitted, TaskPage,
+};
 use crate::http::{HttpLimits, HttpStats};
 use crate::scheduler::SchedError;
 use crate::Coordinator;
@@ -24,10 +28,12 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
 use gamesolver_shared::registry;
-use gamesolver_shared::wire::protocol::{Heartbeat, LeaseRequest, Register, Release, Report};
+use gamesolver_shared::wire::protocol::{
+    Heartbeat, HeartbeatReply, Lease, LeaseRequest, Register, Registered, Release, Report,
+    ReportReply,
+};
 use gamesolver_shared::wire::JobSpec;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,6 +70,7 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
         .route("/v1/jobs/{id}/tasks", get(job_tasks))
         .route("/v1/jobs/{id}/proof", get(job_proof))
         .route("/v1/status", get(status))
+        .route("/v1/options", get(options))
         .merge(crate::dashboard::api_routes(&coord))
         .layer(timeout)
         // Added after the timeout layer: a stream lasts as long as its job.
@@ -88,12 +95,9 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
         metrics_route.route_layer(api_auth)
     };
     let open = Router::new()
-        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
-        .route(
-            "/openapi.json",
-            get(|| async { Json(crate::dashboard::document(crate::openapi::spec())) }),
-        )
-        .route("/docs", get(|| async { Html(crate::openapi::DOCS_PAGE) }))
+        .route("/healthz", get(healthz))
+        .route("/openapi.json", get(openapi_json))
+        .route("/docs", get(docs_page))
         .merge(crate::dashboard::pages())
         .merge(metrics_route)
         .layer(timeout);
@@ -167,7 +171,12 @@ impl IntoResponse for ApiError {
         let message = redact_paths(&self.message);
         (
             self.status,
-            axum::Json(json!({"error": {"code": self.code, "message": message}})),
+            axum::Json(ErrorBody {
+                error: ErrorDetail {
+                    code: self.code.into(),
+                    message,
+                },
+            }),
         )
             .into_response()
     }
@@ -376,7 +385,18 @@ fn parse_id(id: &str) -> Result<u64, ApiError> {
     })
 }
 
-async fn submit_job(
+/// `POST /v1/jobs`: checks the job (400 naming the problem) and queues it.
+#[utoipa::path(post, path = "/v1/jobs", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Submit a job",
+    request_body = JobSpec,
+    responses(
+        (status = 201, description = "Accepted", body = Submitted),
+        (status = 400, description = "Invalid job: the message names the problem", body = ErrorBody),
+        (status = 401, description = "Missing or wrong API token", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 429, description = "A quota is full (max-queued-jobs, max-position-bytes): the message names it; try again later", body = ErrorBody),
+    ))]
+pub(crate) async fn submit_job(
     State(c): State<Shared>,
     Json(spec): Json<JobSpec>,
 ) -> Result<Response, ApiError> {
@@ -396,23 +416,34 @@ async fn submit_job(
     let (id, state) = c
         .call(move |s| {
             let id = s.submit(spec, prepared)?;
-            Ok::<_, SchedError>((id, s.job_status(id)?["state"].clone()))
+            Ok::<_, SchedError>((id, s.job_status(id)?.state))
         })
         .await?;
-    Ok((StatusCode::CREATED, Json(json!({"id": id, "state": state}))).into_response())
+    Ok((StatusCode::CREATED, Json(Submitted { id, state })).into_response())
 }
 
-#[derive(serde::Deserialize)]
-struct ListQuery {
+/// Query of `GET /v1/jobs`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListQuery {
+    /// Most jobs in the page (default 100, at most 1000).
     limit: Option<usize>,
-    /// Paging: only jobs with smaller ids (the previous page's `next_before`).
+    /// Only jobs with smaller ids: the previous page's `next_before`.
     before: Option<u64>,
 }
 
-async fn list_jobs(
+/// `GET /v1/jobs`: jobs newest first, paged.
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "List jobs, newest first",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "Jobs", body = JobList),
+        (status = 400, description = "Malformed query", body = ErrorBody),
+    ))]
+pub(crate) async fn list_jobs(
     State(c): State<Shared>,
     q: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<JobList>, ApiError> {
     // A malformed query (`?before=x`) is a JSON error like every other.
     let Query(q) =
         q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
@@ -424,28 +455,46 @@ async fn list_jobs(
     ))
 }
 
-async fn job_status(
+/// `GET /v1/jobs/{id}`.
+#[utoipa::path(get, path = "/v1/jobs/{id}", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Job status and result (task counts, the tasks in flight and the latest 50 finished ones)",
+    params(("id" = u64, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "Status", body = JobStatus),
+        (status = 404, description = "No such job", body = ErrorBody),
+    ))]
+pub(crate) async fn job_status(
     State(c): State<Shared>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<JobStatus>, ApiError> {
     let id = parse_id(&id)?;
     c.status_reads.fetch_add(1, Ordering::Relaxed);
     Ok(Json(c.job_status(id).await?))
 }
 
-#[derive(serde::Deserialize)]
-struct TasksQuery {
+/// Query of `GET /v1/jobs/{id}/tasks`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct TasksQuery {
+    /// Most tasks in the page (default 100, at most 1000).
     limit: Option<usize>,
-    /// Paging: only tasks with larger ids (the previous page's `next_after`).
+    /// Only tasks with larger ids: the previous page's `next_after`.
     after: Option<u64>,
 }
 
 /// `GET /v1/jobs/{id}/tasks`: every task of a job, paged, from the store's reader.
-async fn job_tasks(
+#[utoipa::path(get, path = "/v1/jobs/{id}/tasks", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Every task of a job, by id, paged (the status lists only the tasks in flight and the latest finished ones)",
+    params(("id" = u64, Path, description = "The job's id"), TasksQuery),
+    responses(
+        (status = 200, description = "Tasks", body = TaskPage),
+        (status = 404, description = "No such job", body = ErrorBody),
+    ))]
+pub(crate) async fn job_tasks(
     State(c): State<Shared>,
     Path(id): Path<String>,
     q: Result<Query<TasksQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TaskPage>, ApiError> {
     let id = parse_id(&id)?;
     let Query(q) =
         q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
@@ -458,30 +507,121 @@ async fn job_tasks(
 }
 
 /// `GET /v1/jobs/{id}/proof`: the job's proof certificate (404 when it has none).
-async fn job_proof(
+#[utoipa::path(get, path = "/v1/jobs/{id}/proof", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "The job's proof certificate (proof-number jobs with option proof=true, once done); `gamesolver verify-proof` checks it",
+    params(("id" = u64, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "The certificate (JSON)", body = serde_json::Value),
+        (status = 404, description = "No such job, or the job has no proof certificate", body = ErrorBody),
+    ))]
+pub(crate) async fn job_proof(
     State(c): State<Shared>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
     let id = parse_id(&id)?;
     Ok(Json(
         c.query(move |r| crate::scheduler::proof(r, id)).await?,
     ))
 }
 
-async fn cancel_job(
+/// `POST /v1/jobs/{id}/cancel`.
+#[utoipa::path(post, path = "/v1/jobs/{id}/cancel", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Cancel a job; running tasks are told to stop",
+    params(("id" = u64, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "Status after the cancel", body = JobStatus),
+        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 409, description = "The job has already ended", body = ErrorBody),
+    ))]
+pub(crate) async fn cancel_job(
     State(c): State<Shared>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<JobStatus>, ApiError> {
     let id = parse_id(&id)?;
     c.call(move |s| s.cancel(id)).await?;
     Ok(Json(c.job_status(id).await?))
 }
 
-async fn status(State(c): State<Shared>) -> Json<Value> {
+/// `GET /v1/status`.
+#[utoipa::path(get, path = "/v1/status", tag = "service", security(("apiToken" = []), ()),
+    summary = "Workers, queue depth, throughput",
+    responses((status = 200, description = "Status", body = ServiceStatus)))]
+pub(crate) async fn status(State(c): State<Shared>) -> Json<ServiceStatus> {
     Json(c.call(|s| s.status()).await)
 }
 
-async fn metrics(State(c): State<Shared>, Extension(http): Extension<Arc<HttpStats>>) -> Response {
+/// Query of `GET /v1/options`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct OptionsQuery {
+    /// A game name (`connect4`, ...).
+    game: String,
+    /// An algorithm name (`alphabeta`, ...).
+    algorithm: String,
+}
+
+/// `GET /v1/options?game=G&algorithm=A`: the declared options and game parameters of a pair,
+/// the same specs that check a job; 404 when the registry does not run `algorithm` on `game`.
+#[utoipa::path(get, path = "/v1/options", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "The options and game parameters a job of this algorithm on this game accepts: type, bounds, default, meaning",
+    params(OptionsQuery),
+    responses(
+        (status = 200, description = "Options, then game parameters", body = OptionList),
+        (status = 400, description = "game or algorithm missing", body = ErrorBody),
+        (status = 404, description = "The registry does not run this algorithm on this game", body = ErrorBody),
+    ))]
+pub(crate) async fn options(
+    q: Result<Query<OptionsQuery>, QueryRejection>,
+) -> Result<Json<OptionList>, ApiError> {
+    let Query(q) =
+        q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
+    let list = OptionList::of(&q.game, &q.algorithm);
+    if list.options.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no algorithm '{}' for game '{}'", q.algorithm, q.game),
+        ));
+    }
+    Ok(Json(list))
+}
+
+/// `GET /healthz`.
+#[utoipa::path(get, path = "/healthz", tag = "service", summary = "Liveness",
+    responses((status = 200, description = "Alive", body = Health)))]
+pub(crate) async fn healthz() -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+    })
+}
+
+/// `GET /openapi.json`.
+#[utoipa::path(get, path = "/openapi.json", tag = "service",
+    summary = "This document (OpenAPI 3.1, generated from the types and the option specs)",
+    responses((status = 200, description = "OpenAPI 3.1", body = serde_json::Value)))]
+pub(crate) async fn openapi_json() -> Json<serde_json::Value> {
+    Json(crate::openapi::document())
+}
+
+/// `GET /docs`.
+#[utoipa::path(get, path = "/docs", tag = "service",
+    summary = "Interactive documentation (no internet needed)",
+    responses((status = 200, description = "HTML", content_type = "text/html")))]
+pub(crate) async fn docs_page() -> Html<&'static str> {
+    Html(crate::openapi::DOCS_PAGE)
+}
+
+/// `GET /metrics`.
+#[utoipa::path(get, path = "/metrics", tag = "service", security(("apiToken" = []), ()),
+    summary = "Prometheus metrics (needs the API token when one is set, unless serve --open-metrics)",
+    responses(
+        (status = 200, description = "Exposition format", body = String, content_type = "text/plain"),
+        (status = 401, description = "Missing or wrong API token", body = ErrorBody),
+    ))]
+pub(crate) async fn metrics(
+    State(c): State<Shared>,
+    Extension(http): Extension<Arc<HttpStats>>,
+) -> Response {
     let mut text = c.read(crate::metrics::render).await;
     crate::metrics::render_http(
         &mut text,
@@ -495,7 +635,15 @@ async fn metrics(State(c): State<Shared>, Extension(http): Extension<Arc<HttpSta
 /// SSE: a `status` event with the job's status whenever it changes, then `end` when the job has
 /// ended (the stream closes). Each open stream holds one of the `--max-event-streams` slots
 /// (503 when none is free); streams close when the coordinator shuts down.
-async fn job_events(
+#[utoipa::path(get, path = "/v1/jobs/{id}/events", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Server-Sent Events: `status` events while the job runs, one `end` event when it ends",
+    params(("id" = u64, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "text/event-stream; each data line is a JobStatus", body = JobStatus, content_type = "text/event-stream"),
+        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 503, description = "Too many event streams open (serve --max-event-streams): poll the status instead", body = ErrorBody),
+    ))]
+pub(crate) async fn job_events(
     State(c): State<Shared>,
     Extension(http): Extension<Arc<HttpStats>>,
     Path(id): Path<String>,
@@ -523,8 +671,8 @@ async fn job_events(
         c: Shared,
         rx: tokio::sync::broadcast::Receiver<u64>,
         id: u64,
-        last: Option<Value>,
-        pending_first: Option<Value>,
+        last: Option<JobStatus>,
+        pending_first: Option<JobStatus>,
         ended: bool,
         closing: tokio::sync::watch::Receiver<bool>,
         _slot: tokio::sync::OwnedSemaphorePermit,
@@ -566,13 +714,10 @@ async fn job_events(
             if st.last.as_ref() == Some(&status) {
                 continue;
             }
-            let ended = matches!(
-                status["state"].as_str(),
-                Some("done" | "failed" | "cancelled")
-            );
+            let ended = status.state.is_final();
             let event = Event::default()
                 .event(if ended { "end" } else { "status" })
-                .data(status.to_string());
+                .data(serde_json::to_string(&status).unwrap_or_default());
             st.last = Some(status);
             st.ended = ended;
             return Some((Ok::<Event, std::convert::Infallible>(event), st));
@@ -583,16 +728,31 @@ async fn job_events(
         .into_response())
 }
 
-async fn worker_register(
+/// `POST /v1/worker/register`.
+#[utoipa::path(post, path = "/v1/worker/register", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: register",
+    request_body = Register,
+    responses(
+        (status = 200, description = "Worker id and timings", body = Registered),
+        (status = 401, description = "Missing or wrong worker token", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_register(
     State(c): State<Shared>,
     Json(r): Json<Register>,
-) -> Result<Json<Value>, ApiError> {
-    let reg = c.call(move |s| s.register(r)).await?;
-    Ok(Json(serde_json::to_value(reg).unwrap_or_default()))
+) -> Result<Json<Registered>, ApiError> {
+    Ok(Json(c.call(move |s| s.register(r)).await?))
 }
 
 /// Long poll: a lease as soon as a task is queued, or 204 after `wait_ms`.
-async fn worker_lease(
+#[utoipa::path(post, path = "/v1/worker/lease", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: long-poll for a task",
+    request_body = LeaseRequest,
+    responses(
+        (status = 200, description = "A lease", body = Lease),
+        (status = 204, description = "No task within wait_ms"),
+        (status = 404, description = "Unknown worker: register again", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_lease(
     State(c): State<Shared>,
     Json(r): Json<LeaseRequest>,
 ) -> Result<Response, ApiError> {
@@ -620,28 +780,50 @@ async fn worker_lease(
     }
 }
 
-async fn worker_heartbeat(
+/// `POST /v1/worker/heartbeat`.
+#[utoipa::path(post, path = "/v1/worker/heartbeat", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: the task still runs (with progress); the reply may say cancel",
+    request_body = Heartbeat,
+    responses(
+        (status = 200, description = "Whether to stop the task", body = HeartbeatReply),
+        (status = 409, description = "The lease is expired, foreign or unknown: stop the task", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_heartbeat(
     State(c): State<Shared>,
     Json(h): Json<Heartbeat>,
-) -> Result<Json<Value>, ApiError> {
-    let reply = c.call(move |s| s.heartbeat(h)).await?;
-    Ok(Json(serde_json::to_value(reply).unwrap_or_default()))
+) -> Result<Json<HeartbeatReply>, ApiError> {
+    Ok(Json(c.call(move |s| s.heartbeat(h)).await?))
 }
 
-async fn worker_result(
+/// `POST /v1/worker/result`.
+#[utoipa::path(post, path = "/v1/worker/result", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: the outcome of a lease (idempotent per lease)",
+    request_body = Report,
+    responses(
+        (status = 200, description = "Accepted, or a duplicate", body = ReportReply),
+        (status = 409, description = "The lease is expired, foreign or unknown: the result is refused", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_result(
     State(c): State<Shared>,
     Json(r): Json<Report>,
-) -> Result<Json<Value>, ApiError> {
-    let reply = c.call(move |s| s.report(r)).await?;
-    Ok(Json(serde_json::to_value(reply).unwrap_or_default()))
+) -> Result<Json<ReportReply>, ApiError> {
+    Ok(Json(c.call(move |s| s.report(r)).await?))
 }
 
-async fn worker_release(
+/// `POST /v1/worker/release`.
+#[utoipa::path(post, path = "/v1/worker/release", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: give a lease back (shutdown); the attempt does not count",
+    request_body = Release,
+    responses(
+        (status = 200, description = "Released", body = Released),
+        (status = 409, description = "Not this worker's active lease", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_release(
     State(c): State<Shared>,
     Json(r): Json<Release>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Released>, ApiError> {
     c.call(move |s| s.release(r)).await?;
-    Ok(Json(json!({"released": true})))
+    Ok(Json(Released { released: true }))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The command line (CONTRACTS.md, "Command line"): argument parsing and the in-process
+//! The command line (docs/API.md, section 1): argument parsing and the in-process
 //! `solve` and `batch` commands.
 //!
 //! Exit statuses: 0 success; 1 a job ran but gave no result (limit reached, kernel failure) or a
@@ -28,7 +28,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one job and print its result.
+    #[command(after_long_help = options_help())]
     Solve(SolveArgs),
+    /// List the options and game parameters a job of ALGORITHM on GAME accepts: type, bounds,
+    /// default and meaning (the same specs that check a job).
+    Options(OptionsArgs),
     /// Solve one position per line of FILE and compare with the expected values.
     Batch(BatchArgs),
     /// Run the coordinator (HTTP API, durable store), optionally with local workers.
@@ -73,6 +77,88 @@ pub fn bench(_args: BenchMovedArgs) -> Result<(), Failure> {
                   gamesolver-bench -- quick)"
             .into(),
     })
+}
+
+/// The end of `solve --help`: every kernel family's options and the game parameters, with
+/// bounds and defaults, from the declared specs (`registry::spec::families`), the tables the
+/// README's "Limits of a job" and `/openapi.json` show too.
+pub fn options_help() -> String {
+    let mut out = String::from(
+        "Options (--option KEY=VALUE) by kernel family, and game parameters (--game-param \
+         KEY=VALUE); `gamesolver options --game G --algorithm A` lists those of one pair:\n",
+    );
+    for (title, specs) in registry::spec::families() {
+        out += &format!("\n{}:\n", title.replace('`', ""));
+        for spec in &specs {
+            out += &spec_line(spec, true);
+        }
+    }
+    out
+}
+
+/// One setting as the help shows it: `  name  bounds  (default: d)  meaning [only ...]` (the
+/// algorithms it is limited to, when `only`).
+fn spec_line(spec: &registry::spec::Spec, only: bool) -> String {
+    let only = if spec.only.is_empty() || !only {
+        String::new()
+    } else {
+        format!(" [only {}]", spec.only.join(", "))
+    };
+    format!(
+        "  {:<14} {:<24} (default: {}) {}{only}\n",
+        spec.name,
+        spec.range_text(),
+        spec.default,
+        spec.help
+    )
+}
+
+/// `gamesolver options`.
+#[derive(Debug, Args)]
+pub struct OptionsArgs {
+    /// Game name (tictactoe, mnk, connect4, tree, ...).
+    #[arg(long)]
+    pub game: String,
+    /// Algorithm name (minimax, alphabeta, pns, mcts, ...).
+    #[arg(long)]
+    pub algorithm: String,
+    /// Print JSON (the answer of `GET /v1/options`) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `gamesolver options`: exit 2 when the registry does not run ALGORITHM on GAME.
+pub fn options(args: OptionsArgs) -> Result<(), Failure> {
+    let declared = registry::option_specs(&args.game, &args.algorithm);
+    if declared.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "no algorithm '{}' for game '{}'",
+            args.algorithm, args.game
+        )));
+    }
+    if args.json {
+        let list = gamesolver::answers::OptionList::of(&args.game, &args.algorithm);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let mut out = format!(
+        "Options of {} on {} (--option KEY=VALUE):\n",
+        args.algorithm, args.game
+    );
+    for d in declared.iter().filter(|d| !d.param) {
+        out += &spec_line(&d.spec, false);
+    }
+    if declared.iter().any(|d| d.param) {
+        out += "Game parameters (--game-param KEY=VALUE):\n";
+        for d in declared.iter().filter(|d| d.param) {
+            out += &spec_line(&d.spec, false);
+        }
+    }
+    print!("{out}");
+    Ok(())
 }
 
 /// `gamesolver verify-proof`.

@@ -3,7 +3,8 @@
 //! Pages (open, like `/docs`): `/` and `/assets/*`, plain HTML, CSS and JavaScript embedded in
 //! the binary from `server/assets/` (no build step, nothing fetched from the internet; the page
 //! talks only to this coordinator's API). `/assets/meta.json` lists the registry's game and
-//! algorithm names for the submit form.
+//! algorithm names for the submit form, whose option fields come from `GET /v1/options` (the
+//! declared option specs).
 //!
 //! Pictures (behind the client token, like every `/v1/jobs` endpoint), standalone SVG:
 //! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
@@ -24,6 +25,7 @@
 //! problem in the API's `{"error": {...}}`; a game without pictures is 204 (no content), not
 //! an error, so a page showing any job logs none.
 
+use crate::answers::{ErrorBody, Names};
 use crate::api::ApiError;
 use crate::Coordinator;
 use axum::extract::{Path, Query, State};
@@ -35,7 +37,7 @@ use gamesolver_shared::registry;
 use gamesolver_shared::viz::{self, Series, Snapshot};
 use gamesolver_shared::wire::Settings;
 use parking_lot::Mutex;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,23 +73,51 @@ pub struct Dash {
 /// The open pages (`/`, `/assets/*`, `/favicon.ico`).
 pub fn pages() -> Router<Shared> {
     Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
-        )
-        .route(
-            "/assets/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/assets/app.css",
-            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
-        )
-        .route("/assets/meta.json", get(|| async { axum::Json(meta()) }))
-        .route(
-            "/favicon.ico",
-            get(|| async { asset("image/svg+xml", FAVICON_SVG) }),
-        )
+        .route("/", get(index_page))
+        .route("/assets/app.js", get(app_js))
+        .route("/assets/app.css", get(app_css))
+        .route("/assets/meta.json", get(meta_json))
+        .route("/favicon.ico", get(favicon))
+}
+
+/// `GET /`.
+#[utoipa::path(get, path = "/", tag = "dashboard",
+    summary = "The dashboard (HTML; no internet needed)",
+    responses((status = 200, description = "HTML", content_type = "text/html")))]
+pub(crate) async fn index_page() -> Response {
+    asset("text/html; charset=utf-8", INDEX_HTML)
+}
+
+/// `GET /assets/app.js`.
+#[utoipa::path(get, path = "/assets/app.js", tag = "dashboard",
+    summary = "The dashboard's script (embedded)",
+    responses((status = 200, description = "JavaScript", content_type = "text/javascript")))]
+pub(crate) async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+/// `GET /assets/app.css`.
+#[utoipa::path(get, path = "/assets/app.css", tag = "dashboard",
+    summary = "The dashboard's style sheet (embedded)",
+    responses((status = 200, description = "CSS", content_type = "text/css")))]
+pub(crate) async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+/// `GET /assets/meta.json`.
+#[utoipa::path(get, path = "/assets/meta.json", tag = "dashboard",
+    summary = "Game and algorithm names for the submit form",
+    responses((status = 200, description = "Names", body = Names)))]
+pub(crate) async fn meta_json() -> axum::Json<Names> {
+    axum::Json(meta())
+}
+
+/// `GET /favicon.ico`.
+#[utoipa::path(get, path = "/favicon.ico", tag = "dashboard",
+    summary = "The icon (SVG)",
+    responses((status = 200, description = "SVG", content_type = "image/svg+xml")))]
+pub(crate) async fn favicon() -> Response {
+    asset("image/svg+xml", FAVICON_SVG)
 }
 
 /// The picture endpoints (mounted behind the client token); starts the history recorder when
@@ -108,41 +138,6 @@ pub fn api_routes(coord: &Shared) -> Router<Shared> {
         .route("/v1/status/plot.svg", get(status_plot))
         .route("/v1/board.svg", get(board_preview))
         .with_state(dash)
-}
-
-/// Adds the dashboard's paths to the OpenAPI document.
-pub fn document(mut doc: Value) -> Value {
-    let svg = |d: &str| json!({"description": d, "content": {"image/svg+xml": {}}});
-    let err = |d: &str| json!({"description": d, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
-    let auth = json!([{"apiToken": []}, {}]);
-    let id = json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]);
-    let paths = json!({
-        "/": {"get": {"summary": "The dashboard (HTML; no internet needed)", "responses": {"200": {"description": "HTML"}}}},
-        "/assets/app.js": {"get": {"summary": "The dashboard's script (embedded)", "responses": {"200": {"description": "JavaScript"}}}},
-        "/assets/app.css": {"get": {"summary": "The dashboard's style sheet (embedded)", "responses": {"200": {"description": "CSS"}}}},
-        "/assets/meta.json": {"get": {"summary": "Game and algorithm names for the submit form", "responses": {"200": {"description": "{\"games\": [...], \"algorithms\": [...]}"}}}},
-        "/favicon.ico": {"get": {"summary": "The icon (SVG)", "responses": {"200": {"description": "SVG"}}}},
-        "/v1/jobs/{id}/plot.svg": {"get": {"summary": "Progress plot of a job: bounds over time (probes, PNS), best score over time (NRPA, NMCS), root visits (MCTS) or work done", "security": auth, "parameters": id,
-            "responses": {"200": svg("SVG"), "404": err("No such job")}}},
-        "/v1/jobs/{id}/board.svg": {"get": {"summary": "Picture of a job's position", "security": auth, "parameters": id,
-            "responses": {"200": svg("SVG"), "204": {"description": "The game has no picture"}, "404": err("No such job")}}},
-        "/v1/status/plot.svg": {"get": {"summary": "Running tasks per worker over time", "security": auth, "responses": {"200": svg("SVG")}}},
-        "/v1/board.svg": {"get": {"summary": "Picture of any position; query keys other than game and position are game parameters", "security": auth,
-            "parameters": [
-                {"name": "game", "in": "query", "required": true, "schema": {"type": "string"}},
-                {"name": "position", "in": "query", "required": false, "schema": {"type": "string"}}
-            ],
-            "responses": {"200": svg("SVG"), "204": {"description": "The game has no picture"}, "400": err("Bad game parameter or illegal position")}}},
-    });
-    if let (Some(all), Some(mine)) = (
-        doc.get_mut("paths").and_then(Value::as_object_mut),
-        paths.as_object(),
-    ) {
-        for (k, v) in mine {
-            all.insert(k.clone(), v.clone());
-        }
-    }
-    doc
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -168,8 +163,11 @@ fn svg(body: String) -> Response {
 }
 
 /// Game and algorithm names for the form.
-fn meta() -> Value {
-    json!({"games": registry::GAMES, "algorithms": registry::ALGORITHMS})
+fn meta() -> Names {
+    Names {
+        games: registry::GAMES.iter().map(|g| g.to_string()).collect(),
+        algorithms: registry::ALGORITHMS.iter().map(|a| a.to_string()).collect(),
+    }
 }
 
 fn now_ms() -> u64 {
@@ -268,7 +266,7 @@ async fn record(dash: Arc<Dash>) {
         tokio::select! {
             changed = rx.recv() => match changed {
                 Ok(id) => {
-                    if let Ok(status) = dash.coord.job_status(id).await {
+                    if let Ok(status) = job_status(&dash, id).await {
                         dash.push_job(id, &status);
                     }
                 }
@@ -277,7 +275,7 @@ async fn record(dash: Arc<Dash>) {
             },
             _ = tick.tick() => {
                 let status = dash.coord.call(|s| s.status()).await;
-                dash.push_workers(&status);
+                dash.push_workers(&serde_json::to_value(status).unwrap_or_default());
             }
         }
     }
@@ -293,11 +291,21 @@ fn parse_id(id: &str) -> Result<u64, ApiError> {
     })
 }
 
+/// A job's status as JSON, the shape the pictures read.
 async fn job_status(dash: &Dash, id: u64) -> Result<Value, ApiError> {
-    Ok(dash.coord.job_status(id).await?)
+    let status = dash.coord.job_status(id).await?;
+    Ok(serde_json::to_value(status).unwrap_or_default())
 }
 
-async fn job_plot(
+/// `GET /v1/jobs/{id}/plot.svg`.
+#[utoipa::path(get, path = "/v1/jobs/{id}/plot.svg", tag = "dashboard", security(("apiToken" = []), ()),
+    summary = "Progress plot of a job: bounds over time (probes, PNS), best score over time (NRPA, NMCS), root visits (MCTS) or work done",
+    params(("id" = u64, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "SVG", content_type = "image/svg+xml"),
+        (status = 404, description = "No such job", body = ErrorBody),
+    ))]
+pub(crate) async fn job_plot(
     State(dash): State<Arc<Dash>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -324,7 +332,16 @@ fn board(game: &str, params: &Settings, position: &str) -> Result<Response, ApiE
     }
 }
 
-async fn job_board(
+/// `GET /v1/jobs/{id}/board.svg`.
+#[utoipa::path(get, path = "/v1/jobs/{id}/board.svg", tag = "dashboard", security(("apiToken" = []), ()),
+    summary = "Picture of a job's position",
+    params(("id" = u64, Path, description = "The job's id")),
+    responses(
+        (status = 200, description = "SVG", content_type = "image/svg+xml"),
+        (status = 204, description = "The game has no picture"),
+        (status = 404, description = "No such job", body = ErrorBody),
+    ))]
+pub(crate) async fn job_board(
     State(dash): State<Arc<Dash>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -359,7 +376,21 @@ pub fn best_sequence(status: &Value) -> Option<String> {
     None
 }
 
-async fn board_preview(Query(mut q): Query<HashMap<String, String>>) -> Result<Response, ApiError> {
+/// `GET /v1/board.svg?game=G&position=P&KEY=VALUE...`.
+#[utoipa::path(get, path = "/v1/board.svg", tag = "dashboard", security(("apiToken" = []), ()),
+    summary = "Picture of any position; query keys other than game and position are game parameters",
+    params(
+        ("game" = String, Query, description = "The game"),
+        ("position" = Option<String>, Query, description = "The position in the game's notation (default: the start)"),
+    ),
+    responses(
+        (status = 200, description = "SVG", content_type = "image/svg+xml"),
+        (status = 204, description = "The game has no picture"),
+        (status = 400, description = "Bad game parameter or illegal position", body = ErrorBody),
+    ))]
+pub(crate) async fn board_preview(
+    Query(mut q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
     let game = q.remove("game").ok_or_else(|| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -372,7 +403,11 @@ async fn board_preview(Query(mut q): Query<HashMap<String, String>>) -> Result<R
     board(&game, &params, &position)
 }
 
-async fn status_plot(State(dash): State<Arc<Dash>>) -> Response {
+/// `GET /v1/status/plot.svg`.
+#[utoipa::path(get, path = "/v1/status/plot.svg", tag = "dashboard", security(("apiToken" = []), ()),
+    summary = "Running tasks per worker over time",
+    responses((status = 200, description = "SVG", content_type = "image/svg+xml")))]
+pub(crate) async fn status_plot(State(dash): State<Arc<Dash>>) -> Response {
     let samples = dash.workers.lock().clone();
     svg(worker_chart(&samples))
 }
@@ -406,6 +441,7 @@ pub fn worker_chart(samples: &[(u64, BTreeMap<String, usize>)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn flat_progress_prefers_the_planner() {

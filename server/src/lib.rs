@@ -17,6 +17,7 @@
 //! planner; kernels run in workers (`gamesolver-worker`, or the child processes of
 //! `serve --local-workers` that [`local_workers`] supervises, so no kernel runs in this process).
 
+pub mod answers;
 pub mod api;
 pub mod client;
 pub mod dashboard;
@@ -240,7 +241,7 @@ impl Coordinator {
     pub async fn job_status(
         self: &Arc<Self>,
         id: u64,
-    ) -> Result<serde_json::Value, scheduler::SchedError> {
+    ) -> Result<answers::JobStatus, scheduler::SchedError> {
         let me = self.clone();
         let run = move || {
             let resident = me.sched.lock().resident_status(id);

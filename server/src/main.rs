@@ -37,6 +37,7 @@ fn main() {
     };
     let outcome = match parsed.command {
         cli::Command::Solve(args) => cli::solve(args),
+        cli::Command::Options(args) => cli::options(args),
         cli::Command::Batch(args) => cli::batch(args),
         cli::Command::Serve(args) => cli::serve(args),
         cli::Command::Healthcheck(args) => cli::healthcheck(args),

@@ -1,123 +1,198 @@
 //! The OpenAPI 3.1 document of the HTTP API (`GET /openapi.json`) and a self-contained docs page
 //! (`GET /docs`) that renders it and lets one try the endpoints, with no request to the
-//! internet. Hand-written, so it documents exactly the routes of `api::router`; the e2e tests
-//! check that every documented path answers.
+//! internet.
+//!
+//! Generated, not written: paths come from the handlers' `#[utoipa::path]` annotations
+//! ([`crate::api`], [`crate::dashboard`]), bodies from the answer and wire types
+//! ([`crate::answers`], `gamesolver_shared::wire`), and one schema per kernel family (and one
+//! for the game parameters) from the declared option specs (`registry::spec::families`), the
+//! same specs that check a job, print `solve --help` and fill the README's tables. A test
+//! checks that the document lists exactly the routes the router serves.
 
-use serde_json::{json, Value};
+use crate::answers::{self, OptionInfo, OptionType};
+use gamesolver_shared::registry::spec;
+use gamesolver_shared::wire::{self, protocol};
+use serde_json::{json, Map, Value};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
 
-fn error_response(description: &str) -> Value {
-    json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
-}
+/// The derived part of the document: every annotated handler and the types they name.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "gamesolver coordinator",
+        description = "Submit game-solving jobs, follow them, and serve workers. Errors are {\"error\": {\"code\", \"message\"}}. Job endpoints need `Authorization: Bearer $GAMESOLVER_API_TOKEN` when that token is set; worker endpoints need `Authorization: Bearer $GAMESOLVER_WORKER_TOKEN` (without it they accept only the coordinator's own local workers, unless it runs with --insecure-workers). `GET /v1/jobs` pages with `limit` and `before` (the previous page's `next_before`). The options a job accepts are listed per kernel family in the `*Options` schemas and per game and algorithm by `GET /v1/options`."
+    ),
+    paths(
+        crate::api::submit_job,
+        crate::api::list_jobs,
+        crate::api::job_status,
+        crate::api::job_events,
+        crate::api::cancel_job,
+        crate::api::job_tasks,
+        crate::api::job_proof,
+        crate::api::status,
+        crate::api::options,
+        crate::api::healthz,
+        crate::api::metrics,
+        crate::api::openapi_json,
+        crate::api::docs_page,
+        crate::api::worker_register,
+        crate::api::worker_lease,
+        crate::api::worker_heartbeat,
+        crate::api::worker_result,
+        crate::api::worker_release,
+        crate::dashboard::index_page,
+        crate::dashboard::app_js,
+        crate::dashboard::app_css,
+        crate::dashboard::meta_json,
+        crate::dashboard::favicon,
+        crate::dashboard::job_plot,
+        crate::dashboard::job_board,
+        crate::dashboard::status_plot,
+        crate::dashboard::board_preview,
+    ),
+    components(schemas(
+        answers::ErrorBody,
+        wire::JobSpec,
+        wire::Limits,
+        wire::TaskKind,
+        wire::TaskSpec,
+        protocol::Outcome,
+        answers::OptionInfo,
+    )),
+    modifiers(&Tokens),
+    tags(
+        (name = "jobs", description = "Submit and follow jobs (API token)"),
+        (name = "worker", description = "The worker protocol (worker token)"),
+        (name = "service", description = "Liveness, metrics, this document"),
+        (name = "dashboard", description = "The web dashboard and its pictures"),
+    )
+)]
+struct ApiDoc;
 
-fn json_body(schema: &str) -> Value {
-    json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}})
-}
+/// The two bearer tokens.
+struct Tokens;
 
-fn ok(description: &str, schema: &str) -> Value {
-    json!({"description": description, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}})
-}
-
-/// The OpenAPI document.
-pub fn spec() -> Value {
-    let id_param =
-        json!([{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]);
-    let worker_auth = json!([{"workerToken": []}]);
-    let api_auth = json!([{"apiToken": []}, {}]);
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "gamesolver coordinator",
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "Submit game-solving jobs, follow them, and serve workers. Errors are {\"error\": {\"code\", \"message\"}}. Job endpoints need `Authorization: Bearer $GAMESOLVER_API_TOKEN` when that token is set; worker endpoints need `Authorization: Bearer $GAMESOLVER_WORKER_TOKEN` (without it they accept only the coordinator's own local workers, unless it runs with --insecure-workers). `GET /v1/jobs` pages with `limit` and `before` (the previous page's `next_before`)."
-        },
-        "paths": {
-            "/v1/jobs": {
-                "post": {
-                    "summary": "Submit a job", "security": api_auth,
-                    "requestBody": json_body("JobSpec"),
-                    "responses": {"201": ok("Accepted", "Submitted"), "400": error_response("Invalid job: the message names the problem"), "401": error_response("Missing or wrong API token"), "413": error_response("Body too large"), "429": error_response("A quota is full (max-queued-jobs, max-position-bytes): the message names it; try again later")}
-                },
-                "get": {
-                    "summary": "List jobs, newest first", "security": api_auth,
-                    "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer", "default": 100, "maximum": 1000}},
-                        {"name": "before", "in": "query", "description": "Only jobs with smaller ids: the previous page's next_before", "schema": {"type": "integer"}}],
-                    "responses": {"200": ok("Jobs", "JobList")}
-                }
-            },
-            "/v1/jobs/{id}": {"get": {"summary": "Job status and result (task counts, the tasks in flight and the latest 50 finished ones)", "security": api_auth, "parameters": id_param,
-                "responses": {"200": ok("Status", "JobStatus"), "404": error_response("No such job")}}},
-            "/v1/jobs/{id}/events": {"get": {"summary": "Server-Sent Events: `status` events while the job runs, one `end` event when it ends", "security": api_auth, "parameters": id_param,
-                "responses": {"200": {"description": "text/event-stream; each data line is a JobStatus", "content": {"text/event-stream": {}}}, "404": error_response("No such job"), "503": error_response("Too many event streams open (serve --max-event-streams): poll the status instead")}}},
-            "/v1/jobs/{id}/cancel": {"post": {"summary": "Cancel a job; running tasks are told to stop", "security": api_auth, "parameters": id_param,
-                "responses": {"200": ok("Status after the cancel", "JobStatus"), "404": error_response("No such job"), "409": error_response("The job has already ended")}}},
-            "/v1/jobs/{id}/tasks": {"get": {"summary": "Every task of a job, by id, paged (the status lists only the tasks in flight and the latest finished ones)", "security": api_auth,
-                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}},
-                    {"name": "limit", "in": "query", "schema": {"type": "integer", "default": 100, "maximum": 1000}},
-                    {"name": "after", "in": "query", "description": "Only tasks with larger ids: the previous page's next_after", "schema": {"type": "integer"}}],
-                "responses": {"200": ok("Tasks", "TaskPage"), "404": error_response("No such job")}}},
-            "/v1/jobs/{id}/proof": {"get": {"summary": "The job's proof certificate (proof-number jobs with option proof=true, once done); `gamesolver verify-proof` checks it", "security": api_auth, "parameters": id_param,
-                "responses": {"200": {"description": "The certificate (JSON)", "content": {"application/json": {}}}, "404": error_response("No such job, or the job has no proof certificate")}}},
-            "/v1/status": {"get": {"summary": "Workers, queue depth, throughput", "security": api_auth, "responses": {"200": {"description": "Status"}}}},
-            "/healthz": {"get": {"summary": "Liveness", "responses": {"200": {"description": "{\"status\": \"ok\"}"}}}},
-            "/metrics": {"get": {"summary": "Prometheus metrics (needs the API token when one is set, unless serve --open-metrics)", "security": api_auth, "responses": {"200": {"description": "text/plain exposition format", "content": {"text/plain": {}}}, "401": error_response("Missing or wrong API token")}}},
-            "/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
-            "/docs": {"get": {"summary": "Interactive documentation (no internet needed)", "responses": {"200": {"description": "HTML"}}}},
-            "/v1/worker/register": {"post": {"summary": "Worker: register", "security": worker_auth, "requestBody": json_body("Register"),
-                "responses": {"200": ok("Worker id and timings", "Registered"), "401": error_response("Missing or wrong worker token")}}},
-            "/v1/worker/lease": {"post": {"summary": "Worker: long-poll for a task", "security": worker_auth, "requestBody": json_body("LeaseRequest"),
-                "responses": {"200": ok("A lease", "Lease"), "204": {"description": "No task within wait_ms"}, "404": error_response("Unknown worker: register again")}}},
-            "/v1/worker/heartbeat": {"post": {"summary": "Worker: the task still runs (with progress); the reply may say cancel", "security": worker_auth, "requestBody": json_body("Heartbeat"),
-                "responses": {"200": {"description": "{\"cancel\": bool}"}, "409": error_response("The lease is expired, foreign or unknown: stop the task")}}},
-            "/v1/worker/result": {"post": {"summary": "Worker: the outcome of a lease (idempotent per lease)", "security": worker_auth, "requestBody": json_body("Report"),
-                "responses": {"200": {"description": "{\"duplicate\": bool}"}, "409": error_response("The lease is expired, foreign or unknown: the result is refused")}}},
-            "/v1/worker/release": {"post": {"summary": "Worker: give a lease back (shutdown); the attempt does not count", "security": worker_auth, "requestBody": json_body("Release"),
-                "responses": {"200": {"description": "{\"released\": true}"}, "409": error_response("Not this worker's active lease")}}}
-        },
-        "components": {
-            "securitySchemes": {
-                "apiToken": {"type": "http", "scheme": "bearer", "description": "GAMESOLVER_API_TOKEN"},
-                "workerToken": {"type": "http", "scheme": "bearer", "description": "GAMESOLVER_WORKER_TOKEN"}
-            },
-            "schemas": {
-                "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}},
-                "JobSpec": {"type": "object", "required": ["game", "algorithm"], "additionalProperties": false, "properties": {
-                    "game": {"type": "string", "examples": ["tictactoe", "connect4"]},
-                    "game_params": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}},
-                    "position": {"type": "string", "examples": ["519"]},
-                    "algorithm": {"type": "string", "examples": ["alphabeta"]},
-                    "options": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}},
-                    "limits": {"type": "object", "additionalProperties": false, "properties": {"time_ms": {"type": "integer", "minimum": 1}, "node_limit": {"type": "integer", "minimum": 1}}}}},
-                "Submitted": {"type": "object", "properties": {"id": {"type": "integer"}, "state": {"type": "string"}}},
-                "JobList": {"type": "object", "properties": {"jobs": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "state": {"type": "string"}, "summary": {"type": "string"}, "created_ms": {"type": "integer"}}}},
-                    "next_before": {"type": ["integer", "null"], "description": "Pass as `before` for the next page; null on the last page"}}},
-                "JobStatus": {"type": "object", "required": ["id", "state", "progress", "tasks", "result"], "properties": {
-                    "id": {"type": "integer"},
-                    "state": {"type": "string", "enum": ["queued", "running", "done", "failed", "cancelled"]},
-                    "progress": {"type": "object"},
-                    "tasks": {"type": "object", "properties": {"total": {"type": "integer"}, "queued": {"type": "integer"}, "running": {"type": "integer"}, "done": {"type": "integer"}, "failed": {"type": "integer"}, "cancelled": {"type": "integer"}}},
-                    "task_list": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "what": {"type": "string", "description": "e.g. `probe value >= 1` (in the job's value scale) or `run 3`"},
-                        "state": {"type": "string"}, "attempts": {"type": "integer"}, "workers": {"type": "array", "items": {"type": "string"}}, "last_error": {"type": ["string", "null"]},
-                        "progress": {"description": "While the task runs: its worker's latest report (`nodes`, `elapsed_ms`, `nodes_per_s` for searches that publish nothing else, else the kernel's own report with `nodes` added); null otherwise"}}}},
-                    "result": {"description": "Same keys as `solve --json` (game, algorithm, value, best_move, nodes, elapsed_ms, ...), null until done. An exact job stopped by a limit is done with value null, `bounds` [lower, upper] proved so far and `stopped` (time or nodes)"},
-                    "error": {"type": ["string", "null"], "description": "Why the job failed or was cancelled"},
-                    "created_ms": {"type": "integer"}, "finished_ms": {"type": ["integer", "null"]},
-                    "job": {"$ref": "#/components/schemas/JobSpec"},
-                    "position_bytes": {"type": "integer", "description": "Present when the position is longer than 4096 bytes: its length (`job.position` then shows only its start)"}}},
-                "TaskPage": {"type": "object", "properties": {"tasks": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "what": {"type": "string"},
-                        "state": {"type": "string"}, "attempts": {"type": "integer"}, "workers": {"type": "array", "items": {"type": "string"}}, "last_error": {"type": ["string", "null"]}}}},
-                    "next_after": {"type": ["integer", "null"], "description": "Pass as `after` for the next page; null on the last"}}},
-                "Register": {"type": "object", "required": ["host", "threads"], "properties": {"host": {"type": "string"}, "threads": {"type": "integer"}, "version": {"type": "string"}}},
-                "Registered": {"type": "object", "properties": {"worker_id": {"type": "string"}, "lease_ms": {"type": "integer"}, "heartbeat_ms": {"type": "integer"}}},
-                "LeaseRequest": {"type": "object", "required": ["worker_id"], "properties": {"worker_id": {"type": "string"}, "wait_ms": {"type": "integer"}}},
-                "Lease": {"type": "object", "properties": {"lease_id": {"type": "string"}, "task_id": {"type": "integer"}, "job_id": {"type": "integer"}, "attempt": {"type": "integer"},
-                    "task": {"type": "object", "description": "{job: JobSpec, kind: {kind: whole} | {kind: probe, target} | {kind: run, index, seed, input}}"}, "time_ms": {"type": "integer"}}},
-                "Heartbeat": {"type": "object", "required": ["worker_id", "lease_id"], "properties": {"worker_id": {"type": "string"}, "lease_id": {"type": "string"}, "progress": {}}},
-                "Report": {"type": "object", "required": ["worker_id", "lease_id", "outcome"], "properties": {"worker_id": {"type": "string"}, "lease_id": {"type": "string"},
-                    "outcome": {"type": "object", "description": "{status: done, output} | {status: failed, message} | {status: rejected, message} | {status: stopped, reason} | {status: cancelled}"}}},
-                "Release": {"type": "object", "required": ["worker_id", "lease_id"], "properties": {"worker_id": {"type": "string"}, "lease_id": {"type": "string"}}}
-            }
+impl Modify for Tokens {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        for (name, variable) in [
+            ("apiToken", "GAMESOLVER_API_TOKEN"),
+            ("workerToken", "GAMESOLVER_WORKER_TOKEN"),
+        ] {
+            components.add_security_scheme(
+                name,
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .description(Some(variable))
+                        .build(),
+                ),
+            );
         }
-    })
+    }
+}
+
+/// The schema name of a family's table, from its title: the words before the parenthesis,
+/// capitalised and joined (`Two-player zero-sum (...)` -> `TwoPlayerZeroSumOptions`); the game
+/// parameters' table is `GameParameters`.
+pub fn family_schema_name(title: &str) -> String {
+    let words = title.split('(').next().unwrap_or(title);
+    let mut name: String = words
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect();
+    if !name.ends_with("Parameters") {
+        name += "Options";
+    }
+    name
+}
+
+/// A JSON schema of one declared setting: its type, bounds and default, and its meaning.
+pub fn setting_schema(info: &OptionInfo) -> Value {
+    let mut s = Map::new();
+    let ty = match info.kind {
+        OptionType::Integer => "integer",
+        OptionType::Number => "number",
+        OptionType::Boolean => "boolean",
+        OptionType::String => "string",
+    };
+    s.insert("type".into(), ty.into());
+    for (key, bound) in [("minimum", info.minimum), ("maximum", info.maximum)] {
+        if let Some(b) = bound {
+            s.insert(key.into(), serde_json::to_value(b).unwrap_or_default());
+        }
+    }
+    // Defaults that are values are stated as such; the others ("the runner's threads") are
+    // words for people and go in the description.
+    let default = match info.kind {
+        OptionType::Integer => info.default.parse::<u64>().ok().map(Value::from),
+        OptionType::Number => info.default.parse::<f64>().ok().map(Value::from),
+        OptionType::Boolean => info.default.parse::<bool>().ok().map(Value::from),
+        OptionType::String => None,
+    };
+    let mut description = info.description.clone();
+    match default {
+        Some(d) => {
+            s.insert("default".into(), d);
+        }
+        None => description += &format!(" (default: {})", info.default),
+    }
+    if !info.why.is_empty() {
+        description += &format!(". Bound: {}", info.why);
+    }
+    s.insert("description".into(), description.into());
+    Value::Object(s)
+}
+
+/// One object schema per kernel family (and one for the game parameters): its options as
+/// properties, from the declared specs.
+pub fn option_schemas() -> Vec<(String, Value)> {
+    spec::families()
+        .into_iter()
+        .map(|(title, specs)| {
+            let param = title == "Game parameters";
+            let mut props = Map::new();
+            for s in &specs {
+                let mut schema = setting_schema(&OptionInfo::of(s, param));
+                if !s.only.is_empty() {
+                    let d = schema["description"].as_str().unwrap_or("").to_string();
+                    schema["description"] = format!("{d} (only {})", s.only.join(", ")).into();
+                }
+                props.insert(s.name.into(), schema);
+            }
+            let title_text = title.replace('`', "");
+            let what = if param {
+                "`game_params` of a job (per game: GET /v1/options)".to_string()
+            } else {
+                format!("`options` of a job of the family {title_text}")
+            };
+            (
+                family_schema_name(title),
+                json!({"type": "object", "title": title_text, "description": what,
+                       "additionalProperties": false, "properties": props}),
+            )
+        })
+        .collect()
+}
+
+/// The OpenAPI document as served.
+pub fn document() -> Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or(Value::Null);
+    doc["info"]["version"] = env!("CARGO_PKG_VERSION").into();
+    if let Some(schemas) = doc["components"]["schemas"].as_object_mut() {
+        for (name, schema) in option_schemas() {
+            schemas.insert(name, schema);
+        }
+    }
+    doc
 }
 
 /// The docs page: plain HTML and a little script that reads `/openapi.json` from the same
@@ -214,7 +289,7 @@ mod tests {
     /// declares, with its method, and no route that does not exist.
     #[test]
     fn the_served_spec_lists_every_route_and_only_those() {
-        let doc = crate::dashboard::document(super::spec());
+        let doc = super::document();
         let mut routes = declared_routes(include_str!("api.rs"));
         routes.extend(declared_routes(include_str!("dashboard.rs")));
         assert!(routes.len() >= 20, "parsed too few routes: {routes:?}");

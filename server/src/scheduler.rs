@@ -151,75 +151,11 @@ impl std::fmt::Display for SchedError {
 
 impl std::error::Error for SchedError {}
 
-/// State of a job (CONTRACTS.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobState {
-    Queued,
-    Running,
-    Done,
-    Failed,
-    Cancelled,
-}
-
-impl JobState {
-    /// The name in the API.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Queued => "queued",
-            JobState::Running => "running",
-            JobState::Done => "done",
-            JobState::Failed => "failed",
-            JobState::Cancelled => "cancelled",
-        }
-    }
-    fn parse(s: &str) -> Option<JobState> {
-        Some(match s {
-            "queued" => JobState::Queued,
-            "running" => JobState::Running,
-            "done" => JobState::Done,
-            "failed" => JobState::Failed,
-            "cancelled" => JobState::Cancelled,
-            _ => return None,
-        })
-    }
-    /// Whether the job has ended.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            JobState::Done | JobState::Failed | JobState::Cancelled
-        )
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TaskState {
-    Queued,
-    Running,
-    Done,
-    Failed,
-    Cancelled,
-}
-
-impl TaskState {
-    fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Queued => "queued",
-            TaskState::Running => "running",
-            TaskState::Done => "done",
-            TaskState::Failed => "failed",
-            TaskState::Cancelled => "cancelled",
-        }
-    }
-    fn parse(s: &str) -> TaskState {
-        match s {
-            "running" => TaskState::Running,
-            "done" => TaskState::Done,
-            "failed" => TaskState::Failed,
-            "cancelled" => TaskState::Cancelled,
-            _ => TaskState::Queued,
-        }
-    }
-}
+use crate::answers::{
+    HeldTask, JobList, JobStatus, JobSummary, ServiceStatus, TaskCounts, TaskPage, TaskRow,
+    TaskView, Throughput, WorkerView,
+};
+pub use crate::answers::{JobState, TaskState};
 
 /// Tasks of a job that have finished, summarised: counts, and the latest few as shown.
 #[derive(Default)]
@@ -361,7 +297,7 @@ fn random_id(prefix: &str) -> String {
 }
 
 /// One line naming a task, for errors and events. A probe's target is shown in the job's value
-/// scale (CONTRACTS.md, "Values": a Connect Four score, not the internal x100 integer) when the
+/// scale (docs/API.md, section 3: a Connect Four score, not the internal x100 integer) when the
 /// job is at hand, else as the internal integer.
 fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
     match kind {
@@ -371,33 +307,6 @@ fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
             None => format!("probe value >= {target} (internal)"),
         },
         TaskKind::Run { index, .. } => format!("run {index}"),
-    }
-}
-
-/// A task as `GET /v1/jobs/{id}` shows it.
-#[derive(Clone)]
-struct TaskView {
-    id: u64,
-    what: String,
-    state: TaskState,
-    attempts: u32,
-    workers: Vec<String>,
-    last_error: Option<String>,
-    /// The latest progress of a running task (resident jobs only).
-    progress: Option<Value>,
-}
-
-impl TaskView {
-    fn json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "what": self.what,
-            "state": self.state.as_str(),
-            "attempts": self.attempts,
-            "workers": self.workers,
-            "last_error": self.last_error,
-            "progress": self.progress,
-        })
     }
 }
 
@@ -426,7 +335,7 @@ fn cut(text: &str, max: usize) -> &str {
 /// The job as a status shows it: a position (or option) longer than
 /// [`STATUS_POSITION_BYTES`] is cut to its start, and `position_bytes` gives its length, so
 /// polling a job never copies a megabyte tree into every answer.
-fn spec_view(spec: &JobSpec) -> (Value, Option<usize>) {
+fn spec_view(spec: &JobSpec) -> (JobSpec, Option<usize>) {
     let long = spec.position.len() > STATUS_POSITION_BYTES;
     let shown = JobSpec {
         game: spec.game.clone(),
@@ -448,53 +357,20 @@ fn spec_view(spec: &JobSpec) -> (Value, Option<usize>) {
             .collect(),
         limits: spec.limits.clone(),
     };
-    (
-        serde_json::to_value(shown).unwrap_or(Value::Null),
-        long.then_some(spec.position.len()),
-    )
+    (shown, long.then_some(spec.position.len()))
 }
 
-/// The body of `GET /v1/jobs/{id}`, the same for resident and evicted jobs. `tasks` counts each
-/// task once by its real state (`done` only for a result that was accepted; obsolete probes and
-/// the leftovers of an ended job are `cancelled`); `task_list` shows the tasks in flight and
-/// the latest finished ones (all of them: `GET /v1/jobs/{id}/tasks`).
-#[allow(clippy::too_many_arguments)]
-fn status_json(
-    id: u64,
-    state: JobState,
-    progress: Value,
-    counts: Counts,
-    tasks: &[TaskView],
-    result: &Option<Value>,
-    error: &Option<String>,
-    created_ms: u64,
-    finished_ms: Option<u64>,
-    spec: (Value, Option<usize>),
-) -> Value {
-    let list: Vec<Value> = tasks.iter().map(TaskView::json).collect();
-    let mut out = json!({
-        "id": id,
-        "state": state.as_str(),
-        "progress": progress,
-        "tasks": {
-            "total": counts.iter().sum::<u64>(),
-            "queued": counts[0],
-            "running": counts[1],
-            "done": counts[2],
-            "failed": counts[3],
-            "cancelled": counts[4],
-        },
-        "task_list": list,
-        "result": result,
-        "error": error,
-        "created_ms": created_ms,
-        "finished_ms": finished_ms,
-        "job": spec.0,
-    });
-    if let Some(n) = spec.1 {
-        out["position_bytes"] = n.into();
+/// The `tasks` of a job's status: each task once by its real state (`done` only for a result
+/// that was accepted; obsolete probes and the leftovers of an ended job are `cancelled`).
+fn task_counts(counts: Counts) -> TaskCounts {
+    TaskCounts {
+        total: counts.iter().sum(),
+        queued: counts[0],
+        running: counts[1],
+        done: counts[2],
+        failed: counts[3],
+        cancelled: counts[4],
     }
-    out
 }
 
 /// Bytes of a job's position and options (what the memory quota counts).
@@ -830,7 +706,7 @@ impl Scheduler {
                 if let Some(st) = self.resident_status(id) {
                     w.push(Write::FinalStatus {
                         id,
-                        status: st.to_string(),
+                        status: to_json(&st),
                     });
                 }
             }
@@ -892,12 +768,14 @@ impl Scheduler {
                 job.finished.recent.pop_front();
             }
             job.finished.recent.push_back(TaskView {
-                id: t.id,
-                what: t.what,
-                state: t.state,
-                attempts: t.attempts,
-                workers: t.workers,
-                last_error: t.last_error,
+                row: TaskRow {
+                    id: t.id,
+                    what: t.what,
+                    state: t.state,
+                    attempts: t.attempts,
+                    workers: t.workers,
+                    last_error: t.last_error,
+                },
                 progress: None,
             });
         }
@@ -1848,7 +1726,7 @@ impl Scheduler {
     /// The status of a job (`GET /v1/jobs/{id}`): from memory while the job is resident, else
     /// from the store, in the same shape. The coordinator answers HTTP reads with
     /// [`Scheduler::resident_status`] under its lock and [`stored_status`] on a reader, outside it.
-    pub fn job_status(&self, id: u64) -> Result<Value, SchedError> {
+    pub fn job_status(&self, id: u64) -> Result<JobStatus, SchedError> {
         match self.resident_status(id) {
             Some(st) => Ok(st),
             None => stored_status(&self.store.queries(), id),
@@ -1858,7 +1736,7 @@ impl Scheduler {
     /// The status of a resident job, from memory only (no store, no validation), bounded: the
     /// tasks in flight and the latest [`STATUS_RECENT_TASKS`] finished ones. `None` when the job
     /// is not resident.
-    pub fn resident_status(&self, id: u64) -> Option<Value> {
+    pub fn resident_status(&self, id: u64) -> Option<JobStatus> {
         let job = self.jobs.get(&id)?;
         let mut counts: Counts = [
             0,
@@ -1871,19 +1749,21 @@ impl Scheduler {
         for t in job.tasks.iter().filter_map(|tid| self.tasks.get(tid)) {
             counts[count_index(t.state)] += 1;
             tasks.push(TaskView {
-                id: t.id,
-                what: t.what.clone(),
-                state: t.state,
-                attempts: t.attempts,
-                workers: t.workers.clone(),
-                last_error: t.last_error.clone(),
+                row: TaskRow {
+                    id: t.id,
+                    what: t.what.clone(),
+                    state: t.state,
+                    attempts: t.attempts,
+                    workers: t.workers.clone(),
+                    last_error: t.last_error.clone(),
+                },
                 progress: match t.state {
                     TaskState::Running => t.progress.clone(),
                     _ => None,
                 },
             });
         }
-        tasks.sort_by_key(|t| t.id);
+        tasks.sort_by_key(|t| t.row.id);
         let mut progress = match (&job.planner, &job.prepared, &job.final_progress) {
             (Some(p), Some(j), _) => p.progress(&**j),
             (_, _, Some(p)) => p.clone(),
@@ -1906,18 +1786,20 @@ impl Scheduler {
                 obj.insert("checkpointed_tasks".into(), resumable.into());
             }
         }
-        Some(status_json(
-            job.id,
-            job.state,
+        let (shown, position_bytes) = spec_view(&job.spec);
+        Some(JobStatus {
+            id: job.id,
+            state: job.state,
             progress,
-            counts,
-            &tasks,
-            &job.result,
-            &job.error,
-            job.created_ms,
-            job.finished_ms,
-            spec_view(&job.spec),
-        ))
+            tasks: task_counts(counts),
+            task_list: tasks,
+            result: job.result.clone(),
+            error: job.error.clone(),
+            created_ms: job.created_ms,
+            finished_ms: job.finished_ms,
+            job: shown,
+            position_bytes,
+        })
     }
 
     /// Whether a job has ended (`None`: no such job).
@@ -1935,7 +1817,7 @@ impl Scheduler {
     }
 
     /// Jobs newest first (see [`list`]), from the writer's connection.
-    pub fn list(&self, limit: usize, before: Option<u64>) -> Result<Value, SchedError> {
+    pub fn list(&self, limit: usize, before: Option<u64>) -> Result<JobList, SchedError> {
         list(&self.store.queries(), limit, before)
     }
 
@@ -1974,43 +1856,53 @@ impl Scheduler {
     }
 
     /// `GET /v1/status`: workers, queue depth, throughput.
-    pub fn status(&mut self) -> Value {
+    pub fn status(&mut self) -> ServiceStatus {
         let per_minute = self.tasks_last_minute();
         let now = now_ms();
-        let workers: Vec<Value> = self
+        let workers: Vec<WorkerView> = self
             .workers
             .iter()
             .filter(|(_, w)| w.last_seen.is_some() || !w.leases.is_empty())
             .map(|(id, w)| {
-                let current: Vec<Value> = w
+                let current: Vec<HeldTask> = w
                     .leases
                     .iter()
                     .filter_map(|l| {
                         let lease = self.leases.get(l)?;
                         let task = self.tasks.get(&lease.task_id)?;
-                        Some(json!({"task": task.id, "job": task.job_id, "what": task.what}))
+                        Some(HeldTask {
+                            task: task.id,
+                            job: task.job_id,
+                            what: task.what.clone(),
+                        })
                     })
                     .collect();
-                json!({
-                    "id": id,
-                    "host": w.host,
-                    "threads": w.threads,
-                    "last_seen_ms": w.last_seen_ms,
-                    "last_seen_ago_ms": w.last_seen_ms.map(|t| now.saturating_sub(t)),
-                    "current": current,
-                })
+                WorkerView {
+                    id: id.clone(),
+                    host: w.host.clone(),
+                    threads: w.threads,
+                    last_seen_ms: w.last_seen_ms,
+                    last_seen_ago_ms: w.last_seen_ms.map(|t| now.saturating_sub(t)),
+                    current,
+                }
             })
             .collect();
         let queue_depth = self.queue_depth();
         let mut states = self.job_counts();
         states.retain(|_, n| *n > 0);
-        json!({
-            "workers": workers,
-            "queue_depth": queue_depth,
-            "running": self.leases.len(),
-            "jobs": states,
-            "throughput": {"tasks_last_minute": per_minute, "tasks_done_total": self.counters.tasks_done},
-        })
+        ServiceStatus {
+            workers,
+            queue_depth,
+            running: self.leases.len(),
+            jobs: states
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n))
+                .collect(),
+            throughput: Throughput {
+                tasks_last_minute: per_minute,
+                tasks_done_total: self.counters.tasks_done,
+            },
+        }
     }
 
     fn queue_depth(&self) -> usize {
@@ -2052,7 +1944,7 @@ fn store_error(e: rusqlite::Error) -> SchedError {
 /// settled (one query, whatever its task count); for a job settled by an older version, built
 /// from its rows (a bounded task list, probe targets in the internal scale). Never prepares
 /// the job.
-pub fn stored_status(q: &Queries<'_>, id: u64) -> Result<Value, SchedError> {
+pub fn stored_status(q: &Queries<'_>, id: u64) -> Result<JobStatus, SchedError> {
     match q.final_status(id).map_err(store_error)? {
         None => return Err(SchedError::NotFound(format!("no job {id}"))),
         Some(Some(text)) => {
@@ -2076,68 +1968,74 @@ pub fn stored_status(q: &Queries<'_>, id: u64) -> Result<Value, SchedError> {
         .tasks(id, after, STATUS_RECENT_TASKS)
         .map_err(store_error)?
         .into_iter()
-        .map(stored_view)
+        .map(|t| TaskView {
+            row: stored_view(t),
+            progress: None,
+        })
         .collect();
     let parse = |text: &Option<String>| {
         text.as_deref()
             .and_then(|r| serde_json::from_str::<Value>(r).ok())
     };
     let spec: JobSpec = serde_json::from_str(&job.spec).unwrap_or_default();
-    Ok(status_json(
-        job.id,
-        JobState::parse(&job.state).unwrap_or(JobState::Failed),
-        parse(&job.progress).unwrap_or_else(|| json!({})),
-        counts,
-        &tasks,
-        &parse(&job.result),
-        &job.error,
-        job.created_ms,
-        job.finished_ms,
-        spec_view(&spec),
-    ))
+    let (shown, position_bytes) = spec_view(&spec);
+    Ok(JobStatus {
+        id: job.id,
+        state: JobState::parse(&job.state).unwrap_or(JobState::Failed),
+        progress: parse(&job.progress).unwrap_or_else(|| json!({})),
+        tasks: task_counts(counts),
+        task_list: tasks,
+        result: parse(&job.result),
+        error: job.error.clone(),
+        created_ms: job.created_ms,
+        finished_ms: job.finished_ms,
+        job: shown,
+        position_bytes,
+    })
 }
 
-fn stored_view((t, workers): (crate::store::StoredTask, Vec<String>)) -> TaskView {
+fn stored_view((t, workers): (crate::store::StoredTask, Vec<String>)) -> TaskRow {
     let what = t.what.unwrap_or_else(|| {
         serde_json::from_str::<TaskKind>(&t.kind)
             .map(|k| describe(&k, None))
             .unwrap_or_else(|_| "?".into())
     });
-    TaskView {
+    TaskRow {
         id: t.id,
         what,
         state: TaskState::parse(&t.state),
         attempts: t.attempts,
         workers,
         last_error: t.last_error,
-        progress: None,
     }
 }
 
 /// `GET /v1/jobs/{id}/tasks`: up to `limit` tasks of job `id` with ids above `after`, by id,
 /// from the store (every task of the job, finished or not), and `next_after` for the next page.
-pub fn task_page(q: &Queries<'_>, id: u64, after: u64, limit: usize) -> Result<Value, SchedError> {
+pub fn task_page(
+    q: &Queries<'_>,
+    id: u64,
+    after: u64,
+    limit: usize,
+) -> Result<TaskPage, SchedError> {
     if q.job_state(id).map_err(store_error)?.is_none() {
         return Err(SchedError::NotFound(format!("no job {id}")));
     }
-    let tasks: Vec<Value> = q
+    let tasks: Vec<TaskRow> = q
         .tasks(id, after, limit)
         .map_err(store_error)?
         .into_iter()
-        .map(|t| {
-            let mut v = stored_view(t).json();
-            if let Some(o) = v.as_object_mut() {
-                o.remove("progress");
-            }
-            v
-        })
+        .map(stored_view)
         .collect();
     let next = if tasks.len() == limit && limit > 0 {
-        tasks.last().and_then(|t| t["id"].as_u64())
+        tasks.last().map(|t| t.id)
     } else {
         None
     };
-    Ok(json!({"tasks": tasks, "next_after": next}))
+    Ok(TaskPage {
+        tasks,
+        next_after: next,
+    })
 }
 
 /// `GET /v1/jobs/{id}/proof`: the job's proof certificate; 404 when it has none.
@@ -2158,9 +2056,9 @@ pub fn proof(q: &Queries<'_>, id: u64) -> Result<Value, SchedError> {
 /// last id of a page to get the next), with a one-line summary each. Read from the store,
 /// which holds every job (resident ones are written through before any answer); only the
 /// columns a summary needs are read.
-pub fn list(q: &Queries<'_>, limit: usize, before: Option<u64>) -> Result<Value, SchedError> {
+pub fn list(q: &Queries<'_>, limit: usize, before: Option<u64>) -> Result<JobList, SchedError> {
     let rows = q.list(limit, before).map_err(store_error)?;
-    let jobs: Vec<Value> = rows
+    let jobs: Vec<JobSummary> = rows
         .into_iter()
         .map(|j| {
             let state = JobState::parse(&j.state).unwrap_or(JobState::Failed);
@@ -2178,20 +2076,33 @@ pub fn list(q: &Queries<'_>, limit: usize, before: Option<u64>) -> Result<Value,
                 (_, _, Some(e)) => format!("{what}: {e}"),
                 (s, _, _) => format!("{what}: {}", s.as_str()),
             };
-            json!({"id": j.id, "state": state.as_str(), "summary": summary, "created_ms": j.created_ms})
+            JobSummary {
+                id: j.id,
+                state,
+                summary,
+                created_ms: j.created_ms,
+            }
         })
         .collect();
     let next = if jobs.len() == limit && limit > 0 {
-        jobs.last().and_then(|j| j["id"].as_u64())
+        jobs.last().map(|j| j.id)
     } else {
         None
     };
-    Ok(json!({ "jobs": jobs, "next_before": next }))
+    Ok(JobList {
+        jobs,
+        next_before: next,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An answer as the JSON a client reads.
+    fn v<T: serde::Serialize>(answer: T) -> Value {
+        serde_json::to_value(answer).unwrap()
+    }
     use gamesolver_shared::search::Control;
     use gamesolver_shared::wire::protocol::{Heartbeat, Outcome, Register, Report};
 
@@ -2301,7 +2212,7 @@ mod tests {
             );
         }
         assert!(flagged >= 1, "no probe became obsolete");
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["state"], "done", "{st}");
         assert_eq!(st["result"]["value"], 1, "{st}");
         let t = &st["tasks"];
@@ -2333,7 +2244,7 @@ mod tests {
             json!({"game": "connect4", "position": "5554224333234511764415115", "algorithm": "alphabeta"}),
         );
         let whats = |s: &Scheduler| -> Vec<String> {
-            let st = s.job_status(id).unwrap();
+            let st = v(s.job_status(id).unwrap());
             st["task_list"]
                 .as_array()
                 .unwrap()
@@ -2360,7 +2271,7 @@ mod tests {
                 report_done(&mut s, &w, &grant.lease_id, output);
             }
         }
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["state"], "done", "{st}");
         assert_eq!(st["result"]["value"], 4, "{st}");
         let ended = whats(&s);
@@ -2385,7 +2296,7 @@ mod tests {
         );
         let grant = s.lease(&w).unwrap().expect("a task");
         let progress_of = |s: &Scheduler| -> Value {
-            let st = s.job_status(id).unwrap();
+            let st = v(s.job_status(id).unwrap());
             let list = st["task_list"].as_array().unwrap();
             let t = list
                 .iter()
@@ -2429,7 +2340,7 @@ mod tests {
                 last_lease = grant.lease_id;
             }
             // The status as the resident job gives it, before the effects evict it.
-            let st = s.job_status(id).unwrap();
+            let st = v(s.job_status(id).unwrap());
             assert_eq!(st["state"], "done", "{st}");
             s.take_effects();
             ids.push(id);
@@ -2441,7 +2352,7 @@ mod tests {
         let (jobs, _) = s.resident();
         assert_eq!(jobs, 1, "only the queued job stays in memory");
         for (id, st) in ids.iter().zip(&before_eviction) {
-            assert_eq!(&s.job_status(*id).unwrap(), st);
+            assert_eq!(&v(s.job_status(*id).unwrap()), st);
             assert_eq!(s.job_final(*id), Some(true));
         }
         assert_eq!(s.job_final(queued), Some(false));
@@ -2465,7 +2376,7 @@ mod tests {
             "{refused:?}"
         );
         // List: newest first, paged.
-        let page = s.list(2, None).unwrap();
+        let page = v(s.list(2, None).unwrap());
         let got: Vec<u64> = page["jobs"]
             .as_array()
             .unwrap()
@@ -2474,7 +2385,7 @@ mod tests {
             .collect();
         assert_eq!(got, vec![queued, ids[2]]);
         let next = page["next_before"].as_u64().unwrap();
-        let page2 = s.list(2, Some(next)).unwrap();
+        let page2 = v(s.list(2, Some(next)).unwrap());
         let got2: Vec<u64> = page2["jobs"]
             .as_array()
             .unwrap()
@@ -2486,16 +2397,16 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("value"));
-        let counts = s.status()["jobs"].clone();
+        let counts = v(s.status())["jobs"].clone();
         assert_eq!(counts, json!({"done": 3, "queued": 1}));
         // After a restart: nothing finished is loaded, the answers are the same, ids go on.
         drop(s);
         let mut s = open(&path, 2);
         assert_eq!(s.resident().0, 1);
         for (id, st) in ids.iter().zip(&before_eviction) {
-            assert_eq!(&s.job_status(*id).unwrap(), st);
+            assert_eq!(&v(s.job_status(*id).unwrap()), st);
         }
-        assert_eq!(s.status()["jobs"], counts);
+        assert_eq!(v(s.status())["jobs"], counts);
         let next_id = submit(&mut s, job);
         assert_eq!(next_id, queued + 1);
         drop(s);
@@ -2558,9 +2469,9 @@ mod tests {
 
     /// The state a client and a worker can observe, for comparing a scheduler with another.
     fn observed(s: &mut Scheduler, job: u64) -> Value {
-        let st = s.status();
+        let st = v(s.status());
         json!({
-            "job": s.job_status(job).unwrap(),
+            "job": v(s.job_status(job).unwrap()),
             "queue_depth": st["queue_depth"],
             "running": st["running"],
             "jobs": st["jobs"],
@@ -2597,7 +2508,7 @@ mod tests {
         s.store.fail_next_commit();
         assert!(matches!(s.lease(&w), Err(SchedError::Store(_))));
         assert_eq!(s.leases.len(), 0);
-        assert_eq!(s.job_status(id).unwrap()["tasks"]["queued"], 1);
+        assert_eq!(v(s.job_status(id).unwrap())["tasks"]["queued"], 1);
         compare(&mut s, id, "lease");
         let grant = s.lease(&w).unwrap().expect("the retry leases the task");
         // Heartbeat with progress.
@@ -2622,7 +2533,7 @@ mod tests {
         });
         assert!(matches!(refused, Err(SchedError::Store(_))), "{refused:?}");
         assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
-        assert_eq!(s.job_status(id).unwrap()["tasks"]["running"], 1);
+        assert_eq!(v(s.job_status(id).unwrap())["tasks"]["running"], 1);
         compare(&mut s, id, "report");
         assert!(!report_done(&mut s, &w, &grant.lease_id, out));
         assert_eq!(s.stored_results(grant.task_id).unwrap(), 1);
@@ -2648,7 +2559,7 @@ mod tests {
             assert!(!report_done(&mut s, &w, &grant.lease_id, output(7)));
             assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
         }
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["state"], "failed", "{st}");
         let error = st["error"].as_str().unwrap();
         assert!(
@@ -2678,7 +2589,7 @@ mod tests {
         let mut big = output(1);
         big.proof = Some(json!({"tree": "x".repeat(200)}));
         report_done(&mut s, &w, &grant.lease_id, big);
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["task_list"][0]["state"], "queued", "{st}");
         assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
         let why = st["task_list"][0]["last_error"].as_str().unwrap();
@@ -2689,7 +2600,7 @@ mod tests {
         out.proof = Some(proof.clone());
         report_done(&mut s, &w, &grant.lease_id, out);
         s.take_effects();
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["state"], "done", "{st}");
         assert_eq!(st["result"]["value"], 1, "{st}");
         assert!(st["result"].get("proof").is_none(), "{st}");
@@ -2810,7 +2721,7 @@ mod tests {
             );
             reported += 1;
             most_resident = most_resident.max(s.resident().1);
-            let st = s.job_status(id).unwrap();
+            let st = v(s.job_status(id).unwrap());
             assert!(st["task_list"].as_array().unwrap().len() <= STATUS_RECENT_TASKS + 4);
             if reported == N / 2 {
                 assert_eq!(st["tasks"]["done"], N / 2, "{}", st["tasks"]);
@@ -2819,7 +2730,7 @@ mod tests {
         }
         assert_eq!(reported, N);
         assert!(most_resident <= 8, "{most_resident} tasks held in memory");
-        let resident = s.job_status(id).unwrap();
+        let resident = v(s.job_status(id).unwrap());
         assert_eq!(resident["state"], "done");
         assert_eq!(resident["tasks"]["done"], N);
         assert_eq!(resident["result"]["value"], 6);
@@ -2827,12 +2738,12 @@ mod tests {
         assert_eq!(s.resident(), (0, 0));
         // The same status from the store.
         let reader = s.reader().unwrap();
-        assert_eq!(stored_status(&reader.queries(), id).unwrap(), resident);
+        assert_eq!(v(stored_status(&reader.queries(), id).unwrap()), resident);
         // Every task, paged.
         let mut after = 0;
         let mut seen = 0;
         loop {
-            let page = task_page(&reader.queries(), id, after, 300).unwrap();
+            let page = v(task_page(&reader.queries(), id, after, 300).unwrap());
             let tasks = page["tasks"].as_array().unwrap();
             for t in tasks {
                 assert!(t["id"].as_u64().unwrap() > after);
@@ -2854,7 +2765,7 @@ mod tests {
         // which the previous versions took for every finished job, plus a prepare per read).
         let t0 = Instant::now();
         for _ in 0..20 {
-            stored_status(&reader.queries(), id).unwrap();
+            v(stored_status(&reader.queries(), id).unwrap());
         }
         let one_query = t0.elapsed() / 20;
         let t0 = Instant::now();
@@ -2890,7 +2801,7 @@ mod tests {
             .conn_for_tests()
             .execute("UPDATE jobs SET final_status = NULL", [])
             .unwrap();
-        assert_eq!(stored_status(&reader.queries(), id).unwrap(), resident);
+        assert_eq!(v(stored_status(&reader.queries(), id).unwrap()), resident);
         drop(s);
         let _ = std::fs::remove_file(&path);
     }
@@ -2935,7 +2846,7 @@ mod tests {
                 }),
             )
             .unwrap();
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["position_bytes"], 10_000);
         let shown = st["job"]["position"].as_str().unwrap();
         assert!(shown.len() <= 256 && shown.starts_with("éé"), "{shown}");
@@ -2961,7 +2872,7 @@ mod tests {
             json!({"game": "tree", "position": position, "algorithm": "minimax"}),
         );
         assert!(s.jobs[&id].prepared.is_none(), "a queued large job rests");
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["state"], "queued");
         assert!(st["progress"].is_object(), "{st}");
         let runs = lease_and_run(&mut s, &w);
@@ -2969,7 +2880,7 @@ mod tests {
         for (grant, output) in runs {
             report_done(&mut s, &w, &grant.lease_id, output);
         }
-        let st = s.job_status(id).unwrap();
+        let st = v(s.job_status(id).unwrap());
         assert_eq!(st["state"], "done", "{st}");
         assert_eq!(st["result"]["value"], 2199, "{st}");
         // A small job keeps its prepared form.

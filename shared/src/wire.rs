@@ -33,6 +33,7 @@ fn scalar_map<'de, D: Deserializer<'de>>(d: D) -> Result<Settings, D::Error> {
 
 /// Limits of a job (both optional).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Wall-clock budget of the whole job in milliseconds.
@@ -45,6 +46,7 @@ pub struct Limits {
 
 /// A job as submitted (`POST /v1/jobs`, or built by `gamesolver solve`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct JobSpec {
     /// Game name (`connect4`, `tictactoe`, `tree`, ...).
@@ -101,6 +103,7 @@ pub fn settings(items: &[(&str, &str)]) -> Settings {
 
 /// What one task of a job asks a kernel to do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskKind {
     /// Run the job's algorithm on its position, as the options say.
@@ -126,6 +129,7 @@ pub enum TaskKind {
 
 /// A task as handed to a worker: the job and what to do with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskSpec {
     /// The job this task belongs to.
     pub job: JobSpec,
@@ -225,6 +229,7 @@ pub mod protocol {
 
     /// `POST /v1/worker/register`.
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct Register {
         /// Host name, for `/v1/status`.
@@ -238,6 +243,7 @@ pub mod protocol {
 
     /// Reply to [`Register`].
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub struct Registered {
         /// The worker's id, sent with every later request.
         pub worker_id: String,
@@ -250,6 +256,7 @@ pub mod protocol {
     /// `POST /v1/worker/lease`: asks for one task, waiting up to `wait_ms` for one to appear.
     /// The reply is 200 with a [`Lease`], or 204 when none appeared in time.
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct LeaseRequest {
         /// The worker's id.
@@ -261,6 +268,7 @@ pub mod protocol {
 
     /// A task leased to a worker.
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub struct Lease {
         /// Identifies this lease in heartbeats and reports.
         pub lease_id: String,
@@ -285,6 +293,7 @@ pub mod protocol {
     /// `POST /v1/worker/heartbeat`: the task is still running. 409 when the lease is no longer
     /// this worker's (expired, foreign, unknown): the worker stops the task.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct Heartbeat {
         /// The worker's id.
@@ -298,6 +307,7 @@ pub mod protocol {
 
     /// Reply to [`Heartbeat`].
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub struct HeartbeatReply {
         /// Stop the task (job cancelled, or the task's answer is no longer needed) and report
         /// [`Outcome::Cancelled`].
@@ -306,11 +316,13 @@ pub mod protocol {
 
     /// How a task ended on the worker.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(tag = "status", rename_all = "snake_case")]
     pub enum Outcome {
         /// The kernel returned a result.
         Done {
             /// The result.
+            #[cfg_attr(feature = "openapi", schema(value_type = Object))]
             output: TaskOutput,
         },
         /// The kernel failed or panicked; the coordinator retries the task up to its limit.
@@ -336,6 +348,7 @@ pub mod protocol {
     /// answered 200 with `duplicate: true` and changes nothing; a report on an expired or foreign
     /// lease is refused with 409.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct Report {
         /// The worker's id.
@@ -348,6 +361,7 @@ pub mod protocol {
 
     /// Reply to [`Report`].
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     pub struct ReportReply {
         /// This report was already received; nothing was counted again.
         pub duplicate: bool,
@@ -356,6 +370,7 @@ pub mod protocol {
     /// `POST /v1/worker/release`: the worker gives a lease back without an outcome (shutdown);
     /// the task goes back to the queue and the attempt is not counted.
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(deny_unknown_fields)]
     pub struct Release {
         /// The worker's id.

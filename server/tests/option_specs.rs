@@ -1,0 +1,115 @@
+//! The README's "Limits of a job", `gamesolver solve --help`, `gamesolver options --json`
+//! (the answer of `GET /v1/options`) and `/openapi.json` show the same options with the same
+//! bounds, for a few game and algorithm pairs of every kernel family: each is checked against
+//! the registry's declared specs (`registry::option_specs`), the one source they all print.
+
+use gamesolver_shared::registry::{self, spec::Kind};
+use serde_json::Value;
+use std::process::Command;
+
+/// One pair per kernel family, and parameters of several games.
+const PAIRS: &[(&str, &str)] = &[
+    ("connect4", "alphabeta"),
+    ("othello", "pns"),
+    ("pig", "expectimax"),
+    ("rolit", "maxn"),
+    ("tictactoe", "mcts"),
+    ("samegame", "nrpa"),
+    ("mnk", "dfpn"),
+];
+
+fn gamesolver(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_gamesolver"))
+        .args(args)
+        .output()
+        .expect("run gamesolver");
+    assert!(out.status.success(), "gamesolver {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn bounds(kind: Kind) -> Option<(f64, f64)> {
+    match kind {
+        Kind::UInt { min, max } => Some((min as f64, max as f64)),
+        Kind::Float { min, max } => Some((min, max)),
+        Kind::Bool | Kind::Text => None,
+    }
+}
+
+#[test]
+fn readme_help_options_and_openapi_agree() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let help = gamesolver(&["solve", "--help"]);
+    let doc = gamesolver::openapi::document();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for &(game, algorithm) in PAIRS {
+        let declared = registry::option_specs(game, algorithm);
+        assert!(!declared.is_empty(), "{game} {algorithm}: no options");
+        let listed: Value = serde_json::from_str(&gamesolver(&[
+            "options",
+            "--game",
+            game,
+            "--algorithm",
+            algorithm,
+            "--json",
+        ]))
+        .unwrap();
+        let listed = listed["options"].as_array().unwrap();
+        assert_eq!(listed.len(), declared.len(), "{game} {algorithm}");
+        for (d, l) in declared.iter().zip(listed) {
+            let spec = d.spec;
+            let what = format!("{game} {algorithm} {}", spec.name);
+            // `gamesolver options --json` (the body of GET /v1/options).
+            assert_eq!(l["name"], spec.name, "{what}");
+            assert_eq!(l["param"], d.param, "{what}");
+            let range = bounds(spec.kind);
+            assert_eq!(
+                range,
+                l["minimum"].as_f64().zip(l["maximum"].as_f64()),
+                "{what}: options --json"
+            );
+            // The README's table row and the help line: name and bounds as people read them.
+            let text = spec.range_text();
+            let row = format!("| `{}`", spec.name);
+            assert!(
+                readme
+                    .lines()
+                    .any(|line| line.starts_with(&row) && line.contains(&format!("| {text} |"))),
+                "{what}: no README row with {text}"
+            );
+            assert!(
+                help.lines().any(|line| {
+                    let mut words = line.split_whitespace();
+                    words.next() == Some(spec.name) && line.contains(&text)
+                }),
+                "{what}: no `solve --help` line with {text}"
+            );
+            // /openapi.json: a family schema (or GameParameters) with this property and bounds.
+            let found = schemas.iter().any(|(name, schema)| {
+                let family = name.ends_with("Options") || name == "GameParameters";
+                let p = &schema["properties"][spec.name];
+                family
+                    && p.is_object()
+                    && (name == "GameParameters") == d.param
+                    && range == p["minimum"].as_f64().zip(p["maximum"].as_f64())
+            });
+            assert!(
+                found,
+                "{what}: not in /openapi.json with its bounds {range:?}"
+            );
+        }
+    }
+}
+
+/// A pair the registry does not run is refused by `gamesolver options` (exit 2, one line).
+#[test]
+fn options_of_an_unknown_pair_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gamesolver"))
+        .args(["options", "--game", "tictactoe", "--algorithm", "nrpa"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("nrpa"), "{err}");
+}
