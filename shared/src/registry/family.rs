@@ -11,7 +11,7 @@ use crate::model::{Hashed, Tactics, ZeroSum};
 
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::search::{engine, minimax, Control, StopReason};
-use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
+use crate::wire::{Extra, JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
 
 /// `depth`: plies of a depth-limited search (none: the exact value).
@@ -496,7 +496,7 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         raw: RawBounds,
         ms: u64,
     ) -> TaskOutput {
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         let mut s = self.root.clone();
         let mut pv = Vec::new();
         for &m in &o.pv {
@@ -638,7 +638,7 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
                     // stopped it early.
                     out.extra.insert("depth".into(), reached.into());
                     if let Some(r) = stopped {
-                        out.extra.insert("stopped".into(), r.as_str().into());
+                        out.extra.stopped = Some(r);
                     }
                 }
                 Ok(out)
