@@ -180,7 +180,7 @@ pub fn verify_proof(args: VerifyProofArgs) -> Result<(), Failure> {
             args.file.display()
         )));
     }
-    let certified = gamesolver_shared::proof::verify_proof_file(&args.file)
+    let certified = gamesolver_shared::registry::proof::verify_proof_file(&args.file)
         .map_err(|e| Failure::no_result(format!("proof rejected: {e}")))?;
     let v = serde_json::to_value(&certified).unwrap_or(serde_json::Value::Null);
     if args.json {
@@ -638,7 +638,7 @@ pub fn render_text(r: &JobResult) -> String {
     };
     s += &format!("value      {}\n", show(&r.value));
     s += &format!("best move  {}\n", r.best_move.as_deref().unwrap_or("-"));
-    for (k, v) in &r.extra {
+    for (k, v) in &r.extra.to_map() {
         let text = match v {
             serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
                 items.iter().map(show).collect::<Vec<_>>().join(" ")

@@ -1526,7 +1526,7 @@ impl Scheduler {
                 // A probe plan ends with the bounds proved before the limit (stored like any
                 // result, so the job's results say why it ended).
                 let kind = task.kind.clone();
-                let output = TaskOutput::stopped(&reason);
+                let output = TaskOutput::stopped(reason);
                 let text = to_json(&output);
                 if let Some(p) = self.jobs.get_mut(&job_id).and_then(|j| j.planner.as_mut()) {
                     p.on_result(&kind, output);

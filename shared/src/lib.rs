@@ -4,20 +4,30 @@
 //! not HTTP or process management. Its modules are its architecture; arrows point down only.
 //!
 //! ```text
-//!              registry            the one place where a game name meets a kernel name
-//!            /    |     \
-//!      search/  games/   plan/     kernels | rules | job -> tasks -> result
-//!            \    |     /
-//!            model/   wire         game model traits | serde types that cross the network
+//!   viz        pictures of positions and results   uses registry, games, model, wire
+//!   registry   where a game name meets a kernel    uses plan, games, search, proof, model, wire
+//!   plan       job -> tasks -> result              uses search, model, wire
+//!   games      rules, and the solvers tied to them uses search, model
+//!   search     kernels                             uses proof, model, wire
+//!   proof      certificate format and checker      uses model, wire
+//!   model      game model traits                   uses nothing
+//!   wire       serde types that cross the network  uses nothing
 //! ```
+//!
+//! Each module uses only modules below it, and direct submodules form no new circles (the test
+//! lists the registry families' circles still to break); `shared/tests/architecture.rs` checks
+//! both.
 //!
 //! - [`model`]: the game model (course 1.1) and its capability traits.
 //! - [`games`]: concrete games. No kernel names one.
 //! - [`search`]: kernels, each generic over the capabilities it needs.
 //! - [`plan`]: splits a job into tasks and merges their results; the same code runs in-process
-//!   (`gamesolver solve`) and in the coordinator.
+//!   (`gamesolver solve`) and in the coordinator. It owns what it needs of a job
+//!   ([`plan::PreparedJob`], [`plan::PlanShape`]); the registry implements it.
+//! - [`proof`]: proof certificates and their checker, by the game rules alone.
 //! - [`wire`]: job, task and result types as they travel as JSON.
 //! - [`registry`]: parses a job's game and algorithm names and runs a task, type-erased.
+//! - [`viz`]: board pictures and plots.
 
 pub mod games;
 pub mod model;

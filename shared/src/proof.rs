@@ -18,8 +18,8 @@
 //! The file is one JSON object: `{"format": "gamesolver-proof/1", "game", "game_params",
 //! "position", "claim": "at_least" | "below", "target", "tree": [tokens...]}`.
 //!
-//! [`verify_proof_file`] rebuilds the game from the file (through the registry, which alone
-//! knows game names), then [`check`] walks the tree with nothing but the game's rules: it parses
+//! The registry rebuilds the game from the file (`registry::proof`: only it knows game names)
+//! and calls [`verify_game`]; [`check`] walks the tree with nothing but the game's rules: it parses
 //! every move with `parse_move` (so it must be legal), compares the set of replies with
 //! `legal_moves`, recomputes the hash of each position the prover reaches, and evaluates
 //! terminal positions with `terminal_value`. No search code is involved. A tampered move fails:
@@ -27,8 +27,9 @@
 //! leads to a position whose hash differs from the recorded one, even where the altered tree
 //! would happen to be a proof as well.
 //!
-//! Bad input (unreadable file, malformed JSON, unknown game, wrong format) gives `Err` with one
-//! line; so does every failed check, naming the token where it failed.
+//! A wrong format gives `Err` with one line; so does every failed check, naming the token where it
+//! failed. This module sits below the registry and the kernels: it knows the game model and the
+//! file format, no game and no search.
 
 use crate::model::{excerpt, Game, Hashed, ZeroSum};
 use crate::wire::Settings;
@@ -105,82 +106,40 @@ impl std::fmt::Display for Certified {
     }
 }
 
-/// Reads a certificate file and verifies it (see the module doc).
-pub fn verify_proof_file(path: impl AsRef<std::path::Path>) -> Result<Certified, String> {
-    let path = path.as_ref();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read proof file '{}': {e}", path.display()))?;
-    let file: ProofFile = serde_json::from_str(&text)
-        .map_err(|e| format!("proof file '{}' is malformed: {e}", path.display()))?;
-    verify(&file)
-}
-
-/// Verifies a certificate given as JSON text (a job's `proof`, as served by the service).
-pub fn verify_proof_text(text: &str) -> Result<Certified, String> {
-    let file: ProofFile =
-        serde_json::from_str(text).map_err(|e| format!("proof is malformed: {e}"))?;
-    verify(&file)
-}
-
-/// Verifies a certificate given as a JSON value (`JobResult::proof`).
-pub fn verify_proof_value(value: &Value) -> Result<Certified, String> {
-    let file = ProofFile::deserialize(value).map_err(|e| format!("proof is malformed: {e}"))?;
-    verify(&file)
-}
-
-/// Verifies a certificate already read.
-pub fn verify(file: &ProofFile) -> Result<Certified, String> {
+/// Verifies a certificate about `game`, whose position `root` the caller parsed from
+/// `file.position` with `file.game_params`: the format tag, then the tree ([`check`]). The caller
+/// knows the game; verifying a file by its game's name is the registry's
+/// (`registry::proof::verify`), since only the registry knows names.
+pub fn verify_game<G: ZeroSum + Hashed>(
+    game: &G,
+    root: &G::State,
+    file: &ProofFile,
+) -> Result<Certified, String> {
     if file.format != FORMAT {
         return Err(format!(
             "proof format '{}' is not '{FORMAT}'",
             excerpt(&file.format)
         ));
     }
-    if !crate::registry::GAMES.contains(&file.game.as_str()) {
-        return Err(format!("proof of unknown game '{}'", excerpt(&file.game)));
-    }
-    crate::registry::pn::visit_zero_sum(
-        &file.game,
-        &file.game_params,
-        &file.position,
-        Checker { file },
-    )
-    .map_err(|e| e.to_string())?
-}
-
-struct Checker<'a> {
-    file: &'a ProofFile,
-}
-
-impl crate::registry::pn::ZeroSumVisitor for Checker<'_> {
-    type Output = Result<Certified, String>;
-    fn visit<G: ZeroSum + Hashed>(self, game: G, root: G::State) -> Self::Output {
-        let positions = check(
-            &game,
-            &root,
-            self.file.claim,
-            self.file.target,
-            &self.file.tree,
-        )?;
-        // The target comes from the file: outside the game's value range it has no outside
-        // form. "value >= t" with t at or below the range says no more than its lower end;
-        // "value < t" above the range says nothing the game does not already (and the
-        // impossible claims beyond the range never verify).
-        let (lo, hi) = game.value_bounds(&root);
-        let shown = |v: i32| (lo..=hi).contains(&v).then(|| game.value_to_json(&root, v));
-        let (lower, below) = match self.file.claim {
-            Claim::AtLeast => (shown(self.file.target.max(lo)), None),
-            Claim::Below => (None, shown(self.file.target)),
-        };
-        Ok(Certified {
-            game: self.file.game.clone(),
-            position: self.file.position.clone(),
-            claim: self.file.claim,
-            lower,
-            below,
-            positions,
-        })
-    }
+    let positions = check(game, root, file.claim, file.target, &file.tree)?;
+    // The target comes from the file: outside the game's value range it has no outside
+    // form. "value >= t" with t at or below the range says no more than its lower end;
+    // "value < t" above the range says nothing the game does not already (and the
+    // impossible claims beyond the range never verify).
+    let (lo, hi) = game.value_bounds(root);
+    let shown = |v: i32| (lo..=hi).contains(&v).then(|| game.value_to_json(root, v));
+    let (lower, below) = match file.claim {
+        Claim::AtLeast => (shown(file.target.max(lo)), None),
+        Claim::Below => (None, shown(file.target)),
+    };
+    Ok(Certified {
+        game: file.game.clone(),
+        position: file.position.clone(),
+        claim: file.claim,
+        lower,
+        below,
+        positions,
+    })
 }
 
 /// Checks a proof tree for `claim` about `root` with the rules of `game` only; returns the
@@ -355,6 +314,7 @@ pub fn write_proof_file(path: impl AsRef<std::path::Path>, file: &ProofFile) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::proof::verify;
 
     /// A max/min tree whose root is MIN: values are -rank, in -2..=0.
     const MIN_TREE: &str = r#"{"min": [2.5, -1, 7]}"#;

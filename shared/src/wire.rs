@@ -5,6 +5,7 @@
 //! and the CLI agree on the format by construction.
 
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// `KEY=VALUE` settings (game parameters, options). JSON numbers and booleans are accepted
@@ -154,10 +155,180 @@ impl RawBounds {
     }
 }
 
+/// Why a kernel or a job stopped before its full answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The time limit passed.
+    Time,
+    /// The node limit was reached.
+    Nodes,
+    /// Somebody asked it to stop (job cancelled, worker shutting down).
+    Cancelled,
+    /// The memory budget of a tree or table was exhausted and could not be freed.
+    Memory,
+}
+
+impl StopReason {
+    /// The name used in results (`"stopped": "time"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Time => "time",
+            StopReason::Nodes => "nodes",
+            StopReason::Cancelled => "cancelled",
+            StopReason::Memory => "memory",
+        }
+    }
+}
+
+impl std::str::FromStr for StopReason {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "time" => Ok(StopReason::Time),
+            "nodes" => Ok(StopReason::Nodes),
+            "cancelled" => Ok(StopReason::Cancelled),
+            "memory" => Ok(StopReason::Memory),
+            other => Err(format!("'{other}' is not a stop reason")),
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an output or a result says beside its value. The keys that code reads back (the
+/// planner, the checks, the merges) are typed fields; everything else is in [`Extra::display`],
+/// shown to users and never read back. As JSON it is one flat object, the typed fields next to
+/// the display keys, so the wire and result formats are those of a plain map.
+///
+/// It reads as its display map (`extra.get("pv")`, `extra["visits"]`); [`Extra::insert`] refuses
+/// the typed keys, so no typed value can hide in the map.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extra {
+    /// The limit that stopped the task or the job before its full answer: the value may be
+    /// null, the bounds and best move are what was known (docs/API.md, "Plans, progress and
+    /// stopped jobs").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopReason>,
+    /// Rounds plans: this output ends the plan (stopped, or the goal reached).
+    #[serde(rename = "final", default, skip_serializing_if = "std::ops::Not::not")]
+    pub final_round: bool,
+    /// Rounds plans: what the task carries to the next round. Boxed, so results stay small.
+    #[serde(flatten)]
+    pub round: Box<RoundReport>,
+    /// Algorithm-specific keys for display (`pv`, `bounds`, `sequence`, `visits`, ...).
+    #[serde(flatten)]
+    pub display: serde_json::Map<String, Value>,
+}
+
+/// What a task of a rounds plan reports for the next round ([`RoundInput`]). Kernel-specific
+/// values, opaque to the planner.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundReport {
+    /// The start checkpoint of the task's round, carried by the round's first task: the next
+    /// round's `from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_start: Option<Value>,
+    /// The task's sub-result for the round's merge ([`RoundResult::sub`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub: Option<Value>,
+    /// The task's best find ([`RoundResult::found`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<Value>,
+}
+
+impl Extra {
+    /// The keys of the typed fields, as they appear in JSON.
+    pub const TYPED_KEYS: &'static [&'static str] =
+        &["stopped", "round_start", "sub", "found", "final"];
+
+    /// Adds a display key. Panics on a typed key: those are set through their fields.
+    pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
+        assert!(
+            !Self::TYPED_KEYS.contains(&key.as_str()),
+            "'{key}' is a typed field of Extra, not a display key"
+        );
+        self.display.insert(key, value)
+    }
+
+    /// Everything as one JSON map, typed fields included (what the JSON shows).
+    pub fn to_map(&self) -> serde_json::Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(m)) => m,
+            _ => unreachable!("Extra serialises as an object"),
+        }
+    }
+}
+
+impl From<serde_json::Map<String, Value>> for Extra {
+    /// Display keys only. Panics on a typed key, as [`Extra::insert`] does.
+    fn from(display: serde_json::Map<String, Value>) -> Self {
+        let mut extra = Extra::default();
+        for (key, value) in display {
+            extra.insert(key, value);
+        }
+        extra
+    }
+}
+
+impl std::ops::Deref for Extra {
+    type Target = serde_json::Map<String, Value>;
+    fn deref(&self) -> &Self::Target {
+        &self.display
+    }
+}
+
+impl std::ops::DerefMut for Extra {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.display
+    }
+}
+
+/// The input of a task of a rounds plan (`TaskKind::Run::input`), built by the planner from the
+/// previous round's outputs: round 0 has no `from` and no results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundInput {
+    /// The round's number (0-based).
+    #[serde(default)]
+    pub round: u32,
+    /// The previous round's start ([`RoundReport::round_start`] of its first task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Value>,
+    /// The previous round's results, in task order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<RoundResult>,
+}
+
+/// One task's contribution to the next round ([`RoundReport::sub`], [`RoundReport::found`]);
+/// null when the task reported none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundResult {
+    /// The task's sub-result.
+    #[serde(default)]
+    pub sub: Option<Value>,
+    /// The task's best find.
+    #[serde(default)]
+    pub found: Option<Value>,
+}
+
+impl RoundResult {
+    /// The round result an output reports.
+    pub fn of(out: &TaskOutput) -> Self {
+        RoundResult {
+            sub: out.extra.round.sub.clone(),
+            found: out.extra.round.found.clone(),
+        }
+    }
+}
+
 /// What a kernel returns for one task.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskOutput {
-    /// The value as the outside world reads it (CONTRACTS.md, "Values"), or null.
+    /// The value as the outside world reads it (docs/API.md, "Values"), or null.
     pub value: serde_json::Value,
     /// The best move found, in the game's notation.
     #[serde(default)]
@@ -169,9 +340,9 @@ pub struct TaskOutput {
     /// Internal bounds for planners that combine probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<RawBounds>,
-    /// Algorithm-specific keys (`pv`, `proved`, `bounds`, `sequence`, `visits`, ...).
+    /// Algorithm-specific keys, the typed ones among them ([`Extra`]).
     #[serde(default)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub extra: Extra,
     /// A proof certificate (proof-number jobs with `proof=true`): an artifact of the job, kept
     /// apart from its result by the coordinator (`GET /v1/jobs/{id}/proof`) and written to a
     /// file by the command line (`solve --proof FILE`). Never a path.
@@ -183,9 +354,9 @@ impl TaskOutput {
     /// The output of a task that a job limit (`time` or `nodes`) stopped before a result: no
     /// value, no bounds, `stopped` naming the limit. A probe plan that gets it ends with the
     /// bounds its earlier probes proved.
-    pub fn stopped(reason: &str) -> Self {
+    pub fn stopped(reason: StopReason) -> Self {
         let mut out = TaskOutput::default();
-        out.extra.insert("stopped".into(), reason.into());
+        out.extra.stopped = Some(reason);
         out
     }
 }
@@ -198,7 +369,7 @@ pub struct JobResult {
     pub game: String,
     /// Algorithm name.
     pub algorithm: String,
-    /// The value (CONTRACTS.md, "Values"), or null when not known.
+    /// The value (docs/API.md, "Values"), or null when not known.
     pub value: serde_json::Value,
     /// Best move in the game's notation, or null (terminal position, single-player sequence).
     pub best_move: Option<String>,
@@ -206,9 +377,9 @@ pub struct JobResult {
     pub nodes: u64,
     /// Wall-clock time of the whole job in milliseconds.
     pub elapsed_ms: u64,
-    /// Algorithm-specific keys.
+    /// Algorithm-specific keys, the typed ones among them ([`Extra`]).
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub extra: Extra,
     /// The proof certificate, if the job asked for one ([`TaskOutput::proof`]). Not part of the
     /// printed or stored result: the command line writes it to `--proof FILE`, the coordinator
     /// keeps it as the job's artifact.
@@ -224,7 +395,7 @@ pub struct JobResult {
 /// outcome or by releasing it (shutdown). Leases are identified by an unguessable id; a lease
 /// that is not heartbeated within the lease time expires and its task goes to another worker.
 pub mod protocol {
-    use super::{TaskOutput, TaskSpec};
+    use super::{StopReason, TaskOutput, TaskSpec};
     use serde::{Deserialize, Serialize};
 
     /// `POST /v1/worker/register`.
@@ -315,6 +486,8 @@ pub mod protocol {
     }
 
     /// How a task ended on the worker.
+    // One message per task, parsed and dropped: boxing the output would buy nothing.
+    #[allow(clippy::large_enum_variant)]
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
     #[serde(tag = "status", rename_all = "snake_case")]
@@ -338,7 +511,7 @@ pub mod protocol {
         /// A time or node limit of the job stopped the kernel before a result: the job fails.
         Stopped {
             /// `time` or `nodes`.
-            reason: String,
+            reason: StopReason,
         },
         /// The coordinator asked the task to stop (cancel in a heartbeat reply).
         Cancelled,
@@ -413,7 +586,7 @@ mod tests {
 
     #[test]
     fn result_flattens_extra_keys() {
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         extra.insert("pv".into(), serde_json::json!(["4", "4"]));
         let r = JobResult {
             game: "connect4".into(),
@@ -428,5 +601,63 @@ mod tests {
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["pv"][0], "4");
         assert_eq!(v["value"], 1);
+    }
+
+    /// The JSON of results and outputs is a flat map, typed keys next to display keys, as
+    /// docs/API.md shows it; it reads back into the same typed values.
+    #[test]
+    fn typed_keys_keep_the_json_shape() {
+        let text = r#"{"game":"othello","algorithm":"alphabeta","value":null,"best_move":"d3","nodes":2000,"elapsed_ms":5,"best_move_depth":3,"bounds":[-64,64],"probes":1,"pv":[],"stopped":"nodes"}"#;
+        let r: JobResult = serde_json::from_str(text).unwrap();
+        assert_eq!(r.extra.stopped, Some(StopReason::Nodes));
+        assert_eq!(r.extra["bounds"], serde_json::json!([-64, 64]));
+        assert!(!r.extra.contains_key("stopped"));
+        let back: serde_json::Value = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(text).unwrap()
+        );
+        assert_eq!(r.extra.to_map()["stopped"], "nodes");
+
+        // A round task's output as a worker sends it: the typed keys stay inside `extra`.
+        let text = r#"{"value":12.0,"best_move":null,"nodes":100,"elapsed_ms":3,"extra":{"final":true,"found":{"moves":["1"]},"history":[],"round_start":{"done":0},"rollouts":100,"sub":null,"stopped":"time"}}"#;
+        let out: TaskOutput = serde_json::from_str(text).unwrap();
+        assert!(out.extra.final_round);
+        assert_eq!(out.extra.stopped, Some(StopReason::Time));
+        assert_eq!(
+            out.extra.round.round_start,
+            Some(serde_json::json!({"done": 0}))
+        );
+        assert_eq!(out.extra.round.sub, None, "a null sub reads as none");
+        assert_eq!(out.extra["rollouts"], 100);
+        let back = serde_json::to_value(&out).unwrap();
+        let mut want: serde_json::Value = serde_json::from_str(text).unwrap();
+        want["extra"].as_object_mut().unwrap().remove("sub");
+        assert_eq!(back, want);
+        assert_eq!(
+            serde_json::to_value(TaskOutput::default()).unwrap()["extra"],
+            serde_json::json!({})
+        );
+
+        // The round input as the planner sends it.
+        let input = RoundInput {
+            round: 2,
+            from: Some(serde_json::json!({"done": 4})),
+            results: vec![RoundResult::of(&out)],
+        };
+        assert_eq!(
+            serde_json::to_value(&input).unwrap(),
+            serde_json::json!({"round": 2, "from": {"done": 4}, "results": [{"sub": null, "found": {"moves": ["1"]}}]})
+        );
+        assert_eq!(
+            serde_json::to_value(RoundInput::default()).unwrap(),
+            serde_json::json!({"round": 0})
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "typed field")]
+    fn a_typed_key_is_not_a_display_key() {
+        Extra::default().insert("stopped".into(), "time".into());
     }
 }

@@ -117,7 +117,8 @@ fn another_board_size_agrees_with_alphabeta() {
 /// any single move of it (to any other column) makes verification fail.
 #[test]
 fn connect4_proofs_verify_and_every_flipped_move_fails() {
-    use gamesolver_shared::proof::{verify, verify_proof_value, Claim, ProofFile};
+    use gamesolver_shared::proof::{Claim, ProofFile};
+    use gamesolver_shared::registry::proof::{verify, verify_proof_value};
     let lines = read_set("Test_L3_R1");
     for (moves, score) in lines.iter().step_by(97).take(6) {
         // Prove the exact score from both sides: "value >= score" and "value < score + 1".

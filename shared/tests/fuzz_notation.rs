@@ -656,7 +656,8 @@ fn certificates() -> &'static [ProofFile] {
         v.push(certificate(&tree, "tree", &[], PROOF_TREE, rank_five));
         v.push(certificate(&tree, "tree", &[], PROOF_TREE, rank_five + 1));
         for c in &v {
-            proof::verify(c).expect("a certificate of the certifier verifies");
+            gamesolver_shared::registry::proof::verify(c)
+                .expect("a certificate of the certifier verifies");
         }
         v
     })
@@ -799,7 +800,7 @@ proptest! {
         if f.position.trim_start().starts_with('@') {
             return Ok(());
         }
-        match no_panic("proof::verify", || proof::verify(&f))? {
+        match no_panic("proof::verify", || gamesolver_shared::registry::proof::verify(&f))? {
             Err(e) => one_line("proof::verify", &e)?,
             Ok(c) => {
                 prop_assert_eq!(&c.game, &f.game);
@@ -841,7 +842,7 @@ proptest! {
                 if f.position.trim_start().starts_with('@') {
                     continue;
                 }
-                match no_panic("proof::verify", || proof::verify(&f))? {
+                match no_panic("proof::verify", || gamesolver_shared::registry::proof::verify(&f))? {
                     Err(e) => one_line("proof::verify", &e)?,
                     Ok(_) => {
                         let v = true_value(&f);

@@ -8,7 +8,8 @@ mod fuzz_common;
 use fuzz_common::{config, nasty, no_panic, text};
 use gamesolver_shared::wire::protocol::*;
 use gamesolver_shared::wire::{
-    JobResult, JobSpec, Limits, RawBounds, Settings, TaskKind, TaskOutput, TaskSpec,
+    Extra, JobResult, JobSpec, Limits, RawBounds, Settings, StopReason, TaskKind, TaskOutput,
+    TaskSpec,
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -225,7 +226,12 @@ fn task_output() -> impl Strategy<Value = TaskOutput> {
                 nodes,
                 elapsed_ms,
                 raw: raw.map(|(lower, upper)| RawBounds { lower, upper }),
-                extra,
+                // The typed keys have typed values; the rest is display.
+                extra: extra
+                    .into_iter()
+                    .filter(|(k, _)| !Extra::TYPED_KEYS.contains(&k.as_str()))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into(),
                 // `Some(null)` is written as nothing and reads back as `None`.
                 proof: proof.filter(|p| !p.is_null()),
             },
@@ -237,7 +243,8 @@ fn outcome() -> impl Strategy<Value = Outcome> {
         task_output().prop_map(|output| Outcome::Done { output }),
         short().prop_map(|message| Outcome::Failed { message }),
         short().prop_map(|message| Outcome::Rejected { message }),
-        short().prop_map(|reason| Outcome::Stopped { reason }),
+        prop_oneof![Just(StopReason::Time), Just(StopReason::Nodes)]
+            .prop_map(|reason| Outcome::Stopped { reason }),
         Just(Outcome::Cancelled),
     ]
 }

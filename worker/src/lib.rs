@@ -662,9 +662,7 @@ fn run_lease(shared: &Shared, lease: Lease) {
         Ok(Ok(output)) => Outcome::Done { output },
         Ok(Err(e)) => match ctl.should_stop() {
             Some(StopReason::Cancelled) => Outcome::Cancelled,
-            Some(r @ (StopReason::Time | StopReason::Nodes)) => Outcome::Stopped {
-                reason: r.as_str().into(),
-            },
+            Some(r @ (StopReason::Time | StopReason::Nodes)) => Outcome::Stopped { reason: r },
             _ => match e {
                 SolveError::BadInput(m) => Outcome::Rejected { message: m },
                 SolveError::Internal(m) => Outcome::Failed { message: m },

@@ -23,7 +23,7 @@ use crate::search::star1::star1;
 use crate::search::star2::star2;
 use crate::search::star25::{star25, ProbingMode, DEFAULT_PROBING};
 use crate::search::Control;
-use crate::wire::{JobSpec, TaskKind, TaskOutput};
+use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
 
 /// Deepest iteration of iterative deepening (a safety stop; real searches end by their limits
 /// long before, and a search that sees no depth cut ends by itself).
@@ -212,7 +212,7 @@ impl<G: ChanceZeroSum> ChanceJob<G> {
         } else {
             o.value
         };
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         if let Some(d) = depth {
             extra.insert("depth".into(), d.into());
         }

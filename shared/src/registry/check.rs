@@ -128,5 +128,5 @@ pub fn is_stopped(out: &TaskOutput) -> bool {
     out.raw.is_none()
         && out.value.is_null()
         && out.best_move.is_none()
-        && out.extra.get("stopped").is_some_and(Value::is_string)
+        && out.extra.stopped.is_some()
 }

@@ -11,7 +11,7 @@ use crate::model::{Hashed, Tactics, ZeroSum};
 
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::search::{engine, minimax, Control, StopReason};
-use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
+use crate::wire::{Extra, JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
 
 /// `depth`: plies of a depth-limited search (none: the exact value).
@@ -363,6 +363,13 @@ fn othello_fast<'a, G: ZeroSum>(
 /// Plies of the depth-limited search that gives an exact Othello job its first guess.
 const OTHELLO_GUESS_DEPTH: u32 = 6;
 
+/// Node budget of the depth-limited search that gives a stopped exact job its move (see
+/// `stopped_move`): a few tens of milliseconds, small next to the limit that stopped the job.
+const STOPPED_MOVE_NODES: u64 = 100_000;
+
+/// Depth cap of that search; the node budget ends it first on any board worth searching.
+const STOPPED_MOVE_MAX_DEPTH: u32 = 64;
+
 impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
     /// The job's table (made on first use).
     fn table(&self) -> Result<&engine::Table, SolveError> {
@@ -408,6 +415,35 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         )?;
         let (lo, hi) = self.game.value_bounds(&self.root);
         Some(e.value.clamp(lo, hi))
+    }
+
+    /// The move a stopped exact job answers with when no probe failed high: iterative deepening
+    /// with the game's evaluator, one thread, on a small table of its own, within
+    /// [`STOPPED_MOVE_NODES`] nodes (or the job's smaller node limit), so the answer is
+    /// deterministic. The deepest finished iteration gives the move; `None` when none finished.
+    fn stopped_move(&self) -> Option<engine::Outcome<G::Move>> {
+        let cfg = engine::Config {
+            depth: Some(STOPPED_MOVE_MAX_DEPTH),
+            threads: 1,
+            ..self.engine.clone()
+        };
+        let budget = self
+            .job
+            .limits
+            .node_limit
+            .map_or(STOPPED_MOVE_NODES, |n| n.min(STOPPED_MOVE_NODES));
+        let table = engine::Table::with_bytes(1 << 20).ok()?;
+        let ctl = Control::with_limits(None, Some(budget));
+        let e = engine::search(
+            &self.game,
+            &self.root,
+            -engine::INF,
+            engine::INF,
+            &cfg,
+            &table,
+            &ctl,
+        )?;
+        e.best_move.is_some().then_some(e)
     }
 
     /// Whether the job is a Connect Four root small enough for one task ([`C4_ONE_TASK_EMPTY`]).
@@ -496,7 +532,7 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         raw: RawBounds,
         ms: u64,
     ) -> TaskOutput {
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         let mut s = self.root.clone();
         let mut pv = Vec::new();
         for &m in &o.pv {
@@ -638,7 +674,7 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
                     // stopped it early.
                     out.extra.insert("depth".into(), reached.into());
                     if let Some(r) = stopped {
-                        out.extra.insert("stopped".into(), r.as_str().into());
+                        out.extra.stopped = Some(r);
                     }
                 }
                 Ok(out)
@@ -705,11 +741,33 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
             .iter()
             .rev()
             .find(|p| p.best_move.is_some() && p.raw.map(|r| r.lower) == Some(bounds.lower));
+        let mut fallback_nodes = 0;
         let mut out = match best {
             Some(p) => p.clone(),
-            // A limit stopped the plan before any lower bound was proved: no move is known to
-            // be best.
-            None if probes.iter().any(|p| p.raw.is_none()) => TaskOutput::default(),
+            // A limit stopped the plan before the final lower bound's probe gave a move: the
+            // move of the highest probe that failed high (it reaches at least that probe's
+            // bound), else the move of a depth-limited search with the evaluator. Neither is
+            // proved best; the bounds below say what is proved.
+            None if probes.iter().any(|p| p.raw.is_none()) => {
+                let failed_high = probes
+                    .iter()
+                    .filter(|p| p.best_move.is_some())
+                    .filter_map(|p| p.raw.map(|r| (r.lower, p)))
+                    .max_by_key(|(lower, _)| *lower);
+                match failed_high {
+                    Some((_, p)) => p.clone(),
+                    None => {
+                        let mut out = TaskOutput::default();
+                        if let Some(e) = self.stopped_move() {
+                            fallback_nodes = e.nodes;
+                            out.best_move =
+                                e.best_move.map(|m| self.game.format_move(&self.root, m));
+                            out.extra.insert("best_move_depth".into(), e.depth.into());
+                        }
+                        out
+                    }
+                }
+            }
             None => {
                 // No probe failed high: the value is the smallest possible, every move reaches it.
                 let mut moves = Vec::new();
@@ -720,7 +778,7 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
                 }
             }
         };
-        out.nodes = probes.iter().map(|p| p.nodes).sum();
+        out.nodes = probes.iter().map(|p| p.nodes).sum::<u64>() + fallback_nodes;
         out.raw = Some(bounds);
         out.extra.remove("proved");
         let show = |v: i32| {

@@ -47,7 +47,7 @@ use crate::search::mcts::{
     self, ChanceModel, Config, Merge, RandomPlayout, Rewards, Summary, TrueChance, UniformChance,
 };
 use crate::search::Control;
-use crate::wire::{JobSpec, TaskKind, TaskOutput};
+use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
 use serde_json::Value;
 
 /// Playouts when neither `playouts` nor a time or node limit is given.
@@ -412,7 +412,7 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
 
     fn output(&self, s: &Summary<String>, elapsed_ms: u64) -> TaskOutput {
         let best = s.best(self.merge);
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         let visits: serde_json::Map<String, Value> = s
             .moves
             .iter()
@@ -441,9 +441,7 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
             .into(),
         );
         extra.insert("solved".into(), s.root_proven.is_some().into());
-        if let Some(r) = &s.stopped {
-            extra.insert("stopped".into(), r.clone().into());
-        }
+        extra.stopped = s.stopped.as_deref().and_then(|r| r.parse().ok());
         let value = match self.view {
             View::WinRate => {
                 let p = s.root_player.unwrap_or(0) as usize;
@@ -665,7 +663,7 @@ mod tests {
         let mut j = job("backgammon", "", &[("trees", "4096")]);
         j.limits.node_limit = Some(2000);
         let r = solve(&j);
-        assert_eq!(r.extra["stopped"], "nodes");
+        assert_eq!(r.extra.stopped, Some(crate::wire::StopReason::Nodes));
         let playouts = r.extra["playouts"].as_u64().unwrap();
         assert!((2000..4096).contains(&playouts), "{playouts} playouts");
     }

@@ -25,7 +25,7 @@ use crate::search::bestreply::best_reply;
 use crate::search::maxn::{maxn, root_player, TieBreak, VectorOutcome};
 use crate::search::paranoid::paranoid;
 use crate::search::Control;
-use crate::wire::{JobSpec, TaskKind, TaskOutput};
+use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
 
 /// Deepest iteration of iterative deepening (a safety stop; real searches end by their limits
 /// long before, and a search that sees no depth cut ends by itself).
@@ -211,7 +211,7 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
             ));
         }
         let t0 = std::time::Instant::now();
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         let (o, depth, nodes) = if self.deepen {
             // Iterative deepening until a limit stops an iteration, or one sees no depth cut.
             let mut last: Option<(VectorOutcome<G::Move>, u32)> = None;

@@ -251,7 +251,7 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
                     out.value = serde_json::Value::Null;
                     out.elapsed_ms = t0.elapsed().as_millis() as u64;
                     out.extra.insert("proved".into(), serde_json::Value::Null);
-                    out.extra.insert("stopped".into(), "memory".into());
+                    out.extra.stopped = Some(StopReason::Memory);
                     out.extra.insert("error".into(), msg.into());
                     out.extra.insert("bounds".into(), self.bounds_json(lo, hi));
                     // A probe without bounds ends a probe plan with what is known (plan docs).
@@ -340,9 +340,11 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                     value: self.game.value_to_json(&self.root, v),
                     nodes: 1,
                     raw: Some(RawBounds { lower: v, upper: v }),
-                    extra: [("bounds".to_string(), self.bounds_json(v, v))]
-                        .into_iter()
-                        .collect(),
+                    extra: serde_json::Map::from_iter([(
+                        "bounds".to_string(),
+                        self.bounds_json(v, v),
+                    )])
+                    .into(),
                     ..TaskOutput::default()
                 })
             }
@@ -378,8 +380,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
             }
             (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
         };
-        if out.raw.is_none() && out.extra.get("stopped").and_then(|v| v.as_str()) == Some("memory")
-        {
+        if out.raw.is_none() && out.extra.stopped == Some(StopReason::Memory) {
             return Ok(());
         }
         check::probe_answer(out, target, lo, hi)?;
@@ -405,7 +406,8 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
             {
                 return Err("proof certificate is not about this decision".into());
             }
-            crate::proof::verify(&file).map_err(|e| format!("proof certificate: {e}"))?;
+            crate::proof::verify_game(&self.game, &self.root, &file)
+                .map_err(|e| format!("proof certificate: {e}"))?;
         }
         Ok(())
     }
@@ -454,13 +456,12 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         if let Some(peak) = peak {
             out.extra.insert("peak_nodes".into(), peak.into());
         }
-        out.extra.remove("stopped");
+        out.extra.stopped = None;
         out.extra.remove("error");
         if let Some(p) = gave_up.filter(|_| !bounds.is_exact()) {
-            for key in ["stopped", "error"] {
-                if let Some(v) = p.extra.get(key) {
-                    out.extra.insert(key.into(), v.clone());
-                }
+            out.extra.stopped = p.extra.stopped;
+            if let Some(v) = p.extra.get("error") {
+                out.extra.insert("error".into(), v.clone());
             }
         }
         out

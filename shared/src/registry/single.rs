@@ -27,7 +27,8 @@ use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::single::SinglePlayer;
 use crate::search::nrpa::{self, AdaptRule, Checkpoint, NrpaOptions, Scheme};
 use crate::search::{nmcs, Control, StopReason};
-use crate::wire::{JobSpec, TaskKind, TaskOutput};
+use crate::wire::{Extra, JobSpec, RoundInput, RoundResult, TaskKind, TaskOutput};
+use serde::Deserialize;
 
 /// Why the level bounds: each level multiplies the work by about the sequence length.
 const LEVEL_WHY: &str = "each level multiplies the work by the sequence length; records use 3 to 5";
@@ -246,7 +247,7 @@ impl<G: SinglePlayer> SingleJob<G> {
         stopped: Option<StopReason>,
         ms: u64,
     ) -> TaskOutput {
-        let mut extra = serde_json::Map::new();
+        let mut extra = Extra::default();
         let mut s = self.root.clone();
         let mut texts = Vec::with_capacity(seq.len());
         for &m in seq {
@@ -259,9 +260,7 @@ impl<G: SinglePlayer> SingleJob<G> {
             self.game.sequence_text(&self.root, seq).into(),
         );
         extra.insert("rollouts".into(), rollouts.into());
-        if let Some(r) = stopped {
-            extra.insert("stopped".into(), r.as_str().into());
-        }
+        extra.stopped = stopped;
         TaskOutput {
             value: score_json(score),
             best_move: None,
@@ -275,30 +274,40 @@ impl<G: SinglePlayer> SingleJob<G> {
 }
 
 impl<G: SinglePlayer> SingleJob<G> {
-    /// The start checkpoint of a round task: `input` is `{"round": r, "from": C, "results":
-    /// [{"sub", "found"}, ...]}` (round 0: no `from`, no results).
+    /// The start checkpoint of a round task from its [`RoundInput`] (as JSON: `input` of the
+    /// task).
     fn round_start_of(
         &self,
         opts: &NrpaOptions,
         width: usize,
         input: &serde_json::Value,
     ) -> Result<Checkpoint<G::Move>, String> {
-        let from = match input.get("from") {
+        let input =
+            RoundInput::deserialize(input).map_err(|e| format!("round input is malformed: {e}"))?;
+        self.round_start_from(opts, width, &input)
+    }
+
+    /// The start checkpoint of a round: `from` with the previous round's results merged.
+    fn round_start_from(
+        &self,
+        opts: &NrpaOptions,
+        width: usize,
+        input: &RoundInput,
+    ) -> Result<Checkpoint<G::Move>, String> {
+        let from = match &input.from {
             None | Some(serde_json::Value::Null) => None,
             Some(c) => Some(Checkpoint::from_json(&self.game, &self.root, c)?),
         };
         let mut results = Vec::new();
-        if let Some(list) = input.get("results") {
-            for r in list.as_array().ok_or("round 'results' must be a list")? {
-                let seq = |k: &str| {
-                    nrpa::sequence_from_json(&self.game, &self.root, &r[k], k)
-                        .map(|s| s.map(|(_, m)| m))
-                };
-                results.push(nrpa::RoundResult {
-                    sub: seq("sub")?,
-                    found: seq("found")?,
-                });
-            }
+        for r in &input.results {
+            let seq = |v: &Option<serde_json::Value>, k: &str| {
+                let v = v.clone().unwrap_or_default();
+                nrpa::sequence_from_json(&self.game, &self.root, &v, k).map(|s| s.map(|(_, m)| m))
+            };
+            results.push(nrpa::RoundResult {
+                sub: seq(&r.sub, "sub")?,
+                found: seq(&r.found, "found")?,
+            });
         }
         nrpa::round_start(&self.game, &self.root, opts, width, from.as_ref(), &results)
     }
@@ -335,16 +344,13 @@ impl<G: SinglePlayer> SingleJob<G> {
         );
         let seq =
             |m: &Option<Vec<G::Move>>| nrpa::sequence_json(&self.game, &self.root, m.as_deref());
-        out.extra.insert("sub".into(), seq(&o.result.sub));
-        out.extra.insert("found".into(), seq(&o.result.found));
+        out.extra.round.sub = Some(seq(&o.result.sub));
+        out.extra.round.found = Some(seq(&o.result.found));
         if index == first {
             // One task per round carries the round's start: the next round's `from`.
-            out.extra
-                .insert("round_start".into(), start.to_json(&self.game, &self.root));
+            out.extra.round.round_start = Some(start.to_json(&self.game, &self.root));
         }
-        if o.result.sub.is_none() || o.reached {
-            out.extra.insert("final".into(), true.into());
-        }
+        out.extra.final_round = o.result.sub.is_none() || o.reached;
         let hist: Vec<serde_json::Value> = o
             .history
             .iter()
@@ -364,16 +370,14 @@ impl<G: SinglePlayer> SingleJob<G> {
     ) -> Result<TaskOutput, String> {
         let last_start = outs
             .iter()
-            .rposition(|o| o.extra.contains_key("round_start"))
+            .rposition(|o| o.extra.round.round_start.is_some())
             .ok_or("no round output carries its start")?;
-        let input = serde_json::json!({
-            "from": outs[last_start].extra["round_start"],
-            "results": outs[last_start..]
-                .iter()
-                .map(|o| serde_json::json!({"sub": o.extra.get("sub"), "found": o.extra.get("found")}))
-                .collect::<Vec<_>>(),
-        });
-        let c = self.round_start_of(opts, width, &input)?;
+        let input = RoundInput {
+            round: 0,
+            from: outs[last_start].extra.round.round_start.clone(),
+            results: outs[last_start..].iter().map(RoundResult::of).collect(),
+        };
+        let c = self.round_start_from(opts, width, &input)?;
         let (score, moves) = c.best.clone().unwrap_or((f64::NEG_INFINITY, Vec::new()));
         let nodes: u64 = outs.iter().map(|o| o.nodes).sum();
         let mut out = self.output(
@@ -383,9 +387,7 @@ impl<G: SinglePlayer> SingleJob<G> {
             None,
             outs.iter().map(|o| o.elapsed_ms).sum(),
         );
-        if let Some(s) = outs.iter().find_map(|o| o.extra.get("stopped")) {
-            out.extra.insert("stopped".into(), s.clone());
-        }
+        out.extra.stopped = outs.iter().find_map(|o| o.extra.stopped);
         // Best score over the run, one point per finished task: [iteration, rollouts, best].
         let mut best = f64::NEG_INFINITY;
         let mut rollouts = 0u64;
@@ -828,7 +830,7 @@ mod tests {
         };
         let full = p.run(&task, &Control::unlimited()).unwrap();
         let part = p.run(&task, &Control::with_limits(None, Some(35))).unwrap();
-        assert_eq!(part.extra["stopped"], "nodes");
+        assert_eq!(part.extra.stopped, Some(StopReason::Nodes));
         let resume = TaskKind::Run {
             index: 0,
             seed: 77,

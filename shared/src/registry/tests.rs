@@ -198,13 +198,18 @@ fn resources_cut_the_jobs_memory() {
         .with_options(&[("playouts", "100000"), ("memory_mb", "1024")]);
     let ctl = Control::unlimited();
     let full = run_local(prepare(&j).unwrap().as_ref(), &ctl).unwrap();
-    assert_eq!(full.extra.get("stopped"), None, "{:?}", full.extra);
+    assert_eq!(full.extra.stopped, None, "{:?}", full.extra);
     let small = Resources {
         threads: 1,
         memory_mb: 1,
     };
     let cut = run_local(prepare_with(&j, &small).unwrap().as_ref(), &ctl).unwrap();
-    assert_eq!(cut.extra["stopped"], "memory", "{:?}", cut.extra);
+    assert_eq!(
+        cut.extra.stopped,
+        Some(crate::wire::StopReason::Memory),
+        "{:?}",
+        cut.extra
+    );
     // More threads than the runner offers: cut, not refused.
     let t = JobSpec::new("tictactoe", "", "pns").with_options(&[("threads", "256")]);
     assert!(prepare_with(&t, &small).is_ok());
@@ -236,8 +241,11 @@ fn check_forgeries(
     let game = &p.job().game;
     p.check_output(task, out)
         .unwrap_or_else(|e| panic!("{game}: a real output fails: {e}"));
-    p.check_output(task, &crate::wire::TaskOutput::stopped("time"))
-        .unwrap_or_else(|e| panic!("{game}: a stopped task fails: {e}"));
+    p.check_output(
+        task,
+        &crate::wire::TaskOutput::stopped(crate::wire::StopReason::Time),
+    )
+    .unwrap_or_else(|e| panic!("{game}: a stopped task fails: {e}"));
     for (what, forge) in forgeries {
         let mut bad = out.clone();
         forge(&mut bad);

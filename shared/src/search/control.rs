@@ -9,30 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Why a kernel stopped early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StopReason {
-    /// The time limit passed.
-    Time,
-    /// The node limit was reached.
-    Nodes,
-    /// Somebody asked it to stop (job cancelled, worker shutting down).
-    Cancelled,
-    /// The memory budget of a tree or table was exhausted and could not be freed.
-    Memory,
-}
-
-impl StopReason {
-    /// The name used in results (`"stopped": "time"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Time => "time",
-            StopReason::Nodes => "nodes",
-            StopReason::Cancelled => "cancelled",
-            StopReason::Memory => "memory",
-        }
-    }
-}
+/// Why a kernel stopped early: the wire's type, since results carry it.
+pub use crate::wire::StopReason;
 
 /// Progress that a kernel publishes while it runs; the worker forwards the latest to the
 /// coordinator with its heartbeat.

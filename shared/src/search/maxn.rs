@@ -14,6 +14,7 @@
 //! allocates nothing per node.
 
 use super::node::Tally;
+pub use super::node::VectorOutcome;
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
@@ -43,22 +44,6 @@ impl std::str::FromStr for TieBreak {
             )),
         }
     }
-}
-
-/// What a multi-player search found.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VectorOutcome<M> {
-    /// One value per player (max^n), or a single entry for the root player (paranoid, BRS).
-    pub value: Vec<f64>,
-    /// Best root move (`None` at a chance or terminal root).
-    pub best_move: Option<M>,
-    /// Nodes visited, root included.
-    pub nodes: u64,
-    /// Terminal or depth-cut leaves scored.
-    pub leaves: u64,
-    /// Some leaf was cut by the depth limit (scored by the evaluator): a deeper search may give
-    /// another value. False: the value is the game's own.
-    pub cut: bool,
 }
 
 /// The player whose interests decide ties and paranoid search: the mover at `state`, or player

@@ -11,10 +11,25 @@
 
 use std::ops::{ControlFlow, Neg};
 
-use super::maxn::VectorOutcome;
 use super::Control;
 use crate::model::chance::ChanceZeroSum;
 use crate::model::{Turn, VectorEval, ZeroSum};
+
+/// What a multi-player search found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorOutcome<M> {
+    /// One value per player (max^n), or a single entry for the root player (paranoid, BRS).
+    pub value: Vec<f64>,
+    /// Best root move (`None` at a chance or terminal root).
+    pub best_move: Option<M>,
+    /// Nodes visited, root included.
+    pub nodes: u64,
+    /// Terminal or depth-cut leaves scored.
+    pub leaves: u64,
+    /// Some leaf was cut by the depth limit (scored by the evaluator): a deeper search may give
+    /// another value. False: the value is the game's own.
+    pub cut: bool,
+}
 
 /// How often (in nodes) a kernel reports its nodes and asks whether to stop: a power of two.
 const CHECK_EVERY: u64 = 0x1000;

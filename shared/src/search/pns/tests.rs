@@ -6,6 +6,7 @@ use super::*;
 use crate::games::{mnk::Mnk, othello::Othello, tree::Tree};
 use crate::model::{Game, Hashed, ZeroSum};
 use crate::proof::{self, Claim};
+use crate::registry::proof as certificate;
 use crate::search::{alphabeta, minimax, Control};
 use crate::wire::{JobResult, JobSpec};
 use rand::{Rng, SeedableRng};
@@ -340,7 +341,7 @@ fn memory_limit_is_a_result_not_a_crash() {
             alg,
             &[("target", "0"), ("memory_mb", "1")],
         ));
-        assert_eq!(r.extra["stopped"], "memory", "{alg}: {r:?}");
+        assert_eq!(r.extra.stopped, Some(StopReason::Memory), "{alg}: {r:?}");
         assert_eq!(r.extra["proved"], serde_json::Value::Null);
         assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
     }
@@ -355,7 +356,7 @@ fn memory_limit_is_a_result_not_a_crash() {
             alg,
             &[("memory_mb", "1")],
         ));
-        assert_eq!(r.extra["stopped"], "memory", "{alg}: {r:?}");
+        assert_eq!(r.extra.stopped, Some(StopReason::Memory), "{alg}: {r:?}");
         assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
         assert_eq!(r.value, serde_json::Value::Null, "{alg}");
         let b = r.extra["bounds"].as_array().unwrap();
@@ -422,7 +423,7 @@ fn tamper_all(file: &proof::ProofFile, alternatives: &[&str], step: usize) -> us
             let mut bad = file.clone();
             bad.tree[i] = (*alt).into();
             assert!(
-                proof::verify(&bad).is_err(),
+                certificate::verify(&bad).is_err(),
                 "token {i} '{text}' -> '{alt}' still verifies"
             );
             checked += 1;
@@ -449,9 +450,9 @@ fn proofs_verify_and_tampered_proofs_fail() {
         ));
         assert!(!r.extra.contains_key("proof"));
         let cert = r.proof.expect("a certificate in the result");
-        let c = proof::verify_proof_value(&cert).unwrap();
+        let c = certificate::verify_proof_value(&cert).unwrap();
         assert_eq!(
-            proof::verify_proof_text(&cert.to_string()).unwrap(),
+            certificate::verify_proof_text(&cert.to_string()).unwrap(),
             c,
             "the text form verifies the same"
         );
@@ -466,7 +467,7 @@ fn proofs_verify_and_tampered_proofs_fail() {
         // A wrong claim fails too.
         let mut wrong = file.clone();
         wrong.target += if claim == Claim::AtLeast { 1 } else { -1 };
-        assert!(proof::verify(&wrong).is_err());
+        assert!(certificate::verify(&wrong).is_err());
     }
     // Othello 4 x 4, a win for White by the minimax value: certify it and tamper a few moves.
     let g = Othello::new(4).unwrap();
@@ -481,14 +482,14 @@ fn proofs_verify_and_tampered_proofs_fail() {
     ));
     assert_eq!(r.extra["proved"], true);
     let cert = r.proof.expect("a certificate in the result");
-    let c = proof::verify_proof_value(&cert).unwrap();
+    let c = certificate::verify_proof_value(&cert).unwrap();
     assert_eq!(c.lower, Some(serde_json::json!(v)));
     let file: proof::ProofFile = serde_json::from_value(cert).unwrap();
     let squares = ["a1", "b2", "c3", "d4", "a4", "d1", "--"];
     // Each verification walks the whole proof: tamper a sample of its tokens.
     let step = (file.tree.len() / 40).max(1);
     assert!(tamper_all(&file, &squares, step) > 50);
-    assert!(proof::verify_proof_file("/nonexistent/proof.json")
+    assert!(certificate::verify_proof_file("/nonexistent/proof.json")
         .unwrap_err()
         .contains("cannot read"));
 }

@@ -1,0 +1,126 @@
+//! What the planner needs of a job: how it may be split ([`PlanShape`]), how to run one task and
+//! combine outputs ([`PreparedJob`]), and why a job or task gives no result ([`SolveError`]). The
+//! registry implements [`PreparedJob`] for every family; the planner owns the contract.
+
+use crate::search::Control;
+use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
+
+/// Why a job or task could not give a result.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SolveError {
+    /// The job is wrong: unknown game or algorithm, illegal position, malformed option,
+    /// unsatisfiable limit. CLI exit status 2, HTTP 400. The message is one line.
+    #[error("{0}")]
+    BadInput(String),
+    /// The kernel failed (a bug, or a resource it could not get). HTTP 500; the task is retried.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl SolveError {
+    /// A bad-input error.
+    pub fn bad(msg: impl Into<String>) -> Self {
+        SolveError::BadInput(crate::model::one_line(&msg.into()))
+    }
+}
+
+/// How a job may be split into tasks. The planner (`plan`) turns this into tasks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanShape {
+    /// One [`TaskKind::Whole`] task.
+    Single,
+    /// The exact value by threshold probes ([`TaskKind::Probe`]) over the closed interval
+    /// `[lower, upper]` of internal integer values; the result is assembled by
+    /// [`PreparedJob::finish_probes`].
+    Probes {
+        /// Smallest possible value.
+        lower: i32,
+        /// Largest possible value.
+        upper: i32,
+        /// Every possible value is a multiple of this (`ZeroSum::value_step`), so are `lower`
+        /// and `upper`; probes and bounds stay on these values.
+        step: i32,
+        /// A first guess of the value (`guess=V`, or the game's own: Othello, Connect Four): probes start
+        /// at "value >= guess" and step outward from it (1, 2, 4, ... steps) on the side the
+        /// answers point to, then bisect once the value is bracketed (MTD(f)-like). `None`:
+        /// bisection from the middle (Pons' order).
+        guess: Option<i32>,
+    },
+    /// `count` independent [`TaskKind::Run`] tasks whose outputs are combined by
+    /// [`PreparedJob::merge_runs`].
+    Runs {
+        /// Number of runs.
+        count: u32,
+        /// Seed of run 0; run i uses a seed derived from it.
+        base_seed: u64,
+    },
+    /// Rounds of `width` [`TaskKind::Run`] tasks, `iterations` tasks in all (task `index` is
+    /// round `index / width`). The tasks of a round get one input built from the previous
+    /// round's outputs ([`crate::wire::RoundInput`]: `from` is the first output's
+    /// [`crate::wire::RoundReport::round_start`], `results` every output's `sub` and `found`), so
+    /// the kernel can carry state from round to round (NRPA's shared top-level policy). An output
+    /// with [`crate::wire::Extra::final_round`] ends the plan. The outputs, in index order, are
+    /// combined by [`PreparedJob::merge_runs`].
+    Rounds {
+        /// Tasks per round.
+        width: u32,
+        /// Tasks in all.
+        iterations: u32,
+        /// Seed given to every task.
+        seed: u64,
+    },
+}
+
+/// A job whose game, position, algorithm and options have been checked; ready to run tasks.
+pub trait PreparedJob: Send + Sync {
+    /// The job as submitted.
+    fn job(&self) -> &JobSpec;
+    /// How the planner may split it.
+    fn plan_shape(&self) -> PlanShape;
+    /// Runs one task. `ctl` carries the limits, the stop flag and the progress sink.
+    fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError>;
+    /// An internal integer value of the root (a probe target or bound) as the outside world
+    /// sees it (docs/API.md, "Values"); progress reports go through it. Default: the integer.
+    fn show_value(&self, raw: i32) -> serde_json::Value {
+        raw.into()
+    }
+    /// For [`PlanShape::Probes`]: the output for the final bounds, given every probe's output
+    /// (e.g. the best move comes from the probe that proved the lower bound).
+    fn finish_probes(&self, bounds: RawBounds, probes: &[TaskOutput]) -> TaskOutput {
+        let _ = probes;
+        TaskOutput {
+            value: if bounds.is_exact() {
+                bounds.lower.into()
+            } else {
+                serde_json::Value::Null
+            },
+            raw: Some(bounds),
+            ..TaskOutput::default()
+        }
+    }
+    /// For [`PlanShape::Runs`]: combines the outputs of all runs into one.
+    fn merge_runs(&self, runs: &[TaskOutput]) -> TaskOutput {
+        runs.iter()
+            .max_by(|a, b| {
+                let (x, y) = (a.value.as_f64(), b.value.as_f64());
+                x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .cloned()
+            .unwrap_or_default()
+    }
+    /// Checks an output that a worker reported for `task` before the coordinator stores it: the
+    /// value's type and range for the game, a best move that is legal at the root, bounds inside
+    /// the value range. A worker is trusted to run kernels, not to be right about the game: a
+    /// failed check is treated as a failed attempt. Default: accepted.
+    fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        let _ = (task, out);
+        Ok(())
+    }
+    /// For a progress report of `task` that carries a checkpoint: the task (same kind and
+    /// index, its input replaced) that continues from that checkpoint exactly like the
+    /// uninterrupted task. The coordinator stores it and hands it out when the task is leased
+    /// again (a restart or an expired lease). Default: none (the task restarts from scratch).
+    fn resume_task(&self, _task: &TaskKind, _progress: &serde_json::Value) -> Option<TaskKind> {
+        None
+    }
+}
