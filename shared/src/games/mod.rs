@@ -4,8 +4,8 @@
 pub mod backgammon;
 pub mod carcassonne;
 pub mod connect4;
-pub mod connect4_eval;
 pub mod data;
+pub mod exact;
 pub mod mnk;
 pub mod morpion;
 pub mod othello;
@@ -17,3 +17,5 @@ pub mod samegame;
 pub mod tree;
 pub mod tsptw;
 pub mod weakschur;
+
+pub use exact::Exact;
