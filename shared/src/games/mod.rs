@@ -8,6 +8,7 @@ pub mod data;
 pub mod exact;
 pub mod mnk;
 pub mod morpion;
+pub mod nim;
 pub mod othello;
 pub mod othello_eval;
 pub mod othello_solver;

@@ -176,6 +176,7 @@ catalogue![
     games::carcassonne::CarcassonneEntry,
     games::othello::OthelloEntry,
     games::rolit::RolitEntry,
+    games::nim::NimEntry,
 ];
 
 #[cfg(test)]
