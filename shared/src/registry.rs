@@ -6,15 +6,19 @@
 //! back as [`SolveError::BadInput`] with one line naming the offending input.
 //!
 //! A prepared job tells the planner how it may be split ([`PlanShape`]) and runs single tasks.
-//! Adding a game touches `games/` and one arm of [`build_game`]'s match; adding a kernel touches
+//! Adding a game touches `games/` and one line of the [`catalogue`]; adding a kernel touches
 //! `search/` and one arm in the family that fits its capabilities (e.g. [`family::zero_sum`]).
 
-use crate::model::Game;
+use crate::games::Exact;
+use crate::model::single::SinglePlayer;
+use crate::model::{ChanceZeroSum, Game, OutOfTurn, Picture, Stochastic, VectorEval};
+use crate::search::eval::{Evaluated, Evaluator};
 use crate::wire::{JobSpec, Settings};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::str::FromStr;
 
+pub mod catalogue;
 pub mod chance;
 pub mod check;
 pub mod family;
@@ -28,26 +32,10 @@ pub mod spec;
 mod tests;
 
 pub use crate::plan::{PlanShape, PreparedJob, SolveError};
+pub use catalogue::GAMES;
 pub use spec::{Kind, Spec};
 
-/// Game names the registry knows, for error messages and the API.
-pub const GAMES: &[&str] = &[
-    "tictactoe",
-    "mnk",
-    "connect4",
-    "tree",
-    "morpion",
-    "samegame",
-    "tsptw",
-    "weakschur",
-    "pig",
-    "backgammon",
-    "carcassonne",
-    "othello",
-    "rolit",
-];
-
-/// Algorithm names of CONTRACTS.md.
+/// Algorithm names a job may give.
 pub const ALGORITHMS: &[&str] = &[
     "minimax",
     "alphabeta",
@@ -75,13 +63,6 @@ pub struct Declared {
     pub spec: Spec,
 }
 
-/// Kernel families of the two-player zero-sum games, by algorithm.
-const ZERO_SUM_GAMES: &[&str] = &["tictactoe", "mnk", "connect4", "othello"];
-/// Games with chance nodes (the chance family).
-const CHANCE_GAMES: &[&str] = &["pig", "backgammon", "carcassonne"];
-/// Single-player games.
-const SINGLE_GAMES: &[&str] = &["morpion", "samegame", "tsptw", "weakschur"];
-
 /// The settings a job of `game` and `algorithm` may give, from the families' tables: the
 /// options that apply, then the game's parameters. Empty when the pair does not go together.
 /// (`tree` jobs: the settings of the family its kernels imply; for `minimax` and `alphabeta`
@@ -96,38 +77,32 @@ pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
             .collect()
     };
     let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&algorithm);
-    let options: Vec<Spec> = match (game, algorithm) {
-        (g, "minimax" | "alphabeta") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
-            let mut skip = vec![];
-            if g != "connect4" {
-                skip.push("book");
-            }
-            if g == "tree" {
-                skip.extend(["weak", "eval"]);
-            }
-            pick(family::OPTIONS, &skip)
+    let Some(info) = catalogue::info(game) else {
+        return Vec::new();
+    };
+    use catalogue::Family as F;
+    let options: Vec<Spec> = match (info.family, algorithm) {
+        (F::ZeroSum { book, .. }, "minimax" | "alphabeta") => {
+            pick(family::OPTIONS, if book { &[] } else { &["book"] })
         }
-        (g, "pns" | "dfpn" | "pn2") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
-            pick(pn::OPTIONS, &[])
-        }
-        (g, "mcts") if ZERO_SUM_GAMES.contains(&g) || g == "carcassonne" => {
-            pick(mcts::OPTIONS, &["lower", "upper"])
-        }
-        ("pig" | "backgammon" | "tree", "mcts") => pick(mcts::OPTIONS, &[]),
-        (g, _) if CHANCE_GAMES.contains(&g) && chance_kernel => pick(chance::OPTIONS, &[]),
-        ("tree", _) if chance_kernel => pick(chance::OPTIONS, &["depth"]),
-        (g, "nmcs" | "nrpa") if SINGLE_GAMES.contains(&g) => pick(single::OPTIONS, &[]),
-        ("rolit", "maxn" | "paranoid" | "brs") => pick(multi::OPTIONS, &[]),
-        ("tree", "maxn" | "paranoid") => pick(multi::OPTIONS, &["depth"]),
+        (F::Tree, "minimax" | "alphabeta") => pick(family::OPTIONS, &["book", "weak", "eval"]),
+        (F::ZeroSum { .. } | F::Tree, "pns" | "dfpn" | "pn2") => pick(pn::OPTIONS, &[]),
+        (F::ZeroSum { .. } | F::Stochastic, "mcts") => pick(mcts::OPTIONS, &["lower", "upper"]),
+        (F::Chance | F::Tree, "mcts") => pick(mcts::OPTIONS, &[]),
+        (F::Chance | F::Stochastic, _) if chance_kernel => pick(chance::OPTIONS, &[]),
+        (F::Tree, _) if chance_kernel => pick(chance::OPTIONS, &["depth"]),
+        (F::Single, "nmcs" | "nrpa") => pick(single::OPTIONS, &[]),
+        (F::Multi, "maxn" | "paranoid" | "brs") => pick(multi::OPTIONS, &[]),
+        (F::Tree, "maxn" | "paranoid") => pick(multi::OPTIONS, &["depth"]),
         _ => return Vec::new(),
     };
     options
         .into_iter()
         .map(|spec| Declared { param: false, spec })
         .chain(
-            spec::params::of(game)
-                .into_iter()
-                .map(|spec| Declared { param: true, spec }),
+            info.params
+                .iter()
+                .map(|&spec| Declared { param: true, spec }),
         )
         .collect()
 }
@@ -206,161 +181,70 @@ pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJo
 /// Builds the game named by the job and hands it to the kernel family that fits it.
 fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
     let params = Opts::new(&job.game_params, "game parameter");
-    use crate::games;
-    use spec::params as ps;
-    if !family::FEATURE_GAMES.contains(&job.game.as_str()) {
-        // Checks `eval` where no arm does (`eval=features` is an error here).
+    if !catalogue::feature_games().contains(&job.game.as_str()) {
+        // Checks `eval` where no family does (`eval=features` is an error here).
         family::wants_features(job, false)?;
     }
-    let prepared = match job.game.as_str() {
-        "tictactoe" => {
-            let game = games::mnk::Mnk::tictactoe();
-            params.finish()?;
-            family::zero_sum(job, game, res)?
+    match catalogue::visit(&job.game, &params, Prepare { job, res }) {
+        Some(prepared) => prepared?,
+        None => Err(SolveError::bad(format!(
+            "unknown game '{}' (known: {})",
+            clip(&job.game),
+            GAMES.join(", ")
+        ))),
+    }
+}
+
+/// The catalogue visitor that prepares a job: each capability goes to its kernel family.
+struct Prepare<'a> {
+    job: &'a JobSpec,
+    res: &'a Resources,
+}
+
+impl Prepare<'_> {
+    fn root<G: Game>(&self, game: &G) -> Result<G::State, SolveError> {
+        game.parse_position(&self.job.position)
+            .map_err(|e| SolveError::bad(format!("position: {e}")))
+    }
+}
+
+type Prepared = Result<Box<dyn PreparedJob>, SolveError>;
+
+impl catalogue::Visitor for Prepare<'_> {
+    type Output = Prepared;
+    fn zero_sum<G: Exact + Picture>(self, game: G) -> Prepared {
+        family::zero_sum(self.job, game, self.res)
+    }
+    fn zero_sum_features<G: Exact + Picture, E: Evaluator<G>>(
+        self,
+        game: G,
+        features: fn(G) -> Evaluated<G, E>,
+        by_default: bool,
+    ) -> Prepared {
+        family::zero_sum_or_features(self.job, game, by_default, features, self.res)
+    }
+    fn chance<G: ChanceZeroSum + Picture>(self, game: G) -> Prepared {
+        let root = self.root(&game)?;
+        chance::chance(self.job, game, root, true, false, self.res)
+    }
+    fn stochastic<G: ChanceZeroSum + Picture>(self, game: G) -> Prepared {
+        let root = self.root(&game)?;
+        if self.job.algorithm == "mcts" {
+            mcts::stochastic(self.job, game, root, self.res)
+        } else {
+            chance::chance(self.job, game, root, true, false, self.res)
         }
-        "mnk" => {
-            let m = params.uint_or(&ps::MNK_M, 3usize)?;
-            let n = params.uint_or(&ps::MNK_N, 3usize)?;
-            let k = params.uint_or(&ps::MNK_K, 3usize)?;
-            params.finish()?;
-            let game = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
-            family::zero_sum(job, game, res)?
-        }
-        "connect4" => {
-            use games::connect4::{word_size, Connect4, Wide, WordSize};
-            let width = params.uint_or(&ps::C4_WIDTH, 7u32)?;
-            let height = params.uint_or(&ps::C4_HEIGHT, 6u32)?;
-            let base = params.uint_or(&ps::C4_BASE, 1u8)?;
-            params.finish()?;
-            // The smallest bitboard word that holds the board (7 x 6 runs on u64).
-            match word_size(width, height, base).map_err(SolveError::bad)? {
-                WordSize::U64 => family::zero_sum_or_features(
-                    job,
-                    Connect4::<u64>::new(width, height, base).map_err(SolveError::bad)?,
-                    false,
-                    games::connect4_eval::connect4,
-                    res,
-                )?,
-                WordSize::U128 => family::zero_sum_or_features(
-                    job,
-                    Connect4::<u128>::new(width, height, base).map_err(SolveError::bad)?,
-                    false,
-                    games::connect4_eval::connect4,
-                    res,
-                )?,
-                WordSize::W256 => family::zero_sum_or_features(
-                    job,
-                    Connect4::<Wide<4>>::new(width, height, base).map_err(SolveError::bad)?,
-                    false,
-                    games::connect4_eval::connect4,
-                    res,
-                )?,
-                WordSize::W512 => family::zero_sum_or_features(
-                    job,
-                    Connect4::<Wide<8>>::new(width, height, base).map_err(SolveError::bad)?,
-                    false,
-                    games::connect4_eval::connect4,
-                    res,
-                )?,
-            }
-        }
-        "tree" => {
-            params.finish()?;
-            family::tree(job, res)?
-        }
-        "morpion" => {
-            let variant = params.raw("variant").unwrap_or("5T");
-            let v = games::morpion::Morpion::parse_variant(variant).map_err(SolveError::bad)?;
-            let codes = games::morpion::Morpion::parse_codes(params.raw("code").unwrap_or("line"))
-                .map_err(SolveError::bad)?;
-            params.finish()?;
-            single::single(job, games::morpion::Morpion::new(v).with_codes(codes), res)?
-        }
-        "samegame" => {
-            let board = params.uint_or(&ps::SAMEGAME_BOARD, 1usize)?;
-            let tabu = params.get_or("tabu", false)?;
-            params.finish()?;
-            single::single(
-                job,
-                games::samegame::SameGame::standard(board)
-                    .map_err(SolveError::bad)?
-                    .with_tabu(tabu),
-                res,
-            )?
-        }
-        "tsptw" => {
-            let instance = params.raw("instance").ok_or_else(|| {
-                SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)")
-            })?;
-            let prune = params.get_or("prune", false)?;
-            params.finish()?;
-            let game = games::tsptw::Tsptw::load(instance.trim()).map_err(SolveError::bad)?;
-            single::single(job, game.with_pruning(prune), res)?
-        }
-        "weakschur" => {
-            let k = params.uint_or(&ps::WEAKSCHUR_K, 4usize)?;
-            params.finish()?;
-            single::single(
-                job,
-                games::weakschur::WeakSchur::new(k).map_err(SolveError::bad)?,
-                res,
-            )?
-        }
-        "pig" => {
-            let target = params.uint_or(&ps::PIG_TARGET, 100u16)?;
-            let die = params.uint_or(&ps::PIG_DIE, 6u8)?;
-            params.finish()?;
-            let game = games::pig::Pig::new(target, die).map_err(SolveError::bad)?;
-            let root = game
-                .parse_position(&job.position)
-                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            chance::chance(job, game, root, true, false, res)?
-        }
-        "backgammon" => {
-            params.finish()?;
-            let game = games::backgammon::Backgammon;
-            let root = game
-                .parse_position(&job.position)
-                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            chance::chance(job, game, root, true, false, res)?
-        }
-        "carcassonne" => {
-            params.finish()?;
-            let game = games::carcassonne::Carcassonne::new();
-            let root = game
-                .parse_position(&job.position)
-                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            if job.algorithm == "mcts" {
-                mcts::stochastic(job, game, root, res)?
-            } else {
-                chance::chance(job, game, root, true, false, res)?
-            }
-        }
-        "othello" => {
-            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
-            params.finish()?;
-            let game = games::othello::Othello::new(size).map_err(SolveError::bad)?;
-            family::zero_sum_or_features(job, game, true, games::othello_eval::othello, res)?
-        }
-        "rolit" => {
-            let players = params.uint_or(&ps::ROLIT_PLAYERS, 4usize)?;
-            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
-            params.finish()?;
-            let game = games::rolit::Rolit::new(players, size).map_err(SolveError::bad)?;
-            let root = game
-                .parse_position(&job.position)
-                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            multi::multi_out_of_turn(job, game, root, true)?
-        }
-        other => {
-            return Err(SolveError::bad(format!(
-                "unknown game '{}' (known: {})",
-                clip(other),
-                GAMES.join(", ")
-            )))
-        }
-    };
-    Ok(prepared)
+    }
+    fn single<G: SinglePlayer + Picture>(self, game: G) -> Prepared {
+        single::single(self.job, game, self.res)
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, game: G) -> Prepared {
+        let root = self.root(&game)?;
+        multi::multi_out_of_turn(self.job, game, root, true)
+    }
+    fn tree(self) -> Prepared {
+        family::tree(self.job, self.res)
+    }
 }
 
 /// Typed access to `KEY=VALUE` settings that remembers which keys were read, so that unknown

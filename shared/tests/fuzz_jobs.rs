@@ -38,6 +38,7 @@ const GAME_PARAMS: &[(&str, &[&str])] = &[
     ("carcassonne", &[]),
     ("othello", &["size"]),
     ("rolit", &["players", "size"]),
+    ("nim", &["heaps"]),
 ];
 
 /// Options the kernel families read (same origin as [`GAME_PARAMS`]).

@@ -151,6 +151,7 @@ const COVERED: &[&str] = &[
     "carcassonne",
     "othello",
     "rolit",
+    "nim",
 ];
 
 #[test]
@@ -160,6 +161,14 @@ fn every_registry_game_is_fuzzed() {
             COVERED.contains(g),
             "game '{g}' has no notation property here"
         );
+    }
+}
+
+#[test]
+fn nim_notation() {
+    for heaps in ["3,4,5", "31,31,31,31,31,31,31,31"] {
+        let g = games::nim::Nim::new(heaps).unwrap();
+        run_zero_sum(&format!("nim {heaps}"), &g, 64, 64);
     }
 }
 

@@ -35,6 +35,8 @@
 
 use crate::model::chance::ChanceZeroSum;
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 use std::cell::RefCell;
 
 /// Checkers per player.
@@ -687,6 +689,23 @@ impl ChanceZeroSum for Backgammon {
             let eb = self.estimate(&Self::after(s, *b));
             ea.partial_cmp(&eb).unwrap_or(std::cmp::Ordering::Equal)
         });
+    }
+}
+
+/// The catalogue entry of backgammon (no parameters).
+pub struct BackgammonEntry;
+
+impl GameEntry for BackgammonEntry {
+    const NAME: &'static str = "backgammon";
+    const PARAMS: &'static [Spec] = &[];
+    const FAMILY: Family = Family::Chance;
+    type Game = Backgammon;
+    fn build(params: &Opts) -> Result<Backgammon, SolveError> {
+        params.finish()?;
+        Ok(Backgammon)
+    }
+    fn offer<V: Visitor>(game: Backgammon, visitor: V) -> V::Output {
+        visitor.chance(game)
     }
 }
 

@@ -11,7 +11,10 @@
 //! A finished game is reconstructed into a legal order for [`Game::format_position`]: the cells of
 //! each player in ascending order, with the winner's completing stone last.
 
+use crate::games::Exact;
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// Largest board: 256 cells (16 x 16 and all smaller shapes).
 pub const MAX_CELLS: usize = 256;
@@ -338,6 +341,88 @@ impl Hashed for Mnk {
             }
         }
         h ^ (h >> 29)
+    }
+}
+
+impl Mnk {
+    /// Columns, rows and stones in a row that win.
+    pub fn dims(&self) -> (usize, usize, usize) {
+        (self.m, self.n, self.k)
+    }
+}
+
+impl Exact for Mnk {
+    type Book = ();
+}
+
+/// `m`: columns.
+pub const PARAM_M: Spec = Spec::uint(
+    "m",
+    1,
+    MAX_CELLS as u64,
+    "3",
+    "columns",
+    "at most 256 cells in all (m x n): the board's bitsets",
+);
+/// `n`: rows.
+pub const PARAM_N: Spec = Spec::uint(
+    "n",
+    1,
+    MAX_CELLS as u64,
+    "3",
+    "rows",
+    "at most 256 cells in all (m x n): the board's bitsets",
+);
+/// `k`: stones in a row to win.
+pub const PARAM_K: Spec = Spec::uint(
+    "k",
+    1,
+    MAX_CELLS as u64,
+    "3",
+    "stones in a row that win",
+    "at most max(m, n)",
+);
+
+/// The catalogue entry of tic-tac-toe (no parameters, compact notation).
+pub struct TicTacToeEntry;
+
+impl GameEntry for TicTacToeEntry {
+    const NAME: &'static str = "tictactoe";
+    const PARAMS: &'static [Spec] = &[];
+    const FAMILY: Family = Family::ZeroSum {
+        book: false,
+        features: false,
+    };
+    type Game = Mnk;
+    fn build(params: &Opts) -> Result<Mnk, SolveError> {
+        params.finish()?;
+        Ok(Mnk::tictactoe())
+    }
+    fn offer<V: Visitor>(game: Mnk, visitor: V) -> V::Output {
+        visitor.zero_sum(game)
+    }
+}
+
+/// The catalogue entry of m,n,k-games.
+pub struct MnkEntry;
+
+impl GameEntry for MnkEntry {
+    const NAME: &'static str = "mnk";
+    const PARAMS: &'static [Spec] = &[PARAM_M, PARAM_N, PARAM_K];
+    const FAMILY: Family = Family::ZeroSum {
+        book: false,
+        features: false,
+    };
+    type Game = Mnk;
+    fn build(params: &Opts) -> Result<Mnk, SolveError> {
+        let m = params.uint_or(&PARAM_M, 3usize)?;
+        let n = params.uint_or(&PARAM_N, 3usize)?;
+        let k = params.uint_or(&PARAM_K, 3usize)?;
+        params.finish()?;
+        Mnk::new(m, n, k).map_err(SolveError::bad)
+    }
+    fn offer<V: Visitor>(game: Mnk, visitor: V) -> V::Output {
+        visitor.zero_sum(game)
     }
 }
 

@@ -4,10 +4,11 @@
 pub mod backgammon;
 pub mod carcassonne;
 pub mod connect4;
-pub mod connect4_eval;
 pub mod data;
+pub mod exact;
 pub mod mnk;
 pub mod morpion;
+pub mod nim;
 pub mod othello;
 pub mod othello_eval;
 pub mod othello_solver;
@@ -17,3 +18,5 @@ pub mod samegame;
 pub mod tree;
 pub mod tsptw;
 pub mod weakschur;
+
+pub use exact::Exact;

@@ -35,6 +35,8 @@
 
 use crate::model::single::SinglePlayer;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
+use crate::registry::catalogue::{self, Family, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 const SIZE: i32 = 64;
 const POINTS: usize = (SIZE * SIZE) as usize;
@@ -354,7 +356,8 @@ impl Morpion {
         }
     }
 
-    fn variant_name(&self) -> &'static str {
+    /// The variant's name (`5T` or `5D`).
+    pub fn variant_name(&self) -> &'static str {
         match self.variant {
             Variant::T5 => "5T",
             Variant::D5 => "5D",
@@ -835,6 +838,32 @@ impl SinglePlayer for Morpion {
         } else {
             CODE_SPACE
         })
+    }
+}
+
+/// `variant`: touching or disjoint lines.
+pub const PARAM_VARIANT: Spec = Spec::text("variant", "5T", "5T or 5D");
+/// `code`: the move codes of policy learning.
+pub const PARAM_CODE: Spec = Spec::text("code", "line", "move notation");
+
+/// The catalogue entry of Morpion Solitaire.
+pub struct MorpionEntry;
+
+impl catalogue::GameEntry for MorpionEntry {
+    const NAME: &'static str = "morpion";
+    const PARAMS: &'static [Spec] = &[PARAM_VARIANT, PARAM_CODE];
+    const FAMILY: Family = Family::Single;
+    type Game = Morpion;
+    fn build(params: &Opts) -> Result<Morpion, SolveError> {
+        let variant = params.text(&PARAM_VARIANT).unwrap_or("5T");
+        let v = Morpion::parse_variant(variant).map_err(SolveError::bad)?;
+        let codes = Morpion::parse_codes(params.text(&PARAM_CODE).unwrap_or("line"))
+            .map_err(SolveError::bad)?;
+        params.finish()?;
+        Ok(Morpion::new(v).with_codes(codes))
+    }
+    fn offer<V: Visitor>(game: Morpion, visitor: V) -> V::Output {
+        visitor.single(game)
     }
 }
 

@@ -30,7 +30,11 @@
 //! history so that [`Game::format_position`] writes the moves back; equality of positions
 //! ([`Game::same_state`], [`Hashed::hash`]) ignores the history.
 
+use crate::games::Exact;
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
+use crate::search::{engine, Control};
 
 /// The move code of a pass.
 pub const PASS: u8 = 64;
@@ -430,6 +434,83 @@ pub(crate) fn for_each_square_token(
         i = end;
     }
     Ok(())
+}
+
+/// Plies of the depth-limited search that gives an exact Othello job its first guess.
+pub const GUESS_DEPTH: u32 = 6;
+
+/// The end-game solver ([`super::othello_solver`], single-threaded) on every board size, and a
+/// first guess from a shallow search.
+impl Exact for Othello {
+    type Book = ();
+
+    fn exact_search(
+        &self,
+        root: &OthelloState,
+        alpha: i32,
+        beta: i32,
+        _threads: usize,
+        table: &engine::Table,
+        _book: Option<&()>,
+        ctl: &Control,
+    ) -> Option<Option<engine::Outcome<u8>>> {
+        Some(super::othello_solver::search(
+            self, root, alpha, beta, table, ctl,
+        ))
+    }
+
+    /// A depth-limited search with the game's evaluator (disc difference) at [`GUESS_DEPTH`]
+    /// plies, on a small table of its own, one thread: deterministic, a few milliseconds.
+    fn first_guess(&self, root: &OthelloState) -> Option<i32> {
+        let cfg = engine::Config {
+            depth: Some(GUESS_DEPTH),
+            threads: 1,
+            ..engine::Config::default()
+        };
+        let table = engine::Table::with_bytes(1 << 20).ok()?;
+        let e = engine::search(
+            self,
+            root,
+            -engine::INF,
+            engine::INF,
+            &cfg,
+            &table,
+            &Control::unlimited(),
+        )?;
+        let (lo, hi) = self.value_bounds(root);
+        Some(e.value.clamp(lo, hi))
+    }
+}
+
+/// `size`: the side of the board (Othello and Rolit).
+pub const PARAM_SIZE: Spec = Spec::uint(
+    "size",
+    4,
+    8,
+    "8",
+    "side of the board (even)",
+    "one 64-bit bitboard",
+);
+
+/// The catalogue entry of Othello.
+pub struct OthelloEntry;
+
+impl GameEntry for OthelloEntry {
+    const NAME: &'static str = "othello";
+    const PARAMS: &'static [Spec] = &[PARAM_SIZE];
+    const FAMILY: Family = Family::ZeroSum {
+        book: false,
+        features: true,
+    };
+    type Game = Othello;
+    fn build(params: &Opts) -> Result<Othello, SolveError> {
+        let size = params.uint_or(&PARAM_SIZE, 8usize)?;
+        params.finish()?;
+        Othello::new(size).map_err(SolveError::bad)
+    }
+    fn offer<V: Visitor>(game: Othello, visitor: V) -> V::Output {
+        visitor.zero_sum_features(game, super::othello_eval::othello, true)
+    }
 }
 
 #[cfg(test)]

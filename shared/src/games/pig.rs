@@ -22,7 +22,10 @@
 //! numbers out of range is rejected with a message naming the field.
 
 use crate::model::chance::ChanceZeroSum;
+use crate::model::Picture;
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// A Pig game: its parameters.
 #[derive(Clone, Debug)]
@@ -296,6 +299,46 @@ impl ChanceZeroSum for Pig {
         if s.scores[s.mover as usize] + s.turn_total >= self.target || s.turn_total >= 20 {
             moves.reverse();
         }
+    }
+}
+
+impl Picture for Pig {}
+
+/// `target`: the score that wins.
+pub const PARAM_TARGET: Spec = Spec::uint(
+    "target",
+    1,
+    MAX_TARGET as u64,
+    "100",
+    "score that wins",
+    "the board representation's limit",
+);
+/// `die`: faces of the die.
+pub const PARAM_DIE: Spec = Spec::uint(
+    "die",
+    2,
+    u8::MAX as u64,
+    "6",
+    "faces of the die",
+    "a byte per face count",
+);
+
+/// The catalogue entry of Pig.
+pub struct PigEntry;
+
+impl GameEntry for PigEntry {
+    const NAME: &'static str = "pig";
+    const PARAMS: &'static [Spec] = &[PARAM_TARGET, PARAM_DIE];
+    const FAMILY: Family = Family::Chance;
+    type Game = Pig;
+    fn build(params: &Opts) -> Result<Pig, SolveError> {
+        let target = params.uint_or(&PARAM_TARGET, 100u16)?;
+        let die = params.uint_or(&PARAM_DIE, 6u8)?;
+        params.finish()?;
+        Pig::new(target, die).map_err(SolveError::bad)
+    }
+    fn offer<V: Visitor>(game: Pig, visitor: V) -> V::Output {
+        visitor.chance(game)
     }
 }
 

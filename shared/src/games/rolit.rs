@@ -29,8 +29,10 @@
 //! turn; such states have a history that is no longer a game in turn order, which only the
 //! search itself ever sees.
 
-use super::othello::Geometry;
+use super::othello::{Geometry, PARAM_SIZE};
 use crate::model::{Game, Hashed, NotationError, OutOfTurn, Stochastic, Turn, VectorEval};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// Colour names in turn order.
 pub const COLOURS: [&str; 4] = ["red", "yellow", "green", "blue"];
@@ -274,6 +276,35 @@ impl Hashed for Rolit {
             h = fmix64(h ^ d);
         }
         h
+    }
+}
+
+/// `players`: the number of players.
+pub const PARAM_PLAYERS: Spec = Spec::uint(
+    "players",
+    3,
+    4,
+    "4",
+    "number of players",
+    "the game's rules",
+);
+
+/// The catalogue entry of Rolit.
+pub struct RolitEntry;
+
+impl GameEntry for RolitEntry {
+    const NAME: &'static str = "rolit";
+    const PARAMS: &'static [Spec] = &[PARAM_PLAYERS, PARAM_SIZE];
+    const FAMILY: Family = Family::Multi;
+    type Game = Rolit;
+    fn build(params: &Opts) -> Result<Rolit, SolveError> {
+        let players = params.uint_or(&PARAM_PLAYERS, 4usize)?;
+        let size = params.uint_or(&PARAM_SIZE, 8usize)?;
+        params.finish()?;
+        Rolit::new(players, size).map_err(SolveError::bad)
+    }
+    fn offer<V: Visitor>(game: Rolit, visitor: V) -> V::Output {
+        visitor.multi(game)
     }
 }
 

@@ -26,7 +26,10 @@
 //! reached from the start board are written as their move list, others as board and score.
 
 use crate::model::single::SinglePlayer;
+use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// Side of the largest board.
 pub const MAX_SIDE: usize = 15;
@@ -500,6 +503,41 @@ impl SinglePlayer for SameGame {
         } else {
             format!("{}\n{}", self.format_board(root), texts.join(" "))
         }
+    }
+}
+
+impl Picture for SameGame {}
+
+/// `board`: which standard board.
+pub const PARAM_BOARD: Spec = Spec::uint(
+    "board",
+    1,
+    20,
+    "1",
+    "one of the 20 standard boards",
+    "the standard set has 20",
+);
+/// `tabu`: the tabu colour rule.
+pub const PARAM_TABU: Spec = Spec::flag("tabu", "false", "tabu color rule");
+
+/// The catalogue entry of SameGame.
+pub struct SameGameEntry;
+
+impl GameEntry for SameGameEntry {
+    const NAME: &'static str = "samegame";
+    const PARAMS: &'static [Spec] = &[PARAM_BOARD, PARAM_TABU];
+    const FAMILY: Family = Family::Single;
+    type Game = SameGame;
+    fn build(params: &Opts) -> Result<SameGame, SolveError> {
+        let board = params.uint_or(&PARAM_BOARD, 1usize)?;
+        let tabu = params.flag_or(&PARAM_TABU, false)?;
+        params.finish()?;
+        Ok(SameGame::standard(board)
+            .map_err(SolveError::bad)?
+            .with_tabu(tabu))
+    }
+    fn offer<V: Visitor>(game: SameGame, visitor: V) -> V::Output {
+        visitor.single(game)
     }
 }
 

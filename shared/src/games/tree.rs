@@ -23,9 +23,13 @@
 //! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
 //! point of view as CONTRACTS.md asks.
 
+use crate::games::Exact;
 use crate::model::{
-    ChanceZeroSum, Game, Hashed, NotationError, Stochastic, Tactics, Turn, VectorEval, ZeroSum,
+    ChanceZeroSum, Game, Hashed, NotationError, Picture, Stochastic, Tactics, Turn, VectorEval,
+    ZeroSum,
 };
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 use serde_json::Value;
 
 /// What a tree contains, which decides the kernels that apply.
@@ -653,6 +657,29 @@ impl VectorEval for Tree {
             }
             *o = 0.5 * (lo + hi);
         }
+    }
+}
+
+impl Exact for Tree {
+    type Book = ();
+}
+
+impl Picture for Tree {}
+
+/// The catalogue entry of explicit trees: no parameters; the tree is the position, and its kind
+/// decides the kernel family.
+pub struct TreeEntry;
+
+impl GameEntry for TreeEntry {
+    const NAME: &'static str = "tree";
+    const PARAMS: &'static [Spec] = &[];
+    const FAMILY: Family = Family::Tree;
+    type Game = ();
+    fn build(params: &Opts) -> Result<(), SolveError> {
+        params.finish()
+    }
+    fn offer<V: Visitor>(_: (), visitor: V) -> V::Output {
+        visitor.tree()
     }
 }
 

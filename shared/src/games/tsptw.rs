@@ -23,7 +23,10 @@
 //! (the transition, as in Cazenave and Teytaud's TSPTW NRPA), dense.
 
 use crate::model::single::SinglePlayer;
+use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// Penalty per violated window: the 10^6 of the NRPA TSPTW literature (Cazenave and Teytaud
 /// 2012), larger than any tour cost of these instances, so fewer violations always score higher.
@@ -358,6 +361,39 @@ impl MoveCodes for Tsptw {
 impl SinglePlayer for Tsptw {
     fn code_space(&self) -> Option<usize> {
         Some(self.n * self.n)
+    }
+}
+
+impl Picture for Tsptw {}
+
+/// `instance`: the instance file's name.
+pub const PARAM_INSTANCE: Spec = Spec::text(
+    "instance",
+    "required",
+    "instance name in the data folder (e.g. rc_201.1)",
+);
+/// `prune`: prune late customers.
+pub const PARAM_PRUNE: Spec = Spec::flag("prune", "false", "prune late customers");
+
+/// The catalogue entry of TSPTW instances.
+pub struct TsptwEntry;
+
+impl GameEntry for TsptwEntry {
+    const NAME: &'static str = "tsptw";
+    const PARAMS: &'static [Spec] = &[PARAM_INSTANCE, PARAM_PRUNE];
+    const FAMILY: Family = Family::Single;
+    type Game = Tsptw;
+    fn build(params: &Opts) -> Result<Tsptw, SolveError> {
+        let instance = params.text(&PARAM_INSTANCE).ok_or_else(|| {
+            SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)")
+        })?;
+        let prune = params.flag_or(&PARAM_PRUNE, false)?;
+        params.finish()?;
+        let game = Tsptw::load(instance.trim()).map_err(SolveError::bad)?;
+        Ok(game.with_pruning(prune))
+    }
+    fn offer<V: Visitor>(game: Tsptw, visitor: V) -> V::Output {
+        visitor.single(game)
     }
 }
 

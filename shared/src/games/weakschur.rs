@@ -11,7 +11,10 @@
 //! that breaks the rule. Move codes: `(number - 1) * k + set`, dense.
 
 use crate::model::single::SinglePlayer;
+use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// Largest number the game places: a game that reaches it ends there (WS(6) >= 646 fits).
 pub const MAX_N: usize = 1024;
@@ -199,6 +202,36 @@ impl MoveCodes for WeakSchur {
 impl SinglePlayer for WeakSchur {
     fn code_space(&self) -> Option<usize> {
         Some(MAX_N * self.k)
+    }
+}
+
+impl Picture for WeakSchur {}
+
+/// `k`: the number of sets.
+pub const PARAM_K: Spec = Spec::uint(
+    "k",
+    1,
+    MAX_K as u64,
+    "4",
+    "number of sets",
+    "the board representation's limit",
+);
+
+/// The catalogue entry of weak Schur numbers.
+pub struct WeakSchurEntry;
+
+impl GameEntry for WeakSchurEntry {
+    const NAME: &'static str = "weakschur";
+    const PARAMS: &'static [Spec] = &[PARAM_K];
+    const FAMILY: Family = Family::Single;
+    type Game = WeakSchur;
+    fn build(params: &Opts) -> Result<WeakSchur, SolveError> {
+        let k = params.uint_or(&PARAM_K, 4usize)?;
+        params.finish()?;
+        WeakSchur::new(k).map_err(SolveError::bad)
+    }
+    fn offer<V: Visitor>(game: WeakSchur, visitor: V) -> V::Output {
+        visitor.single(game)
     }
 }
 

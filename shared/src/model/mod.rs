@@ -194,6 +194,17 @@ pub trait Undo: Game {
     fn undo(&self, state: &mut Self::State, mv: Self::Move);
 }
 
+/// A game whose positions can be drawn (`viz::board`). The pictures themselves live in `viz`;
+/// a game without one keeps the default.
+pub trait Picture: Game {
+    /// The SVG picture of `position` (in the game's notation): `Ok(None)` for a game without
+    /// pictures, `Err` with one line for an illegal position.
+    fn picture(&self, position: &str) -> Result<Option<String>, String> {
+        let _ = position;
+        Ok(None)
+    }
+}
+
 /// Utility type: plays a whole sequence of moves given in notation, each checked for legality.
 pub fn play_moves<G: Game>(
     game: &G,

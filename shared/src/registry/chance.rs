@@ -1,7 +1,7 @@
 //! The chance family: two-player zero-sum games with chance nodes ([`ChanceZeroSum`]) and the
 //! kernels `expectimax`, `star1`, `star2`, `star25`.
 //!
-//! Options (CONTRACTS.md): `depth` (players' plies, chance layers not counted), `lower` and
+//! Options: `depth` (players' plies, chance layers not counted), `lower` and
 //! `upper` (the bounds L and U of player 0's utility, both or neither, overriding the game's;
 //! they must be true bounds), `probing` and `probing_mode` (`sequential` or `cyclic`, star25
 //! only), `prune` (expectimax only: the course's cut at chance nodes with the bounds).
@@ -12,7 +12,7 @@
 //! no evaluator: they are searched to the end, and `depth` is refused.
 //!
 //! Output: `value` from the point of view of the player to move at the root (for trees: MAX's
-//! utility, CONTRACTS.md), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
+//! utility), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
 
 use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};

@@ -2,12 +2,10 @@
 //! options are read. A family is generic over the game; the registry instantiates it per game.
 
 use super::spec::{self, Spec, DEPTH_WHY, MAX_DEPTH};
-use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
-use crate::games::connect4::{self, C4State, Connect4};
-use crate::games::othello::{Othello, OthelloState};
-use crate::games::othello_solver;
+use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
-use crate::model::{Hashed, Tactics, ZeroSum};
+use crate::games::Exact;
+use crate::model::ZeroSum;
 
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::search::{engine, minimax, Control, StopReason};
@@ -102,7 +100,7 @@ enum Ask {
 }
 
 /// A prepared two-player zero-sum job.
-pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
+pub struct ZeroSumJob<G: Exact> {
     job: JobSpec,
     game: G,
     root: G::State,
@@ -121,13 +119,13 @@ pub struct ZeroSumJob<G: ZeroSum + Hashed + Tactics> {
     /// The engine's table, made on first use and shared by every task of this job (the
     /// null-window probes of one exact value reuse each other's work). Lock-free inside.
     table: OnceLock<Result<engine::Table, String>>,
-    /// Connect Four's opening book (`book=FILE`).
-    book: Option<std::sync::Arc<connect4::book::Book>>,
+    /// The game's opening book (`book=FILE`).
+    book: Option<std::sync::Arc<G::Book>>,
 }
 
 /// Prepares a job over a two-player zero-sum game: parses the position and the options of the
 /// algorithms of this family.
-pub fn zero_sum<G: ZeroSum + Hashed + Tactics>(
+pub fn zero_sum<G: Exact>(
     job: &JobSpec,
     game: G,
     res: &Resources,
@@ -138,7 +136,7 @@ pub fn zero_sum<G: ZeroSum + Hashed + Tactics>(
     zero_sum_at(job, game, root, res)
 }
 
-fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
+fn zero_sum_at<G: Exact>(
     job: &JobSpec,
     game: G,
     root: G::State,
@@ -158,7 +156,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     let weak = opts.flag_or(&WEAK, false)?;
     // Read (and checked) by `wants_features` in the registry, before the game was built.
     opts.allow(EVAL.name);
-    let book = connect4_book(job, &game, opts.text(&BOOK), depth)?;
+    let book = load_book(job, &game, opts.text(&BOOK), depth)?;
     let ask = match opts.text(&TARGET) {
         None => Ask::Value,
         Some(t) => Ask::Decide(parse_internal(&game, &root, "target", t)?),
@@ -238,9 +236,6 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
     }))
 }
 
-/// Games with a weighted-feature evaluator (`search::eval`) for `eval=features`.
-pub const FEATURE_GAMES: &[&str] = &["othello", "connect4"];
-
 /// The `eval` option of depth-limited search: `features` (the game's weighted-feature
 /// evaluator, values scaled so that a real win is above every estimate; see `search::eval`) or
 /// `game` (the game's built-in `evaluate`). `default` is the game's choice when the option is
@@ -251,11 +246,11 @@ pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> 
     match job.options.get("eval").map(|v| v.trim()) {
         None => Ok(default && depth_limited),
         Some("game") => Ok(false),
-        Some("features") if !FEATURE_GAMES.contains(&job.game.as_str()) => {
+        Some("features") if !catalogue::feature_games().contains(&job.game.as_str()) => {
             Err(SolveError::bad(format!(
                 "option 'eval=features': game '{}' has no feature evaluator (games with one: {})",
                 job.game,
-                FEATURE_GAMES.join(", ")
+                catalogue::feature_games().join(", ")
             )))
         }
         Some("features") if depth_limited => Ok(true),
@@ -278,7 +273,7 @@ pub fn zero_sum_or_features<G, E>(
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError>
 where
-    G: ZeroSum + Hashed + Tactics,
+    G: Exact,
     E: Evaluator<G>,
 {
     if wants_features(job, default)? {
@@ -288,80 +283,34 @@ where
     }
 }
 
-/// The `book=FILE` option (Connect Four, exact alphabeta): FILE is a plain file name in the
-/// data folder's `connect4/` (so every worker finds the same book), read once per process.
-fn connect4_book<G: ZeroSum>(
+/// The `book=FILE` option (exact alphabeta, games whose solver reads a book): FILE is a plain
+/// file name in the game's data folder, so every worker finds the same book.
+fn load_book<G: Exact>(
     job: &JobSpec,
     game: &G,
     name: Option<&str>,
     depth: Option<u32>,
-) -> Result<Option<std::sync::Arc<connect4::book::Book>>, SolveError> {
+) -> Result<Option<std::sync::Arc<G::Book>>, SolveError> {
     let Some(name) = name else { return Ok(None) };
-    let c4 = (game as &dyn std::any::Any)
-        .downcast_ref::<Connect4<u64>>()
-        .filter(|g| connect4::solver::applies(g));
-    let Some(c4) = c4 else {
+    if !game.takes_book() {
         return Err(SolveError::bad(format!(
-            "option 'book' is for connect4 boards of at most {} bitboard bits, not game '{}'",
-            connect4::solver::MAX_FAST_BITS,
+            "option 'book' is for connect4 boards of the fast solver, not game '{}' with these parameters",
             job.game
         )));
-    };
+    }
     if job.algorithm != "alphabeta" || depth.is_some() {
         return Err(SolveError::bad(
             "option 'book' is for exact alphabeta (no 'depth')",
         ));
     }
-    let path = crate::games::data::named_file("connect4", name, "", "book")
-        .map_err(|e| SolveError::bad(format!("option {e}")))?;
-    connect4::book::load(c4, &path)
+    game.load_book(name)
         .map(Some)
-        .map_err(|e| SolveError::bad(format!("option book: {e}")))
+        .map_err(|e| SolveError::bad(format!("option {e}")))
 }
 
 /// What the engine gives a job: the outcome, the deepest finished iteration, and why it stopped
 /// early (depth-limited search).
 type EngineRun<M> = (minimax::Outcome<M>, u32, Option<StopReason>);
-
-/// The game and root as `Connect4<u64>` when an exact search may take the Connect Four fast
-/// path ([`connect4::solver`]).
-fn connect4_fast<'a, G: ZeroSum>(
-    game: &'a G,
-    root: &'a G::State,
-    cfg: &engine::Config,
-) -> Option<(&'a Connect4<u64>, &'a C4State<u64>)> {
-    if cfg.depth.is_some() {
-        return None;
-    }
-    let game = (game as &dyn std::any::Any).downcast_ref::<Connect4<u64>>()?;
-    let root = (root as &dyn std::any::Any).downcast_ref::<C4State<u64>>()?;
-    connect4::solver::applies(game).then_some((game, root))
-}
-
-/// Connect Four roots (fast path) with at most this many empty cells are solved by one
-/// full-window search in one task instead of the planner's null-window probes: such a search
-/// takes microseconds, less than the planner's own work per probe (Pons' end-game set, about 5
-/// empty cells, spent more instructions in the planner and the probes' outputs than in the
-/// search), and there is nothing worth spreading over workers.
-const C4_ONE_TASK_EMPTY: u32 = 12;
-
-/// The game and root as `Othello` when an exact search may take the Othello fast path
-/// ([`othello_solver`]): every board size the game has.
-fn othello_fast<'a, G: ZeroSum>(
-    game: &'a G,
-    root: &'a G::State,
-    cfg: &engine::Config,
-) -> Option<(&'a Othello, &'a OthelloState)> {
-    if cfg.depth.is_some() {
-        return None;
-    }
-    let game = (game as &dyn std::any::Any).downcast_ref::<Othello>()?;
-    let root = (root as &dyn std::any::Any).downcast_ref::<OthelloState>()?;
-    Some((game, root))
-}
-
-/// Plies of the depth-limited search that gives an exact Othello job its first guess.
-const OTHELLO_GUESS_DEPTH: u32 = 6;
 
 /// Node budget of the depth-limited search that gives a stopped exact job its move (see
 /// `stopped_move`): a few tens of milliseconds, small next to the limit that stopped the job.
@@ -370,7 +319,7 @@ const STOPPED_MOVE_NODES: u64 = 100_000;
 /// Depth cap of that search; the node budget ends it first on any board worth searching.
 const STOPPED_MOVE_MAX_DEPTH: u32 = 64;
 
-impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
+impl<G: Exact> ZeroSumJob<G> {
     /// The job's table (made on first use).
     fn table(&self) -> Result<&engine::Table, SolveError> {
         self.table
@@ -381,40 +330,13 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
     }
 
-    /// The first guess of an exact job without `guess`:
-    /// - Othello: a depth-limited search with the game's evaluator (disc difference) at
-    ///   [`OTHELLO_GUESS_DEPTH`] plies, on a small table of its own, one thread (deterministic,
-    ///   a few milliseconds);
-    /// - Connect Four: none, bisection from the middle. Starting at the win boundary (`guess=1`)
-    ///   proves a value near 0 in two probes (the empty board, +1: 464 M nodes instead of 908 M
-    ///   on one thread), but on positions with large values it costs up to ten times the nodes
-    ///   (Pons' Test_L1_R1: 3,673 -> 35,810 per position), so it stays an option until a cheap
-    ///   sign tells the two kinds apart (docs/BENCHMARKS.md, "Session 6: Connect Four probes and
-    ///   nodes"). A shallow search does not tell them: its estimates are near 0 everywhere.
-    ///
-    /// Other games: none (their probe order stays as it was).
+    /// The first guess of an exact job without `guess`: the game's own ([`Exact::first_guess`]),
+    /// none for weak jobs (their scale is -1..1).
     fn default_guess(&self) -> Option<i32> {
-        let cfg = engine::Config {
-            depth: Some(OTHELLO_GUESS_DEPTH),
-            threads: 1,
-            ..self.engine.clone()
-        };
-        othello_fast(&self.game, &self.root, &engine::Config::default())?;
         if self.weak {
             return None;
         }
-        let table = engine::Table::with_bytes(1 << 20).ok()?;
-        let e = engine::search(
-            &self.game,
-            &self.root,
-            -engine::INF,
-            engine::INF,
-            &cfg,
-            &table,
-            &Control::unlimited(),
-        )?;
-        let (lo, hi) = self.game.value_bounds(&self.root);
-        Some(e.value.clamp(lo, hi))
+        self.game.first_guess(&self.root)
     }
 
     /// The move a stopped exact job answers with when no probe failed high: iterative deepening
@@ -446,12 +368,6 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
         e.best_move.is_some().then_some(e)
     }
 
-    /// Whether the job is a Connect Four root small enough for one task ([`C4_ONE_TASK_EMPTY`]).
-    fn small_connect4(&self) -> bool {
-        connect4_fast(&self.game, &self.root, &self.engine)
-            .is_some_and(|(g, s)| g.width() * g.height() <= s.moves() + C4_ONE_TASK_EMPTY)
-    }
-
     /// Runs the engine on the root with a window; also returns the deepest finished iteration
     /// and why it stopped early (depth-limited search).
     fn engine(
@@ -465,44 +381,23 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
             threads: self.threads.unwrap_or(ctl.threads()),
             ..self.engine.clone()
         };
-        let e = match connect4_fast(&self.game, &self.root, &cfg) {
-            // Connect Four on a board of at most 50 bits: the specialised exact solver.
-            Some((game, root)) => {
-                let e = connect4::solver::search(
-                    game,
-                    root,
-                    alpha,
-                    beta,
-                    cfg.threads,
-                    self.table()?,
-                    self.book.as_deref(),
-                    ctl,
-                );
-                // The move type is the same (`u8`); go through `Any` to say so to the compiler.
-                e.map(|e| {
-                    *(Box::new(e) as Box<dyn std::any::Any>)
-                        .downcast::<engine::Outcome<G::Move>>()
-                        .expect("Connect Four moves are u8")
-                })
-            }
-            // Othello (exact): the bitboard solver, single-threaded.
-            None if othello_fast(&self.game, &self.root, &cfg).is_some() => {
-                let (game, root) = othello_fast(&self.game, &self.root, &cfg).expect("checked");
-                othello_solver::search(game, root, alpha, beta, self.table()?, ctl).map(|e| {
-                    *(Box::new(e) as Box<dyn std::any::Any>)
-                        .downcast::<engine::Outcome<G::Move>>()
-                        .expect("Othello moves are u8")
-                })
-            }
-            None => engine::search(
-                &self.game,
+        let table = self.table()?;
+        // Exact search: the game's own solver when it has one (Connect Four, Othello).
+        let own = match cfg.depth {
+            None => self.game.exact_search(
                 &self.root,
                 alpha,
                 beta,
-                &cfg,
-                self.table()?,
+                cfg.threads,
+                table,
+                self.book.as_deref(),
                 ctl,
             ),
+            Some(_) => None,
+        };
+        let e = match own {
+            Some(e) => e,
+            None => engine::search(&self.game, &self.root, alpha, beta, &cfg, table, ctl),
         }
         .ok_or_else(|| Self::stopped(ctl))?;
         let o = minimax::Outcome {
@@ -607,7 +502,7 @@ impl<G: ZeroSum + Hashed + Tactics> ZeroSumJob<G> {
     }
 }
 
-impl<G: ZeroSum + Hashed + Tactics> Drop for ZeroSumJob<G> {
+impl<G: Exact> Drop for ZeroSumJob<G> {
     fn drop(&mut self) {
         // The next job of the same table size reuses the memory (see engine::table).
         if let Some(Ok(table)) = self.table.take() {
@@ -616,7 +511,7 @@ impl<G: ZeroSum + Hashed + Tactics> Drop for ZeroSumJob<G> {
     }
 }
 
-impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
+impl<G: Exact> PreparedJob for ZeroSumJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
     }
@@ -624,7 +519,7 @@ impl<G: ZeroSum + Hashed + Tactics> PreparedJob for ZeroSumJob<G> {
     fn plan_shape(&self) -> PlanShape {
         match (self.job.algorithm.as_str(), self.ask, self.depth) {
             ("alphabeta", Ask::Value, None)
-                if !self.game.is_terminal(&self.root) && !self.small_connect4() =>
+                if !self.game.is_terminal(&self.root) && !self.game.one_task(&self.root) =>
             {
                 let (lower, upper) = self.root_bounds();
                 let step = if self.weak { 1 } else { self.game.value_step() };

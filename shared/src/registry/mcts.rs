@@ -20,7 +20,7 @@
 //! | `lower`, `upper` | trees: utility bounds that scale rewards (default: the leaves' range) | |
 //!
 //! Result: `best_move` is the chosen root move; `nodes` counts playouts. For two-player zero-sum
-//! games `value` is on the negamax scale of CONTRACTS.md, from the root player's point of view:
+//! games `value` is on the negamax scale (docs/API.md, "Values"), from the root player's point of view:
 //! the expected outcome `2 * win_rate - 1` (win +1, draw 0, loss -1), and when `solved` the
 //! proven +1, 0 or -1 with `outcome` = `win`, `draw` or `loss`. In games whose values are win,
 //! draw and loss only (tic-tac-toe, m,n,k) this is exactly the game's value scale. MCTS rewards

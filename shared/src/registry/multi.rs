@@ -12,7 +12,7 @@
 //! the deepest finished iteration is the result (`depth` in the output). Such a job needs a
 //! time or node limit.
 //!
-//! Output (CONTRACTS.md, more than two players): `value` is a JSON array, one entry per player:
+//! Output (more than two players): `value` is a JSON array, one entry per player:
 //! max^n's whole vector; for paranoid and brs, the root player's entry, the others `null`
 //! (these searches do not determine them). `player` names the root player (0-based) for
 //! paranoid and brs.

@@ -34,8 +34,11 @@
 //! bound 0, not 0.99.
 
 use super::spec::{self, Spec};
-use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
-use crate::model::{Hashed, ZeroSum};
+use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
+use crate::games::tree::{Tree, TreeKind};
+use crate::games::Exact;
+use crate::model::single::SinglePlayer;
+use crate::model::{ChanceZeroSum, Hashed, OutOfTurn, Picture, Stochastic, VectorEval, ZeroSum};
 use crate::proof::{Claim, ProofFile};
 use crate::search::pns::{certify, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{Control, StopReason};
@@ -484,69 +487,57 @@ pub fn visit_zero_sum<V: ZeroSumVisitor>(
     position: &str,
     visitor: V,
 ) -> Result<V::Output, SolveError> {
-    use crate::games;
+    let none = || {
+        SolveError::bad(format!(
+            "game '{game}' has no two-player proof checker here"
+        ))
+    };
     let p = Opts::new(params, "game parameter");
-    use super::spec::params as ps;
-    fn at<G: ZeroSum + Hashed>(g: &G, position: &str) -> Result<G::State, SolveError> {
-        g.parse_position(position)
-            .map_err(|e| SolveError::bad(format!("position: {e}")))
+    let visit = ProofVisit {
+        position,
+        visitor,
+        none,
+    };
+    catalogue::visit(game, &p, visit).ok_or_else(none)??
+}
+
+/// The catalogue visitor of [`visit_zero_sum`]: zero-sum games and max/min trees go on, others
+/// are refused with `none()`.
+struct ProofVisit<'a, V, N> {
+    position: &'a str,
+    visitor: V,
+    none: N,
+}
+
+impl<V: ZeroSumVisitor, N: Fn() -> SolveError> ProofVisit<'_, V, N> {
+    fn at<G: ZeroSum + Hashed>(self, game: G) -> Result<V::Output, SolveError> {
+        let root = game
+            .parse_position(self.position)
+            .map_err(|e| SolveError::bad(format!("position: {e}")))?;
+        Ok(self.visitor.visit(game, root))
     }
-    match game {
-        "tictactoe" => {
-            p.finish()?;
-            let g = games::mnk::Mnk::tictactoe();
-            let s = at(&g, position)?;
-            Ok(visitor.visit(g, s))
+}
+
+impl<V: ZeroSumVisitor, N: Fn() -> SolveError> catalogue::Visitor for ProofVisit<'_, V, N> {
+    type Output = Result<V::Output, SolveError>;
+    fn zero_sum<G: Exact + Picture>(self, game: G) -> Self::Output {
+        self.at(game)
+    }
+    fn chance<G: ChanceZeroSum + Picture>(self, _: G) -> Self::Output {
+        Err((self.none)())
+    }
+    fn single<G: SinglePlayer + Picture>(self, _: G) -> Self::Output {
+        Err((self.none)())
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, _: G) -> Self::Output {
+        Err((self.none)())
+    }
+    fn tree(self) -> Self::Output {
+        let t =
+            Tree::parse(self.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
+        if t.kind() != TreeKind::MinMax {
+            return Err(SolveError::bad("proofs need a max/min tree"));
         }
-        "mnk" => {
-            let (m, n, k) = (
-                p.uint_or(&ps::MNK_M, 3usize)?,
-                p.uint_or(&ps::MNK_N, 3usize)?,
-                p.uint_or(&ps::MNK_K, 3usize)?,
-            );
-            p.finish()?;
-            let g = games::mnk::Mnk::new(m, n, k).map_err(SolveError::bad)?;
-            let s = at(&g, position)?;
-            Ok(visitor.visit(g, s))
-        }
-        "connect4" => {
-            use games::connect4::{word_size, Connect4, Wide, WordSize};
-            let width = p.uint_or(&ps::C4_WIDTH, 7u32)?;
-            let height = p.uint_or(&ps::C4_HEIGHT, 6u32)?;
-            let base = p.uint_or(&ps::C4_BASE, 1u8)?;
-            p.finish()?;
-            macro_rules! visit_c4 {
-                ($w:ty) => {{
-                    let g = Connect4::<$w>::new(width, height, base).map_err(SolveError::bad)?;
-                    let s = at(&g, position)?;
-                    Ok(visitor.visit(g, s))
-                }};
-            }
-            match word_size(width, height, base).map_err(SolveError::bad)? {
-                WordSize::U64 => visit_c4!(u64),
-                WordSize::U128 => visit_c4!(u128),
-                WordSize::W256 => visit_c4!(Wide<4>),
-                WordSize::W512 => visit_c4!(Wide<8>),
-            }
-        }
-        "othello" => {
-            let size = p.uint_or(&ps::OTHELLO_SIZE, 8usize)?;
-            p.finish()?;
-            let g = games::othello::Othello::new(size).map_err(SolveError::bad)?;
-            let s = at(&g, position)?;
-            Ok(visitor.visit(g, s))
-        }
-        "tree" => {
-            p.finish()?;
-            let t = games::tree::Tree::parse(position)
-                .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-            if t.kind() != games::tree::TreeKind::MinMax {
-                return Err(SolveError::bad("proofs need a max/min tree"));
-            }
-            Ok(visitor.visit(t, 0))
-        }
-        other => Err(SolveError::bad(format!(
-            "game '{other}' has no two-player proof checker here"
-        ))),
+        Ok(self.visitor.visit(t, 0))
     }
 }

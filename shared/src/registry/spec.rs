@@ -1,5 +1,6 @@
 //! Declared options and game parameters: each one's name, kind and bounds, default and help,
-//! in a const table per kernel family (and one per game for its parameters).
+//! in a const table per kernel family (a game's parameters are declared with the game, in its
+//! catalogue entry).
 //!
 //! [`super::Opts`] reads a setting through its [`Spec`], so the bound check and its message
 //! live here and nowhere else. The tables are data on purpose: the README's "Limits of a job",
@@ -225,153 +226,6 @@ pub const fn memory_mb(default: &'static str, help: &'static str) -> Spec {
 /// `seed` (any 64-bit number).
 pub const SEED: Spec = Spec::uint("seed", 0, u64::MAX, "0", "random seed", "any 64-bit number");
 
-/// Game parameters, per game: the one place their bounds are stated (constructors check their
-/// own invariants again, with checked arithmetic).
-pub mod params {
-    use super::Spec;
-    use crate::games;
-
-    const BOARD_WHY: &str = "the board representation's limit";
-
-    /// `mnk` m (columns).
-    pub const MNK_M: Spec = Spec::uint(
-        "m",
-        1,
-        games::mnk::MAX_CELLS as u64,
-        "3",
-        "columns",
-        "at most 256 cells in all (m x n): the board's bitsets",
-    );
-    /// `mnk` n (rows).
-    pub const MNK_N: Spec = Spec::uint(
-        "n",
-        1,
-        games::mnk::MAX_CELLS as u64,
-        "3",
-        "rows",
-        "at most 256 cells in all (m x n): the board's bitsets",
-    );
-    /// `mnk` k (stones in a row to win).
-    pub const MNK_K: Spec = Spec::uint(
-        "k",
-        1,
-        games::mnk::MAX_CELLS as u64,
-        "3",
-        "stones in a row that win",
-        "at most max(m, n)",
-    );
-    /// `connect4` width.
-    pub const C4_WIDTH: Spec = Spec::uint(
-        "width",
-        1,
-        games::connect4::MAX_WIDTH as u64,
-        "7",
-        "columns",
-        "(height + 1) x width at most 512 bits: the widest bitboard",
-    );
-    /// `connect4` height.
-    pub const C4_HEIGHT: Spec = Spec::uint(
-        "height",
-        1,
-        games::connect4::MAX_HEIGHT as u64,
-        "6",
-        "rows",
-        "(height + 1) x width at most 512 bits: the widest bitboard",
-    );
-    /// `connect4` base.
-    pub const C4_BASE: Spec = Spec::uint(
-        "base",
-        0,
-        1,
-        "1",
-        "column numbering of moves: 0- or 1-based",
-        "two notations",
-    );
-    /// `samegame` board.
-    pub const SAMEGAME_BOARD: Spec = Spec::uint(
-        "board",
-        1,
-        20,
-        "1",
-        "one of the 20 standard boards",
-        "the standard set has 20",
-    );
-    /// `weakschur` k.
-    pub const WEAKSCHUR_K: Spec = Spec::uint(
-        "k",
-        1,
-        games::weakschur::MAX_K as u64,
-        "4",
-        "number of sets",
-        BOARD_WHY,
-    );
-    /// `pig` target.
-    pub const PIG_TARGET: Spec = Spec::uint(
-        "target",
-        1,
-        games::pig::MAX_TARGET as u64,
-        "100",
-        "score that wins",
-        BOARD_WHY,
-    );
-    /// `pig` die.
-    pub const PIG_DIE: Spec = Spec::uint(
-        "die",
-        2,
-        u8::MAX as u64,
-        "6",
-        "faces of the die",
-        "a byte per face count",
-    );
-    /// `othello` and `rolit` size.
-    pub const OTHELLO_SIZE: Spec = Spec::uint(
-        "size",
-        4,
-        8,
-        "8",
-        "side of the board (even)",
-        "one 64-bit bitboard",
-    );
-    /// `rolit` players.
-    pub const ROLIT_PLAYERS: Spec = Spec::uint(
-        "players",
-        3,
-        4,
-        "4",
-        "number of players",
-        "the game's rules",
-    );
-
-    /// The declared parameters of `game` (text and flag parameters included).
-    pub fn of(game: &str) -> Vec<Spec> {
-        match game {
-            "mnk" => vec![MNK_M, MNK_N, MNK_K],
-            "connect4" => vec![C4_WIDTH, C4_HEIGHT, C4_BASE],
-            "samegame" => vec![
-                SAMEGAME_BOARD,
-                Spec::flag("tabu", "false", "tabu color rule"),
-            ],
-            "weakschur" => vec![WEAKSCHUR_K],
-            "pig" => vec![PIG_TARGET, PIG_DIE],
-            "othello" => vec![OTHELLO_SIZE],
-            "rolit" => vec![ROLIT_PLAYERS, OTHELLO_SIZE],
-            "morpion" => vec![
-                Spec::text("variant", "5T", "5T or 5D"),
-                Spec::text("code", "line", "move notation"),
-            ],
-            "tsptw" => vec![
-                Spec::text(
-                    "instance",
-                    "required",
-                    "instance name in the data folder (e.g. rc_201.1)",
-                ),
-                Spec::flag("prune", "false", "prune late customers"),
-            ],
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// A Markdown table of `specs` (setting, values, default, meaning, why the bound): the README's
 /// "Limits of a job" holds these tables, and a test keeps it in step with the code.
 pub fn markdown(specs: &[Spec]) -> String {
@@ -399,20 +253,13 @@ pub fn markdown(specs: &[Spec]) -> String {
 /// Every family's table, titled, in the order of the README.
 pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
     use super::{chance, family, mcts, multi, pn, single};
-    let mut params = Vec::new();
-    for game in [
-        "mnk",
-        "connect4",
-        "othello",
-        "rolit",
-        "samegame",
-        "weakschur",
-        "pig",
-    ] {
-        for p in params::of(game) {
-            if p.is_numeric() && !params.iter().any(|q: &Spec| q == &p) {
-                params.push(p);
-            }
+    // The games' numeric parameters, zero-sum games first (see `Family::order`), each once.
+    let mut entries = super::catalogue::ENTRIES.to_vec();
+    entries.sort_by_key(|e| e.family.order());
+    let mut params: Vec<Spec> = Vec::new();
+    for p in entries.iter().flat_map(|e| e.params) {
+        if p.is_numeric() && !params.contains(p) {
+            params.push(*p);
         }
     }
     vec![

@@ -20,7 +20,7 @@
 //!   own evaluation already uses), so a JSON reader tells a proof from a guess.
 //!
 //! The evaluators of concrete games live with the games (`games::othello_eval`,
-//! `games::connect4_eval`); this module never names a game.
+//! `games::connect4::eval`); this module never names a game.
 
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 

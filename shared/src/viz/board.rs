@@ -27,8 +27,10 @@ use crate::games::mnk::Mnk;
 use crate::games::morpion::Morpion;
 use crate::games::othello::{Geometry, Othello};
 use crate::games::rolit::Rolit;
-use crate::model::Game;
-use crate::registry::Opts;
+use crate::games::Exact;
+use crate::model::single::SinglePlayer;
+use crate::model::{ChanceZeroSum, Game, OutOfTurn, Picture, Stochastic, VectorEval};
+use crate::registry::{catalogue, Opts};
 use crate::wire::Settings;
 use std::fmt::Write;
 
@@ -167,79 +169,87 @@ pub fn picture(
     position: &str,
 ) -> Result<Option<String>, String> {
     let params = Opts::new(game_params, "game parameter");
-    use crate::registry::spec::params as ps;
-    let stones = match game {
-        "tictactoe" => {
-            params.finish().map_err(bad)?;
-            MnkBoard {
-                game: Mnk::tictactoe(),
-                m: 3,
-                n: 3,
-                k: 3,
-            }
-            .stones(position)?
-        }
-        "mnk" => {
-            let m = params.uint_or(&ps::MNK_M, 3usize).map_err(bad)?;
-            let n = params.uint_or(&ps::MNK_N, 3usize).map_err(bad)?;
-            let k = params.uint_or(&ps::MNK_K, 3usize).map_err(bad)?;
-            params.finish().map_err(bad)?;
-            let game = Mnk::new(m, n, k)?;
-            MnkBoard { game, m, n, k }.stones(position)?
-        }
-        "connect4" => {
-            use crate::games::connect4::{word_size, Wide, WordSize};
-            let width = params.uint_or(&ps::C4_WIDTH, 7u32).map_err(bad)?;
-            let height = params.uint_or(&ps::C4_HEIGHT, 6u32).map_err(bad)?;
-            let base = params.uint_or(&ps::C4_BASE, 1u8).map_err(bad)?;
-            params.finish().map_err(bad)?;
-            match word_size(width, height, base)? {
-                WordSize::U64 => Connect4::<u64>::new(width, height, base)?.stones(position)?,
-                WordSize::U128 => Connect4::<u128>::new(width, height, base)?.stones(position)?,
-                WordSize::W256 => {
-                    Connect4::<Wide<4>>::new(width, height, base)?.stones(position)?
-                }
-                WordSize::W512 => {
-                    Connect4::<Wide<8>>::new(width, height, base)?.stones(position)?
-                }
-            }
-        }
-        "morpion" => {
-            let variant = params.get_or("variant", "5T".to_string()).map_err(bad)?;
-            params.finish().map_err(bad)?;
-            let game = Morpion::new(Morpion::parse_variant(&variant)?);
-            let m = morpion_moves(&game, position)?;
-            return Ok(Some(render_morpion(&variant.to_ascii_uppercase(), &m)));
-        }
-        "othello" => {
-            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize).map_err(bad)?;
-            params.finish().map_err(bad)?;
-            let g = Othello::new(size)?;
-            let st = g.parse_position(position).map_err(bad)?;
-            let text = g.format_position(&st);
-            let board = DiscBoard::new(g.geometry(), &st.discs, &text, &OTHELLO_COLOURS, 2);
-            return Ok(Some(render_discs(game, &board)));
-        }
-        "rolit" => {
-            let players = params.uint_or(&ps::ROLIT_PLAYERS, 4usize).map_err(bad)?;
-            let size = params.uint_or(&ps::OTHELLO_SIZE, 8usize).map_err(bad)?;
-            params.finish().map_err(bad)?;
-            let g = Rolit::new(players, size)?;
-            let st = g.parse_position(position).map_err(bad)?;
-            let text = g.format_position(&st);
-            let board = DiscBoard::new(g.geometry(), &st.discs, &text, &ROLIT_COLOURS, players);
-            return Ok(Some(render_discs(game, &board)));
-        }
-        "backgammon" => {
-            params.finish().map_err(bad)?;
-            let g = Backgammon;
-            let st = g.parse_position(position).map_err(bad)?;
-            let points = BgPoints::from_notation(&g.format_position(&st))?;
-            return Ok(Some(render_backgammon(&points)));
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(render(game, &stones)))
+    match catalogue::visit(game, &params, Draw(position)) {
+        Some(drawn) => drawn.map_err(bad)?,
+        None => Ok(None),
+    }
+}
+
+/// The catalogue visitor of [`picture`]: every game draws itself through [`Picture`].
+struct Draw<'a>(&'a str);
+
+type Drawn = Result<Option<String>, String>;
+
+impl catalogue::Visitor for Draw<'_> {
+    type Output = Drawn;
+    fn zero_sum<G: Exact + Picture>(self, game: G) -> Drawn {
+        game.picture(self.0)
+    }
+    fn chance<G: ChanceZeroSum + Picture>(self, game: G) -> Drawn {
+        game.picture(self.0)
+    }
+    fn single<G: SinglePlayer + Picture>(self, game: G) -> Drawn {
+        game.picture(self.0)
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, game: G) -> Drawn {
+        game.picture(self.0)
+    }
+    fn tree(self) -> Drawn {
+        Ok(None)
+    }
+}
+
+impl Picture for Mnk {
+    fn picture(&self, position: &str) -> Drawn {
+        let (m, n, k) = self.dims();
+        let board = MnkBoard {
+            game: self.clone(),
+            m,
+            n,
+            k,
+        };
+        Ok(Some(render(self.name(), &board.stones(position)?)))
+    }
+}
+
+impl<W: Word> Picture for Connect4<W> {
+    fn picture(&self, position: &str) -> Drawn {
+        Ok(Some(render(self.name(), &self.stones(position)?)))
+    }
+}
+
+impl Picture for Morpion {
+    fn picture(&self, position: &str) -> Drawn {
+        let m = morpion_moves(self, position)?;
+        Ok(Some(render_morpion(self.variant_name(), &m)))
+    }
+}
+
+impl Picture for Othello {
+    fn picture(&self, position: &str) -> Drawn {
+        let st = self.parse_position(position).map_err(bad)?;
+        let text = self.format_position(&st);
+        let board = DiscBoard::new(self.geometry(), &st.discs, &text, &OTHELLO_COLOURS, 2);
+        Ok(Some(render_discs(self.name(), &board)))
+    }
+}
+
+impl Picture for Rolit {
+    fn picture(&self, position: &str) -> Drawn {
+        let st = self.parse_position(position).map_err(bad)?;
+        let text = self.format_position(&st);
+        let players = self.num_players();
+        let board = DiscBoard::new(self.geometry(), &st.discs, &text, &ROLIT_COLOURS, players);
+        Ok(Some(render_discs(self.name(), &board)))
+    }
+}
+
+impl Picture for Backgammon {
+    fn picture(&self, position: &str) -> Drawn {
+        let st = self.parse_position(position).map_err(bad)?;
+        let points = BgPoints::from_notation(&self.format_position(&st))?;
+        Ok(Some(render_backgammon(&points)))
+    }
 }
 
 /// Disc colours (fill, outline) of Othello: black, white.

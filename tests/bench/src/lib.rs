@@ -253,24 +253,44 @@ pub fn perft<G: Game>(game: &G, state: &G::State, depth: u32) -> u64 {
     total
 }
 
-/// Perft of a named game from its start (the games of [`PERFT`]).
+/// Perft of a named game from its start, with its default parameters: the two-player
+/// zero-sum games of the catalogue (those of [`PERFT`] among them).
 pub fn perft_named(game: &str, depth: u32) -> Result<u64, String> {
-    use gamesolver_shared::games::{connect4::Connect4, mnk::Mnk, othello::Othello};
-    Ok(match game {
-        "connect4" => {
-            let g: Connect4 = Connect4::new(7, 6, 1)?;
-            perft(&g, &g.initial_state(), depth)
+    use gamesolver_shared::games::Exact;
+    use gamesolver_shared::model::single::SinglePlayer;
+    use gamesolver_shared::model::{ChanceZeroSum, OutOfTurn, Picture, Stochastic, VectorEval};
+    use gamesolver_shared::registry::{catalogue, Opts};
+    /// Counts zero-sum games; refuses the others.
+    struct Perft<'a>(&'a str, u32);
+    impl Perft<'_> {
+        fn none(&self) -> Result<u64, String> {
+            Err(format!("no perft for '{}'", self.0))
         }
-        "tictactoe" => {
-            let g = Mnk::new(3, 3, 3)?;
-            perft(&g, &g.initial_state(), depth)
+    }
+    impl catalogue::Visitor for Perft<'_> {
+        type Output = Result<u64, String>;
+        fn zero_sum<G: Exact + Picture>(self, g: G) -> Self::Output {
+            Ok(perft(&g, &g.initial_state(), self.1))
         }
-        "othello" => {
-            let g = Othello::new(8)?;
-            perft(&g, &g.initial_state(), depth)
+        fn chance<G: ChanceZeroSum + Picture>(self, _: G) -> Self::Output {
+            self.none()
         }
-        other => return Err(format!("no perft for '{other}'")),
-    })
+        fn single<G: SinglePlayer + Picture>(self, _: G) -> Self::Output {
+            self.none()
+        }
+        fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, _: G) -> Self::Output {
+            self.none()
+        }
+        fn tree(self) -> Self::Output {
+            self.none()
+        }
+    }
+    let params = gamesolver_shared::wire::Settings::new();
+    let params = Opts::new(&params, "game parameter");
+    match catalogue::visit(game, &params, Perft(game, depth)) {
+        Some(counted) => counted.map_err(|e| e.to_string())?,
+        None => Err(format!("no perft for '{game}'")),
+    }
 }
 
 /// One service job of a suite, with what its result must be.

@@ -47,6 +47,8 @@ mod tests;
 
 use crate::model::chance::ChanceZeroSum;
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 use std::sync::OnceLock;
 use tiles::{Edge, Kind, Oriented, Tiles, MAX_SEGS, START_TYPE, TOTAL_TILES, TYPES};
 
@@ -911,5 +913,24 @@ impl ChanceZeroSum for Carcassonne {
         } else {
             -v
         }
+    }
+}
+
+impl crate::model::Picture for Carcassonne {}
+
+/// The catalogue entry of Carcassonne (no parameters).
+pub struct CarcassonneEntry;
+
+impl GameEntry for CarcassonneEntry {
+    const NAME: &'static str = "carcassonne";
+    const PARAMS: &'static [Spec] = &[];
+    const FAMILY: Family = Family::Stochastic;
+    type Game = Carcassonne;
+    fn build(params: &Opts) -> Result<Carcassonne, SolveError> {
+        params.finish()?;
+        Ok(Carcassonne::new())
+    }
+    fn offer<V: Visitor>(game: Carcassonne, visitor: V) -> V::Output {
+        visitor.stochastic(game)
     }
 }

@@ -40,11 +40,15 @@
 
 pub mod bits;
 pub mod book;
+pub mod eval;
 pub mod solver;
 
 pub use bits::{Wide, Word};
 
+use crate::games::Exact;
 use crate::model::{Game, Hashed, NotationError, Symmetric, Tactics, Turn, ZeroSum};
+use crate::registry::catalogue::{Family, GameEntry, Visitor};
+use crate::registry::{Opts, SolveError, Spec};
 
 /// Internal values are scores times this, so the static evaluation (threat counting, at most
 /// `VALUE_SCALE - 1` in magnitude) lies strictly between a draw and the smallest win.
@@ -656,6 +660,127 @@ impl<W: Word> Symmetric for Connect4<W> {
             ..*s
         };
         self.hash(s).min(self.hash(&m))
+    }
+}
+
+/// Roots of the fast path with at most this many empty cells are solved by one full-window
+/// search in one task: it takes microseconds, less than the planner's own work per probe.
+pub const ONE_TASK_EMPTY: u32 = 12;
+
+/// The bitboard solver ([`solver`]) on boards it takes ([`solver::applies`]), with the opening
+/// book; exact jobs bisect by default (a shallow search's estimates are near 0 everywhere, so it
+/// gives no useful first guess).
+impl Exact for Connect4<u64> {
+    type Book = book::Book;
+
+    fn exact_search(
+        &self,
+        root: &C4State<u64>,
+        alpha: i32,
+        beta: i32,
+        threads: usize,
+        table: &crate::search::engine::Table,
+        book: Option<&book::Book>,
+        ctl: &crate::search::Control,
+    ) -> Option<Option<crate::search::engine::Outcome<u8>>> {
+        solver::applies(self)
+            .then(|| solver::search(self, root, alpha, beta, threads, table, book, ctl))
+    }
+
+    fn takes_book(&self) -> bool {
+        solver::applies(self)
+    }
+
+    /// Books live in the data folder's `connect4/`.
+    fn load_book(&self, name: &str) -> Result<std::sync::Arc<book::Book>, String> {
+        let path = super::data::named_file("connect4", name, "", "book")?;
+        book::load(self, &path).map_err(|e| format!("book: {e}"))
+    }
+
+    fn one_task(&self, root: &C4State<u64>) -> bool {
+        solver::applies(self) && self.width * self.height <= root.moves() + ONE_TASK_EMPTY
+    }
+}
+
+impl Exact for Connect4<u128> {
+    type Book = ();
+}
+
+impl<const N: usize> Exact for Connect4<Wide<N>> {
+    type Book = ();
+}
+
+/// `width`: columns.
+pub const PARAM_WIDTH: Spec = Spec::uint(
+    "width",
+    1,
+    MAX_WIDTH as u64,
+    "7",
+    "columns",
+    "(height + 1) x width at most 512 bits: the widest bitboard",
+);
+/// `height`: rows.
+pub const PARAM_HEIGHT: Spec = Spec::uint(
+    "height",
+    1,
+    MAX_HEIGHT as u64,
+    "6",
+    "rows",
+    "(height + 1) x width at most 512 bits: the widest bitboard",
+);
+/// `base`: column numbering of moves.
+pub const PARAM_BASE: Spec = Spec::uint(
+    "base",
+    0,
+    1,
+    "1",
+    "column numbering of moves: 0- or 1-based",
+    "two notations",
+);
+
+/// Connect Four on the smallest bitboard word that holds the board.
+pub enum AnyConnect4 {
+    /// Up to 64 bits (7 x 6 and the fast path's boards).
+    U64(Connect4<u64>),
+    /// Up to 128 bits.
+    U128(Connect4<u128>),
+    /// Up to 256 bits.
+    W256(Connect4<Wide<4>>),
+    /// Up to 512 bits.
+    W512(Connect4<Wide<8>>),
+}
+
+/// The catalogue entry of Connect Four.
+pub struct Connect4Entry;
+
+impl GameEntry for Connect4Entry {
+    const NAME: &'static str = "connect4";
+    const PARAMS: &'static [Spec] = &[PARAM_WIDTH, PARAM_HEIGHT, PARAM_BASE];
+    const FAMILY: Family = Family::ZeroSum {
+        book: true,
+        features: true,
+    };
+    type Game = AnyConnect4;
+    fn build(params: &Opts) -> Result<AnyConnect4, SolveError> {
+        let width = params.uint_or(&PARAM_WIDTH, 7u32)?;
+        let height = params.uint_or(&PARAM_HEIGHT, 6u32)?;
+        let base = params.uint_or(&PARAM_BASE, 1u8)?;
+        params.finish()?;
+        let bad = SolveError::bad;
+        Ok(match word_size(width, height, base).map_err(bad)? {
+            WordSize::U64 => AnyConnect4::U64(Connect4::new(width, height, base).map_err(bad)?),
+            WordSize::U128 => AnyConnect4::U128(Connect4::new(width, height, base).map_err(bad)?),
+            WordSize::W256 => AnyConnect4::W256(Connect4::new(width, height, base).map_err(bad)?),
+            WordSize::W512 => AnyConnect4::W512(Connect4::new(width, height, base).map_err(bad)?),
+        })
+    }
+    fn offer<V: Visitor>(game: AnyConnect4, visitor: V) -> V::Output {
+        match game {
+            AnyConnect4::U64(g) => visitor.zero_sum_features(g, eval::connect4, false),
+            AnyConnect4::U128(g) => visitor.zero_sum_features(g, eval::connect4, false),
+            AnyConnect4::W256(g) => visitor.zero_sum_features(g, eval::connect4, false),
+            AnyConnect4::W512(g) => visitor.zero_sum_features(g, eval::connect4, false),
+        }
     }
 }
 

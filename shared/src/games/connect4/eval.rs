@@ -16,7 +16,7 @@
 //! game with [`Evaluated`] at scale 1 and smallest win `VALUE_SCALE`: estimates are clamped to
 //! +-99, strictly between a loss and a win, as the game's own evaluation is.
 
-use super::connect4::{C4State, Connect4, Word, VALUE_SCALE};
+use super::{C4State, Connect4, Word, VALUE_SCALE};
 use crate::search::eval::{Evaluated, Feature, Weighted};
 
 /// Weights: threats, parity threats, centre stones.

@@ -1,0 +1,70 @@
+//! Game-specific fast paths of exact two-player search, reached through one capability trait.
+//!
+//! The generic engine (`search::engine`) solves every [`ZeroSum`] game. A game with a solver of
+//! its own (Connect Four's bitboard solver, Othello's end-game solver) says so here, with the
+//! knobs that go with it: an opening book, a first guess for the probe plan, and the roots small
+//! enough for one task. Every hook has a default of "none", so a game without a fast path only
+//! writes `impl Exact for MyGame { type Book = (); }`, and the registry never names a game.
+
+use crate::model::{Hashed, Tactics, ZeroSum};
+use crate::search::engine::{Outcome, Table};
+use crate::search::eval::{Evaluated, Evaluator};
+use crate::search::Control;
+use std::sync::Arc;
+
+/// A two-player zero-sum game with hashes and tactics, and its optional exact fast paths.
+pub trait Exact: ZeroSum + Hashed + Tactics {
+    /// An opening book the game's solver reads (`book=FILE`); `()` for games without books.
+    type Book: Send + Sync + 'static;
+
+    /// Exact fail-soft search of `root` in the window `(alpha, beta)` (internal scale) by the
+    /// game's own solver, with the contract of the generic engine's exact search. `None`: no
+    /// solver of its own applies (the generic engine runs); `Some(None)`: stopped by `ctl`.
+    #[allow(clippy::too_many_arguments)]
+    fn exact_search(
+        &self,
+        root: &Self::State,
+        alpha: i32,
+        beta: i32,
+        threads: usize,
+        table: &Table,
+        book: Option<&Self::Book>,
+        ctl: &Control,
+    ) -> Option<Option<Outcome<Self::Move>>> {
+        let _ = (root, alpha, beta, threads, table, book, ctl);
+        None
+    }
+
+    /// Whether this game (with its parameters) takes an opening book.
+    fn takes_book(&self) -> bool {
+        false
+    }
+
+    /// Loads the opening book `name` (a plain file name in the game's data folder, read once
+    /// per process) for this game. Only asked when [`Exact::takes_book`]. Errors start with
+    /// `book` or name it ("no book 'x' in the data folder").
+    fn load_book(&self, name: &str) -> Result<Arc<Self::Book>, String> {
+        let _ = name;
+        Err("book: this game takes no opening book".into())
+    }
+
+    /// The first guess of the exact value of `root` where the probe plan starts, when the game
+    /// has a cheap and good one; `None`: the planner bisects from the middle.
+    fn first_guess(&self, root: &Self::State) -> Option<i32> {
+        let _ = root;
+        None
+    }
+
+    /// Whether an exact search of `root` is so quick that one full-window task beats the
+    /// planner's null-window probes.
+    fn one_task(&self, root: &Self::State) -> bool {
+        let _ = root;
+        false
+    }
+}
+
+/// A game with a weighted-feature evaluator keeps no fast path: the evaluator serves
+/// depth-limited search, the fast paths exact search.
+impl<G: Exact, E: Evaluator<G>> Exact for Evaluated<G, E> {
+    type Book = ();
+}
