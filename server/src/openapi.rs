@@ -166,6 +166,11 @@ pub fn option_schemas() -> Vec<(String, Value)> {
                     let d = schema["description"].as_str().unwrap_or("").to_string();
                     schema["description"] = format!("{d} (only {})", s.only.join(", ")).into();
                 }
+                // Two games may name different parameters alike (`k` of mnk and weakschur).
+                let schema = match props.remove(s.name) {
+                    Some(prev) => json!({"anyOf": [prev, schema]}),
+                    None => schema,
+                };
                 props.insert(s.name.into(), schema);
             }
             let title_text = title.replace('`', "");
