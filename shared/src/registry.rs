@@ -172,6 +172,7 @@ pub const ALGORITHMS: &[&str] = &[
     "pns",
     "dfpn",
     "pn2",
+    "pdspn",
     "expectimax",
     "star1",
     "star2",
@@ -225,7 +226,7 @@ pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
             }
             pick(family::OPTIONS, &skip)
         }
-        (g, "pns" | "dfpn" | "pn2") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
+        (g, "pns" | "dfpn" | "pn2" | "pdspn") if ZERO_SUM_GAMES.contains(&g) || g == "tree" => {
             pick(pn::OPTIONS, &[])
         }
         (g, "mcts") if ZERO_SUM_GAMES.contains(&g) || g == "carcassonne" => {

@@ -198,7 +198,7 @@ fn zero_sum_at<G: ZeroSum + Hashed + Tactics>(
                 ));
             }
         }
-        "pns" | "dfpn" | "pn2" => return super::pn::prepare(job, game, root, res),
+        "pns" | "dfpn" | "pn2" | "pdspn" => return super::pn::prepare(job, game, root, res),
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",
