@@ -42,6 +42,7 @@ pub const ALGORITHMS: &[&str] = &[
     "pns",
     "dfpn",
     "pn2",
+    "pdspn",
     "expectimax",
     "star1",
     "star2",
@@ -86,7 +87,7 @@ pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
             pick(family::OPTIONS, if book { &[] } else { &["book"] })
         }
         (F::Tree, "minimax" | "alphabeta") => pick(family::OPTIONS, &["book", "weak", "eval"]),
-        (F::ZeroSum { .. } | F::Tree, "pns" | "dfpn" | "pn2") => pick(pn::OPTIONS, &[]),
+        (F::ZeroSum { .. } | F::Tree, "pns" | "dfpn" | "pn2" | "pdspn") => pick(pn::OPTIONS, &[]),
         (F::ZeroSum { .. } | F::Stochastic, "mcts") => pick(mcts::OPTIONS, &["lower", "upper"]),
         (F::Chance | F::Tree, "mcts") => pick(mcts::OPTIONS, &[]),
         (F::Chance | F::Stochastic, _) if chance_kernel => pick(chance::OPTIONS, &[]),

@@ -1,4 +1,4 @@
-//! The proof-number algorithms (`pns`, `dfpn`, `pn2`) on Pons' Connect Four test sets, through
+//! The proof-number algorithms (`pns`, `dfpn`, `pn2`, `pdspn`) on Pons' Connect Four test sets, through
 //! the same path as `gamesolver solve`: `registry::prepare` and `plan::run_local`.
 //!
 //! For every checked position, each algorithm must give the published exact score (the
@@ -41,7 +41,7 @@ fn run(
 fn check_set(name: &str, step: usize) {
     let lines = read_set(name);
     assert_eq!(lines.len(), 1000, "{name} has 1000 lines");
-    for algorithm in ["pns", "dfpn", "pn2"] {
+    for algorithm in ["pns", "dfpn", "pn2", "pdspn"] {
         let t0 = std::time::Instant::now();
         // Positions are independent: spread them over the cores.
         let (nodes, checked) = lines
@@ -106,7 +106,7 @@ fn another_board_size_agrees_with_alphabeta() {
             }
         }
         let want = run(&params, &position, "alphabeta", &[]).value;
-        for algorithm in ["pns", "dfpn", "pn2"] {
+        for algorithm in ["pns", "dfpn", "pn2", "pdspn"] {
             let r = run(&params, &position, algorithm, &[]);
             assert_eq!(r.value, want, "{algorithm} 6x5 '{position}'");
         }

@@ -196,7 +196,7 @@ fn zero_sum_at<G: Exact>(
                 ));
             }
         }
-        "pns" | "dfpn" | "pn2" => return super::pn::prepare(job, game, root, res),
+        "pns" | "dfpn" | "pn2" | "pdspn" => return super::pn::prepare(job, game, root, res),
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",

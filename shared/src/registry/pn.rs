@@ -1,4 +1,4 @@
-//! The proof-number algorithms (`pns`, `dfpn`, `pn2`) as jobs.
+//! The proof-number algorithms (`pns`, `dfpn`, `pn2`, `pdspn`) as jobs.
 //!
 //! With `--option target=V` a job decides "value >= V" in one task: the result has `proved`
 //! (true or false), `value` (null unless the decision pins the value, i.e. V is the top or the
@@ -12,14 +12,14 @@
 //! | option | algorithms | meaning (default) |
 //! |---|---|---|
 //! | `target` | all | decide "value >= target" (none: exact value by probes) |
-//! | `memory_mb` | all | tree (pns, pn2) or table (dfpn) budget in MiB (512) |
+//! | `memory_mb` | all | tree (pns, pn2), table (dfpn) or half of each (pdspn) budget in MiB (512) |
 //! | `threads` | all | root splitting over this many threads (1) |
 //! | `proof` | all, with `target` | `true`: the result carries a proof certificate of the decision (`proof`; the CLI's `solve --proof FILE` writes it to a file, the service serves it at `GET /v1/jobs/{id}/proof`) (false) |
-//! | `current_node` | pns, pn2 | current-node enhancement (true) |
-//! | `remember_best` | pns, pn2 | most-proving child remembered during the update (true) |
-//! | `delete_solved` | pns, pn2 | DeleteSolvedSubtrees (true) |
+//! | `current_node` | pns, pn2, pdspn | current-node enhancement (true) |
+//! | `remember_best` | pns, pn2, pdspn | most-proving child remembered during the update (true) |
+//! | `delete_solved` | pns, pn2, pdspn | DeleteSolvedSubtrees (true) |
 //! | `epsilon` | dfpn | the 1+ε trick's ε (0.25; 0 is plain df-pn) |
-//! | `pn2_factor` | pn2 | second-level budget as a multiple of the first-level tree (1) |
+//! | `pn2_factor` | pn2, pdspn | second-level budget as a multiple of the first-level tree or table (1) |
 //!
 //! A memory budget too small for the proof tree (pns, pn2; df-pn's table never overflows) ends
 //! the job with a result, not an error: `stopped: "memory"`, `error: "memory limit ..."`,
@@ -48,7 +48,7 @@ use serde::Deserialize;
 /// `memory_mb`.
 pub const MEMORY_MB: Spec = spec::memory_mb(
     "512 (cut to the worker's)",
-    "proof tree (pns, pn2) or table (dfpn) budget, MiB",
+    "proof tree (pns, pn2), table (dfpn) or both halves (pdspn) budget, MiB",
 );
 /// `threads` (root splitting).
 pub const THREADS: Spec = Spec::uint(
@@ -75,10 +75,10 @@ pub const PN2_FACTOR: Spec = Spec::float(
     1e-6,
     1e6,
     "1",
-    "second-level budget as a multiple of the first-level tree",
+    "second-level budget as a multiple of the first level",
     "positive; the memory budget caps it anyway",
 )
-.for_algorithms(&["pn2"]);
+.for_algorithms(&["pn2", "pdspn"]);
 /// `proof`.
 pub const PROOF: Spec = Spec::flag(
     "proof",
@@ -92,10 +92,12 @@ pub const OPTIONS: &[Spec] = &[
     MEMORY_MB,
     THREADS,
     PROOF,
-    Spec::flag("current_node", "true", "current-node enhancement").for_algorithms(&["pns", "pn2"]),
+    Spec::flag("current_node", "true", "current-node enhancement")
+        .for_algorithms(&["pns", "pn2", "pdspn"]),
     Spec::flag("remember_best", "true", "most-proving child remembered")
-        .for_algorithms(&["pns", "pn2"]),
-    Spec::flag("delete_solved", "true", "DeleteSolvedSubtrees").for_algorithms(&["pns", "pn2"]),
+        .for_algorithms(&["pns", "pn2", "pdspn"]),
+    Spec::flag("delete_solved", "true", "DeleteSolvedSubtrees")
+        .for_algorithms(&["pns", "pn2", "pdspn"]),
     EPSILON,
     PN2_FACTOR,
 ];
@@ -124,6 +126,7 @@ pub fn prepare<G: ZeroSum + Hashed>(
         "pns" => Algorithm::Pns,
         "dfpn" => Algorithm::Dfpn,
         "pn2" => Algorithm::Pn2,
+        "pdspn" => Algorithm::Pdspn,
         other => {
             return Err(SolveError::bad(format!(
                 "'{other}' is not a proof-number algorithm"
@@ -160,7 +163,7 @@ pub fn prepare<G: ZeroSum + Hashed>(
     } else {
         opts.epsilon = o.float_or(&EPSILON, opts.epsilon)?;
     }
-    if algorithm == Algorithm::Pn2 {
+    if matches!(algorithm, Algorithm::Pn2 | Algorithm::Pdspn) {
         opts.pn2_factor = o.float_or(&PN2_FACTOR, opts.pn2_factor)?;
     }
     if o.raw("depth").is_some() {

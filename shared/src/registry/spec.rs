@@ -268,7 +268,7 @@ pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
             family::OPTIONS.to_vec(),
         ),
         (
-            "Proof-number search (`pns`, `dfpn`, `pn2`)",
+            "Proof-number search (`pns`, `dfpn`, `pn2`, `pdspn`)",
             pn::OPTIONS.to_vec(),
         ),
         (

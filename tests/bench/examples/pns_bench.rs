@@ -33,6 +33,7 @@ const CONFIGS: &[Config] = &[
     ("pns exact", "pns", &[]),
     ("dfpn exact", "dfpn", &[]),
     ("pn2 exact", "pn2", &[]),
+    ("pdspn exact", "pdspn", &[]),
     ("pns", "pns", &[("target", "1")]),
     (
         "pns -current_node",
@@ -73,6 +74,7 @@ const CONFIGS: &[Config] = &[
     ),
     ("pn2", "pn2", &[("target", "1")]),
     ("pn2 threads=2", "pn2", &[("target", "1"), ("threads", "2")]),
+    ("pdspn", "pdspn", &[("target", "1")]),
 ];
 
 /// A line of `/proc/self/status` (e.g. `VmHWM`), or "?" elsewhere.

@@ -1,5 +1,5 @@
-//! The proof-number search family: PNS ([`tree`]), df-pn ([`dfpn`]), PN² ([`pn2`]), root
-//! splitting over threads ([`parallel`]) and proof certificates ([`certify`]).
+//! The proof-number search family: PNS ([`tree`]), df-pn ([`dfpn`]), PN² ([`pn2`]), PDS-PN
+//! ([`pdspn`]), root splitting over threads ([`parallel`]) and proof certificates ([`certify`]).
 //!
 //! Contract shared by every kernel here: given a two-player zero-sum game with a hash and a
 //! threshold `target`, decide "value(root) >= target", the value seen from the side to move at
@@ -24,6 +24,7 @@
 pub mod certify;
 pub mod dfpn;
 pub mod parallel;
+pub mod pdspn;
 pub mod pn2;
 pub mod tree;
 
@@ -93,6 +94,8 @@ pub enum Algorithm {
     Dfpn,
     /// Two-level PNS ([`pn2`]).
     Pn2,
+    /// PDS at the first level, PNS at the second ([`pdspn`]).
+    Pdspn,
 }
 
 /// Settings of the proof-number kernels, each optimisation switchable (seed 000, "Optimierungen").
@@ -154,6 +157,7 @@ pub fn decide<G: ZeroSum + crate::model::Hashed>(
         Algorithm::Pns => tree::Pns::new(game, opts).decide(root, target, ctl),
         Algorithm::Dfpn => dfpn::Dfpn::new(game, opts).decide(root, target, ctl),
         Algorithm::Pn2 => pn2::decide(game, root, target, opts, ctl),
+        Algorithm::Pdspn => pdspn::decide(game, root, target, opts, ctl),
     }
 }
 

@@ -11,7 +11,12 @@ use crate::search::{alphabeta, minimax, Control};
 use crate::wire::{JobResult, JobSpec};
 use rand::{Rng, SeedableRng};
 
-const ALL: [Algorithm; 3] = [Algorithm::Pns, Algorithm::Dfpn, Algorithm::Pn2];
+const ALL: [Algorithm; 4] = [
+    Algorithm::Pns,
+    Algorithm::Dfpn,
+    Algorithm::Pn2,
+    Algorithm::Pdspn,
+];
 
 fn exact<G: ZeroSum>(g: &G, s: &G::State) -> i32 {
     alphabeta::alphabeta(
@@ -127,7 +132,7 @@ fn random_trees_agree_with_minimax() {
         // The exact value through the registry and the planner's probes.
         if seed % 5 == 0 {
             let want = t.value_to_json(&0, v);
-            for alg in ["pns", "dfpn", "pn2"] {
+            for alg in ["pns", "dfpn", "pn2", "pdspn"] {
                 let r = solve(&job("tree", &[], &text, alg, &[]));
                 assert_eq!(r.value, want, "{alg} on tree {seed}");
                 assert_eq!(r.extra["bounds"], serde_json::json!([want, want]));
@@ -138,7 +143,7 @@ fn random_trees_agree_with_minimax() {
 
 #[test]
 fn tictactoe_is_a_draw_target_1_disproved_target_0_proved() {
-    for alg in ["pns", "dfpn", "pn2"] {
+    for alg in ["pns", "dfpn", "pn2", "pdspn"] {
         let r = solve(&job("tictactoe", &[], "", alg, &[("target", "1")]));
         assert_eq!(r.extra["proved"], false, "{alg}");
         assert_eq!(r.value, serde_json::Value::Null);
@@ -163,7 +168,7 @@ fn connect4_values_are_scores_everywhere() {
         assert!((-21..=21).contains(&n), "{what}: {n} is not a score");
         n
     };
-    for alg in ["pns", "dfpn", "pn2"] {
+    for alg in ["pns", "dfpn", "pn2", "pdspn"] {
         // "value >= 1" disproved: the upper bound is the draw, 0 (not 0.99).
         let r = solve(&job("connect4", &[], "44553", alg, &[("target", "1")]));
         assert_eq!(r.extra["proved"], false, "{alg}");
@@ -304,7 +309,7 @@ fn othello_4x4_solved_exactly_matches_minimax() {
     let g = Othello::new(4).unwrap();
     let s = g.initial_state();
     let m = minimax::minimax(&g, &s, None, &Control::unlimited()).unwrap();
-    for alg in ["pns", "dfpn", "pn2"] {
+    for alg in ["pns", "dfpn", "pn2", "pdspn"] {
         let r = solve(&job("othello", &[("size", "4")], "", alg, &[]));
         assert_eq!(r.value, m.value, "{alg}");
     }
@@ -440,6 +445,7 @@ fn proofs_verify_and_tampered_proofs_fail() {
         ("0", Claim::AtLeast, "pns"),
         ("1", Claim::Below, "dfpn"),
         ("0", Claim::AtLeast, "pn2"),
+        ("1", Claim::Below, "pdspn"),
     ] {
         let r = solve(&job(
             "tictactoe",

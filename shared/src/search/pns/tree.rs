@@ -591,3 +591,36 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
         result
     }
 }
+
+impl<'g, G: ZeroSum> Pns<'g, G> {
+    /// A PDS-PN second level: a search from `state` for the claim "value seen from `side` >=
+    /// `target`", stopped when its tree would exceed `budget` nodes. Fills `kids` with the
+    /// children of `state` (move, proof number, disproof number, in the claim's terms) when the
+    /// search got to expand it, and returns the numbers of `state` and the nodes it created (the
+    /// search reported them to `ctl` itself). A budget that runs out is not an error.
+    pub(crate) fn second_level(
+        &mut self,
+        state: &G::State,
+        side: u8,
+        target: i32,
+        budget: usize,
+        ctl: &Control,
+        kids: &mut Vec<(G::Move, u32, u32)>,
+    ) -> Result<((u32, u32), u64, u64), StopReason> {
+        self.side_override = Some(side);
+        let r = self.search(state, target, ctl, &mut Leaf::Rules, u64::MAX, budget);
+        self.side_override = None;
+        match r {
+            Err(StopReason::Nodes) | Err(StopReason::Memory) | Ok(()) => {}
+            Err(other) => return Err(other),
+        }
+        kids.clear();
+        if self.terminal_root.is_none() && self.nodes[0].first != NIL {
+            kids.extend(self.children(0).map(|c| {
+                let n = &self.nodes[c];
+                (n.mv, n.pn, n.dn)
+            }));
+        }
+        Ok((self.root_numbers(), self.created, self.expansions))
+    }
+}
