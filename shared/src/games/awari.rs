@@ -492,6 +492,10 @@ impl ZeroSum for Awari {
         let n = self.stones(&s.board) as i32;
         (s.score - n, s.score + n)
     }
+    /// The score so far: the stones on the board are taken as shared evenly.
+    fn evaluate(&self, s: &AwariState) -> i32 {
+        s.score
+    }
     fn order_moves(&self, s: &AwariState, moves: &mut [u8]) {
         // Captures first, larger first; the sort is stable, so the rest keep pit order.
         moves.sort_by_key(|&m| std::cmp::Reverse(self.sow(&s.board, m as usize).1));
