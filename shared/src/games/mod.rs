@@ -1,6 +1,7 @@
 //! Concrete games. Each implements the model traits it can; no kernel names a game, and the
 //! registry is the only place that names both.
 
+pub mod awari;
 pub mod backgammon;
 pub mod carcassonne;
 pub mod connect4;

@@ -36,6 +36,9 @@ pub use notation::{excerpt, one_line, NotationError};
 mod tactics;
 pub use tactics::Tactics;
 
+pub mod retrograde;
+pub use retrograde::{Retrograde, Successor, TableProbe};
+
 /// Who acts in a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Turn {

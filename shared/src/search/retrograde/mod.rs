@@ -1,0 +1,280 @@
+//! Retrograde analysis: exact multi-valued databases of every position of a game that offers
+//! [`Retrograde`], built bottom-up (database 0 first; Awari: by stone count), each by rounds of
+//! a parallel sweep over index ranges that run until nothing changes.
+//!
+//! # Entries and what they mean during a build
+//! An entry is an `i8` from the side to move's point of view. During the build of one database,
+//! entry `e` of round `r` reads: `e > 0` "the side to move can force a result `>= e`", `e < 0`
+//! "the opponent can force a result `<= e`", `0` "neither is proven yet". After the last round
+//! it is the exact value, where play that goes on for ever inside the database is worth 0.
+//!
+//! # The round
+//! For `t >= 1` let `Win_t` be the positions whose side to move can force a finished game (a
+//! terminal position or a move to a lower database) worth `>= t`, and `Lose_t` those whose
+//! opponent can force one worth `<= -t`. These are attractors: the least sets with
+//! - `p` in `Win_t` iff some move of `p` is worth `>= t` at once (a terminal or lower-database
+//!   value) or leads to a position in `Lose_t`;
+//! - `p` in `Lose_t` iff `p` has moves and every one is worth `<= -t` at once or leads into
+//!   `Win_t` (a terminal `p` is in `Lose_t` iff its value is `<= -t`, in `Win_t` iff `>= t`).
+//!
+//! A round computes, from the previous round's entries (`w = max(e, 0)`, `l = max(-e, 0)`):
+//! `w' = max(0, max over moves of (exit value | l(child)))` and
+//! `l' = max(0, min over moves of (-exit value | w(child)))`, and writes `w'` if positive, else
+//! `-l'`. Read at a threshold `t`, this is exactly one step of the attractor iteration of
+//! `Win_t` and `Lose_t` for every `t` at once (`max >= t` is "some", `min >= t` is "every"), so
+//! starting from all zeros the entries rise monotonically to the least fixed point, and a round
+//! that changes nothing has reached it. `Win_t` and `Lose_1` never meet (determinacy), so one
+//! signed byte holds both. The value is then `max t` with `p` in `Win_t`, else `-max t` with `p`
+//! in `Lose_t`, else 0: a side that cannot force a finished game worth `>= 1` and whose opponent
+//! cannot force one worth `<= -1` can keep the game going or end it at 0, and so can the
+//! opponent (reachability games are determined). This is the threshold scheme of Romein and
+//! Bal's multi-valued analysis, run for all thresholds in the same sweep and with successors
+//! instead of predecessors, so a game needs no unmove generator.
+//!
+//! # Distribution
+//! A round reads only the previous round and the lower databases, and writes only its own index
+//! range: [`run_round`] on `[a, b)` is the unit a service hands out (any split, any order, the
+//! same bytes), and [`build_database`] is the in-process driver (rayon over ranges). The number
+//! of rounds is the length of the longest forced sequence plus one.
+
+use crate::model::{Retrograde, Successor};
+use rayon::prelude::*;
+use std::ops::Range;
+
+pub mod probe;
+pub mod store;
+#[cfg(test)]
+mod tests;
+
+/// Positions per task of the in-process driver: small enough to balance two threads, large
+/// enough that the per-task set-up is nothing.
+pub const CHUNK: u64 = 1 << 14;
+
+/// The solved databases of a game, `dbs[d]` for `d` in `0..len()`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tables {
+    dbs: Vec<Vec<i8>>,
+}
+
+impl Tables {
+    /// No databases.
+    pub fn new() -> Self {
+        Tables::default()
+    }
+    /// Appends the next database (`db == len()`).
+    pub fn push(&mut self, entries: Vec<i8>) {
+        self.dbs.push(entries);
+    }
+    /// Number of solved databases (0..len).
+    pub fn len(&self) -> usize {
+        self.dbs.len()
+    }
+    /// No databases solved.
+    pub fn is_empty(&self) -> bool {
+        self.dbs.is_empty()
+    }
+    /// The entries of database `db`.
+    pub fn db(&self, db: usize) -> &[i8] {
+        &self.dbs[db]
+    }
+    /// The exact value of entry `index` of database `db`, if that database is solved.
+    #[inline]
+    pub fn value(&self, db: usize, index: u64) -> Option<i32> {
+        self.dbs.get(db).map(|d| d[index as usize] as i32)
+    }
+}
+
+/// Statistics of one database build.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    /// Positions in the database.
+    pub positions: u64,
+    /// Rounds run, the last one changing nothing.
+    pub rounds: u32,
+    /// Entries changed in each round.
+    pub changed: Vec<u64>,
+}
+
+/// Value of a move from the mover's point of view when it leaves the database (or `None` when
+/// it stays in).
+#[inline]
+fn exit_value(below: &Tables, to: &Successor) -> Option<i32> {
+    match *to {
+        Successor::Inside(_) => None,
+        Successor::Below { db, index, gain } => Some(
+            gain - below
+                .value(db, index)
+                .expect("a lower database is solved before the ones above it"),
+        ),
+    }
+}
+
+/// One round on the index range `range` of database `db`: reads `prev` (the whole database as
+/// the previous round left it; all zeros before the first round) and the lower databases in
+/// `below`, and writes the new entries of `range` to `out` (`out.len() == range` length).
+/// Returns how many entries differ from `prev`.
+pub fn run_round<G: Retrograde>(
+    game: &G,
+    db: usize,
+    range: Range<u64>,
+    below: &Tables,
+    prev: &[i8],
+    out: &mut [i8],
+) -> u64 {
+    assert_eq!(out.len() as u64, range.end - range.start);
+    assert_eq!(prev.len() as u64, game.db_len(db));
+    assert!(below.len() >= db, "databases below {db} are not all solved");
+    let mut succ = Vec::new();
+    let mut changed = 0;
+    for (slot, index) in out.iter_mut().zip(range) {
+        let board = game.unrank(db, index);
+        game.successors(db, &board, &mut succ);
+        let e = if succ.is_empty() {
+            game.end_value(db, &board)
+        } else {
+            let mut win = 0i32;
+            let mut lose = i32::MAX;
+            for (_, to) in &succ {
+                let (w, l) = match exit_value(below, to) {
+                    Some(v) => (v, -v),
+                    None => {
+                        let Successor::Inside(c) = *to else {
+                            unreachable!()
+                        };
+                        let child = prev[c as usize] as i32;
+                        // The child's proven loss is the mover's win, and the reverse.
+                        ((-child).max(0), child.max(0))
+                    }
+                };
+                win = win.max(w);
+                lose = lose.min(l);
+            }
+            if win > 0 {
+                win
+            } else {
+                -lose.max(0)
+            }
+        };
+        debug_assert!(e.abs() <= game.value_limit(db));
+        let e = e as i8;
+        if e != prev[index as usize] {
+            changed += 1;
+        }
+        *slot = e;
+    }
+    changed
+}
+
+/// Builds database `db` in-process over rayon's pool, given every lower database, running
+/// rounds until one changes nothing. `progress` is called after each round with its number
+/// (from 1) and the entries it changed.
+pub fn build_database<G: Retrograde>(
+    game: &G,
+    db: usize,
+    below: &Tables,
+    mut progress: impl FnMut(u32, u64),
+) -> (Vec<i8>, BuildStats) {
+    assert!(
+        game.value_limit(db) <= i8::MAX as i32,
+        "values of database {db} do not fit a byte"
+    );
+    let len = game.db_len(db);
+    let mut prev = vec![0i8; len as usize];
+    let mut next = vec![0i8; len as usize];
+    let mut stats = BuildStats {
+        positions: len,
+        ..BuildStats::default()
+    };
+    loop {
+        let changed: u64 = next
+            .par_chunks_mut(CHUNK as usize)
+            .enumerate()
+            .map(|(i, out)| {
+                let start = i as u64 * CHUNK;
+                run_round(game, db, start..start + out.len() as u64, below, &prev, out)
+            })
+            .sum();
+        stats.rounds += 1;
+        stats.changed.push(changed);
+        progress(stats.rounds, changed);
+        std::mem::swap(&mut prev, &mut next);
+        if changed == 0 {
+            return (prev, stats);
+        }
+    }
+}
+
+/// Builds databases `0..=top` in order (or continues `tables` from its `len()`), returning the
+/// statistics of each database built.
+pub fn build_up_to<G: Retrograde>(game: &G, tables: &mut Tables, top: usize) -> Vec<BuildStats> {
+    let mut all = Vec::new();
+    while tables.len() <= top {
+        let db = tables.len();
+        let (entries, stats) = build_database(game, db, tables, |_, _| {});
+        tables.push(entries);
+        all.push(stats);
+    }
+    all
+}
+
+/// The value of `board` from its successors' entries, and its moves that reach it: the
+/// database lookup API. Needs the databases of `board` and below.
+pub fn best_moves<G: Retrograde>(
+    game: &G,
+    tables: &Tables,
+    board: &G::Board,
+) -> Option<(i32, Vec<G::Move>)> {
+    let (db, _) = game.rank(board);
+    if tables.len() <= db {
+        return None;
+    }
+    let mut succ = Vec::new();
+    game.successors(db, board, &mut succ);
+    if succ.is_empty() {
+        return Some((game.end_value(db, board), Vec::new()));
+    }
+    let values: Vec<(G::Move, i32)> = succ
+        .iter()
+        .map(|(mv, to)| {
+            let v = exit_value(tables, to).unwrap_or_else(|| {
+                let Successor::Inside(c) = *to else {
+                    unreachable!()
+                };
+                -(tables.db(db)[c as usize] as i32)
+            });
+            (*mv, v)
+        })
+        .collect();
+    let best = values.iter().map(|&(_, v)| v).max()?;
+    let moves = values
+        .into_iter()
+        .filter(|&(_, v)| v == best)
+        .map(|(m, _)| m)
+        .collect();
+    Some((best, moves))
+}
+
+/// Romein and Bal's check of database `db`: recomputes every entry from its successors'
+/// entries (the best move's value, or the terminal value) and returns the indices that
+/// disagree. A correct database has none; a consistent one is not proven correct by it (values
+/// on a cycle could agree with each other and still be wrong), which is why the tests also
+/// compare with a forward search.
+pub fn verify_database<G: Retrograde>(game: &G, tables: &Tables, db: usize) -> Vec<u64> {
+    let len = game.db_len(db);
+    assert_eq!(
+        tables.db(db).len() as u64,
+        len,
+        "database {db} has the wrong size"
+    );
+    (0..len.div_ceil(CHUNK))
+        .into_par_iter()
+        .flat_map_iter(|chunk| {
+            let range = chunk * CHUNK..((chunk + 1) * CHUNK).min(len);
+            range.filter(|&i| {
+                let board = game.unrank(db, i);
+                let (v, _) = best_moves(game, tables, &board).expect("database is built");
+                v != tables.db(db)[i as usize] as i32
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,175 @@
+//! Database files: one file per database, written to and read from a folder, with a checksum
+//! that a reader checks before it trusts an entry.
+//!
+//! Layout (integers little-endian):
+//!
+//! ```text
+//!  offset  size  field
+//!       0     8  magic "GSRETRO1"
+//!       8     2  length L of the game name
+//!      10     L  game name (UTF-8, `awari`)
+//!   10+L      4  database number (Awari: stones on the board)
+//!   14+L      8  entries N
+//!   22+L     32  SHA-256 of the N entry bytes
+//!   54+L      N  the entries, one i8 each, in index order
+//! ```
+//!
+//! A file is named `GAME-DB.rdb` (`awari-07.rdb`); the set of a name is the files `0..` of its
+//! folder up to the first one missing. Reading checks the magic, the game, the database number,
+//! the entry count the game expects, the file length and the checksum, and names what is wrong.
+
+use super::Tables;
+use crate::model::Retrograde;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"GSRETRO1";
+
+/// What can go wrong reading or writing a database file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file system failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not the database it should be, or is damaged.
+    #[error("{path}: {what}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// The file of database `db` of `game` in `dir`.
+pub fn file_name(dir: &Path, game: &str, db: usize) -> PathBuf {
+    dir.join(format!("{game}-{db:02}.rdb"))
+}
+
+/// SHA-256 of a database's entries.
+pub fn checksum(entries: &[i8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for chunk in entries.chunks(1 << 16) {
+        h.update(as_bytes(chunk));
+    }
+    h.finalize().into()
+}
+
+/// The entries as the bytes of the file (two's complement).
+fn as_bytes(entries: &[i8]) -> Vec<u8> {
+    entries.iter().map(|&e| e as u8).collect()
+}
+
+/// Writes database `db` of `game` to `dir` (created if missing); returns its checksum. The file
+/// is written under a temporary name and renamed, so a reader never sees half a file.
+pub fn write_database(
+    dir: &Path,
+    game: &str,
+    db: usize,
+    entries: &[i8],
+) -> Result<[u8; 32], StoreError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StoreError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let sum = checksum(entries);
+    let mut out = Vec::with_capacity(54 + game.len() + entries.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(game.len() as u16).to_le_bytes());
+    out.extend_from_slice(game.as_bytes());
+    out.extend_from_slice(&(db as u32).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    out.extend_from_slice(&sum);
+    out.extend_from_slice(&as_bytes(entries));
+    let path = file_name(dir, game, db);
+    let tmp = path.with_extension("rdb.tmp");
+    std::fs::write(&tmp, &out).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    Ok(sum)
+}
+
+/// Reads database `db` of `game` from `dir`, checking it against `expected_len` entries.
+pub fn read_database(
+    dir: &Path,
+    game: &str,
+    db: usize,
+    expected_len: u64,
+) -> Result<Vec<i8>, StoreError> {
+    let path = file_name(dir, game, db);
+    let bytes = std::fs::read(&path).map_err(|source| StoreError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let bad = |what: String| StoreError::Invalid {
+        path: path.clone(),
+        what,
+    };
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Result<&[u8], StoreError> {
+        let s = bytes
+            .get(at..at + n)
+            .ok_or_else(|| bad("the file is cut short".into()))?;
+        at += n;
+        Ok(s)
+    };
+    if take(8)? != MAGIC {
+        return Err(bad("not a database file (bad magic)".into()));
+    }
+    let name_len = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
+    let name = take(name_len)?;
+    if name != game.as_bytes() {
+        return Err(bad(format!(
+            "a database of {}, not {game}",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    let number = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+    if number != db {
+        return Err(bad(format!("database {number}, not {db}")));
+    }
+    let len = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+    if len != expected_len {
+        return Err(bad(format!("{len} entries, the game has {expected_len}")));
+    }
+    let sum: [u8; 32] = take(32)?.try_into().expect("32 bytes");
+    let body = take(len as usize)?;
+    let entries: Vec<i8> = body.iter().map(|&b| b as i8).collect();
+    if at != bytes.len() {
+        return Err(bad("trailing bytes after the entries".into()));
+    }
+    if checksum(&entries) != sum {
+        return Err(bad("checksum mismatch: the file is damaged".into()));
+    }
+    Ok(entries)
+}
+
+/// Writes every database of `tables` to `dir`; returns their checksums in order.
+pub fn write_tables(dir: &Path, game: &str, tables: &Tables) -> Result<Vec<[u8; 32]>, StoreError> {
+    (0..tables.len())
+        .map(|db| write_database(dir, game, db, tables.db(db)))
+        .collect()
+}
+
+/// Reads the databases `0..` of `game` from `dir` up to the first missing file (at most
+/// `0..=top`), each checked.
+pub fn load_tables<G: Retrograde>(
+    game: &G,
+    name: &str,
+    dir: &Path,
+    top: usize,
+) -> Result<Tables, StoreError> {
+    let mut tables = Tables::new();
+    for db in 0..=top {
+        if !file_name(dir, name, db).exists() {
+            break;
+        }
+        tables.push(read_database(dir, name, db, game.db_len(db))?);
+    }
+    Ok(tables)
+}

@@ -1,0 +1,209 @@
+//! Differential tests of the retrograde kernel: databases against a plain minimax of the game
+//! (with its repetition rule) written here, Romein and Bal's consistency check, the file format,
+//! and search with databases against search without.
+
+use super::probe::WithTables;
+use super::*;
+use crate::games::awari::{Awari, AwariState};
+use crate::model::{Game, ZeroSum};
+use crate::search::{alphabeta::alphabeta, Control};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Plain minimax in negamax form: no pruning, no table. It ends because a repetition ends the
+/// game and captures lower the stone count, but the number of repetition-free lines grows fast,
+/// so it gives up (`None`) after `budget` nodes.
+fn minimax<G: ZeroSum>(g: &G, s: &G::State, budget: &mut u64) -> Option<i32> {
+    *budget = budget.checked_sub(1)?;
+    if g.is_terminal(s) {
+        return Some(g.terminal_value(s));
+    }
+    let mut moves = Vec::new();
+    g.legal_moves(s, &mut moves);
+    let mut best = i32::MIN;
+    for &m in &moves {
+        let mut c = s.clone();
+        g.apply(&mut c, m);
+        let v = minimax(g, &c, budget)?;
+        best = best.max(if g.side(&c) == g.side(s) { v } else { -v });
+    }
+    Some(best)
+}
+
+/// Nodes a reference search may spend on one position.
+const BUDGET: u64 = 300_000;
+
+fn build(g: &Awari, top: usize) -> Tables {
+    let mut t = Tables::new();
+    build_up_to(g, &mut t, top);
+    t
+}
+
+/// Every position of the small boards up to a few stones: the database equals plain minimax
+/// under the repetition rule wherever minimax finishes within its budget, and the consistency
+/// check finds nothing.
+#[test]
+fn small_boards_equal_plain_minimax() {
+    let mut checked = 0;
+    for (pits, top) in [(1, 8), (2, 5), (3, 4)] {
+        let g = Awari::new(pits).unwrap();
+        let t = build(&g, top);
+        for db in 0..=top {
+            assert!(verify_database(&g, &t, db).is_empty(), "{pits} pits, {db}");
+            for i in 0..g.db_len(db) {
+                let s = g.state_of(g.unrank(db, i));
+                if let Some(v) = minimax(&g, &s, &mut BUDGET.clone()) {
+                    checked += 1;
+                    assert_eq!(
+                        t.db(db)[i as usize] as i32,
+                        v,
+                        "{pits} pits: {}",
+                        g.format_position(&s)
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked >= 150, "only {checked} positions within the budget");
+}
+
+/// Plain alpha-beta (`search::alphabeta`) with a node limit, `None` when it gives up.
+fn alphabeta_limited<G: ZeroSum>(g: &G, s: &G::State, limit: u64) -> Option<(i32, u64)> {
+    let (lo, hi) = g.value_bounds(s);
+    let ctl = Control::with_limits(None, Some(limit));
+    alphabeta(g, s, lo - 1, hi + 1, None, true, &ctl).map(|o| (o.value, o.nodes))
+}
+
+/// Random positions of every stone count up to 6 on the real board against plain alpha-beta
+/// (where it finishes within its budget), and the consistency check of every database up to 9
+/// stones.
+#[test]
+fn awari_databases_agree_with_alphabeta() {
+    let g = Awari::default();
+    let t = build(&g, 9);
+    for db in 0..=9 {
+        assert_eq!(
+            verify_database(&g, &t, db),
+            Vec::<u64>::new(),
+            "{db} stones"
+        );
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(26);
+    let mut checked = 0;
+    for db in 0..=6 {
+        for _ in 0..12 {
+            let i = rng.gen_range(0..g.db_len(db));
+            let s = g.state_of(g.unrank(db, i));
+            if let Some((v, _)) = alphabeta_limited(&g, &s, 10 * BUDGET) {
+                checked += 1;
+                assert_eq!(v, t.db(db)[i as usize] as i32, "{}", g.format_position(&s));
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} positions within the budget");
+}
+
+/// The rounds are a pure function of the previous round: any split of the index range gives the
+/// same bytes as the driver.
+#[test]
+fn rounds_split_by_range_give_the_same_database() {
+    let g = Awari::default();
+    let below = build(&g, 5);
+    let db = 6;
+    let (want, stats) = build_database(&g, db, &below, |_, _| {});
+    let len = g.db_len(db);
+    let mut prev = vec![0i8; len as usize];
+    for _ in 0..stats.rounds {
+        let mut next = vec![0i8; len as usize];
+        let cuts = [0, 1, 777, 5000, len];
+        for w in cuts.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            run_round(
+                &g,
+                db,
+                a..b,
+                &below,
+                &prev,
+                &mut next[a as usize..b as usize],
+            );
+        }
+        prev = next;
+    }
+    assert_eq!(prev, want);
+}
+
+/// Files round-trip; a damaged file or a wrong game is refused.
+#[test]
+fn database_files_round_trip_and_damage_is_caught() {
+    let g = Awari::default();
+    let t = build(&g, 4);
+    let dir = std::env::temp_dir().join(format!("gs-retro-{}", std::process::id()));
+    let sums = store::write_tables(&dir, "awari", &t).unwrap();
+    assert_eq!(sums.len(), 5);
+    let back = store::load_tables(&g, "awari", &dir, 48).unwrap();
+    assert_eq!(back, t);
+    assert!(store::read_database(&dir, "kalah", 3, g.db_len(3)).is_err());
+    let path = store::file_name(&dir, "awari", 4);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = store::read_database(&dir, "awari", 4, g.db_len(4)).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Positions of `top + 1` stones: alpha-beta reading the databases of `0..=top` finds the same
+/// value as alpha-beta without them, with fewer nodes.
+#[test]
+fn search_with_databases_agrees_and_saves_nodes() {
+    let g = Awari::default();
+    let top = 4;
+    let t = std::sync::Arc::new(build(&g, top));
+    let with = WithTables::new(g.clone(), t.clone());
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let (mut nodes_with, mut nodes_without, mut compared) = (0, 0, 0);
+    for _ in 0..20 {
+        let db = top + 1;
+        let s: AwariState = g.state_of(g.unrank(db, rng.gen_range(0..g.db_len(db))));
+        // The root itself is not covered (its database is not loaded).
+        assert!(with.lookup(&s).is_none());
+        let fast = alphabeta_limited(&with, &s, 10 * BUDGET);
+        let plain = alphabeta_limited(&g, &s, 10 * BUDGET);
+        if let (Some((fv, fnodes)), Some((pv, pnodes))) = (fast, plain) {
+            assert_eq!(fv, pv, "{}", g.format_position(&s));
+            compared += 1;
+            nodes_with += fnodes;
+            nodes_without += pnodes;
+        }
+    }
+    assert!(compared >= 5, "only {compared} positions within the budget");
+    assert!(
+        nodes_with * 2 < nodes_without,
+        "with databases {nodes_with} nodes, without {nodes_without}"
+    );
+}
+
+/// The lookup API: the best moves of a position reach its value.
+#[test]
+fn best_moves_reach_the_value() {
+    let g = Awari::default();
+    let t = build(&g, 6);
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for _ in 0..200 {
+        let db = rng.gen_range(1..=6);
+        let board = g.unrank(db, rng.gen_range(0..g.db_len(db)));
+        let (v, moves) = best_moves(&g, &t, &board).unwrap();
+        let (d, i) = g.rank(&board);
+        assert_eq!(v, t.db(d)[i as usize] as i32);
+        let s = g.state_of(board);
+        let with = WithTables::new(g.clone(), std::sync::Arc::new(t.clone()));
+        for m in moves {
+            let mut c = s.clone();
+            g.apply(&mut c, m);
+            if let Some(cv) = with.lookup(&c) {
+                assert_eq!(-cv, v);
+            }
+        }
+    }
+}
