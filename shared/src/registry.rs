@@ -13,10 +13,7 @@ use crate::games::Exact;
 use crate::model::single::SinglePlayer;
 use crate::model::{ChanceZeroSum, Game, OutOfTurn, Picture, Stochastic, VectorEval};
 use crate::search::eval::{Evaluated, Evaluator};
-use crate::wire::{JobSpec, Settings};
-use std::cell::RefCell;
-use std::collections::BTreeSet;
-use std::str::FromStr;
+use crate::wire::JobSpec;
 
 pub mod catalogue;
 pub mod chance;
@@ -31,6 +28,7 @@ pub mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use crate::model::settings::Opts;
 pub use crate::plan::{PlanShape, PreparedJob, SolveError};
 pub use catalogue::GAMES;
 pub use spec::{Kind, Spec};
@@ -248,164 +246,7 @@ impl catalogue::Visitor for Prepare<'_> {
     }
 }
 
-/// Typed access to `KEY=VALUE` settings that remembers which keys were read, so that unknown
-/// keys are reported ([`Opts::finish`]) instead of silently ignored.
-pub struct Opts<'a> {
-    map: &'a Settings,
-    what: &'static str,
-    used: RefCell<BTreeSet<&'a str>>,
-}
-
-impl<'a> Opts<'a> {
-    /// Wraps settings; `what` names them in errors ("option", "game parameter").
-    pub fn new(map: &'a Settings, what: &'static str) -> Self {
-        Opts {
-            map,
-            what,
-            used: RefCell::new(BTreeSet::new()),
-        }
-    }
-    /// The raw text of `key`, if given.
-    pub fn raw(&self, key: &str) -> Option<&'a str> {
-        let (k, v) = self.map.get_key_value(key)?;
-        self.used.borrow_mut().insert(k.as_str());
-        Some(v.as_str())
-    }
-    /// `key` parsed as `T`, if given; a malformed value is a bad-input error naming the key.
-    pub fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, SolveError> {
-        match self.raw(key) {
-            None => Ok(None),
-            Some(text) => text.trim().parse::<T>().map(Some).map_err(|_| {
-                SolveError::bad(format!(
-                    "{} '{key}={}' is malformed (expected {})",
-                    self.what,
-                    clip(text),
-                    short_type_name::<T>()
-                ))
-            }),
-        }
-    }
-    /// `key` parsed as `T`, or `default`.
-    pub fn get_or<T: FromStr>(&self, key: &str, default: T) -> Result<T, SolveError> {
-        Ok(self.get(key)?.unwrap_or(default))
-    }
-    /// The whole-number setting `spec`, if given, checked against its bounds: a malformed or
-    /// out-of-bounds value is a bad-input error naming the key and the bounds.
-    pub fn uint<T: TryFrom<u64>>(&self, spec: &Spec) -> Result<Option<T>, SolveError> {
-        let Kind::UInt { min, max } = spec.kind else {
-            return Err(SolveError::Internal(format!(
-                "'{}' is not a whole number",
-                spec.name
-            )));
-        };
-        let Some(text) = self.raw(spec.name) else {
-            return Ok(None);
-        };
-        let v: u64 = text.trim().parse().map_err(|_| {
-            SolveError::bad(format!(
-                "{} '{}={}' is malformed (expected a whole number, {})",
-                self.what,
-                spec.name,
-                clip(text),
-                spec.range_text()
-            ))
-        })?;
-        if v < min || v > max {
-            return Err(self.out_of_bounds(spec, text));
-        }
-        T::try_from(v)
-            .map(Some)
-            .map_err(|_| self.out_of_bounds(spec, text))
-    }
-    /// The whole-number setting `spec`, or `default`.
-    pub fn uint_or<T: TryFrom<u64>>(&self, spec: &Spec, default: T) -> Result<T, SolveError> {
-        Ok(self.uint(spec)?.unwrap_or(default))
-    }
-    /// The number setting `spec`, if given, finite and within its bounds.
-    pub fn float(&self, spec: &Spec) -> Result<Option<f64>, SolveError> {
-        let Kind::Float { min, max } = spec.kind else {
-            return Err(SolveError::Internal(format!(
-                "'{}' is not a number",
-                spec.name
-            )));
-        };
-        let Some(text) = self.raw(spec.name) else {
-            return Ok(None);
-        };
-        let v: f64 = text.trim().parse().map_err(|_| {
-            SolveError::bad(format!(
-                "{} '{}={}' is malformed (expected a number, {})",
-                self.what,
-                spec.name,
-                clip(text),
-                spec.range_text()
-            ))
-        })?;
-        if !(v.is_finite() && v >= min && v <= max) {
-            return Err(self.out_of_bounds(spec, text));
-        }
-        Ok(Some(v))
-    }
-    /// The number setting `spec`, or `default`.
-    pub fn float_or(&self, spec: &Spec, default: f64) -> Result<f64, SolveError> {
-        Ok(self.float(spec)?.unwrap_or(default))
-    }
-    /// The boolean setting `spec`, or `default`.
-    pub fn flag_or(&self, spec: &Spec, default: bool) -> Result<bool, SolveError> {
-        self.get_or(spec.name, default)
-    }
-    /// The text setting `spec`, if given.
-    pub fn text(&self, spec: &Spec) -> Option<&'a str> {
-        self.raw(spec.name)
-    }
-    fn out_of_bounds(&self, spec: &Spec, text: &str) -> SolveError {
-        SolveError::bad(format!(
-            "{} '{}={}' is out of bounds ({}: {})",
-            self.what,
-            spec.name,
-            clip(text.trim()),
-            spec.range_text(),
-            spec.why
-        ))
-    }
-    /// Marks `key` as known without reading it (handled elsewhere, e.g. by the planner).
-    pub fn allow(&self, key: &str) {
-        let _ = self.raw(key);
-    }
-    /// Fails if any setting was never read: it is unknown to this game or algorithm.
-    pub fn finish(&self) -> Result<(), SolveError> {
-        let used = self.used.borrow();
-        let unknown: Vec<String> = self
-            .map
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !used.contains(k))
-            .map(clip)
-            .collect();
-        if unknown.is_empty() {
-            Ok(())
-        } else {
-            Err(SolveError::bad(format!(
-                "unknown {} '{}' here",
-                self.what,
-                unknown.join("', '")
-            )))
-        }
-    }
-}
-
 /// At most 40 characters of a user's text, control characters escaped, for error messages.
 fn clip(text: &str) -> String {
     crate::model::excerpt(text)
-}
-
-fn short_type_name<T>() -> &'static str {
-    let full = std::any::type_name::<T>();
-    match full {
-        "bool" => "true or false",
-        "f64" | "f32" => "a number",
-        "i32" | "i64" => "an integer",
-        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
-        _ => full.rsplit("::").next().unwrap_or(full),
-    }
 }

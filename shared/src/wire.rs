@@ -157,6 +157,7 @@ impl RawBounds {
 
 /// Why a kernel or a job stopped before its full answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The time limit passed.

@@ -33,10 +33,10 @@
 //! or `pass`; any order of steps that reaches a legal move's position is accepted. Chance
 //! outcomes: the roll, larger die first (`31`).
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::chance::ChanceZeroSum;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 use std::cell::RefCell;
 
 /// Checkers per player.

@@ -11,10 +11,10 @@
 //! A finished game is reconstructed into a legal order for [`Game::format_position`]: the cells of
 //! each player in ascending order, with the winner's completing stone last.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Largest board: 256 cells (16 x 16 and all smaller shapes).
 pub const MAX_CELLS: usize = 256;

@@ -33,10 +33,10 @@
 //! (`{"variant", "score", "moves": [{"x","y","dir","pos"}]}`, cross-local coordinates, dir
 //! `H V DN DP`, pos = new dot's index). Every illegal move is reported with its number and reason.
 
+use crate::games::entry::{self as catalogue, Family, Visitor};
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
-use crate::registry::catalogue::{self, Family, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 const SIZE: i32 = 64;
 const POINTS: usize = (SIZE * SIZE) as usize;

@@ -13,10 +13,10 @@
 //! `:` and the stones taken (`2:3` takes 3 stones from heap 2). Positions are the same when
 //! their heaps and player to move are.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Picture, Tactics, Turn, ZeroSum};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Most heaps.
 pub const MAX_HEAPS: usize = 8;

@@ -21,11 +21,11 @@
 //! A position with both scores at or above the target, a turn total at a finished game, or
 //! numbers out of range is rejected with a message naming the field.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::chance::ChanceZeroSum;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::Picture;
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// A Pig game: its parameters.
 #[derive(Clone, Debug)]

@@ -30,9 +30,9 @@
 //! search itself ever sees.
 
 use super::othello::{Geometry, PARAM_SIZE};
+use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, OutOfTurn, Stochastic, Turn, VectorEval};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Colour names in turn order.
 pub const COLOURS: [&str; 4] = ["red", "yellow", "green", "blue"];

@@ -25,11 +25,11 @@
 //! (`board=N`, one of the 20 standard boards, or the board given to [`SameGame::new`]). Positions
 //! reached from the start board are written as their move list, others as board and score.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Side of the largest board.
 pub const MAX_SIDE: usize = 15;

@@ -23,13 +23,13 @@
 //! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
 //! point of view as CONTRACTS.md asks.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
     ChanceZeroSum, Game, Hashed, NotationError, Picture, Stochastic, Tactics, Turn, VectorEval,
     ZeroSum,
 };
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 use serde_json::Value;
 
 /// What a tree contains, which decides the kernels that apply.

@@ -22,11 +22,11 @@
 //! `14 18 13 ... 15 0`); empty for the start. Moves are node numbers. Codes: `from * n + to`
 //! (the transition, as in Cazenave and Teytaud's TSPTW NRPA), dense.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Penalty per violated window: the 10^6 of the NRPA TSPTW literature (Cazenave and Teytaud
 /// 2012), larger than any tour cost of these instances, so fewer violations always score higher.

@@ -10,11 +10,11 @@
 //! are ignored. A move is one digit. Bad input is a [`NotationError`] naming the move and the sum
 //! that breaks the rule. Move codes: `(number - 1) * k + set`, dense.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Largest number the game places: a game that reaches it ends there (WS(6) >= 646 fits).
 pub const MAX_N: usize = 1024;

@@ -37,6 +37,7 @@ mod tactics;
 pub use tactics::Tactics;
 
 pub mod retrograde;
+pub mod settings;
 pub use retrograde::{Retrograde, Successor, TableProbe};
 
 /// Who acts in a state.

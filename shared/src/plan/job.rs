@@ -5,24 +5,7 @@
 use crate::search::Control;
 use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
 
-/// Why a job or task could not give a result.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SolveError {
-    /// The job is wrong: unknown game or algorithm, illegal position, malformed option,
-    /// unsatisfiable limit. CLI exit status 2, HTTP 400. The message is one line.
-    #[error("{0}")]
-    BadInput(String),
-    /// The kernel failed (a bug, or a resource it could not get). HTTP 500; the task is retried.
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl SolveError {
-    /// A bad-input error.
-    pub fn bad(msg: impl Into<String>) -> Self {
-        SolveError::BadInput(crate::model::one_line(&msg.into()))
-    }
-}
+pub use crate::model::settings::SolveError;
 
 /// How a job may be split into tasks. The planner (`plan`) turns this into tasks.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,98 +7,7 @@
 //! or derived from it. Adding a game is its own file plus one line in the list at the end.
 
 use super::{Opts, SolveError, Spec};
-use crate::games::Exact;
-use crate::model::single::SinglePlayer;
-use crate::model::{ChanceZeroSum, OutOfTurn, Picture, Stochastic, VectorEval};
-use crate::search::eval::{Evaluated, Evaluator};
-
-/// Which kernel family a game belongs to, as the option tables need it before any game is
-/// built. [`GameEntry::offer`] calls the [`Visitor`] method of the same name (a test checks it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// Two-player zero-sum ([`Visitor::zero_sum`] or [`Visitor::zero_sum_features`]).
-    ZeroSum {
-        /// The game takes an opening book (`book=FILE`) on some boards.
-        book: bool,
-        /// The game has a weighted-feature evaluator (`eval=features`).
-        features: bool,
-    },
-    /// Explicit trees ([`Visitor::tree`]): the kind of tree decides the family.
-    Tree,
-    /// More than two players ([`Visitor::multi`]).
-    Multi,
-    /// Single-player ([`Visitor::single`]).
-    Single,
-    /// Two players and chance nodes ([`Visitor::chance`]).
-    Chance,
-    /// Two players and chance nodes, with MCTS on the game's own stochastic model
-    /// ([`Visitor::stochastic`]).
-    Stochastic,
-}
-
-impl Family {
-    /// Position of the family in the README's tables: zero-sum games first, then trees,
-    /// multi-player, single-player and chance games.
-    pub fn order(self) -> u8 {
-        match self {
-            Family::ZeroSum { .. } => 0,
-            Family::Tree => 1,
-            Family::Multi => 2,
-            Family::Single => 3,
-            Family::Chance | Family::Stochastic => 4,
-        }
-    }
-}
-
-/// A game's declaration: implemented by a unit type in the game's own module.
-pub trait GameEntry {
-    /// The name jobs use (`"connect4"`).
-    const NAME: &'static str;
-    /// The declared parameters (`game_params`), with their defaults and bounds.
-    const PARAMS: &'static [Spec];
-    /// The kernel family; must agree with [`GameEntry::offer`].
-    const FAMILY: Family;
-    /// What [`GameEntry::build`] makes (the game, or a choice between instances of it).
-    type Game;
-    /// Builds the game from its parameters. Reads each parameter through `params` (which checks
-    /// bounds) and calls `params.finish()` before building, so unknown parameters are reported
-    /// before the game's own checks.
-    fn build(params: &Opts) -> Result<Self::Game, SolveError>;
-    /// Hands the game to the visitor method of its capabilities.
-    fn offer<V: Visitor>(game: Self::Game, visitor: V) -> V::Output;
-}
-
-/// Something done with a game whose concrete type only its [`Entry`] knows: one method per
-/// capability. Methods with a default fall back to a smaller capability.
-pub trait Visitor: Sized {
-    /// What the visit gives.
-    type Output;
-    /// A two-player zero-sum game.
-    fn zero_sum<G: Exact + Picture>(self, game: G) -> Self::Output;
-    /// A two-player zero-sum game with a weighted-feature evaluator: `features` wraps the game
-    /// with it; `by_default` says whether a depth-limited search uses it without `eval`.
-    fn zero_sum_features<G: Exact + Picture, E: Evaluator<G>>(
-        self,
-        game: G,
-        features: fn(G) -> Evaluated<G, E>,
-        by_default: bool,
-    ) -> Self::Output {
-        let _ = (features, by_default);
-        self.zero_sum(game)
-    }
-    /// A two-player zero-sum game with chance nodes.
-    fn chance<G: ChanceZeroSum + Picture>(self, game: G) -> Self::Output;
-    /// A chance game whose MCTS runs on its own stochastic model (not the chance family's).
-    fn stochastic<G: ChanceZeroSum + Picture>(self, game: G) -> Self::Output {
-        self.chance(game)
-    }
-    /// A single-player game.
-    fn single<G: SinglePlayer + Picture>(self, game: G) -> Self::Output;
-    /// A game of more than two players, with out-of-turn replies (best-reply search).
-    fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, game: G) -> Self::Output;
-    /// An explicit tree; the tree is the position, which the visitor parses.
-    fn tree(self) -> Self::Output;
-}
+pub use crate::games::entry::{Family, GameEntry, Visitor};
 
 /// What the catalogue knows of a game without building it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -182,6 +91,10 @@ catalogue![
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::Exact;
+    use crate::model::single::SinglePlayer;
+    use crate::model::{ChanceZeroSum, OutOfTurn, Picture, Stochastic, VectorEval};
+    use crate::search::eval::{Evaluated, Evaluator};
     use crate::wire::Settings;
 
     /// The family that reaches a visitor method.

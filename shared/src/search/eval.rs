@@ -19,7 +19,7 @@
 //!   and estimates as a fraction of the smallest win, in (-1, 1) (the convention Connect Four's
 //!   own evaluation already uses), so a JSON reader tells a proof from a guess.
 //!
-//! The evaluators of concrete games live with the games (`games::othello_eval`,
+//! The evaluators of concrete games live with the games (`games::othello::eval`,
 //! `games::connect4::eval`); this module never names a game.
 
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};

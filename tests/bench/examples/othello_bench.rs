@@ -14,8 +14,8 @@
 //! solves each position with one full-window search of the fast path on a fresh table of the
 //! same size (no probes), to compare the planner's probes with a single search.
 
+use gamesolver_shared::games::othello::solver::{self as othello_solver, Board};
 use gamesolver_shared::games::othello::Othello;
-use gamesolver_shared::games::othello_solver::{self, Board};
 use gamesolver_shared::model::Game;
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;

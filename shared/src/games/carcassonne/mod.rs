@@ -45,10 +45,10 @@ pub mod tiles;
 #[cfg(test)]
 mod tests;
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::chance::ChanceZeroSum;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 use std::sync::OnceLock;
 use tiles::{Edge, Kind, Oriented, Tiles, MAX_SEGS, START_TYPE, TOTAL_TILES, TYPES};
 

@@ -45,10 +45,10 @@ pub mod solver;
 
 pub use bits::{Wide, Word};
 
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Symmetric, Tactics, Turn, ZeroSum};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 
 /// Internal values are scores times this, so the static evaluation (threat counting, at most
 /// `VALUE_SCALE - 1` in magnitude) lies strictly between a draw and the smallest win.

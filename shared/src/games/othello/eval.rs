@@ -18,7 +18,7 @@
 //! [`Evaluated`] at scale [`SCALE`], so every estimate stays strictly between a loss by one disc
 //! and a win by one disc.
 
-use super::othello::{Geometry, Othello, OthelloState};
+use super::{Geometry, Othello, OthelloState};
 use crate::search::eval::{Evaluated, Feature, Weighted};
 
 /// Values of the wrapped game are disc differences times this; estimates lie in

@@ -10,7 +10,7 @@
 //! ([`Othello`]'s `terminal_value`).
 //!
 //! ## Board
-//! The layout of [`super::othello`]: stride 8, bit `row * 8 + col`, squares outside the
+//! The layout of [`super`]: stride 8, bit `row * 8 + col`, squares outside the
 //! `width x height` corner never set. Positions are `(me, opp)`: the discs of the side to move
 //! and of the other side, so a position and its colour-swapped twin share everything (value,
 //! table entry). Moves by shift-and-mask flood fill in the 8 directions: for the horizontal and
@@ -39,7 +39,7 @@
 //! 2^-64 chance. `bound` 0 is an empty slot, 1 Lower, 2 Upper, 3 Exact (fail-soft). Slot 0 keeps
 //! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
 
-use super::othello::{fmix64, Othello, OthelloState, PASS};
+use super::{fmix64, Othello, OthelloState, PASS};
 use crate::model::{Game, ZeroSum};
 use crate::search::engine::{Outcome, Table};
 use crate::search::Control;

@@ -30,10 +30,13 @@
 //! history so that [`Game::format_position`] writes the moves back; equality of positions
 //! ([`Game::same_state`], [`Hashed::hash`]) ignores the history.
 
+pub mod eval;
+pub mod solver;
+
+use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
-use crate::registry::catalogue::{Family, GameEntry, Visitor};
-use crate::registry::{Opts, SolveError, Spec};
 use crate::search::{engine, Control};
 
 /// The move code of a pass.
@@ -439,7 +442,7 @@ pub(crate) fn for_each_square_token(
 /// Plies of the depth-limited search that gives an exact Othello job its first guess.
 pub const GUESS_DEPTH: u32 = 6;
 
-/// The end-game solver ([`super::othello_solver`], single-threaded) on every board size, and a
+/// The end-game solver ([`solver`], single-threaded) on every board size, and a
 /// first guess from a shallow search.
 impl Exact for Othello {
     type Book = ();
@@ -454,9 +457,7 @@ impl Exact for Othello {
         _book: Option<&()>,
         ctl: &Control,
     ) -> Option<Option<engine::Outcome<u8>>> {
-        Some(super::othello_solver::search(
-            self, root, alpha, beta, table, ctl,
-        ))
+        Some(solver::search(self, root, alpha, beta, table, ctl))
     }
 
     /// A depth-limited search with the game's evaluator (disc difference) at [`GUESS_DEPTH`]
@@ -509,7 +510,7 @@ impl GameEntry for OthelloEntry {
         Othello::new(size).map_err(SolveError::bad)
     }
     fn offer<V: Visitor>(game: Othello, visitor: V) -> V::Output {
-        visitor.zero_sum_features(game, super::othello_eval::othello, true)
+        visitor.zero_sum_features(game, eval::othello, true)
     }
 }
 

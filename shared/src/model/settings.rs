@@ -1,0 +1,367 @@
+//! The settings of a job as the code reads them: each option or game parameter is declared once
+//! as a [`Spec`] (name, kind, bounds, default, help), read through [`Opts`] (which checks the
+//! bound and remembers what was read, so unknown keys are refused), and a bad one is a
+//! [`SolveError::BadInput`] with one line naming it. Games declare their parameters with these
+//! types; the registry declares the kernel families' options.
+
+use crate::wire::Settings;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::str::FromStr;
+
+/// Why a job or task could not give a result.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SolveError {
+    /// The job is wrong: unknown game or algorithm, illegal position, malformed option,
+    /// unsatisfiable limit. CLI exit status 2, HTTP 400. The message is one line.
+    #[error("{0}")]
+    BadInput(String),
+    /// The kernel failed (a bug, or a resource it could not get). HTTP 500; the task is retried.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl SolveError {
+    /// A bad-input error.
+    pub fn bad(msg: impl Into<String>) -> Self {
+        SolveError::BadInput(crate::model::one_line(&msg.into()))
+    }
+}
+
+/// What values a setting takes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// A whole number in `min..=max`.
+    UInt {
+        /// Smallest accepted.
+        min: u64,
+        /// Largest accepted.
+        max: u64,
+    },
+    /// A finite number in `min..=max`.
+    Float {
+        /// Smallest accepted.
+        min: f64,
+        /// Largest accepted.
+        max: f64,
+    },
+    /// `true` or `false`.
+    Bool,
+    /// A word or a value in the game's notation, checked by the family that reads it.
+    Text,
+}
+
+/// One declared option or game parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spec {
+    /// The key, as in `KEY=VALUE`.
+    pub name: &'static str,
+    /// Values and bounds.
+    pub kind: Kind,
+    /// The default, as text for people ("none", "the runner's threads").
+    pub default: &'static str,
+    /// What it does, one line.
+    pub help: &'static str,
+    /// Why the bound is where it is, one line (empty for unbounded kinds).
+    pub why: &'static str,
+    /// The algorithms of the family it applies to; empty: all of them.
+    pub only: &'static [&'static str],
+}
+
+impl Spec {
+    /// A whole-number setting.
+    pub const fn uint(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        default: &'static str,
+        help: &'static str,
+        why: &'static str,
+    ) -> Spec {
+        Spec {
+            name,
+            kind: Kind::UInt { min, max },
+            default,
+            help,
+            why,
+            only: &[],
+        }
+    }
+
+    /// A number setting.
+    pub const fn float(
+        name: &'static str,
+        min: f64,
+        max: f64,
+        default: &'static str,
+        help: &'static str,
+        why: &'static str,
+    ) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Float { min, max },
+            default,
+            help,
+            why,
+            only: &[],
+        }
+    }
+
+    /// A boolean setting.
+    pub const fn flag(name: &'static str, default: &'static str, help: &'static str) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Bool,
+            default,
+            help,
+            why: "",
+            only: &[],
+        }
+    }
+
+    /// A text setting (a word, or a value in the game's notation).
+    pub const fn text(name: &'static str, default: &'static str, help: &'static str) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Text,
+            default,
+            help,
+            why: "",
+            only: &[],
+        }
+    }
+
+    /// The same setting, for these algorithms of its family only.
+    pub const fn for_algorithms(mut self, only: &'static [&'static str]) -> Spec {
+        self.only = only;
+        self
+    }
+
+    /// Whether it applies to `algorithm`.
+    pub fn applies_to(&self, algorithm: &str) -> bool {
+        self.only.is_empty() || self.only.contains(&algorithm)
+    }
+
+    /// Whether it is a number with bounds.
+    pub fn is_numeric(&self) -> bool {
+        matches!(self.kind, Kind::UInt { .. } | Kind::Float { .. })
+    }
+
+    /// For numeric settings: the values at its bounds (accepted) and the values just past them
+    /// (refused), as `KEY=VALUE` texts would carry them. `None` for other kinds.
+    pub fn edges(&self) -> Option<Edges> {
+        match self.kind {
+            Kind::UInt { min, max } => Some(Edges {
+                accepted: vec![min.to_string(), max.to_string()],
+                refused: min
+                    .checked_sub(1)
+                    .into_iter()
+                    .chain(max.checked_add(1))
+                    .map(|v| v.to_string())
+                    .collect(),
+            }),
+            Kind::Float { min, max } => {
+                // Just past: one part in a million beyond (or 1e-6 beyond a bound of 0).
+                let past = |b: f64, dir: f64| {
+                    let d = (b.abs() * 1e-6).max(1e-6);
+                    b + dir * d
+                };
+                Some(Edges {
+                    accepted: vec![fmt_f64(min), fmt_f64(max)],
+                    refused: vec![fmt_f64(past(min, -1.0)), fmt_f64(past(max, 1.0))],
+                })
+            }
+            Kind::Bool | Kind::Text => None,
+        }
+    }
+
+    /// The bound as people read it ("1 to 512").
+    pub fn range_text(&self) -> String {
+        match self.kind {
+            Kind::UInt { min, max } if max == u64::MAX => format!("at least {min}"),
+            Kind::UInt { min, max } => format!("{min} to {max}"),
+            Kind::Float { min, max } => format!("{} to {}", fmt_f64(min), fmt_f64(max)),
+            Kind::Bool => "true or false".into(),
+            Kind::Text => "text".into(),
+        }
+    }
+}
+
+/// Values at and just past a numeric setting's bounds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edges {
+    /// The bounds themselves: accepted.
+    pub accepted: Vec<String>,
+    /// Just below the minimum and just above the maximum: refused.
+    pub refused: Vec<String>,
+}
+
+fn fmt_f64(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Typed access to `KEY=VALUE` settings that remembers which keys were read, so that unknown
+/// keys are reported ([`Opts::finish`]) instead of silently ignored.
+pub struct Opts<'a> {
+    map: &'a Settings,
+    what: &'static str,
+    used: RefCell<BTreeSet<&'a str>>,
+}
+
+impl<'a> Opts<'a> {
+    /// Wraps settings; `what` names them in errors ("option", "game parameter").
+    pub fn new(map: &'a Settings, what: &'static str) -> Self {
+        Opts {
+            map,
+            what,
+            used: RefCell::new(BTreeSet::new()),
+        }
+    }
+    /// The raw text of `key`, if given.
+    pub fn raw(&self, key: &str) -> Option<&'a str> {
+        let (k, v) = self.map.get_key_value(key)?;
+        self.used.borrow_mut().insert(k.as_str());
+        Some(v.as_str())
+    }
+    /// `key` parsed as `T`, if given; a malformed value is a bad-input error naming the key.
+    pub fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, SolveError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(text) => text.trim().parse::<T>().map(Some).map_err(|_| {
+                SolveError::bad(format!(
+                    "{} '{key}={}' is malformed (expected {})",
+                    self.what,
+                    clip(text),
+                    short_type_name::<T>()
+                ))
+            }),
+        }
+    }
+    /// `key` parsed as `T`, or `default`.
+    pub fn get_or<T: FromStr>(&self, key: &str, default: T) -> Result<T, SolveError> {
+        Ok(self.get(key)?.unwrap_or(default))
+    }
+    /// The whole-number setting `spec`, if given, checked against its bounds: a malformed or
+    /// out-of-bounds value is a bad-input error naming the key and the bounds.
+    pub fn uint<T: TryFrom<u64>>(&self, spec: &Spec) -> Result<Option<T>, SolveError> {
+        let Kind::UInt { min, max } = spec.kind else {
+            return Err(SolveError::Internal(format!(
+                "'{}' is not a whole number",
+                spec.name
+            )));
+        };
+        let Some(text) = self.raw(spec.name) else {
+            return Ok(None);
+        };
+        let v: u64 = text.trim().parse().map_err(|_| {
+            SolveError::bad(format!(
+                "{} '{}={}' is malformed (expected a whole number, {})",
+                self.what,
+                spec.name,
+                clip(text),
+                spec.range_text()
+            ))
+        })?;
+        if v < min || v > max {
+            return Err(self.out_of_bounds(spec, text));
+        }
+        T::try_from(v)
+            .map(Some)
+            .map_err(|_| self.out_of_bounds(spec, text))
+    }
+    /// The whole-number setting `spec`, or `default`.
+    pub fn uint_or<T: TryFrom<u64>>(&self, spec: &Spec, default: T) -> Result<T, SolveError> {
+        Ok(self.uint(spec)?.unwrap_or(default))
+    }
+    /// The number setting `spec`, if given, finite and within its bounds.
+    pub fn float(&self, spec: &Spec) -> Result<Option<f64>, SolveError> {
+        let Kind::Float { min, max } = spec.kind else {
+            return Err(SolveError::Internal(format!(
+                "'{}' is not a number",
+                spec.name
+            )));
+        };
+        let Some(text) = self.raw(spec.name) else {
+            return Ok(None);
+        };
+        let v: f64 = text.trim().parse().map_err(|_| {
+            SolveError::bad(format!(
+                "{} '{}={}' is malformed (expected a number, {})",
+                self.what,
+                spec.name,
+                clip(text),
+                spec.range_text()
+            ))
+        })?;
+        if !(v.is_finite() && v >= min && v <= max) {
+            return Err(self.out_of_bounds(spec, text));
+        }
+        Ok(Some(v))
+    }
+    /// The number setting `spec`, or `default`.
+    pub fn float_or(&self, spec: &Spec, default: f64) -> Result<f64, SolveError> {
+        Ok(self.float(spec)?.unwrap_or(default))
+    }
+    /// The boolean setting `spec`, or `default`.
+    pub fn flag_or(&self, spec: &Spec, default: bool) -> Result<bool, SolveError> {
+        self.get_or(spec.name, default)
+    }
+    /// The text setting `spec`, if given.
+    pub fn text(&self, spec: &Spec) -> Option<&'a str> {
+        self.raw(spec.name)
+    }
+    fn out_of_bounds(&self, spec: &Spec, text: &str) -> SolveError {
+        SolveError::bad(format!(
+            "{} '{}={}' is out of bounds ({}: {})",
+            self.what,
+            spec.name,
+            clip(text.trim()),
+            spec.range_text(),
+            spec.why
+        ))
+    }
+    /// Marks `key` as known without reading it (handled elsewhere, e.g. by the planner).
+    pub fn allow(&self, key: &str) {
+        let _ = self.raw(key);
+    }
+    /// Fails if any setting was never read: it is unknown to this game or algorithm.
+    pub fn finish(&self) -> Result<(), SolveError> {
+        let used = self.used.borrow();
+        let unknown: Vec<String> = self
+            .map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !used.contains(k))
+            .map(clip)
+            .collect();
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(SolveError::bad(format!(
+                "unknown {} '{}' here",
+                self.what,
+                unknown.join("', '")
+            )))
+        }
+    }
+}
+
+/// At most 40 characters of a user's text, control characters escaped, for error messages.
+fn clip(text: &str) -> String {
+    super::excerpt(text)
+}
+
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    match full {
+        "bool" => "true or false",
+        "f64" | "f32" => "a number",
+        "i32" | "i64" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
+        _ => full.rsplit("::").next().unwrap_or(full),
+    }
+}
