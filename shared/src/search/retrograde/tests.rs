@@ -156,6 +156,7 @@ fn database_files_round_trip_and_damage_is_caught() {
 /// Positions of `top + 1` stones: alpha-beta reading the databases of `0..=top` finds the same
 /// value as alpha-beta without them, with fewer nodes.
 #[test]
+#[ignore = "minutes: plain Awari search of the uncovered positions; run with --ignored"]
 fn search_with_databases_agrees_and_saves_nodes() {
     let g = Awari::default();
     let top = 4;
