@@ -7,10 +7,10 @@
 //!   viz        pictures of positions and results   uses registry, games, model, wire
 //!   registry   where a game name meets a kernel    uses plan, games, search, proof, model, wire
 //!   plan       job -> tasks -> result              uses search, model, wire
-//!   games      rules, and the solvers tied to them uses search, model
+//!   games      rules, catalogue entries, solvers   uses search, model
 //!   search     kernels                             uses proof, model, wire
 //!   proof      certificate format and checker      uses model, wire
-//!   model      game model traits                   uses nothing
+//!   model      game model traits, job settings     uses wire
 //!   wire       serde types that cross the network  uses nothing
 //! ```
 //!
@@ -18,8 +18,10 @@
 //! lists the registry families' circles still to break); `shared/tests/architecture.rs` checks
 //! both.
 //!
-//! - [`model`]: the game model (course 1.1) and its capability traits.
-//! - [`games`]: concrete games. No kernel names one.
+//! - [`model`]: the game model (course 1.1), its capability traits, and the declared settings of
+//!   a job ([`model::settings`]: `Spec`, `Opts`, `SolveError`).
+//! - [`games`]: concrete games, each declaring itself to the catalogue ([`games::entry`]). No
+//!   kernel names one.
 //! - [`search`]: kernels, each generic over the capabilities it needs.
 //! - [`plan`]: splits a job into tasks and merges their results; the same code runs in-process
 //!   (`gamesolver solve`) and in the coordinator. It owns what it needs of a job

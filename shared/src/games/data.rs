@@ -72,7 +72,7 @@ pub fn read_named(folder: &str, name: &str, ext: &str, what: &str) -> Result<Str
 pub struct PonsLine {
     /// Columns played, as in the file (`base=1` notation).
     pub moves: String,
-    /// The published exact score (CONTRACTS.md, Connect Four score).
+    /// The published exact score (docs/API.md, section 3).
     pub score: i32,
 }
 

@@ -1,6 +1,6 @@
 //! m,n,k-games: `k` in a row on an `m` x `n` board (m columns, n rows), tic-tac-toe is 3,3,3.
 //!
-//! Values (CONTRACTS.md): +1 win, 0 draw, -1 loss for the side to move (negamax).
+//! Values (docs/API.md, section 3): +1 win, 0 draw, -1 loss for the side to move (negamax).
 //!
 //! Board: two bitsets of up to [`MAX_CELLS`] cells, cell `i = row * m + col` (row 0 at the top,
 //! as in the notation). A win is detected around the last stone played, so a state carries

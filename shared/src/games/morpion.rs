@@ -23,8 +23,8 @@
 //! 4 + dir` ([`LINE_CODE_SPACE`]), as anagorko's morpion-lpp NRPA does; `move` makes the move its
 //! own code ([`CODE_SPACE`]: one code per line and new dot). In a given position a line has one
 //! empty point, so it determines its move and legal moves keep distinct codes; across positions
-//! the same line played with different new dots shares one policy weight. Line codes gave
-//! clearly better NRPA scores (docs/BENCHMARKS.md, "Session 4: scores").
+//! the same line played with different new dots shares one policy weight. Line codes give
+//! clearly better NRPA scores (docs/BENCHMARKS.md, "Morpion scores").
 //!
 //! Notation (Pentasol, `.psol`): line 1 `(rx,ry)` is a reference point; each further line
 //! `(x,y) D k` is a move: new dot (x,y), direction D in `- | \ /`, line centre = new dot + k * dir
@@ -1038,7 +1038,7 @@ mod tests {
         assert_eq!(s.history.len(), 82);
     }
 
-    /// The grids our own long runs found (docs/records, recorded in BENCHMARKS) stay legal,
+    /// The grids our own long runs found (docs/records) stay legal,
     /// terminal games of their stated length: a rules change that broke them would show here.
     #[test]
     fn our_record_grids_replay_to_their_scores() {

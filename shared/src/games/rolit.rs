@@ -16,7 +16,7 @@
 //!   includes a player that has no disc left, who is never out of the game.
 //! - So there are no passes: a non-full board always has an empty square next to a disc (the
 //!   discs form one connected group around the centre). The game ends when the board is full.
-//! - Utilities: each player's number of discs at the end (CONTRACTS.md: a vector, one entry per
+//! - Utilities: each player's number of discs at the end (docs/API.md, section 3: a vector, one entry per
 //!   player). The evaluator ([`VectorEval`]) gives the current disc counts.
 //!
 //! The board arithmetic is Othello's ([`Geometry`]: stride-8 bitboards, `moves` and `flips` with

@@ -1,4 +1,4 @@
-//! Explicit game trees from JSON (CONTRACTS.md, "Explicit game trees").
+//! Explicit game trees from JSON (docs/API.md, section 4, `tree`).
 //!
 //! ```text
 //! node := number                                 terminal, MAX's utility
@@ -21,7 +21,7 @@
 //! Two-player values ([`ZeroSum`]) are exact: leaf numbers are replaced by their rank among the
 //! distinct leaf values (an order-preserving map), kernels compare and negate ranks, and
 //! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
-//! point of view as CONTRACTS.md asks.
+//! point of view as docs/API.md (section 3) asks.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;

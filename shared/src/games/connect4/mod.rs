@@ -1,6 +1,6 @@
 //! Connect Four on any board of W columns and H rows (Tromp's table: 4..11 and beyond).
 //!
-//! ## Values (CONTRACTS.md, generalised to W x H)
+//! ## Values (docs/API.md, section 3, generalised to W x H)
 //! A draw is 0. If the side to move wins with its last stone on ply `n` of the whole game (plies
 //! counted from 1 on the empty board) the score is `1 + (W*H - n) / 2`; a loss is the negative of
 //! the winner's score. Internally every score is multiplied by [`VALUE_SCALE`] so that the
@@ -625,9 +625,7 @@ impl<W: Word> Tactics for Connect4<W> {
         // table is a fast one (it stays in cache): 2^(empty - 8) entries, and at most 2^20
         // (16 MB) on boards of up to 7 x 6's 42 cells, 2^(cells - 22) on bigger ones (whose
         // searches grow with the cells). Against the old 2^(empty - 4) up to the 64 MB
-        // budget, every Pons set ran 10-25 % faster with a few more nodes, and the weak empty
-        // board too (15.1 s -> 13.4 s, 149 M -> 158 M nodes; 4 and 8 MB did better on the
-        // small sets but worse with two threads; BENCHMARKS, Session 10).
+        // budget, every Pons set and the weak empty board ran faster for a few more nodes.
         let cells = self.cells();
         let empty = (cells - s.moves as i32).clamp(8, 60) as u32;
         let cap = (cells as u32).saturating_sub(22).clamp(20, 40);

@@ -118,31 +118,27 @@ const SCORE_OFFSET: i32 = 32;
 const POLL_INTERVAL: u64 = 4096;
 /// With threads, nodes with more than `SHARE_MIN_EMPTY` empty cells (of `BAND_OF_CELLS`,
 /// scaled to the board) share their children out (ABDADA, see the module doc): 18 of 7 x 6's
-/// 42. Sharing from the root down cut the two-thread weak empty board from 171 M to 150 M nodes
-/// against the old middle band (more than 16 and at most 26 empty: the all-node right below the
-/// root was not shared), and 18 did best of 12 to 20 on the empty board and Pons' L1 sets
-/// (BENCHMARKS, Session 10).
+/// 42: sharing from the root down searches fewer nodes with two threads than a middle band, and
+/// 18 did best of 12 to 20 on the empty board and Pons' L1 sets.
 const SHARE_MIN_EMPTY: i32 = 18;
 /// The board size (7 x 6) the empty-cell bands here were measured on.
 const BAND_OF_CELLS: i32 = 42;
 /// Enhanced transposition cutoffs are tried at nodes with at least `ETC_MIN_EMPTY` empty cells
 /// of `BAND_OF_CELLS` (scaled to the board): 16 of 7 x 6's 42, ChristopheSteininger/c4's band
-/// (plies below 27). Against the old band (half the board or more empty) Pons' Test_L1_R2
-/// searched 7 % fewer nodes at the same CPU time; a lower band cut more nodes (9: 15 %, and 9 %
-/// on the empty board) but cost more CPU time per position than it saved (BENCHMARKS,
-/// Session 8).
+/// (plies below 27): fewer nodes at the same CPU time than half the board; a lower band cuts
+/// more nodes but costs more CPU time per position than it saves.
 const ETC_MIN_EMPTY: i32 = 16;
 /// At nodes with at least `ETC_FIRST_MIN_EMPTY` empty cells (of `BAND_OF_CELLS`, scaled) the
 /// enhanced transposition cutoff is tried before the first child, below that (down to
 /// `ETC_MIN_EMPTY`) only once the first child has failed to cut: the probes of every child's
 /// slot cost a wait on memory that most nodes deep in the tree do not need (their first child
-/// cuts), while near the root a cut saves the first child's big subtree. 22 of 42: Pons'
-/// Test_L1_R1 12 % faster, the empty board and L1_R2 level (BENCHMARKS, Session 10).
+/// cuts), while near the root a cut saves the first child's big subtree. 22 of 42 did best on
+/// Pons' sets.
 const ETC_FIRST_MIN_EMPTY: i32 = 22;
 /// The move order weighs the threats to block at once above the threats right above a
 /// playable cell at nodes whose window asks for a score of at least `QUICK_SCORE` (a win or a
 /// loss, out of a `BAND_OF_CELLS` board, scaled like the bands), and the other way round
-/// elsewhere (see `Solver::node`). 5 on 7 x 6: a win by the 34th stone (BENCHMARKS, Session 9).
+/// elsewhere (see `Solver::node`). 5 on 7 x 6: a win by the 34th stone.
 const QUICK_SCORE: i32 = 5;
 const LOWER: u64 = 1;
 const UPPER: u64 = 2;
@@ -888,7 +884,7 @@ impl<'a> Solver<'a> {
         let ce_ahead = geo.claimeven && n & 1 == 1;
         // A window far from 0 asks for a quick win or loss: there the threats to block at once
         // lead, elsewhere the threats right above a playable cell (a long fight over the
-        // board's cells). Measured in BENCHMARKS, Session 9.
+        // board's cells).
         let far = if alpha >= 0 {
             alpha
         } else if beta <= 0 {

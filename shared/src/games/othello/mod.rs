@@ -1,6 +1,6 @@
 //! Othello (Reversi) on even square boards of 4 x 4 to 8 x 8.
 //!
-//! Values (CONTRACTS.md): the final disc difference from the point of view of the side to move
+//! Values (docs/API.md, section 3): the final disc difference from the point of view of the side to move
 //! (negamax): own discs minus the opponent's discs when neither side can move. Empty squares
 //! count for nobody. Bounds are `±size²`.
 //!
