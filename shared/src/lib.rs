@@ -14,9 +14,8 @@
 //!   wire       serde types that cross the network  uses nothing
 //! ```
 //!
-//! Each module uses only modules below it, and direct submodules form no new circles (the test
-//! lists the registry families' circles still to break); `shared/tests/architecture.rs` checks
-//! both.
+//! Each module uses only modules below it, and direct submodules form no circles;
+//! `shared/tests/architecture.rs` checks both.
 //!
 //! - [`model`]: the game model (course 1.1), its capability traits, and the declared settings of
 //!   a job ([`model::settings`]: `Spec`, `Opts`, `SolveError`).

@@ -250,3 +250,57 @@ impl catalogue::Visitor for Prepare<'_> {
 fn clip(text: &str) -> String {
     crate::model::excerpt(text)
 }
+
+/// Every family's table, titled, in the order of the README.
+pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
+    // The games' numeric parameters, zero-sum games first (see `Family::order`), each once.
+    let mut entries = catalogue::ENTRIES.to_vec();
+    entries.sort_by_key(|e| e.family.order());
+    let mut params: Vec<Spec> = Vec::new();
+    for p in entries.iter().flat_map(|e| e.params) {
+        if p.is_numeric() && !params.contains(p) {
+            params.push(*p);
+        }
+    }
+    vec![
+        (
+            "Two-player zero-sum (`minimax`, `alphabeta`)",
+            family::OPTIONS.to_vec(),
+        ),
+        (
+            "Proof-number search (`pns`, `dfpn`, `pn2`, `pdspn`)",
+            pn::OPTIONS.to_vec(),
+        ),
+        (
+            "Chance (`expectimax`, `star1`, `star2`, `star25`)",
+            chance::OPTIONS.to_vec(),
+        ),
+        (
+            "Multi-player (`maxn`, `paranoid`, `brs`)",
+            multi::OPTIONS.to_vec(),
+        ),
+        ("MCTS (`mcts`)", mcts::OPTIONS.to_vec()),
+        ("Single-player (`nmcs`, `nrpa`)", single::OPTIONS.to_vec()),
+        ("Game parameters", params),
+    ]
+}
+
+/// Parses a `target` or `guess` text on the game's internal scale, refusing values that no game
+/// reaches (see [`family::MAX_INTERNAL_TARGET`]).
+pub fn parse_internal<G: crate::model::ZeroSum>(
+    game: &G,
+    root: &G::State,
+    key: &str,
+    text: &str,
+) -> Result<i32, SolveError> {
+    let v = game
+        .parse_target(root, text)
+        .map_err(|e| SolveError::bad(format!("option {key}: {e}")))?;
+    if v.unsigned_abs() > family::MAX_INTERNAL_TARGET as u32 {
+        return Err(SolveError::bad(format!(
+            "option {key}: '{}' is out of range for this game",
+            text.trim()
+        )));
+    }
+    Ok(v)
+}

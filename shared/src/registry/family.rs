@@ -5,7 +5,6 @@ use super::spec::{self, Spec, DEPTH_WHY, MAX_DEPTH};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
 use crate::games::Exact;
-use crate::model::ZeroSum;
 
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::search::{engine, minimax, Control, StopReason};
@@ -69,26 +68,6 @@ pub const OPTIONS: &[Spec] = &[
 /// Largest |target| or |guess| on a game's internal scale: far outside every game's values, and
 /// far enough from `i32`'s ends that the kernels' `target - 1` and step rounding never wrap.
 pub const MAX_INTERNAL_TARGET: i32 = 1 << 30;
-
-/// Parses a `target` or `guess` text on the game's internal scale, refusing values that no game
-/// reaches (see [`MAX_INTERNAL_TARGET`]).
-pub fn parse_internal<G: ZeroSum>(
-    game: &G,
-    root: &G::State,
-    key: &str,
-    text: &str,
-) -> Result<i32, SolveError> {
-    let v = game
-        .parse_target(root, text)
-        .map_err(|e| SolveError::bad(format!("option {key}: {e}")))?;
-    if v.unsigned_abs() > MAX_INTERNAL_TARGET as u32 {
-        return Err(SolveError::bad(format!(
-            "option {key}: '{}' is out of range for this game",
-            text.trim()
-        )));
-    }
-    Ok(v)
-}
 
 /// What a two-player job asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,12 +138,12 @@ fn zero_sum_at<G: Exact>(
     let book = load_book(job, &game, opts.text(&BOOK), depth)?;
     let ask = match opts.text(&TARGET) {
         None => Ask::Value,
-        Some(t) => Ask::Decide(parse_internal(&game, &root, "target", t)?),
+        Some(t) => Ask::Decide(super::parse_internal(&game, &root, "target", t)?),
     };
     let guess = match opts.text(&GUESS) {
         None => None,
         Some(t) => {
-            let g = parse_internal(&game, &root, "guess", t)?;
+            let g = super::parse_internal(&game, &root, "guess", t)?;
             let (lo, hi) = game.value_bounds(&root);
             if g < lo || g > hi {
                 return Err(SolveError::bad(format!(

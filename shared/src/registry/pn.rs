@@ -136,7 +136,7 @@ pub fn prepare<G: ZeroSum + Hashed>(
     let o = Opts::new(&job.options, "option");
     let target = match o.raw("target") {
         None => None,
-        Some(t) => Some(super::family::parse_internal(&game, &root, "target", t)?),
+        Some(t) => Some(super::parse_internal(&game, &root, "target", t)?),
     };
     let mut opts = PnOptions::default();
     // Cut down to what the runner offers (the job may run on bigger workers elsewhere).

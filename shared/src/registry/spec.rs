@@ -76,40 +76,7 @@ pub fn markdown(specs: &[Spec]) -> String {
     s
 }
 
-/// Every family's table, titled, in the order of the README.
-pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
-    use super::{chance, family, mcts, multi, pn, single};
-    // The games' numeric parameters, zero-sum games first (see `Family::order`), each once.
-    let mut entries = super::catalogue::ENTRIES.to_vec();
-    entries.sort_by_key(|e| e.family.order());
-    let mut params: Vec<Spec> = Vec::new();
-    for p in entries.iter().flat_map(|e| e.params) {
-        if p.is_numeric() && !params.contains(p) {
-            params.push(*p);
-        }
-    }
-    vec![
-        (
-            "Two-player zero-sum (`minimax`, `alphabeta`)",
-            family::OPTIONS.to_vec(),
-        ),
-        (
-            "Proof-number search (`pns`, `dfpn`, `pn2`, `pdspn`)",
-            pn::OPTIONS.to_vec(),
-        ),
-        (
-            "Chance (`expectimax`, `star1`, `star2`, `star25`)",
-            chance::OPTIONS.to_vec(),
-        ),
-        (
-            "Multi-player (`maxn`, `paranoid`, `brs`)",
-            multi::OPTIONS.to_vec(),
-        ),
-        ("MCTS (`mcts`)", mcts::OPTIONS.to_vec()),
-        ("Single-player (`nmcs`, `nrpa`)", single::OPTIONS.to_vec()),
-        ("Game parameters", params),
-    ]
-}
+pub use super::families;
 
 #[cfg(test)]
 mod tests {
