@@ -763,15 +763,22 @@ pub(crate) async fn worker_lease(
         let notified = c.tasks_ready.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let worker = r.worker_id.clone();
-        if let Some(grant) = c.call(move |s| s.lease(&worker)).await? {
+        let (worker, until) = (r.worker_id.clone(), deadline.into_std());
+        let leased = c.call(move |s| s.lease_or_wait(&worker, until)).await;
+        let grant = match leased {
+            Ok(grant) => grant,
+            Err(e) => {
+                // This poll may have taken a wake-up meant for a queued task: pass it on.
+                c.wake_workers(1);
+                return Err(e.into());
+            }
+        };
+        if let Some(grant) = grant {
             return Ok(Json(grant).into_response());
         }
         if tokio::time::Instant::now() >= deadline || *closing.borrow() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
-        let (worker, until) = (r.worker_id.clone(), deadline.into_std());
-        c.call(move |s| s.worker_waits(&worker, until)).await;
         tokio::select! {
             _ = &mut notified => {}
             _ = tokio::time::sleep_until(deadline) => {}
@@ -792,7 +799,7 @@ pub(crate) async fn worker_heartbeat(
     State(c): State<Shared>,
     Json(h): Json<Heartbeat>,
 ) -> Result<Json<HeartbeatReply>, ApiError> {
-    Ok(Json(c.call(move |s| s.heartbeat(h)).await?))
+    Ok(Json(c.call_now(move |s| s.heartbeat(h))?))
 }
 
 /// `POST /v1/worker/result`.

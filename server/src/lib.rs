@@ -151,8 +151,10 @@ pub struct Coordinator {
     /// A read-only connection to the store, behind its own lock: reads of jobs that are not
     /// resident (finished ones, lists, task pages, proofs) never take the scheduler's lock.
     reader: Mutex<store::Reader>,
-    /// Woken whenever tasks are queued (long-polling workers wait on it).
+    /// Woken once per queued task (long-polling workers wait on it): [`Coordinator::wake_workers`].
     pub tasks_ready: Notify,
+    /// One scheduler call at a time goes to the blocking pool ([`Coordinator::blocking`]).
+    gate: tokio::sync::Semaphore,
     /// Ids of jobs whose status changed (SSE streams listen to it).
     pub job_changed: broadcast::Sender<u64>,
     /// Worker token, if any.
@@ -180,6 +182,7 @@ impl Coordinator {
             sched: Mutex::new(sched),
             reader: Mutex::new(reader),
             tasks_ready: Notify::new(),
+            gate: tokio::sync::Semaphore::new(1),
             job_changed,
             worker_token: config.worker_token.clone(),
             api_token: config.api_token.clone(),
@@ -199,13 +202,33 @@ impl Coordinator {
             let (changed, queued) = s.take_effects();
             (r, changed, queued)
         };
-        if queued {
-            self.tasks_ready.notify_waiters();
-        }
+        self.wake_workers(queued);
         for id in changed {
             let _ = self.job_changed.send(id);
         }
         r
+    }
+
+    /// Wakes as many long-polling workers as there are queued tasks (at most [`MAX_WAKE`]),
+    /// not every poll for one task. A woken poll that fails passes its wake-up on
+    /// (`api::worker_lease`); a dropped one does too (tokio's `Notified`).
+    pub fn wake_workers(&self, queued: usize) {
+        for _ in 0..queued.min(MAX_WAKE) {
+            self.tasks_ready.notify_one();
+        }
+    }
+
+    /// `f`, one caller at a time, on the calling async thread: the others wait in the gate's
+    /// fair queue as cheap async tasks, not as blocked threads convoying on the lock, and no
+    /// call pays two thread switches for a hop to the blocking pool. A scheduler call is short
+    /// (memory and one small SQLite transaction on the page cache), so holding a runtime
+    /// thread for it costs less than the hop.
+    async fn blocking<R: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Coordinator) -> R + Send + 'static,
+    ) -> R {
+        let _turn = self.gate.acquire().await;
+        f(self)
     }
 
     /// `f` on the scheduler under the lock, on tokio's blocking pool, for reads (no effects to
@@ -214,11 +237,7 @@ impl Coordinator {
         self: &Arc<Self>,
         f: impl FnOnce(&Scheduler) -> R + Send + 'static,
     ) -> R {
-        let me = self.clone();
-        match tokio::task::spawn_blocking(move || f(&me.sched.lock())).await {
-            Ok(r) => r,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        self.blocking(move |c| f(&c.sched.lock())).await
     }
 
     /// `f` on the store's read-only connection (its own lock, never the scheduler's), on
@@ -230,7 +249,8 @@ impl Coordinator {
         let me = self.clone();
         match tokio::task::spawn_blocking(move || f(&me.reader.lock().queries())).await {
             Ok(r) => r,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => std::future::pending().await,
         }
     }
 
@@ -242,32 +262,30 @@ impl Coordinator {
         self: &Arc<Self>,
         id: u64,
     ) -> Result<answers::JobStatus, scheduler::SchedError> {
-        let me = self.clone();
-        let run = move || {
-            let resident = me.sched.lock().resident_status(id);
-            match resident {
-                Some(st) => Ok(st),
-                None => scheduler::stored_status(&me.reader.lock().queries(), id),
-            }
-        };
-        match tokio::task::spawn_blocking(run).await {
-            Ok(r) => r,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        let resident = self.read(move |s| s.resident_status(id)).await;
+        match resident {
+            Some(st) => Ok(st),
+            None => self.query(move |q| scheduler::stored_status(q, id)).await,
         }
     }
 
-    /// [`Coordinator::with`] on tokio's blocking pool, for async handlers.
+    /// [`Coordinator::with`] at once, ahead of the gate's queue: for heartbeats, whose latency
+    /// decides whether a busy coordinator's leases expire (short: memory, and one progress row).
+    pub fn call_now<R>(&self, f: impl FnOnce(&mut Scheduler) -> R) -> R {
+        self.with(f)
+    }
+
+    /// [`Coordinator::with`] in the gate's queue ([`Coordinator::blocking`]), for async handlers.
     pub async fn call<R: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&mut Scheduler) -> R + Send + 'static,
     ) -> R {
-        let me = self.clone();
-        match tokio::task::spawn_blocking(move || me.with(f)).await {
-            Ok(r) => r,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        self.blocking(move |c| c.with(f)).await
     }
 }
+
+/// Most long polls one change wakes at once.
+pub const MAX_WAKE: usize = 4096;
 
 /// Runs the coordinator until SIGINT or SIGTERM: binds, restores the store, starts the lease
 /// sweeper and the local workers, serves HTTP.

@@ -788,12 +788,17 @@ impl Scheduler {
     /// Evicts the changed jobs that have settled (see the module doc): a caller that needs the
     /// status of a job from before the eviction reads it before this call; after it, the same
     /// status comes from the store.
-    pub fn take_effects(&mut self) -> (Vec<u64>, bool) {
+    pub fn take_effects(&mut self) -> (Vec<u64>, usize) {
         let changed: Vec<u64> = std::mem::take(&mut self.changed).into_iter().collect();
         for &id in &changed {
             self.maybe_evict(id);
         }
-        (changed, std::mem::replace(&mut self.queued_new, false))
+        let queued = if std::mem::replace(&mut self.queued_new, false) {
+            self.queue.len()
+        } else {
+            0
+        };
+        (changed, queued)
     }
 
     /// Evicts job `id` when it has settled and its final status is stored.
@@ -1329,6 +1334,20 @@ impl Scheduler {
             return Ok(Some(grant));
         }
         Ok(None)
+    }
+
+    /// A long poll's turn: a lease for `worker_id`, or, with nothing queued, the worker is
+    /// marked as waiting until `until` ([`Scheduler::worker_waits`]).
+    pub fn lease_or_wait(
+        &mut self,
+        worker_id: &str,
+        until: Instant,
+    ) -> Result<Option<LeaseGrant>, SchedError> {
+        let grant = self.lease(worker_id)?;
+        if grant.is_none() {
+            self.worker_waits(worker_id, until);
+        }
+        Ok(grant)
     }
 
     /// Refusal for a lease that is not active for `worker_id`.

@@ -184,7 +184,8 @@ async fn simulated_worker(sh: Arc<Shared>, n: usize) {
     while !sh.stop.load(Ordering::Relaxed) {
         let req = LeaseRequest {
             worker_id: wid.clone(),
-            wait_ms: 1_000,
+            // As gamesolver-worker polls (its LONG_POLL_MS).
+            wait_ms: 10_000,
         };
         let lease = match c.post("/v1/worker/lease", &json!(req)).await {
             Ok((200, v)) => serde_json::from_value::<Lease>(v).expect("lease"),

@@ -497,6 +497,13 @@ where
     for s in &per_tree {
         merged.merge(s);
     }
+    // A job-wide limit that was reached says why the run ended, whichever tree happened to stop
+    // first and for what (with thousands of small trees one may fill its memory share first).
+    if merged.stopped.is_some() {
+        if let Some(r) = ctl.should_stop() {
+            merged.stopped = Some(r.as_str().to_string());
+        }
+    }
     merged
 }
 
