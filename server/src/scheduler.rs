@@ -844,18 +844,29 @@ impl Scheduler {
     }
 
     fn live_worker_threads(&self) -> usize {
+        self.live_worker_threads_up_to(usize::MAX)
+    }
+
+    /// The live workers' threads, counted until `cap` is reached (a thousand workers are not
+    /// scanned on each planning step for a parallelism of at most [`MAX_PARALLELISM`]).
+    fn live_worker_threads_up_to(&self, cap: usize) -> usize {
         let horizon = Duration::from_millis(self.config.lease_ms.saturating_mul(2));
-        self.workers
-            .values()
-            .filter(|w| !w.leases.is_empty() || w.last_seen.is_some_and(|t| t.elapsed() < horizon))
-            .map(|w| w.threads as usize)
-            .sum()
+        let mut sum = 0usize;
+        for w in self.workers.values() {
+            if sum >= cap {
+                break;
+            }
+            if !w.leases.is_empty() || w.last_seen.is_some_and(|t| t.elapsed() < horizon) {
+                sum = sum.saturating_add(w.threads as usize);
+            }
+        }
+        sum
     }
 
     fn parallelism(&self) -> usize {
         self.config
             .parallelism
-            .unwrap_or_else(|| self.live_worker_threads())
+            .unwrap_or_else(|| self.live_worker_threads_up_to(MAX_PARALLELISM))
             .clamp(1, MAX_PARALLELISM)
     }
 
