@@ -143,12 +143,11 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::bad_input(format!("tables: position: {e}")))?;
             let board = game.board(&state);
             let stones = game.stones(&board);
-            let tables = store::load_tables(&game, &tag, &dir, stones)
-                .map_err(|e| Failure::no_result(format!("tables: {e}")))?;
+            let tables = load(&game, &tag, &dir, &name)?;
             let Some((score, moves)) = retrograde::best_moves(&game, &tables, &board) else {
                 return Err(Failure::bad_input(format!(
                     "tables: '{name}' covers 0 to {} stones, this position has {stones}",
-                    tables.len() as i64 - 1
+                    tables.len() - 1
                 )));
             };
             let moves: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
