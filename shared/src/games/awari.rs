@@ -236,15 +236,7 @@ impl Awari {
     fn legal_pits(&self, board: &[u8; 2 * PITS]) -> u32 {
         let p = self.pits;
         let theirs = &board[p..self.cells()];
-        let mut set = 0u32;
-        if theirs.iter().all(|&c| c == 0) {
-            for (i, &c) in board[..p].iter().enumerate() {
-                if c as usize >= p - i {
-                    set |= 1 << i;
-                }
-            }
-            return set;
-        }
+        let starved = theirs.iter().all(|&c| c == 0);
         let mut all = 0u32;
         for (i, &c) in board[..p].iter().enumerate() {
             if c > 0 {
@@ -252,9 +244,10 @@ impl Awari {
             }
         }
         // Sowing only adds stones: a pit of 4 or more can never be captured, so no grand slam.
-        if theirs.iter().any(|&c| c >= 4) {
+        if !starved && theirs.iter().any(|&c| c >= 4) {
             return all;
         }
+        let mut set = 0u32;
         let mut rest = all;
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
@@ -264,7 +257,9 @@ impl Awari {
                 set |= 1 << i;
             }
         }
-        if set == 0 {
+        // Every move is a grand slam: all are legal. (A starved opponent whom no move feeds
+        // for good ends the game: the mover keeps what is left, the value of any such move.)
+        if set == 0 && !starved {
             all
         } else {
             set
@@ -715,6 +710,10 @@ mod tests {
             .contains("capture all"));
         // The opponent is empty: only pits that reach him are legal.
         assert_eq!(moves_of("0,0,0,1,2,0,0,0,0,0,0,0"), vec![4]);
+        // 22 stones from a lap twice and end with 2 in each of his pits: a grand slam, so the
+        // only other pit that feeds him is the one legal move.
+        assert_eq!(g.sow(&b(&[22, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]), 0).1, 12);
+        assert_eq!(moves_of("22,0,0,0,0,1,0,0,0,0,0,0"), vec![5]);
         // Nobody can feed him: the game ends and the mover keeps his stones.
         let s = g.parse_position("1,1,0,0,0,0,0,0,0,0,0,0").unwrap();
         assert!(g.is_terminal(&s));
