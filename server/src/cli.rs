@@ -48,6 +48,8 @@ pub enum Command {
     Bench(BenchMovedArgs),
     /// Build a Connect Four opening book with our solver (exact scores up to a depth).
     Book(crate::book_cmd::BookArgs),
+    /// Awari endgame databases by retrograde analysis: build, verify, look a position up.
+    Tables(crate::tables_cmd::TablesArgs),
     /// A local worker of `serve --local-workers` (started by the coordinator, not by hand).
     #[command(hide = true)]
     Worker(gamesolver_worker::cli::WorkerArgs),

@@ -2,6 +2,7 @@
 
 mod book_cmd;
 mod cli;
+mod tables_cmd;
 
 use clap::Parser;
 
@@ -44,6 +45,7 @@ fn main() {
         cli::Command::VerifyProof(args) => cli::verify_proof(args),
         cli::Command::Bench(args) => cli::bench(args),
         cli::Command::Book(args) => book_cmd::run(args),
+        cli::Command::Tables(args) => tables_cmd::run(args),
         cli::Command::Worker(args) => cli::worker(args),
     };
     if let Err(f) = outcome {

@@ -2,8 +2,10 @@
 //! pits a side, and the same rules on smaller boards (`pits` per side, 1 to 6) for tests and for
 //! checking retrograde analysis on a second, smaller game.
 //!
-//! Rules (Romein and Bal, "Solving Awari with Parallel Retrograde Analysis", IEEE Computer 2003;
-//! the Computer Olympiad rules):
+//! Rules: the Awari rules of Allis, van der Meulen and van den Herik (1991), used at the Computer
+//! Olympiads and by Romein and Bal ("Awari is solved", ICGA Journal 25(3), 2002; "Solving the
+//! Game of Awari using Parallel Retrograde Analysis", IEEE Computer 36(10), 2003). Where they
+//! differ from the tournament rules (oware abapa) is marked *Awari*:
 //! - The board has two rows of pits, one per player; the game starts with 4 stones in every pit.
 //!   A move takes all stones of a non-empty pit of the mover's row and sows them one by one into
 //!   the following pits, counter-clockwise (the mover's row left to right, then the opponent's).
@@ -11,13 +13,25 @@
 //! - Capture: when the last stone lands in an opponent's pit that then holds 2 or 3 stones, those
 //!   are captured, and so are those of the preceding pits, going backwards, as long as they are
 //!   the opponent's and hold 2 or 3.
-//! - Grand slam: a move that would capture every stone the opponent has left is legal but
-//!   captures nothing.
-//! - Feeding: when the opponent has no stones, the mover must play a move that gives him some.
-//!   When no move can (or the mover has no stones himself), the game ends and each player gets
-//!   the stones left on his own side.
-//! - Cycles: play that repeats a position (same board, same player to move) ends the game, and
-//!   the stones left on the board are divided evenly: they count for nobody.
+//! - A move may not leave the opponent without stones (*Awari*: abapa allows a grand slam but
+//!   captures nothing). So when the opponent's row is empty the mover must feed him, and a move
+//!   that would capture all his stones (grand slam) is illegal, unless every move does so: then
+//!   the grand slam is played and captures.
+//! - The game ends when the side to move has no legal move: either his row is empty (only after
+//!   a forced grand slam), or the opponent's is and no move reaches it. Each player then gets the
+//!   stones on his own side (so the player who could not feed gets all that are left).
+//! - Cycles (*Awari*): a position that repeats ends the game and the stones on the board are
+//!   divided evenly: they count for nobody. Romein and Bal end the game at the third occurrence
+//!   of a position; ending it at the first repetition gives the same game values (see
+//!   "Repetition" below), as both make endless play worth 0.
+//!
+//! Sources: the rule summary of the Awari Oracle (Romein and Bal's web front end to their
+//! databases), and the notes published with their databases (Vrije Universiteit Amsterdam, 2024:
+//! "it is not allowed to remove all stones of the opponent (leaving it no move), unless it is
+//! the only move available"; entries are values from -48 to 48, the stones the side to move
+//! captures with optimal play minus the opponent's). The papers themselves were not at hand; where
+//! the Oracle's summary reads "unless all moves eradicate the opponent and at least one seed is
+//! left on the player's own side", the case with no seed left is a board of 0 stones either way.
 //!
 //! Value (Romein and Bal's databases): the stones the side to move captures from the position on
 //! minus those the opponent captures; stones captured before do not count. Bounds: `±n` for `n`
@@ -40,8 +54,11 @@
 //! position, `;` and the moves (`4,4,4,4,4,4,4,4,4,4,4,4;cf`), so that the score and the
 //! repetition history read back.
 
+use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::games::Exact;
+use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
-    Game, Hashed, NotationError, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
+    Game, Hashed, NotationError, Picture, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
 };
 use std::sync::Arc;
 
@@ -182,7 +199,8 @@ impl Awari {
     }
 
     /// Plays pit `pit` of the side to move: the new board from the opponent's point of view
-    /// and the stones captured.
+    /// and the stones captured. The grand-slam rule is not applied here: it decides which moves
+    /// are legal ([`Awari::legal_pits`]), not what a move does.
     #[inline]
     pub fn sow(&self, board: &[u8; 2 * PITS], pit: usize) -> ([u8; 2 * PITS], u8) {
         let (p, cells) = (self.pits, self.cells());
@@ -198,20 +216,11 @@ impl Awari {
             }
         }
         let mut captured = 0u8;
-        if at >= p {
-            let mut take = 0u8;
-            let mut j = at;
-            while j >= p && (b[j] == 2 || b[j] == 3) {
-                take += b[j];
-                j -= 1;
-            }
-            let theirs: u8 = b[p..cells].iter().sum();
-            if take > 0 && take < theirs {
-                for c in &mut b[j + 1..=at] {
-                    *c = 0;
-                }
-                captured = take;
-            }
+        let mut j = at;
+        while j >= p && (b[j] == 2 || b[j] == 3) {
+            captured += b[j];
+            b[j] = 0;
+            j -= 1;
         }
         let mut next = [0u8; 2 * PITS];
         next[..p].copy_from_slice(&b[p..cells]);
@@ -219,19 +228,42 @@ impl Awari {
         (next, captured)
     }
 
-    /// The legal pits of `board` (rules only: no repetition), as a bit set.
+    /// The legal pits of `board` (rules only: no repetition), as a bit set. A move must leave
+    /// the opponent stones: with his row empty it must reach him (feeding), and a grand slam
+    /// (a capture of every stone he has) is allowed only when every move is one. When the
+    /// opponent is empty and no move reaches him, there is none: the game is over.
     #[inline]
     fn legal_pits(&self, board: &[u8; 2 * PITS]) -> u32 {
         let p = self.pits;
-        let theirs: u32 = board[p..self.cells()].iter().map(|&c| c as u32).sum();
-        let mut set = 0u32;
+        let theirs = &board[p..self.cells()];
+        let starved = theirs.iter().all(|&c| c == 0);
+        let mut all = 0u32;
         for (i, &c) in board[..p].iter().enumerate() {
-            // With the opponent empty, only a pit that reaches his row feeds him.
-            if c > 0 && (theirs > 0 || c as usize >= p - i) {
+            if c > 0 {
+                all |= 1 << i;
+            }
+        }
+        // Sowing only adds stones: a pit of 4 or more can never be captured, so no grand slam.
+        if !starved && theirs.iter().any(|&c| c >= 4) {
+            return all;
+        }
+        let mut set = 0u32;
+        let mut rest = all;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let (next, _) = self.sow(board, i);
+            if next[..p].iter().any(|&c| c > 0) {
                 set |= 1 << i;
             }
         }
-        set
+        // Every move is a grand slam: all are legal. (A starved opponent whom no move feeds
+        // for good ends the game: the mover keeps what is left, the value of any such move.)
+        if set == 0 && !starved {
+            all
+        } else {
+            set
+        }
     }
 
     /// Value of a board without legal moves: each side keeps the stones on its own row.
@@ -454,8 +486,10 @@ impl Game for Awari {
         if self.legal_pits(&s.board) >> pit & 1 == 0 {
             let why = if s.board[pit as usize] == 0 {
                 "the pit is empty"
-            } else {
+            } else if s.board[self.pits..self.cells()].iter().all(|&c| c == 0) {
                 "the opponent has no stones and this pit does not reach him"
+            } else {
+                "it would capture all the opponent's stones while another move does not"
             };
             return Err(NotationError::new(why).with_fragment(t));
         }
@@ -569,6 +603,43 @@ impl TableProbe for Awari {
     }
 }
 
+impl Exact for Awari {
+    type Book = ();
+}
+
+impl Picture for Awari {}
+
+/// `pits`: pits per side.
+pub const PARAM_PITS: Spec = Spec::uint(
+    "pits",
+    1,
+    PITS as u64,
+    "6",
+    "pits per side (6: the real game; fewer: the same rules on a smaller board)",
+    "the board's fixed array of 12 pits",
+);
+
+/// The catalogue entry of Awari.
+pub struct AwariEntry;
+
+impl GameEntry for AwariEntry {
+    const NAME: &'static str = "awari";
+    const PARAMS: &'static [Spec] = &[PARAM_PITS];
+    const FAMILY: Family = Family::ZeroSum {
+        book: false,
+        features: false,
+    };
+    type Game = Awari;
+    fn build(params: &Opts) -> Result<Awari, SolveError> {
+        let pits = params.uint_or(&PARAM_PITS, PITS)?;
+        params.finish()?;
+        Awari::new(pits).map_err(SolveError::bad)
+    }
+    fn offer<V: Visitor>(game: Awari, visitor: V) -> V::Output {
+        visitor.zero_sum(game)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,17 +684,36 @@ mod tests {
     }
 
     #[test]
-    fn grand_slam_captures_nothing_and_the_opponent_must_be_fed() {
+    fn grand_slam_is_illegal_unless_forced_and_the_opponent_must_be_fed() {
         let g = Awari::default();
-        // Capturing both of the opponent's pits would take all he has: nothing is captured.
-        let (next, cap) = g.sow(&b(&[0, 0, 0, 0, 0, 2, 1, 2, 0, 0, 0, 0]), 5);
-        assert_eq!(cap, 0);
-        assert_eq!(&next[..2], &[2, 3]);
+        let moves_of = |text: &str| {
+            let mut moves = Vec::new();
+            g.legal_moves(&g.parse_position(text).unwrap(), &mut moves);
+            moves
+        };
+        // f would capture both of the opponent's pits (2 + 3), all he has; e does not.
+        assert_eq!(g.sow(&b(&[0, 0, 0, 0, 1, 2, 1, 2, 0, 0, 0, 0]), 5).1, 5);
+        assert_eq!(moves_of("0,0,0,0,1,2,1,2,0,0,0,0"), vec![4]);
+        // A grand slam that leaves him a pit of 4 is an ordinary capture.
+        assert_eq!(moves_of("0,0,0,0,1,2,1,2,4,0,0,0"), vec![4, 5]);
+        // Every move is a grand slam: both are legal and capture; the opponent is left without
+        // stones and a move, and the mover keeps his 3: all 8 stones are his.
+        assert_eq!(moves_of("0,0,0,0,3,2,1,2,0,0,0,0"), vec![4, 5]);
+        let mut s = g.parse_position("0,0,0,0,3,2,1,2,0,0,0,0").unwrap();
+        g.apply(&mut s, 4);
+        assert!(g.is_terminal(&s));
+        assert_eq!(ZeroSum::terminal_value(&g, &s), -8);
+        assert!(g
+            .parse_position("0,0,0,0,1,2,1,2,0,0,0,0;f")
+            .unwrap_err()
+            .to_string()
+            .contains("capture all"));
         // The opponent is empty: only pits that reach him are legal.
-        let s = g.parse_position("0,0,0,1,2,0,0,0,0,0,0,0").unwrap();
-        let mut moves = Vec::new();
-        g.legal_moves(&s, &mut moves);
-        assert_eq!(moves, vec![4]);
+        assert_eq!(moves_of("0,0,0,1,2,0,0,0,0,0,0,0"), vec![4]);
+        // 22 stones from a lap twice and end with 2 in each of his pits: a grand slam, so the
+        // only other pit that feeds him is the one legal move.
+        assert_eq!(g.sow(&b(&[22, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]), 0).1, 12);
+        assert_eq!(moves_of("22,0,0,0,0,1,0,0,0,0,0,0"), vec![5]);
         // Nobody can feed him: the game ends and the mover keeps his stones.
         let s = g.parse_position("1,1,0,0,0,0,0,0,0,0,0,0").unwrap();
         assert!(g.is_terminal(&s));
@@ -635,22 +725,29 @@ mod tests {
 
     #[test]
     fn repetition_ends_the_game_and_the_notation_keeps_the_moves() {
-        // One pit a side: a capture of the opponent's only stones is a grand slam, so the
-        // stones go round for ever: [1 | 1] -> [2 | 0] -> [2 | 0] (the other side) -> [2 | 0].
-        let g = Awari::new(1).unwrap();
-        let mut s = g.parse_position("1,1").unwrap();
-        g.apply(&mut s, 0);
-        g.apply(&mut s, 0);
-        assert!(!g.is_terminal(&s));
-        assert_eq!(g.board(&s)[..2], [2, 0]);
-        g.apply(&mut s, 0);
+        // Two pits a side, every move forced: [0,1 | 0,1] -b-> [1,1 | 0,0] (the opponent must
+        // feed) -b-> [1,0 | 1,0] -a-> [1,0 | 0,1] -a-> [0,1 | 0,1], the root again.
+        let g = Awari::new(2).unwrap();
+        let mut s = g.parse_position("0,1,0,1").unwrap();
+        for (i, mv) in [1, 1, 0, 0].into_iter().enumerate() {
+            let mut moves = Vec::new();
+            g.legal_moves(&s, &mut moves);
+            assert_eq!(moves, vec![mv], "move {}", i + 1);
+            g.apply(&mut s, mv);
+        }
         // The same board, the same player to move: over, and nothing captured.
         assert!(g.is_terminal(&s));
         assert_eq!(ZeroSum::terminal_value(&g, &s), 0);
-        assert_eq!(g.format_position(&s), "1,1;aaa");
-        let back = g.parse_position("1,1;aaa").unwrap();
+        assert_eq!(g.format_position(&s), "0,1,0,1;bbaa");
+        let back = g.parse_position("0,1,0,1;bbaa").unwrap();
         assert!(g.same_state(&s, &back));
-        assert!(g.parse_position("1,1;aaaa").is_err());
+        assert!(g.parse_position("0,1,0,1;bbaab").is_err());
+        // One pit a side: the only move captures the opponent's only stones, a forced grand slam.
+        let g = Awari::new(1).unwrap();
+        let mut s = g.parse_position("1,1").unwrap();
+        g.apply(&mut s, 0);
+        assert!(g.is_terminal(&s));
+        assert_eq!(ZeroSum::terminal_value(&g, &s), -2);
     }
 
     #[test]

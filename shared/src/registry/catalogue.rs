@@ -86,6 +86,7 @@ catalogue![
     games::othello::OthelloEntry,
     games::rolit::RolitEntry,
     games::nim::NimEntry,
+    games::awari::AwariEntry,
 ];
 
 #[cfg(test)]

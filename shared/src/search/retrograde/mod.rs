@@ -204,6 +204,16 @@ pub fn build_database<G: Retrograde>(
     }
 }
 
+/// Runs `f` on a rayon pool of `threads` threads (the builds and checks above use the pool they
+/// are called on): for callers that size the work themselves.
+pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| format!("thread pool: {e}"))?;
+    Ok(pool.install(f))
+}
+
 /// Builds databases `0..=top` in order (or continues `tables` from its `len()`), returning the
 /// statistics of each database built.
 pub fn build_up_to<G: Retrograde>(game: &G, tables: &mut Tables, top: usize) -> Vec<BuildStats> {
