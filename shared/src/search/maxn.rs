@@ -16,7 +16,7 @@
 use super::node::Tally;
 pub use super::node::VectorOutcome;
 use super::Control;
-use crate::model::{Stochastic, Turn, VectorEval};
+use crate::model::{Game, Stochastic, Turn, VectorEval};
 
 /// How a mover chooses among children whose own entries are equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl std::str::FromStr for TieBreak {
 
 /// The player whose interests decide ties and paranoid search: the mover at `state`, or player
 /// 0 at a chance or terminal root.
-pub fn root_player<G: Stochastic>(game: &G, state: &G::State) -> usize {
+pub fn root_player<G: Game>(game: &G, state: &G::State) -> usize {
     match game.turn(state) {
         Turn::Player(p) => p as usize,
         _ => 0,

@@ -73,15 +73,64 @@ impl Tally {
     }
 }
 
+/// A node count that a kernel reports to its control in batches, on its own polling schedule.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NodeCount {
+    /// Nodes counted.
+    pub nodes: u64,
+    /// Nodes already reported.
+    reported: u64,
+}
+
+impl NodeCount {
+    /// Reports the nodes counted since the last flush.
+    #[inline]
+    pub fn flush(&mut self, ctl: &Control) {
+        ctl.add_nodes(self.nodes - self.reported);
+        self.reported = self.nodes;
+    }
+
+    /// Counts `n` nodes that were reported elsewhere.
+    #[inline]
+    pub fn add_reported(&mut self, n: u64) {
+        self.nodes += n;
+        self.reported += n;
+    }
+}
+
 /// Takes the per-ply buffer of `ply` out of `bufs` (so that a node allocates nothing and can
 /// recurse while holding it), adding empty buffers up to `ply` the first time the search gets
 /// that deep. The caller puts the buffer back with `bufs[ply] = buf` before returning.
 #[inline]
 pub(crate) fn take_ply<T>(bufs: &mut Vec<Vec<T>>, ply: usize) -> Vec<T> {
-    while bufs.len() <= ply {
-        bufs.push(Vec::new());
-    }
+    ensure_ply(bufs, ply);
     std::mem::take(&mut bufs[ply])
+}
+
+/// Adds default per-ply buffers to `bufs` until it has one for `ply`.
+#[inline]
+pub(crate) fn ensure_ply<T: Default>(bufs: &mut Vec<T>, ply: usize) {
+    while bufs.len() <= ply {
+        bufs.push(T::default());
+    }
+}
+
+/// The per-ply buffers of a chance kernel: a decision node's moves, a chance node's outcomes,
+/// and what else the kernel keeps per ply (`extra`).
+pub(crate) struct ChanceFrame<M, X = ()> {
+    pub moves: Vec<M>,
+    pub outcomes: Vec<(M, f64)>,
+    pub extra: X,
+}
+
+impl<M, X: Default> Default for ChanceFrame<M, X> {
+    fn default() -> Self {
+        ChanceFrame {
+            moves: Vec::new(),
+            outcomes: Vec::new(),
+            extra: X::default(),
+        }
+    }
 }
 
 /// The leaf value of `state` in a two-player negamax kernel, from `game.side(state)`'s point of
@@ -183,6 +232,24 @@ pub(crate) enum OutcomeWindow {
         ax: f64,
         bx: f64,
     },
+}
+
+impl OutcomeWindow {
+    /// The outcome's `(cur_alpha, cur_beta, ax, bx)` when it is to be searched, else the node's
+    /// value: `alpha` when it fails low, `beta` when it fails high.
+    #[inline]
+    pub fn searched(self, alpha: f64, beta: f64) -> Result<(f64, f64, f64, f64), f64> {
+        match self {
+            OutcomeWindow::FailLow => Err(alpha),
+            OutcomeWindow::FailHigh => Err(beta),
+            OutcomeWindow::Search {
+                cur_alpha,
+                cur_beta,
+                ax,
+                bx,
+            } => Ok((cur_alpha, cur_beta, ax, bx)),
+        }
+    }
 }
 
 /// Star1's window for outcome `i` of probability `p` at a chance node searched in

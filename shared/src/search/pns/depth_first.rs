@@ -7,7 +7,7 @@
 
 use super::{known_value, pn_add, Verdict, INF};
 use crate::model::{Hashed, ZeroSum};
-use crate::search::node::take_ply;
+use crate::search::node::{take_ply, NodeCount};
 use crate::search::{Control, StopReason};
 
 /// Entries per bucket.
@@ -202,9 +202,7 @@ pub(super) struct DepthFirst<'g, G: ZeroSum + Hashed> {
     root_side: u8,
     pub target: i32,
     /// Children generated (root included).
-    pub nodes: u64,
-    /// Nodes already reported to the control.
-    pub reported: u64,
+    pub count: NodeCount,
     pub expansions: u64,
     pub stopped: Option<StopReason>,
 }
@@ -219,8 +217,7 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
             kids: Vec::new(),
             root_side: 0,
             target: 0,
-            nodes: 0,
-            reported: 0,
+            count: NodeCount::default(),
             expansions: 0,
             stopped: None,
         }
@@ -230,8 +227,8 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
     pub fn start(&mut self, root: &G::State, target: i32) {
         self.root_side = self.game.side(root);
         self.target = target;
-        self.nodes = 1;
-        self.reported = 0;
+        self.count = NodeCount::default();
+        self.count.nodes = 1;
         self.expansions = 0;
         self.stopped = None;
     }
@@ -254,17 +251,10 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         }
     }
 
-    /// Reports the nodes not yet reported to `ctl`.
-    #[inline]
-    pub fn report(&mut self, ctl: &Control) {
-        ctl.add_nodes(self.nodes - self.reported);
-        self.reported = self.nodes;
-    }
-
     /// Reports the nodes and records a stop request.
     #[cold]
     pub fn poll(&mut self, ctl: &Control) {
-        self.report(ctl);
+        self.count.flush(ctl);
         if let Some(r) = ctl.should_stop() {
             self.stopped = Some(r);
         }
@@ -299,7 +289,7 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
                 same: self.game.side(&child) == side,
             });
         }
-        self.nodes += moves.len() as u64;
+        self.count.nodes += moves.len() as u64;
         (moves, kids)
     }
 

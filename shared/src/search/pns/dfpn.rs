@@ -68,14 +68,14 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             self.numbers(root, ctl)
         } else {
             let r = self.mid(root, self.s.game.hash(root), INF, INF, 0, ctl);
-            self.s.report(ctl);
+            self.s.count.flush(ctl);
             r
         };
         let (verdict, best_move) = self.s.verdict(root, numbers);
         Decision {
             verdict,
             best_move,
-            nodes: self.s.nodes,
+            nodes: self.s.count.nodes,
             expansions: self.s.expansions,
             peak_nodes: self.s.tt.used,
             node_bytes: std::mem::size_of::<Entry>(),
@@ -90,7 +90,7 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             None => {
                 let h = self.s.game.hash(state);
                 let r = self.mid(state, h, INF, INF, 0, ctl);
-                self.s.report(ctl);
+                self.s.count.flush(ctl);
                 r
             }
         }

@@ -86,12 +86,12 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
                 self.pds(root, h, INF, INF, 0, ctl)
             }
         };
-        self.s.report(ctl);
+        self.s.count.flush(ctl);
         let (verdict, best_move) = self.s.verdict(root, numbers);
         Decision {
             verdict,
             best_move,
-            nodes: self.s.nodes,
+            nodes: self.s.count.nodes,
             expansions: self.s.expansions,
             peak_nodes: self.s.tt.used + self.second_peak,
             node_bytes: std::mem::size_of::<Entry>(),
@@ -125,8 +125,7 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
                 return (1, 1);
             }
         };
-        self.s.nodes += created.saturating_sub(1);
-        self.s.reported += created.saturating_sub(1);
+        self.s.count.add_reported(created.saturating_sub(1));
         self.s.expansions += expanded;
         self.second_peak = self.second_peak.max(created);
         if kids.is_empty() && phi != 0 && delta != 0 {
