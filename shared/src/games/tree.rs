@@ -237,6 +237,19 @@ impl Builder {
         }
     }
 
+    /// Adds a leaf with one utility per player; returns its id.
+    fn leaf(&mut self, utilities: &[f64]) -> u32 {
+        let first = self.utilities.len() as u32;
+        self.utilities.extend_from_slice(utilities);
+        self.nodes.push(Entry {
+            node: Node::Leaf { first },
+            children: vec![],
+            probs: vec![],
+            labels: None,
+        });
+        self.nodes.len() as u32 - 1
+    }
+
     fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<u32, NotationError> {
         if depth > MAX_DEPTH {
             return Err(NotationError::new(format!(
@@ -252,16 +265,7 @@ impl Builder {
         if v.is_number() {
             let u = Self::number(v, path)?;
             self.set_players(2, path)?;
-            let first = self.utilities.len() as u32;
-            self.utilities.push(u);
-            self.utilities.push(-u);
-            self.nodes.push(Entry {
-                node: Node::Leaf { first },
-                children: vec![],
-                probs: vec![],
-                labels: None,
-            });
-            return Ok(id);
+            return Ok(self.leaf(&[u, -u]));
         }
         let obj = v.as_object().ok_or_else(|| {
             node_error(path, format!("expected a number or an object, found {v}"))
@@ -275,18 +279,12 @@ impl Builder {
                 .filter(|a| !a.is_empty())
                 .ok_or_else(|| node_error(path, "\"utility\" must be a non-empty array"))?;
             self.set_players(arr.len(), path)?;
-            let first = self.utilities.len() as u32;
-            for (i, x) in arr.iter().enumerate() {
-                let u = Self::number(x, &format!("{path}.utility[{i}]"))?;
-                self.utilities.push(u);
-            }
-            self.nodes.push(Entry {
-                node: Node::Leaf { first },
-                children: vec![],
-                probs: vec![],
-                labels: None,
-            });
-            return Ok(id);
+            let utilities = arr
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Self::number(x, &format!("{path}.utility[{i}]")))
+                .collect::<Result<Vec<f64>, _>>()?;
+            return Ok(self.leaf(&utilities));
         }
         let (node, list): (Node, &Value) = if let Some(c) = obj.get("max") {
             self.has_minmax = true;

@@ -22,7 +22,7 @@
 
 use std::ops::ControlFlow;
 
-use super::maxn::{root_player, VectorOutcome};
+use super::maxn::VectorOutcome;
 use super::node::{take_ply, RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{OutOfTurn, VectorEval};
@@ -97,7 +97,7 @@ pub fn best_reply<G: OutOfTurn + VectorEval>(
     ctl: &Control,
 ) -> Option<VectorOutcome<G::Move>> {
     let mut s = Search {
-        s: RootPlayerSearch::new(game, ctl, root_player(game, state)),
+        s: RootPlayerSearch::new(game, ctl, state),
         players: game.num_players(),
         moves: Vec::new(),
     };

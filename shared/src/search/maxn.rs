@@ -13,10 +13,11 @@
 //! Values live in one flat buffer, a slot of `num_players` numbers per ply, so the search
 //! allocates nothing per node.
 
+pub use super::node::root_player;
 use super::node::Tally;
 pub use super::node::VectorOutcome;
 use super::Control;
-use crate::model::{Game, Stochastic, Turn, VectorEval};
+use crate::model::{Stochastic, Turn, VectorEval};
 
 /// How a mover chooses among children whose own entries are equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,15 +44,6 @@ impl std::str::FromStr for TieBreak {
                 "tiebreak '{other}' is unknown (first, last, paranoid, friendly)"
             )),
         }
-    }
-}
-
-/// The player whose interests decide ties and paranoid search: the mover at `state`, or player
-/// 0 at a chance or terminal root.
-pub fn root_player<G: Game>(game: &G, state: &G::State) -> usize {
-    match game.turn(state) {
-        Turn::Player(p) => p as usize,
-        _ => 0,
     }
 }
 

@@ -13,7 +13,7 @@ use std::ops::{ControlFlow, Neg};
 
 use super::Control;
 use crate::model::chance::ChanceZeroSum;
-use crate::model::{Turn, VectorEval, ZeroSum};
+use crate::model::{Game, Turn, VectorEval, ZeroSum};
 
 /// What a multi-player search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -307,6 +307,15 @@ pub(crate) fn outcome_cut(
     }
 }
 
+/// The player whose interests decide ties and paranoid search: the mover at `state`, or player
+/// 0 at a chance or terminal root.
+pub fn root_player<G: Game>(game: &G, state: &G::State) -> usize {
+    match game.turn(state) {
+        Turn::Player(p) => p as usize,
+        _ => 0,
+    }
+}
+
 /// The root player's half of a two-sided search of a multi-player game (paranoid search and
 /// best-reply search): leaves scored by the root player's entry of `returns` or
 /// `evaluate_vector`, the tally, the depth-cut flag, the best root move, and the fail-soft
@@ -345,12 +354,12 @@ impl Window {
 }
 
 impl<'a, G: VectorEval> RootPlayerSearch<'a, G> {
-    /// A search for `root`'s utility.
-    pub fn new(game: &'a G, ctl: &'a Control, root: usize) -> Self {
+    /// A search for the utility of the root player of `state` ([`root_player`]).
+    pub fn new(game: &'a G, ctl: &'a Control, state: &G::State) -> Self {
         RootPlayerSearch {
             game,
             ctl,
-            root,
+            root: root_player(game, state),
             buf: vec![0.0; game.num_players().max(1)],
             tally: Tally::default(),
             cut: false,

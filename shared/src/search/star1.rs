@@ -46,17 +46,19 @@ pub(crate) trait ChanceNode<G: ChanceZeroSum>: Sized {
     type Hint: Copy;
     /// The value a hint gives a move in the decision node's window `(alpha, beta)`, if any.
     fn hinted(hint: &Self::Hint, alpha: f64, beta: f64) -> Option<f64>;
-    /// Fail-hard value of the chance node `state` from `side`'s point of view.
-    #[allow(clippy::too_many_arguments)]
-    fn chance(
-        s: &mut Search<'_, G, Self>,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64;
+    /// Fail-hard value of the chance node `state` (see [`ChanceAt`]).
+    fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64;
+}
+
+/// A chance node being searched: its fail-hard window `(alpha, beta)` from its own side `side`,
+/// its ply, and the players' plies left below it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChanceAt {
+    pub alpha: f64,
+    pub beta: f64,
+    pub side: u8,
+    pub ply: usize,
+    pub depth: Option<u32>,
 }
 
 /// The search state of a negamax chance kernel whose chance nodes are `C`'s.
@@ -100,7 +102,14 @@ impl<G: ChanceZeroSum, C: ChanceNode<G>> Search<'_, G, C> {
         ensure_ply(&mut self.frames, ply + 1);
         let side = self.game.player_side(state);
         if turn == Turn::Chance {
-            return C::chance(self, state, alpha, beta, side, ply, depth);
+            let at = ChanceAt {
+                alpha,
+                beta,
+                side,
+                ply,
+                depth,
+            };
+            return C::chance(self, state, at);
         }
         // Negamax at a decision node.
         let mut moves = std::mem::take(&mut self.frames[ply].moves);
@@ -145,15 +154,14 @@ impl<G: ChanceZeroSum> ChanceNode<G> for Star1 {
         match *hint {}
     }
 
-    fn chance(
-        s: &mut Search<'_, G, Self>,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
+    fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64 {
+        let ChanceAt {
+            alpha,
+            beta,
+            side,
+            ply,
+            depth,
+        } = at;
         let (lo, hi) = side_bounds(s.bounds, side);
         let mut outcomes = std::mem::take(&mut s.frames[ply].outcomes);
         s.game.chance_outcomes(state, &mut outcomes);

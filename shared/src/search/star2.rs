@@ -40,7 +40,7 @@
 
 use super::expectimax::ChanceOutcome;
 use super::node::{child_window, outcome_cut, outcome_window};
-use super::star1::{search, ChanceNode, Search};
+use super::star1::{search, ChanceAt, ChanceNode, Search};
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
 use crate::model::Turn;
@@ -132,16 +132,8 @@ impl<G: ChanceZeroSum> ChanceNode<G> for Probing {
         }
     }
 
-    fn chance(
-        s: &mut Search<'_, G, Self>,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
-        s.probing_chance(state, alpha, beta, side, ply, depth)
+    fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64 {
+        s.probing_chance(state, at)
     }
 }
 
@@ -152,15 +144,14 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
     }
 
     /// Star2's chance node: the probing phase, then Star1's search phase with what it learnt.
-    fn probing_chance(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
+    fn probing_chance(&mut self, state: &G::State, at: ChanceAt) -> f64 {
+        let ChanceAt {
+            alpha,
+            beta,
+            side,
+            ply,
+            ..
+        } = at;
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut outcomes = std::mem::take(&mut self.frames[ply].outcomes);
         let mut children = std::mem::take(&mut self.frames[ply].extra.children);
@@ -181,9 +172,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
                 exact: false,
             });
         }
-        let result = match self.probe_phase(
-            &outcomes, &children, &mut known, &mut hints, alpha, beta, side, ply, depth,
-        ) {
+        let result = match self.probe_phase(&outcomes, &children, &mut known, &mut hints, at) {
             Probed::Cut(high) => {
                 if high {
                     beta
@@ -191,9 +180,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
                     alpha
                 }
             }
-            Probed::Continue => self.search_phase(
-                &outcomes, &children, &known, &hints, alpha, beta, side, ply, depth,
-            ),
+            Probed::Continue => self.search_phase(&outcomes, &children, &known, &hints, at),
         };
         let f = &mut self.frames[ply];
         f.outcomes = outcomes;
@@ -203,19 +190,21 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn probe_phase(
         &mut self,
         outcomes: &[(G::Move, f64)],
         children: &[G::State],
         known: &mut [Known],
         hints: &mut [Hint],
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
+        at: ChanceAt,
     ) -> Probed {
+        let ChanceAt {
+            alpha,
+            beta,
+            side,
+            ply,
+            depth,
+        } = at;
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut sum_lower = lo;
         let mut sum_upper = hi;
@@ -276,11 +265,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
                     &mut hints[i * k..(i + 1) * k],
                     (&mut sum_lower, &mut sum_upper),
                     (first, first + per_call),
-                    alpha,
-                    beta,
-                    side,
-                    ply + 1,
-                    depth,
+                    ChanceAt { ply: ply + 1, ..at },
                 );
                 if self.tally.stopped {
                     return Probed::Continue;
@@ -305,12 +290,15 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         hints: &mut [Hint],
         sums: (&mut f64, &mut f64),
         range: (usize, usize),
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
+        at: ChanceAt,
     ) -> Option<bool> {
+        let ChanceAt {
+            alpha,
+            beta,
+            side,
+            ply,
+            depth,
+        } = at;
         let (lo, hi) = side_bounds(self.bounds, side);
         let (sum_lower, sum_upper) = sums;
         let cs = self.game.player_side(child);
@@ -429,19 +417,21 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         cut
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn search_phase(
         &mut self,
         outcomes: &[(G::Move, f64)],
         children: &[G::State],
         known: &[Known],
         hints: &[Hint],
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
+        at: ChanceAt,
     ) -> f64 {
+        let ChanceAt {
+            alpha,
+            beta,
+            side,
+            ply,
+            depth,
+        } = at;
         let k = self.node.factor as usize;
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut rest_lower: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.lower).sum();

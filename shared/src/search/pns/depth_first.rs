@@ -348,3 +348,65 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         (verdict, best_move)
     }
 }
+
+/// A depth-first proof-number kernel (df-pn's MID, PDS-PN's first level): both search below a
+/// node the same way and differ in the thresholds they give its best child and in how they
+/// enter a child.
+pub(super) trait Kernel<'g, G: ZeroSum + Hashed> {
+    /// The search state.
+    fn state(&mut self) -> &mut DepthFirst<'g, G>;
+
+    /// φ/δ thresholds of the best child `kid` of a node searched with `(th_phi, th_delta)`
+    /// whose children scanned as `scan`.
+    fn child_thresholds(&self, scan: &Scan, kid: &Kid, th_phi: u32, th_delta: u32) -> (u32, u32);
+
+    /// Searches the child `state` (hash `hash`) with the given thresholds; returns its numbers.
+    fn visit(
+        &mut self,
+        state: &G::State,
+        hash: u64,
+        th_phi: u32,
+        th_delta: u32,
+        ply: usize,
+        ctl: &Control,
+    ) -> (u32, u32);
+
+    /// Expands `state` and searches its best child in turn until `state`'s numbers reach a
+    /// threshold or a stop is requested; stores the numbers (with the work since `start_work`
+    /// and the `expanded` flag) and returns them.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn search_below(
+        &mut self,
+        state: &G::State,
+        hash: u64,
+        (th_phi, th_delta): (u32, u32),
+        ply: usize,
+        ctl: &Control,
+        start_work: u64,
+        expanded: bool,
+    ) -> (u32, u32) {
+        let (moves, mut kids) = self.state().expand(state, ply);
+        let (phi, delta) = loop {
+            let scan = self.state().scan(&mut kids);
+            if kids.is_empty() {
+                // A non-terminal state without moves breaks the model: lost for its mover.
+                break (INF, 0);
+            }
+            if scan.phi >= th_phi || scan.delta >= th_delta || self.state().stopped.is_some() {
+                break (scan.phi, scan.delta);
+            }
+            let k = kids[scan.best];
+            let (c_phi, c_delta) = self.child_thresholds(&scan, &k, th_phi, th_delta);
+            let mut child = state.clone();
+            self.state().game.apply(&mut child, moves[scan.best]);
+            let (p, d) = self.visit(&child, k.hash, c_phi, c_delta, ply + 1, ctl);
+            kids[scan.best].phi = p;
+            kids[scan.best].delta = d;
+        };
+        let s = self.state();
+        s.tt.put(hash, phi, delta, s.expansions - start_work + 1, expanded);
+        s.restore(ply, moves, kids);
+        (phi, delta)
+    }
+}

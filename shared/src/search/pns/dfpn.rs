@@ -32,7 +32,7 @@
 //! numbers are refreshed from the table at each round and kept locally too, so an entry evicted
 //! from the table cannot make a parent loop.
 
-use super::depth_first::{DepthFirst, Entry};
+use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
 use super::{known_value, Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::Control;
@@ -67,7 +67,7 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
         let numbers = if self.s.game.is_terminal(root) {
             self.numbers(root, ctl)
         } else {
-            let r = self.mid(root, self.s.game.hash(root), INF, INF, 0, ctl);
+            let r = self.visit(root, self.s.game.hash(root), INF, INF, 0, ctl);
             self.s.count.flush(ctl);
             r
         };
@@ -89,7 +89,7 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             Some(v) => self.s.known_numbers(state, v),
             None => {
                 let h = self.s.game.hash(state);
-                let r = self.mid(state, h, INF, INF, 0, ctl);
+                let r = self.visit(state, h, INF, INF, 0, ctl);
                 self.s.count.flush(ctl);
                 r
             }
@@ -109,9 +109,35 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             None
         }
     }
+}
+
+impl<'g, G: ZeroSum + Hashed> Kernel<'g, G> for Dfpn<'g, G> {
+    #[inline(always)]
+    fn state(&mut self) -> &mut DepthFirst<'g, G> {
+        &mut self.s
+    }
+
+    /// The best child's "lose" number may grow by what is left of the node's δ budget; its
+    /// "win" number up to the second-best child's, widened by 1+ε.
+    #[inline]
+    fn child_thresholds(&self, scan: &Scan, kid: &Kid, th_phi: u32, th_delta: u32) -> (u32, u32) {
+        let (w, l) = kid.win_lose();
+        debug_assert_eq!(w, scan.phi);
+        let w2 = scan.second;
+        let t_l = (th_delta as u64 - scan.delta as u64 + l as u64).min(INF as u64) as u32;
+        let t_w = if w2 == INF {
+            th_phi
+        } else {
+            let widened = ((w2 as f64) * (1.0 + self.epsilon)).ceil() as u64;
+            (th_phi as u64)
+                .min(widened.max(w2 as u64 + 1))
+                .min(INF as u64) as u32
+        };
+        kid.thresholds(t_w, t_l)
+    }
 
     /// Nagai's MID: searches below `state` until its numbers reach a threshold; returns them.
-    fn mid(
+    fn visit(
         &mut self,
         state: &G::State,
         hash: u64,
@@ -125,43 +151,6 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
         if self.s.expansions.is_multiple_of(POLL) {
             self.s.poll(ctl);
         }
-        let (moves, mut kids) = self.s.expand(state, ply);
-        let (phi, delta) = loop {
-            let scan = self.s.scan(&mut kids);
-            if kids.is_empty() {
-                // A non-terminal state without moves breaks the model: lost for its mover.
-                break (INF, 0);
-            }
-            let (phi, delta) = (scan.phi, scan.delta);
-            if phi >= th_phi || delta >= th_delta || self.s.stopped.is_some() {
-                break (phi, delta);
-            }
-            let k = kids[scan.best];
-            let (w, l) = k.win_lose();
-            debug_assert_eq!(w, phi);
-            // Thresholds of the best child: its "lose" number may grow by what is left of n's δ
-            // budget; its "win" number up to the second-best child's, widened by 1+ε.
-            let w2 = scan.second;
-            let t_l = (th_delta as u64 - delta as u64 + l as u64).min(INF as u64) as u32;
-            let t_w = if w2 == INF {
-                th_phi
-            } else {
-                let widened = ((w2 as f64) * (1.0 + self.epsilon)).ceil() as u64;
-                (th_phi as u64)
-                    .min(widened.max(w2 as u64 + 1))
-                    .min(INF as u64) as u32
-            };
-            let (c_phi, c_delta) = k.thresholds(t_w, t_l);
-            let mut child = state.clone();
-            self.s.game.apply(&mut child, moves[scan.best]);
-            let (p, d) = self.mid(&child, k.hash, c_phi, c_delta, ply + 1, ctl);
-            kids[scan.best].phi = p;
-            kids[scan.best].delta = d;
-        };
-        self.s
-            .tt
-            .put(hash, phi, delta, self.s.expansions - start_work + 1, false);
-        self.s.restore(ply, moves, kids);
-        (phi, delta)
+        self.search_below(state, hash, (th_phi, th_delta), ply, ctl, start_work, false)
     }
 }

@@ -31,7 +31,7 @@
 //! entry at the first level (second-level trees are trees). Entries are keyed by the full 64-bit
 //! hash. Repetitions do not occur in the model's games and are not detected.
 
-use super::depth_first::{DepthFirst, Entry};
+use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
 use super::tree::Pns;
 use super::{known_value, Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
@@ -83,7 +83,7 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
                 let h = self.s.game.hash(root);
                 // The first level expands the root itself.
                 self.s.tt.put(h, 1, 1, 0, true);
-                self.pds(root, h, INF, INF, 0, ctl)
+                self.visit(root, h, INF, INF, 0, ctl)
             }
         };
         self.s.count.flush(ctl);
@@ -151,9 +151,32 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
         }
         (phi, delta)
     }
+}
+
+impl<'g, G: ZeroSum + Hashed> Kernel<'g, G> for PdsPn<'g, G> {
+    #[inline(always)]
+    fn state(&mut self) -> &mut DepthFirst<'g, G> {
+        &mut self.s
+    }
+
+    /// Multiple iterative deepening: the threshold of the node's smaller number is deepened by
+    /// one; the best child's "win" number may grow to the deepened proof threshold, its "lose"
+    /// number by what is left of the deepened disproof threshold.
+    #[inline]
+    fn child_thresholds(&self, scan: &Scan, kid: &Kid, th_phi: u32, th_delta: u32) -> (u32, u32) {
+        let (phi, delta) = (scan.phi, scan.delta);
+        let (a, b) = if phi <= delta {
+            (phi + 1, th_delta)
+        } else {
+            (th_phi, delta + 1)
+        };
+        let (_, l) = kid.win_lose();
+        let t_l = (b as u64 - delta as u64 + l as u64).min(INF as u64) as u32;
+        kid.thresholds(a, t_l)
+    }
 
     /// PDS with multiple iterative deepening (see the module doc); returns `state`'s numbers.
-    fn pds(
+    fn visit(
         &mut self,
         state: &G::State,
         hash: u64,
@@ -173,40 +196,7 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
             _ => return self.leaf(state, hash, ctl),
         }
         let start_work = self.s.expansions;
-        let (moves, mut kids) = self.s.expand(state, ply);
-        let (phi, delta) = loop {
-            // φ(n) = least "win" number of a child for n's mover, δ(n) = sum of "lose" numbers.
-            let scan = self.s.scan(&mut kids);
-            if kids.is_empty() {
-                // A non-terminal state without moves breaks the model: lost for its mover.
-                break (INF, 0);
-            }
-            let (phi, delta) = (scan.phi, scan.delta);
-            if phi >= th_phi || delta >= th_delta || self.s.stopped.is_some() {
-                break (phi, delta);
-            }
-            // Multiple iterative deepening: deepen the threshold of the smaller number by one.
-            let (a, b) = if phi <= delta {
-                (phi + 1, th_delta)
-            } else {
-                (th_phi, delta + 1)
-            };
-            let k = kids[scan.best];
-            let (_, l) = k.win_lose();
-            // The child's "win" number may grow to `a`; its "lose" number by what is left of `b`.
-            let t_l = (b as u64 - delta as u64 + l as u64).min(INF as u64) as u32;
-            let (c_phi, c_delta) = k.thresholds(a, t_l);
-            let mut child = state.clone();
-            self.s.game.apply(&mut child, moves[scan.best]);
-            let (p, d) = self.pds(&child, k.hash, c_phi, c_delta, ply + 1, ctl);
-            kids[scan.best].phi = p;
-            kids[scan.best].delta = d;
-        };
-        self.s
-            .tt
-            .put(hash, phi, delta, self.s.expansions - start_work + 1, true);
-        self.s.restore(ply, moves, kids);
-        (phi, delta)
+        self.search_below(state, hash, (th_phi, th_delta), ply, ctl, start_work, true)
     }
 }
 
