@@ -61,6 +61,14 @@ pub(crate) struct ChanceAt {
     pub depth: Option<u32>,
 }
 
+impl ChanceAt {
+    /// `(alpha, beta, side, ply, depth)`.
+    #[inline(always)]
+    pub fn parts(self) -> (f64, f64, u8, usize, Option<u32>) {
+        (self.alpha, self.beta, self.side, self.ply, self.depth)
+    }
+}
+
 /// The search state of a negamax chance kernel whose chance nodes are `C`'s.
 pub(crate) struct Search<'a, G: ChanceZeroSum, C: ChanceNode<G>> {
     pub game: &'a G,
@@ -155,13 +163,7 @@ impl<G: ChanceZeroSum> ChanceNode<G> for Star1 {
     }
 
     fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64 {
-        let ChanceAt {
-            alpha,
-            beta,
-            side,
-            ply,
-            depth,
-        } = at;
+        let (alpha, beta, side, ply, depth) = at.parts();
         let (lo, hi) = side_bounds(s.bounds, side);
         let mut outcomes = std::mem::take(&mut s.frames[ply].outcomes);
         s.game.chance_outcomes(state, &mut outcomes);

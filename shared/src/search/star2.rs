@@ -145,13 +145,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
 
     /// Star2's chance node: the probing phase, then Star1's search phase with what it learnt.
     fn probing_chance(&mut self, state: &G::State, at: ChanceAt) -> f64 {
-        let ChanceAt {
-            alpha,
-            beta,
-            side,
-            ply,
-            ..
-        } = at;
+        let (alpha, beta, side, ply, _) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut outcomes = std::mem::take(&mut self.frames[ply].outcomes);
         let mut children = std::mem::take(&mut self.frames[ply].extra.children);
@@ -198,13 +192,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         hints: &mut [Hint],
         at: ChanceAt,
     ) -> Probed {
-        let ChanceAt {
-            alpha,
-            beta,
-            side,
-            ply,
-            depth,
-        } = at;
+        let (alpha, beta, side, ply, depth) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut sum_lower = lo;
         let mut sum_upper = hi;
@@ -292,13 +280,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         range: (usize, usize),
         at: ChanceAt,
     ) -> Option<bool> {
-        let ChanceAt {
-            alpha,
-            beta,
-            side,
-            ply,
-            depth,
-        } = at;
+        let (alpha, beta, side, ply, depth) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let (sum_lower, sum_upper) = sums;
         let cs = self.game.player_side(child);
@@ -425,13 +407,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         hints: &[Hint],
         at: ChanceAt,
     ) -> f64 {
-        let ChanceAt {
-            alpha,
-            beta,
-            side,
-            ply,
-            depth,
-        } = at;
+        let (alpha, beta, side, ply, depth) = at.parts();
         let k = self.node.factor as usize;
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut rest_lower: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.lower).sum();
