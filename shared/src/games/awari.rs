@@ -54,6 +54,7 @@
 //! position, `;` and the moves (`4,4,4,4,4,4,4,4,4,4,4,4;cf`), so that the score and the
 //! repetition history read back.
 
+use super::fmix64;
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
 use crate::model::settings::{Opts, SolveError, Spec};
@@ -105,16 +106,6 @@ pub struct AwariState {
     history_hash: u64,
     /// Moves since the last capture.
     since_capture: u32,
-}
-
-/// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
-#[inline(always)]
-fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 #[inline]

@@ -29,6 +29,7 @@
 //! turn; such states have a history that is no longer a game in turn order, which only the
 //! search itself ever sees.
 
+use super::fmix64;
 use super::othello::{Geometry, PARAM_SIZE};
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::settings::{Opts, SolveError, Spec};
@@ -255,16 +256,6 @@ impl VectorEval for Rolit {
     fn evaluate_vector(&self, s: &RolitState, out: &mut [f64]) {
         self.returns(s, out);
     }
-}
-
-/// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
-#[inline(always)]
-fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 impl Hashed for Rolit {

@@ -202,6 +202,11 @@ impl Tree {
     }
 }
 
+/// An error in the tree node at `path`.
+fn node_error(path: &str, what: impl std::fmt::Display) -> NotationError {
+    NotationError::new(format!("tree node {path}: {what}"))
+}
+
 struct Builder {
     nodes: Vec<Entry>,
     utilities: Vec<f64>,
@@ -213,9 +218,9 @@ struct Builder {
 
 impl Builder {
     fn number(v: &Value, path: &str) -> Result<f64, NotationError> {
-        v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-            NotationError::new(format!("tree node {path}: expected a number, found {v}"))
-        })
+        v.as_f64()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| node_error(path, format!("expected a number, found {v}")))
     }
 
     fn set_players(&mut self, n: usize, path: &str) -> Result<(), NotationError> {
@@ -225,10 +230,24 @@ impl Builder {
                 Ok(())
             }
             Some(m) if m == n => Ok(()),
-            Some(m) => Err(NotationError::new(format!(
-                "tree node {path}: leaf has {n} utilities, other leaves have {m}"
-            ))),
+            Some(m) => Err(node_error(
+                path,
+                format!("leaf has {n} utilities, other leaves have {m}"),
+            )),
         }
+    }
+
+    /// Adds a leaf with one utility per player; returns its id.
+    fn leaf(&mut self, utilities: &[f64]) -> u32 {
+        let first = self.utilities.len() as u32;
+        self.utilities.extend_from_slice(utilities);
+        self.nodes.push(Entry {
+            node: Node::Leaf { first },
+            children: vec![],
+            probs: vec![],
+            labels: None,
+        });
+        self.nodes.len() as u32 - 1
     }
 
     fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<u32, NotationError> {
@@ -246,46 +265,26 @@ impl Builder {
         if v.is_number() {
             let u = Self::number(v, path)?;
             self.set_players(2, path)?;
-            let first = self.utilities.len() as u32;
-            self.utilities.push(u);
-            self.utilities.push(-u);
-            self.nodes.push(Entry {
-                node: Node::Leaf { first },
-                children: vec![],
-                probs: vec![],
-                labels: None,
-            });
-            return Ok(id);
+            return Ok(self.leaf(&[u, -u]));
         }
         let obj = v.as_object().ok_or_else(|| {
-            NotationError::new(format!(
-                "tree node {path}: expected a number or an object, found {v}"
-            ))
+            node_error(path, format!("expected a number or an object, found {v}"))
         })?;
         if let Some(u) = obj.get("utility") {
             if obj.len() > 1 {
-                return Err(NotationError::new(format!(
-                    "tree node {path}: a \"utility\" leaf has no other keys"
-                )));
+                return Err(node_error(path, "a \"utility\" leaf has no other keys"));
             }
-            let arr = u.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
-                NotationError::new(format!(
-                    "tree node {path}: \"utility\" must be a non-empty array"
-                ))
-            })?;
+            let arr = u
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| node_error(path, "\"utility\" must be a non-empty array"))?;
             self.set_players(arr.len(), path)?;
-            let first = self.utilities.len() as u32;
-            for (i, x) in arr.iter().enumerate() {
-                let u = Self::number(x, &format!("{path}.utility[{i}]"))?;
-                self.utilities.push(u);
-            }
-            self.nodes.push(Entry {
-                node: Node::Leaf { first },
-                children: vec![],
-                probs: vec![],
-                labels: None,
-            });
-            return Ok(id);
+            let utilities = arr
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Self::number(x, &format!("{path}.utility[{i}]")))
+                .collect::<Result<Vec<f64>, _>>()?;
+            return Ok(self.leaf(&utilities));
         }
         let (node, list): (Node, &Value) = if let Some(c) = obj.get("max") {
             self.has_minmax = true;
@@ -295,30 +294,26 @@ impl Builder {
             (Node::Min, c)
         } else if let Some(p) = obj.get("player") {
             self.has_player = true;
-            let p = p.as_u64().filter(|&p| p < 64).ok_or_else(|| {
-                NotationError::new(format!(
-                    "tree node {path}: \"player\" must be an integer 0..63"
-                ))
-            })?;
-            let c = obj.get("children").ok_or_else(|| {
-                NotationError::new(format!(
-                    "tree node {path}: player node without \"children\""
-                ))
-            })?;
+            let p = p
+                .as_u64()
+                .filter(|&p| p < 64)
+                .ok_or_else(|| node_error(path, "\"player\" must be an integer 0..63"))?;
+            let c = obj
+                .get("children")
+                .ok_or_else(|| node_error(path, "player node without \"children\""))?;
             (Node::Player(p as u8), c)
         } else if let Some(c) = obj.get("chance") {
             self.has_chance = true;
             (Node::Chance, c)
         } else {
-            return Err(NotationError::new(format!(
-                "tree node {path}: expected one of \"max\", \"min\", \"player\", \"chance\", \"utility\""
-            )));
+            return Err(node_error(
+                path,
+                "expected one of \"max\", \"min\", \"player\", \"chance\", \"utility\"",
+            ));
         };
         for key in obj.keys() {
             if !["max", "min", "player", "children", "chance", "labels"].contains(&key.as_str()) {
-                return Err(NotationError::new(format!(
-                    "tree node {path}: unknown key \"{key}\""
-                )));
+                return Err(node_error(path, format!("unknown key \"{key}\"")));
             }
         }
         // One node, one meaning: a second kind key or stray "children" would be ignored.
@@ -327,19 +322,17 @@ impl Builder {
             .filter(|k| obj.contains_key(**k))
             .count();
         if kinds > 1 || (obj.contains_key("children") && !matches!(node, Node::Player(_))) {
-            return Err(NotationError::new(format!(
-                "tree node {path}: a node is one of \"max\", \"min\", \"player\" (with \"children\"), \"chance\""
-            )));
+            return Err(node_error(
+                path,
+                "a node is one of \"max\", \"min\", \"player\" (with \"children\"), \"chance\"",
+            ));
         }
-        let items = list.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
-            NotationError::new(format!(
-                "tree node {path}: children must be a non-empty array"
-            ))
-        })?;
+        let items = list
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| node_error(path, "children must be a non-empty array"))?;
         if items.len() > u32::MAX as usize {
-            return Err(NotationError::new(format!(
-                "tree node {path}: too many children"
-            )));
+            return Err(node_error(path, "too many children"));
         }
         self.nodes.push(Entry {
             node: node.clone(),
@@ -373,41 +366,42 @@ impl Builder {
         if !probs.is_empty() {
             let total: f64 = probs.iter().sum();
             if (total - 1.0).abs() > 1e-9 {
-                return Err(NotationError::new(format!(
-                    "tree node {path}: chance probabilities sum to {total}, not 1"
-                )));
+                return Err(node_error(
+                    path,
+                    format!("chance probabilities sum to {total}, not 1"),
+                ));
             }
         }
         let labels = match obj.get("labels") {
             None => None,
             Some(l) => {
-                let arr = l.as_array().ok_or_else(|| {
-                    NotationError::new(format!("tree node {path}: \"labels\" must be an array"))
-                })?;
+                let arr = l
+                    .as_array()
+                    .ok_or_else(|| node_error(path, "\"labels\" must be an array"))?;
                 if arr.len() != children.len() {
-                    return Err(NotationError::new(format!(
-                        "tree node {path}: {} labels for {} children",
-                        arr.len(),
-                        children.len()
-                    )));
+                    return Err(node_error(
+                        path,
+                        format!("{} labels for {} children", arr.len(), children.len()),
+                    ));
                 }
                 let mut out = Vec::with_capacity(arr.len());
                 for x in arr {
-                    let s = x.as_str().ok_or_else(|| {
-                        NotationError::new(format!("tree node {path}: labels must be strings"))
-                    })?;
+                    let s = x
+                        .as_str()
+                        .ok_or_else(|| node_error(path, "labels must be strings"))?;
                     // A label is a move in a position path ("A/B"): it must read back as
                     // itself, so no '/', no blank ends, and not "root" (the root's path).
                     if s.is_empty() || s.trim() != s || s.contains('/') || s == "root" {
-                        return Err(NotationError::new(format!(
-                            "tree node {path}: label \"{}\" is empty, has blank ends, contains '/' or is \"root\"",
-                            crate::model::excerpt(s)
-                        )));
+                        return Err(node_error(
+                            path,
+                            format!(
+                                "label \"{}\" is empty, has blank ends, contains '/' or is \"root\"",
+                                crate::model::excerpt(s)
+                            ),
+                        ));
                     }
                     if out.iter().any(|o: &String| o == s) {
-                        return Err(NotationError::new(format!(
-                            "tree node {path}: label \"{s}\" appears twice"
-                        )));
+                        return Err(node_error(path, format!("label \"{s}\" appears twice")));
                     }
                     out.push(s.to_string());
                 }

@@ -25,15 +25,7 @@ use std::ops::ControlFlow;
 use super::maxn::VectorOutcome;
 use super::node::{take_ply, RootPlayerSearch, Window};
 use super::Control;
-use crate::model::{OutOfTurn, Turn, VectorEval};
-
-/// The player whose value BRS maximises: the mover at `state`, or 0 at a terminal root.
-fn root_of<G: OutOfTurn>(game: &G, state: &G::State) -> usize {
-    match game.turn(state) {
-        Turn::Player(p) => p as usize,
-        _ => 0,
-    }
-}
+use crate::model::{OutOfTurn, VectorEval};
 
 struct Search<'a, G: OutOfTurn + VectorEval> {
     s: RootPlayerSearch<'a, G>,
@@ -105,7 +97,7 @@ pub fn best_reply<G: OutOfTurn + VectorEval>(
     ctl: &Control,
 ) -> Option<VectorOutcome<G::Move>> {
     let mut s = Search {
-        s: RootPlayerSearch::new(game, ctl, root_of(game, state)),
+        s: RootPlayerSearch::new(game, ctl, state),
         players: game.num_players(),
         moves: Vec::new(),
     };
@@ -116,7 +108,7 @@ pub fn best_reply<G: OutOfTurn + VectorEval>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Game, NotationError};
+    use crate::model::{Game, NotationError, Turn};
     use proptest::prelude::*;
 
     /// A random game in which every player has moves in every position: the number of moves of

@@ -21,7 +21,7 @@
 //! second outcome. Without pruning every node of the (cut) tree is visited in the game's order.
 //! The first of several equally good root moves is reported. A stop request returns `None`.
 
-use super::node::Tally;
+use super::node::{ensure_ply, ChanceFrame, Tally};
 use super::Control;
 use crate::model::chance::{to_side, ChanceZeroSum};
 use crate::model::Turn;
@@ -67,19 +67,13 @@ pub enum Pruning {
     ChanceBounds,
 }
 
-/// Per-ply buffers, reused so that the search allocates nothing per node.
-struct Frame<M> {
-    moves: Vec<M>,
-    outcomes: Vec<(M, f64)>,
-}
-
 struct Search<'a, G: ChanceZeroSum> {
     game: &'a G,
     ctl: &'a Control,
     /// Player 0's bounds (L, U).
     bounds: (f64, f64),
     pruning: Pruning,
-    frames: Vec<Frame<G::Move>>,
+    frames: Vec<ChanceFrame<G::Move>>,
     tally: Tally,
     best_root: Option<G::Move>,
 }
@@ -110,12 +104,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             self.tally.leaves += 1;
             return to_side(self.game.player_side(state), 0, self.game.estimate(state));
         }
-        if self.frames.len() <= ply {
-            self.frames.push(Frame {
-                moves: Vec::new(),
-                outcomes: Vec::new(),
-            });
-        }
+        ensure_ply(&mut self.frames, ply);
         let prune = self.pruning == Pruning::ChanceBounds;
         match turn {
             Turn::Chance => {

@@ -13,6 +13,7 @@
 //! Values live in one flat buffer, a slot of `num_players` numbers per ply, so the search
 //! allocates nothing per node.
 
+pub use super::node::root_player;
 use super::node::Tally;
 pub use super::node::VectorOutcome;
 use super::Control;
@@ -43,15 +44,6 @@ impl std::str::FromStr for TieBreak {
                 "tiebreak '{other}' is unknown (first, last, paranoid, friendly)"
             )),
         }
-    }
-}
-
-/// The player whose interests decide ties and paranoid search: the mover at `state`, or player
-/// 0 at a chance or terminal root.
-pub fn root_player<G: Stochastic>(game: &G, state: &G::State) -> usize {
-    match game.turn(state) {
-        Turn::Player(p) => p as usize,
-        _ => 0,
     }
 }
 

@@ -13,7 +13,7 @@ use std::ops::{ControlFlow, Neg};
 
 use super::Control;
 use crate::model::chance::ChanceZeroSum;
-use crate::model::{Turn, VectorEval, ZeroSum};
+use crate::model::{Game, Turn, VectorEval, ZeroSum};
 
 /// What a multi-player search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,15 +73,64 @@ impl Tally {
     }
 }
 
+/// A node count that a kernel reports to its control in batches, on its own polling schedule.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NodeCount {
+    /// Nodes counted.
+    pub nodes: u64,
+    /// Nodes already reported.
+    reported: u64,
+}
+
+impl NodeCount {
+    /// Reports the nodes counted since the last flush.
+    #[inline]
+    pub fn flush(&mut self, ctl: &Control) {
+        ctl.add_nodes(self.nodes - self.reported);
+        self.reported = self.nodes;
+    }
+
+    /// Counts `n` nodes that were reported elsewhere.
+    #[inline]
+    pub fn add_reported(&mut self, n: u64) {
+        self.nodes += n;
+        self.reported += n;
+    }
+}
+
 /// Takes the per-ply buffer of `ply` out of `bufs` (so that a node allocates nothing and can
 /// recurse while holding it), adding empty buffers up to `ply` the first time the search gets
 /// that deep. The caller puts the buffer back with `bufs[ply] = buf` before returning.
 #[inline]
 pub(crate) fn take_ply<T>(bufs: &mut Vec<Vec<T>>, ply: usize) -> Vec<T> {
-    while bufs.len() <= ply {
-        bufs.push(Vec::new());
-    }
+    ensure_ply(bufs, ply);
     std::mem::take(&mut bufs[ply])
+}
+
+/// Adds default per-ply buffers to `bufs` until it has one for `ply`.
+#[inline]
+pub(crate) fn ensure_ply<T: Default>(bufs: &mut Vec<T>, ply: usize) {
+    while bufs.len() <= ply {
+        bufs.push(T::default());
+    }
+}
+
+/// The per-ply buffers of a chance kernel: a decision node's moves, a chance node's outcomes,
+/// and what else the kernel keeps per ply (`extra`).
+pub(crate) struct ChanceFrame<M, X = ()> {
+    pub moves: Vec<M>,
+    pub outcomes: Vec<(M, f64)>,
+    pub extra: X,
+}
+
+impl<M, X: Default> Default for ChanceFrame<M, X> {
+    fn default() -> Self {
+        ChanceFrame {
+            moves: Vec::new(),
+            outcomes: Vec::new(),
+            extra: X::default(),
+        }
+    }
 }
 
 /// The leaf value of `state` in a two-player negamax kernel, from `game.side(state)`'s point of
@@ -185,6 +234,24 @@ pub(crate) enum OutcomeWindow {
     },
 }
 
+impl OutcomeWindow {
+    /// The outcome's `(cur_alpha, cur_beta, ax, bx)` when it is to be searched, else the node's
+    /// value: `alpha` when it fails low, `beta` when it fails high.
+    #[inline]
+    pub fn searched(self, alpha: f64, beta: f64) -> Result<(f64, f64, f64, f64), f64> {
+        match self {
+            OutcomeWindow::FailLow => Err(alpha),
+            OutcomeWindow::FailHigh => Err(beta),
+            OutcomeWindow::Search {
+                cur_alpha,
+                cur_beta,
+                ax,
+                bx,
+            } => Ok((cur_alpha, cur_beta, ax, bx)),
+        }
+    }
+}
+
 /// Star1's window for outcome `i` of probability `p` at a chance node searched in
 /// `(alpha, beta)`: `cur_x` is the weighted sum of the outcomes before `i`, `rest` the weighted
 /// sums of the lower and upper bounds of the outcomes after `i`, `own` the outcome's own bounds
@@ -240,6 +307,15 @@ pub(crate) fn outcome_cut(
     }
 }
 
+/// The player whose interests decide ties and paranoid search: the mover at `state`, or player
+/// 0 at a chance or terminal root.
+pub fn root_player<G: Game>(game: &G, state: &G::State) -> usize {
+    match game.turn(state) {
+        Turn::Player(p) => p as usize,
+        _ => 0,
+    }
+}
+
 /// The root player's half of a two-sided search of a multi-player game (paranoid search and
 /// best-reply search): leaves scored by the root player's entry of `returns` or
 /// `evaluate_vector`, the tally, the depth-cut flag, the best root move, and the fail-soft
@@ -278,12 +354,12 @@ impl Window {
 }
 
 impl<'a, G: VectorEval> RootPlayerSearch<'a, G> {
-    /// A search for `root`'s utility.
-    pub fn new(game: &'a G, ctl: &'a Control, root: usize) -> Self {
+    /// A search for the utility of the root player of `state` ([`root_player`]).
+    pub fn new(game: &'a G, ctl: &'a Control, state: &G::State) -> Self {
         RootPlayerSearch {
             game,
             ctl,
-            root,
+            root: root_player(game, state),
             buf: vec![0.0; game.num_players().max(1)],
             tally: Tally::default(),
             cut: false,

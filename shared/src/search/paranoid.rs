@@ -13,7 +13,7 @@
 
 use std::ops::ControlFlow;
 
-use super::maxn::{root_player, VectorOutcome};
+use super::maxn::VectorOutcome;
 use super::node::{take_ply, RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
@@ -80,7 +80,7 @@ pub fn paranoid<G: Stochastic + VectorEval>(
     ctl: &Control,
 ) -> Option<VectorOutcome<G::Move>> {
     let mut s = Search {
-        s: RootPlayerSearch::new(game, ctl, root_player(game, state)),
+        s: RootPlayerSearch::new(game, ctl, state),
         moves: Vec::new(),
         outcomes: Vec::new(),
     };
@@ -94,6 +94,7 @@ mod tests {
     use crate::games::tree::Tree;
     use crate::model::ZeroSum;
     use crate::search::expectimax::{expectimax, Pruning};
+    use crate::search::maxn::root_player;
     use crate::search::maxn::tests::random_multi_tree;
     use crate::search::minimax::minimax;
     use proptest::prelude::*;

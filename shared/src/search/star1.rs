@@ -26,37 +26,72 @@
 //! Depth as in expectimax: `depth` counts the players' plies, chance nodes do not use it up.
 //! A stop request returns `None`.
 
+use std::convert::Infallible;
+
 use super::expectimax::ChanceOutcome;
 use super::node::{
-    child_window, outcome_cut, outcome_window, star_decision, star_leaf, OutcomeWindow, Tally,
+    child_window, ensure_ply, outcome_cut, outcome_window, star_decision, star_leaf, ChanceFrame,
+    Tally,
 };
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
 use crate::model::Turn;
 
-pub(crate) struct Frame<M> {
-    pub(crate) moves: Vec<M>,
-    pub(crate) outcomes: Vec<(M, f64)>,
+/// What a negamax chance kernel does at a chance node: Star1's node ([`Star1`]) or Star2's
+/// probing one ([`super::star2::Probing`]). Both share [`Search`]'s decision node.
+pub(crate) trait ChanceNode<G: ChanceZeroSum>: Sized {
+    /// Per-ply buffers beyond a decision node's moves and a chance node's outcomes.
+    type Buffers: Default;
+    /// What the chance node learnt about a decision child's moves before searching it.
+    type Hint: Copy;
+    /// The value a hint gives a move in the decision node's window `(alpha, beta)`, if any.
+    fn hinted(hint: &Self::Hint, alpha: f64, beta: f64) -> Option<f64>;
+    /// Fail-hard value of the chance node `state` (see [`ChanceAt`]).
+    fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64;
 }
 
-struct Search<'a, G: ChanceZeroSum> {
-    game: &'a G,
-    ctl: &'a Control,
-    bounds: (f64, f64),
-    frames: Vec<Frame<G::Move>>,
-    tally: Tally,
-    best_root: Option<G::Move>,
+/// A chance node being searched: its fail-hard window `(alpha, beta)` from its own side `side`,
+/// its ply, and the players' plies left below it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ChanceAt {
+    pub alpha: f64,
+    pub beta: f64,
+    pub side: u8,
+    pub ply: usize,
+    pub depth: Option<u32>,
 }
 
-impl<G: ChanceZeroSum> Search<'_, G> {
-    /// Fail-hard value of `state` from `player_side(state)`'s point of view in `(alpha, beta)`.
-    fn value(
+impl ChanceAt {
+    /// `(alpha, beta, side, ply, depth)`.
+    #[inline(always)]
+    pub fn parts(self) -> (f64, f64, u8, usize, Option<u32>) {
+        (self.alpha, self.beta, self.side, self.ply, self.depth)
+    }
+}
+
+/// The search state of a negamax chance kernel whose chance nodes are `C`'s.
+pub(crate) struct Search<'a, G: ChanceZeroSum, C: ChanceNode<G>> {
+    pub game: &'a G,
+    pub ctl: &'a Control,
+    /// Player 0's bounds (L, U).
+    pub bounds: (f64, f64),
+    pub node: C,
+    pub frames: Vec<ChanceFrame<G::Move, C::Buffers>>,
+    pub tally: Tally,
+    pub best_root: Option<G::Move>,
+}
+
+impl<G: ChanceZeroSum, C: ChanceNode<G>> Search<'_, G, C> {
+    /// Fail-hard value of `state` from `player_side(state)`'s point of view in `(alpha, beta)`;
+    /// `hints` are the chance node's about this decision node's moves, in move order.
+    pub fn value(
         &mut self,
         state: &G::State,
         alpha: f64,
         beta: f64,
         ply: usize,
         depth: Option<u32>,
+        hints: &[C::Hint],
     ) -> f64 {
         if !self.tally.enter(self.ctl) {
             return 0.0;
@@ -72,15 +107,17 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         ) {
             return v;
         }
-        if self.frames.len() <= ply {
-            self.frames.push(Frame {
-                moves: Vec::new(),
-                outcomes: Vec::new(),
-            });
-        }
+        ensure_ply(&mut self.frames, ply + 1);
         let side = self.game.player_side(state);
         if turn == Turn::Chance {
-            return self.chance(state, alpha, beta, side, ply, depth);
+            let at = ChanceAt {
+                alpha,
+                beta,
+                side,
+                ply,
+                depth,
+            };
+            return C::chance(self, state, at);
         }
         // Negamax at a decision node.
         let mut moves = std::mem::take(&mut self.frames[ply].moves);
@@ -88,16 +125,21 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         self.game.order_decisions(state, &mut moves);
         let mut alpha = alpha;
         let mut result = None;
-        for &mv in &moves {
-            let mut child = state.clone();
-            self.game.apply(&mut child, mv);
-            let cs = self.game.player_side(&child);
-            let (ca, cb) = child_window(side, cs, (alpha, beta));
-            let v = to_side(
-                cs,
-                side,
-                self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1)),
-            );
+        for (r, &mv) in moves.iter().enumerate() {
+            let v = match hints.get(r).and_then(|h| C::hinted(h, alpha, beta)) {
+                Some(v) => v,
+                None => {
+                    let mut child = state.clone();
+                    self.game.apply(&mut child, mv);
+                    let cs = self.game.player_side(&child);
+                    let (ca, cb) = child_window(side, cs, (alpha, beta));
+                    to_side(
+                        cs,
+                        side,
+                        self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1), &[]),
+                    )
+                }
+            };
             if let Some(cut) = star_decision(v, mv, ply, &mut alpha, beta, &mut self.best_root) {
                 result = Some(cut);
                 break;
@@ -106,20 +148,25 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         self.frames[ply].moves = moves;
         result.unwrap_or(alpha)
     }
+}
 
-    /// The seed's `star1` at a chance node.
-    fn chance(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
-        let (lo, hi) = side_bounds(self.bounds, side);
-        let mut outcomes = std::mem::take(&mut self.frames[ply].outcomes);
-        self.game.chance_outcomes(state, &mut outcomes);
+/// Star1's chance node: the seed's `star1`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Star1;
+
+impl<G: ChanceZeroSum> ChanceNode<G> for Star1 {
+    type Buffers = ();
+    type Hint = Infallible;
+
+    fn hinted(hint: &Infallible, _: f64, _: f64) -> Option<f64> {
+        match *hint {}
+    }
+
+    fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64 {
+        let (alpha, beta, side, ply, depth) = at.parts();
+        let (lo, hi) = side_bounds(s.bounds, side);
+        let mut outcomes = std::mem::take(&mut s.frames[ply].outcomes);
+        s.game.chance_outcomes(state, &mut outcomes);
         let mut cur_x = 0.0;
         let mut cur_y = 1.0;
         let mut result = None;
@@ -127,7 +174,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             cur_y -= p;
             // The unseen outcomes after this one can be anywhere in [L, U].
             let rest = cur_y.max(0.0);
-            let (cur_alpha, cur_beta, ax, bx) = match outcome_window(
+            let window = outcome_window(
                 alpha,
                 beta,
                 cur_x,
@@ -135,36 +182,52 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                 p,
                 (lo, hi),
                 (lo, hi),
-            ) {
-                OutcomeWindow::FailLow => {
-                    result = Some(alpha);
+            );
+            let (cur_alpha, cur_beta, ax, bx) = match window.searched(alpha, beta) {
+                Ok(w) => w,
+                Err(v) => {
+                    result = Some(v);
                     break;
                 }
-                OutcomeWindow::FailHigh => {
-                    result = Some(beta);
-                    break;
-                }
-                OutcomeWindow::Search {
-                    cur_alpha,
-                    cur_beta,
-                    ax,
-                    bx,
-                } => (cur_alpha, cur_beta, ax, bx),
             };
             let mut child = state.clone();
-            self.game.apply(&mut child, mv);
-            let cs = self.game.player_side(&child);
+            s.game.apply(&mut child, mv);
+            let cs = s.game.player_side(&child);
             let (ca, cb) = child_window(side, cs, (ax, bx));
-            let v = to_side(cs, side, self.value(&child, ca, cb, ply + 1, depth));
+            let v = to_side(cs, side, s.value(&child, ca, cb, ply + 1, depth, &[]));
             if let Some(cut) = outcome_cut(v, cur_alpha, cur_beta, alpha, beta) {
                 result = Some(cut);
                 break;
             }
             cur_x += p * v;
         }
-        self.frames[ply].outcomes = outcomes;
+        s.frames[ply].outcomes = outcomes;
         result.unwrap_or(cur_x)
     }
+}
+
+/// Runs the negamax chance kernel with chance nodes `node` from `state` (see [`star1`]).
+pub(crate) fn search<G: ChanceZeroSum, C: ChanceNode<G>>(
+    game: &G,
+    state: &G::State,
+    depth: Option<u32>,
+    node: C,
+    bounds: Option<(f64, f64)>,
+    ctl: &Control,
+) -> Option<ChanceOutcome<G::Move>> {
+    let bounds = bounds.unwrap_or_else(|| game.utility_bounds());
+    let mut s = Search {
+        game,
+        ctl,
+        bounds,
+        node,
+        frames: Vec::new(),
+        tally: Tally::default(),
+        best_root: None,
+    };
+    let (a, b) = root_window(bounds, game.player_side(state));
+    let value = s.value(state, a, b, 0, depth, &[]);
+    ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
 }
 
 /// The root window: the bounds widened by one unit, so that a value on a bound is reported as
@@ -183,16 +246,5 @@ pub fn star1<G: ChanceZeroSum>(
     bounds: Option<(f64, f64)>,
     ctl: &Control,
 ) -> Option<ChanceOutcome<G::Move>> {
-    let bounds = bounds.unwrap_or_else(|| game.utility_bounds());
-    let mut s = Search {
-        game,
-        ctl,
-        bounds,
-        frames: Vec::new(),
-        tally: Tally::default(),
-        best_root: None,
-    };
-    let (a, b) = root_window(bounds, game.player_side(state));
-    let value = s.value(state, a, b, 0, depth);
-    ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
+    search(game, state, depth, Star1, bounds, ctl)
 }

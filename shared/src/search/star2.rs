@@ -39,10 +39,8 @@
 //! mode, once per round in cyclic mode). A stop request returns `None`.
 
 use super::expectimax::ChanceOutcome;
-use super::node::{
-    child_window, outcome_cut, outcome_window, star_decision, star_leaf, OutcomeWindow, Tally,
-};
-use super::star1::root_window;
+use super::node::{child_window, outcome_cut, outcome_window};
+use super::star1::{search, ChanceAt, ChanceNode, Search};
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
 use crate::model::Turn;
@@ -65,9 +63,17 @@ pub struct Probing {
     pub mode: ProbingMode,
 }
 
+impl Probing {
+    /// Star2's probing: one move per outcome.
+    pub const STAR2: Probing = Probing {
+        factor: 1,
+        mode: ProbingMode::Sequential,
+    };
+}
+
 /// What is known of one outcome of the chance node being searched.
 #[derive(Clone, Copy, Debug)]
-struct Known {
+pub(crate) struct Known {
     /// Lower and upper bound of its value, from the chance node's side.
     lower: f64,
     upper: f64,
@@ -78,7 +84,7 @@ struct Known {
 /// What a probe learnt about one move of an outcome, from the outcome's mover's side, so that
 /// the search phase does not search it again when that already decides it (no table needed).
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Hint {
+pub(crate) enum Hint {
     /// Not probed.
     None,
     /// The move's exact value.
@@ -89,20 +95,17 @@ enum Hint {
     Upper(f64),
 }
 
-struct Frame<M, S> {
-    moves: Vec<M>,
-    outcomes: Vec<(M, f64)>,
+/// Star2's per-ply buffers at a chance node: its children, what is known of them, and the
+/// probes' hints (`factor` per outcome).
+pub(crate) struct Probes<S> {
     children: Vec<S>,
     known: Vec<Known>,
-    /// `factor` hints per outcome.
     hints: Vec<Hint>,
 }
 
-impl<M, S> Default for Frame<M, S> {
+impl<S> Default for Probes<S> {
     fn default() -> Self {
-        Frame {
-            moves: Vec::new(),
-            outcomes: Vec::new(),
+        Probes {
             children: Vec::new(),
             known: Vec::new(),
             hints: Vec::new(),
@@ -110,118 +113,47 @@ impl<M, S> Default for Frame<M, S> {
     }
 }
 
-struct Search<'a, G: ChanceZeroSum> {
-    game: &'a G,
-    ctl: &'a Control,
-    bounds: (f64, f64),
-    probing: Probing,
-    frames: Vec<Frame<G::Move, G::State>>,
-    tally: Tally,
-    best_root: Option<G::Move>,
-}
-
-/// Why the probing phase ended.
 enum Probed {
-    /// The node is decided: fail high (`true`, return beta) or low (`false`, return alpha).
     Cut(bool),
-    /// Go on to the search phase.
     Continue,
 }
 
-impl<G: ChanceZeroSum> Search<'_, G> {
+impl<G: ChanceZeroSum> ChanceNode<G> for Probing {
+    type Buffers = Probes<G::State>;
+    type Hint = Hint;
+
+    #[inline]
+    fn hinted(hint: &Hint, alpha: f64, beta: f64) -> Option<f64> {
+        match *hint {
+            Hint::Exact(v) => Some(v),
+            Hint::Lower(b) if b >= beta => Some(beta),
+            Hint::Upper(b) if b <= alpha => Some(alpha),
+            _ => None,
+        }
+    }
+
+    fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64 {
+        s.probing_chance(state, at)
+    }
+}
+
+impl<G: ChanceZeroSum> Search<'_, G, Probing> {
     #[inline]
     fn enter(&mut self) -> bool {
         self.tally.enter(self.ctl)
     }
 
-    fn ensure(&mut self, ply: usize) {
-        while self.frames.len() <= ply {
-            self.frames.push(Frame::default());
-        }
-    }
-
-    /// Fail-hard value of `state` from `player_side(state)`'s point of view in `(alpha, beta)`.
-    /// `hints` (possibly empty) are what probes learnt about the first moves of `state`.
-    fn value(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        ply: usize,
-        depth: Option<u32>,
-        hints: &[Hint],
-    ) -> f64 {
-        if !self.enter() {
-            return 0.0;
-        }
-        let turn = self.game.turn(state);
-        if let Some(v) = star_leaf(
-            self.game,
-            state,
-            turn,
-            depth,
-            (alpha, beta),
-            &mut self.tally,
-        ) {
-            return v;
-        }
-        self.ensure(ply + 1);
-        let side = self.game.player_side(state);
-        if turn == Turn::Chance {
-            return self.chance(state, alpha, beta, side, ply, depth);
-        }
-        let mut moves = std::mem::take(&mut self.frames[ply].moves);
-        self.game.legal_moves(state, &mut moves);
-        self.game.order_decisions(state, &mut moves);
-        let mut alpha = alpha;
-        let mut result = None;
-        for (r, &mv) in moves.iter().enumerate() {
-            let hinted = match hints.get(r) {
-                Some(&Hint::Exact(v)) => Some(v),
-                Some(&Hint::Lower(b)) if b >= beta => Some(beta),
-                Some(&Hint::Upper(b)) if b <= alpha => Some(alpha),
-                _ => None,
-            };
-            let v = match hinted {
-                Some(v) => v,
-                None => {
-                    let mut child = state.clone();
-                    self.game.apply(&mut child, mv);
-                    let cs = self.game.player_side(&child);
-                    let (ca, cb) = child_window(side, cs, (alpha, beta));
-                    to_side(
-                        cs,
-                        side,
-                        self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1), &[]),
-                    )
-                }
-            };
-            if let Some(cut) = star_decision(v, mv, ply, &mut alpha, beta, &mut self.best_root) {
-                result = Some(cut);
-                break;
-            }
-        }
-        self.frames[ply].moves = moves;
-        result.unwrap_or(alpha)
-    }
-
-    fn chance(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
+    /// Star2's chance node: the probing phase, then Star1's search phase with what it learnt.
+    fn probing_chance(&mut self, state: &G::State, at: ChanceAt) -> f64 {
+        let (alpha, beta, side, ply, _) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut outcomes = std::mem::take(&mut self.frames[ply].outcomes);
-        let mut children = std::mem::take(&mut self.frames[ply].children);
-        let mut known = std::mem::take(&mut self.frames[ply].known);
-        let mut hints = std::mem::take(&mut self.frames[ply].hints);
+        let mut children = std::mem::take(&mut self.frames[ply].extra.children);
+        let mut known = std::mem::take(&mut self.frames[ply].extra.known);
+        let mut hints = std::mem::take(&mut self.frames[ply].extra.hints);
         self.game.chance_outcomes(state, &mut outcomes);
         hints.clear();
-        hints.resize(outcomes.len() * self.probing.factor as usize, Hint::None);
+        hints.resize(outcomes.len() * self.node.factor as usize, Hint::None);
         children.clear();
         known.clear();
         for &(mv, _) in &outcomes {
@@ -234,9 +166,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                 exact: false,
             });
         }
-        let result = match self.probe_phase(
-            &outcomes, &children, &mut known, &mut hints, alpha, beta, side, ply, depth,
-        ) {
+        let result = match self.probe_phase(&outcomes, &children, &mut known, &mut hints, at) {
             Probed::Cut(high) => {
                 if high {
                     beta
@@ -244,31 +174,25 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     alpha
                 }
             }
-            Probed::Continue => self.search_phase(
-                &outcomes, &children, &known, &hints, alpha, beta, side, ply, depth,
-            ),
+            Probed::Continue => self.search_phase(&outcomes, &children, &known, &hints, at),
         };
         let f = &mut self.frames[ply];
         f.outcomes = outcomes;
-        f.children = children;
-        f.known = known;
-        f.hints = hints;
+        f.extra.children = children;
+        f.extra.known = known;
+        f.extra.hints = hints;
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn probe_phase(
         &mut self,
         outcomes: &[(G::Move, f64)],
         children: &[G::State],
         known: &mut [Known],
         hints: &mut [Hint],
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
+        at: ChanceAt,
     ) -> Probed {
+        let (alpha, beta, side, ply, depth) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut sum_lower = lo;
         let mut sum_upper = hi;
@@ -301,11 +225,11 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         if sum_upper <= alpha {
             return Probed::Cut(false);
         }
-        let k = self.probing.factor as usize;
+        let k = self.node.factor as usize;
         if k == 0 {
             return Probed::Continue;
         }
-        let (rounds, per_call) = match self.probing.mode {
+        let (rounds, per_call) = match self.node.mode {
             ProbingMode::Sequential => (1, k),
             ProbingMode::Cyclic => (k, 1),
         };
@@ -329,11 +253,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     &mut hints[i * k..(i + 1) * k],
                     (&mut sum_lower, &mut sum_upper),
                     (first, first + per_call),
-                    alpha,
-                    beta,
-                    side,
-                    ply + 1,
-                    depth,
+                    ChanceAt { ply: ply + 1, ..at },
                 );
                 if self.tally.stopped {
                     return Probed::Continue;
@@ -358,12 +278,9 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         hints: &mut [Hint],
         sums: (&mut f64, &mut f64),
         range: (usize, usize),
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
+        at: ChanceAt,
     ) -> Option<bool> {
+        let (alpha, beta, side, ply, depth) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let (sum_lower, sum_upper) = sums;
         let cs = self.game.player_side(child);
@@ -482,20 +399,16 @@ impl<G: ChanceZeroSum> Search<'_, G> {
         cut
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn search_phase(
         &mut self,
         outcomes: &[(G::Move, f64)],
         children: &[G::State],
         known: &[Known],
         hints: &[Hint],
-        alpha: f64,
-        beta: f64,
-        side: u8,
-        ply: usize,
-        depth: Option<u32>,
+        at: ChanceAt,
     ) -> f64 {
-        let k = self.probing.factor as usize;
+        let (alpha, beta, side, ply, depth) = at.parts();
+        let k = self.node.factor as usize;
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut rest_lower: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.lower).sum();
         let mut rest_upper: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.upper).sum();
@@ -505,7 +418,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
             rest_lower -= p * known[i].lower;
             rest_upper -= p * known[i].upper;
             let own = (known[i].lower, known[i].upper);
-            let (cur_alpha, cur_beta, ax, bx) = match outcome_window(
+            let window = outcome_window(
                 alpha,
                 beta,
                 cur_x,
@@ -513,15 +426,10 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                 p,
                 own,
                 (lo, hi),
-            ) {
-                OutcomeWindow::FailLow => return alpha,
-                OutcomeWindow::FailHigh => return beta,
-                OutcomeWindow::Search {
-                    cur_alpha,
-                    cur_beta,
-                    ax,
-                    bx,
-                } => (cur_alpha, cur_beta, ax, bx),
+            );
+            let (cur_alpha, cur_beta, ax, bx) = match window.searched(alpha, beta) {
+                Ok(w) => w,
+                Err(v) => return v,
             };
             let v = if known[i].exact {
                 known[i].lower
@@ -553,22 +461,9 @@ pub fn star2_with<G: ChanceZeroSum>(
     bounds: Option<(f64, f64)>,
     ctl: &Control,
 ) -> Option<ChanceOutcome<G::Move>> {
-    let bounds = bounds.unwrap_or_else(|| game.utility_bounds());
-    let mut s = Search {
-        game,
-        ctl,
-        bounds,
-        probing,
-        frames: Vec::new(),
-        tally: Tally::default(),
-        best_root: None,
-    };
-    let (a, b) = root_window(bounds, game.player_side(state));
-    let value = s.value(state, a, b, 0, depth, &[]);
-    ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
+    search(game, state, depth, probing, bounds, ctl)
 }
 
-/// Star2: one probe per outcome.
 pub fn star2<G: ChanceZeroSum>(
     game: &G,
     state: &G::State,
@@ -576,15 +471,5 @@ pub fn star2<G: ChanceZeroSum>(
     bounds: Option<(f64, f64)>,
     ctl: &Control,
 ) -> Option<ChanceOutcome<G::Move>> {
-    star2_with(
-        game,
-        state,
-        depth,
-        Probing {
-            factor: 1,
-            mode: ProbingMode::Sequential,
-        },
-        bounds,
-        ctl,
-    )
+    star2_with(game, state, depth, Probing::STAR2, bounds, ctl)
 }

@@ -88,6 +88,7 @@ use super::book::Book;
 use super::{C4State, Connect4, VALUE_SCALE};
 use crate::model::Game;
 use crate::search::engine::{self, Outcome, Table};
+use crate::search::node::NodeCount;
 use crate::search::Control;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -173,14 +174,7 @@ pub fn search(
     assert!(alpha < beta, "the solver needs alpha < beta");
     assert!(applies(game), "the fast path does not apply to this board");
     if game.is_terminal(root) {
-        return Some(Outcome {
-            value: crate::model::ZeroSum::terminal_value(game, root),
-            best_move: None,
-            pv: Vec::new(),
-            nodes: 1,
-            depth: 0,
-            stopped: None,
-        });
+        return Some(Outcome::terminal(game, root));
     }
     // Unscaled window with the same answers: v <= alpha iff v/S <= floor(alpha/S), v >= beta
     // iff v/S >= ceil(beta/S) for every exact value v (a multiple of S).
@@ -212,8 +206,8 @@ pub fn search(
             s.share_below = share_below;
         }
         let r = s.root(root, a, b);
-        s.flush();
-        (r, s.nodes)
+        s.count.flush(ctl);
+        (r, s.count.nodes)
     };
     // Helpers report here; the first thread with an answer stops the others.
     let helper_results = std::sync::Mutex::new((None, 0u64));
@@ -482,8 +476,7 @@ struct Solver<'a> {
     etc_first_min_empty: i32,
     /// Windows asking for at least this score (win or loss) order quick threats first.
     quick_score: i32,
-    nodes: u64,
-    reported: u64,
+    count: NodeCount,
     stopped: bool,
 }
 
@@ -525,20 +518,14 @@ impl<'a> Solver<'a> {
             etc_min_empty: scaled_band(cells, ETC_MIN_EMPTY),
             etc_first_min_empty: scaled_band(cells, ETC_FIRST_MIN_EMPTY),
             quick_score: scaled_band(cells, QUICK_SCORE),
-            nodes: 0,
-            reported: 0,
+            count: NodeCount::default(),
             stopped: false,
         }
     }
 
-    fn flush(&mut self) {
-        self.ctl.add_nodes(self.nodes - self.reported);
-        self.reported = self.nodes;
-    }
-
     #[cold]
     fn poll(&mut self) {
-        self.flush();
+        self.count.flush(self.ctl);
         if self.stop.load(Ordering::Relaxed) || self.ctl.should_stop().is_some() {
             self.stopped = true;
         }
@@ -692,7 +679,7 @@ impl<'a> Solver<'a> {
         let c = c as u32;
         let stored = if mirrored { self.geo.width - 1 - c } else { c };
         let bound = if v >= hi { EXACT } else { LOWER };
-        self.store(key, v, bound, stored + 1, self.nodes - first + 1);
+        self.store(key, v, bound, stored + 1, self.count.nodes - first + 1);
     }
 
     /// Score of winning with the stone of ply `n`.
@@ -735,10 +722,10 @@ impl<'a> Solver<'a> {
         mut alpha: i32,
         mut beta: i32,
     ) -> (i32, Option<u8>) {
-        self.nodes += 1;
-        // This node's subtree is `self.nodes - first + 1` nodes when its result is stored.
-        let first = self.nodes;
-        if self.nodes & (POLL_INTERVAL - 1) == 0 {
+        self.count.nodes += 1;
+        // This node's subtree is `self.count.nodes - first + 1` nodes when its result is stored.
+        let first = self.count.nodes;
+        if self.count.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
         if self.stop.load(Ordering::Relaxed) {
@@ -1041,7 +1028,7 @@ impl<'a> Solver<'a> {
         };
         let c = cols[best_i] as u32;
         let stored = if mirrored { geo.width - 1 - c } else { c };
-        self.store(key, best, bound, stored + 1, self.nodes - first + 1);
+        self.store(key, best, bound, stored + 1, self.count.nodes - first + 1);
         (best, Some(cols[best_i]))
     }
 }

@@ -34,7 +34,7 @@ pub mod eval;
 pub mod solver;
 
 use crate::games::entry::{Family, GameEntry, Visitor};
-use crate::games::Exact;
+use crate::games::{fmix64, Exact};
 use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 use crate::search::{engine, Control};
@@ -387,16 +387,6 @@ impl ZeroSum for Othello {
 
 /// The engine's defaults: every legal move, in `order_moves`'s order.
 impl Tactics for Othello {}
-
-/// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
-#[inline(always)]
-pub(crate) fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
 
 impl Hashed for Othello {
     /// 128 bits of board and a side bit do not fit in 64: a mix, not a key.

@@ -39,9 +39,11 @@
 //! 2^-64 chance. `bound` 0 is an empty slot, 1 Lower, 2 Upper, 3 Exact (fail-soft). Slot 0 keeps
 //! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
 
-use super::{fmix64, Othello, OthelloState, PASS};
-use crate::model::{Game, ZeroSum};
+use super::{Othello, OthelloState, PASS};
+use crate::games::fmix64;
+use crate::model::Game;
 use crate::search::engine::{Outcome, Table};
+use crate::search::node::NodeCount;
 use crate::search::Control;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -336,14 +338,7 @@ pub fn search(
 ) -> Option<Outcome<u8>> {
     assert!(alpha < beta, "the solver needs alpha < beta");
     if game.is_terminal(root) {
-        return Some(Outcome {
-            value: game.terminal_value(root),
-            best_move: None,
-            pv: Vec::new(),
-            nodes: 1,
-            depth: 0,
-            stopped: None,
-        });
+        return Some(Outcome::terminal(game, root));
     }
     let board = Board::of(game);
     let p = root.to_move as usize;
@@ -353,7 +348,7 @@ pub fn search(
     let a = alpha.clamp(-SCORE_INF, SCORE_INF - 1);
     let b = beta.clamp(a + 1, SCORE_INF);
     let value = s.node(me, opp, a, b, true);
-    s.flush();
+    s.count.flush(ctl);
     if s.stopped {
         return None;
     }
@@ -363,7 +358,7 @@ pub fn search(
         value,
         best_move: best,
         pv,
-        nodes: s.nodes,
+        nodes: s.count.nodes,
         depth: 0,
         stopped: None,
     })
@@ -376,7 +371,7 @@ pub fn solve(board: Board, me: u64, opp: u64, table: &Table) -> (i32, u64) {
     let (words, salt) = table.raw_words();
     let mut s = Solver::new(board, words, salt, &ctl);
     let v = s.node(me, opp, -SCORE_INF, SCORE_INF, true);
-    (v, s.nodes)
+    (v, s.count.nodes)
 }
 
 /// The fail-soft value of `(me, opp)` for the window `(alpha, beta)` (tests).
@@ -392,7 +387,7 @@ pub fn solve_window(
     let (words, salt) = table.raw_words();
     let mut s = Solver::new(board, words, salt, &ctl);
     let v = s.node(me, opp, alpha, beta, true);
-    (v, s.nodes)
+    (v, s.count.nodes)
 }
 
 /// A table hit.
@@ -409,8 +404,7 @@ struct Solver<'a> {
     salt: u64,
     buckets: u64,
     ctl: &'a Control,
-    nodes: u64,
-    reported: u64,
+    count: NodeCount,
     stopped: bool,
     root_move: Option<u8>,
 }
@@ -423,21 +417,15 @@ impl<'a> Solver<'a> {
             salt,
             buckets: (words.len() / 4) as u64,
             ctl,
-            nodes: 0,
-            reported: 0,
+            count: NodeCount::default(),
             stopped: false,
             root_move: None,
         }
     }
 
-    fn flush(&mut self) {
-        self.ctl.add_nodes(self.nodes - self.reported);
-        self.reported = self.nodes;
-    }
-
     #[cold]
     fn poll(&mut self) {
-        self.flush();
+        self.count.flush(self.ctl);
         if self.ctl.should_stop().is_some() {
             self.stopped = true;
         }
@@ -497,8 +485,8 @@ impl<'a> Solver<'a> {
         if n <= LEAF_EMPTIES && !root {
             return self.leaf(me, opp, alpha, beta, empty, false);
         }
-        self.nodes += 1;
-        if self.nodes & (POLL_INTERVAL - 1) == 0 {
+        self.count.nodes += 1;
+        if self.count.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
         if self.stopped {
@@ -653,7 +641,7 @@ impl<'a> Solver<'a> {
     /// The last few empties: no table, no move generation; `passed` when the other side just
     /// passed.
     fn leaf(&mut self, me: u64, opp: u64, alpha: i32, beta: i32, empty: u64, passed: bool) -> i32 {
-        self.nodes += 1;
+        self.count.nodes += 1;
         if empty & (empty.wrapping_sub(1)) == 0 {
             if empty == 0 {
                 return final_score(me, opp);

@@ -36,6 +36,7 @@ pub mod table;
 
 pub use table::{Bound, Entry, Table, DRAFT_EXACT, NO_MOVE};
 
+use super::node::NodeCount;
 use super::{Control, StopReason};
 use crate::model::{to_parent, Hashed, Tactics, ZeroSum};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -107,6 +108,20 @@ pub struct Outcome<M> {
     pub stopped: Option<StopReason>,
 }
 
+impl<M> Outcome<M> {
+    /// The outcome at a terminal root: its value, no move, one node.
+    pub fn terminal<G: ZeroSum<Move = M>>(game: &G, root: &G::State) -> Self {
+        Outcome {
+            value: game.terminal_value(root),
+            best_move: None,
+            pv: Vec::new(),
+            nodes: 1,
+            depth: 0,
+            stopped: None,
+        }
+    }
+}
+
 /// Table size for a search from `root`: the budget (`memory_mb`, or [`DEFAULT_TABLE_MB`]), cut
 /// down to the game's hint of what the search needs.
 pub fn table_bytes<G: Tactics>(game: &G, root: &G::State, memory_mb: Option<u64>) -> usize {
@@ -157,22 +172,15 @@ pub fn search<G: ZeroSum + Hashed + Tactics>(
     let (alpha, beta) = (alpha.max(-INF), beta.min(INF));
     table.new_generation();
     if game.is_terminal(root) {
-        return Some(Outcome {
-            value: game.terminal_value(root),
-            best_move: None,
-            pv: Vec::new(),
-            nodes: 1,
-            depth: 0,
-            stopped: None,
-        });
+        return Some(Outcome::terminal(game, root));
     }
     let stop = AtomicBool::new(false);
     let threads = cfg.threads.max(1);
     let run = |helper: u64| {
         let mut w = Worker::new(game, table, cfg, ctl, &stop, helper);
         let r = w.go(root, alpha, beta);
-        w.flush();
-        (r, w.nodes)
+        w.count.flush(ctl);
+        (r, w.count.nodes)
     };
     let (found, nodes) = if threads == 1 {
         run(0)
@@ -232,8 +240,7 @@ struct Worker<'a, G: ZeroSum + Hashed + Tactics> {
     order: Vec<Vec<u8>>,
     killers: Vec<[Option<G::Move>; 2]>,
     history: Vec<u32>,
-    nodes: u64,
-    reported: u64,
+    count: NodeCount,
     stopped: bool,
     interruptible: bool,
     root_best: Option<G::Move>,
@@ -263,8 +270,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             order: Vec::new(),
             killers: Vec::new(),
             history: vec![0; game.history_slots()],
-            nodes: 0,
-            reported: 0,
+            count: NodeCount::default(),
             stopped: false,
             interruptible: true,
             root_best: None,
@@ -305,15 +311,9 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         }
     }
 
-    /// Adds the nodes not yet reported to the shared count.
-    fn flush(&mut self) {
-        self.ctl.add_nodes(self.nodes - self.reported);
-        self.reported = self.nodes;
-    }
-
     #[cold]
     fn poll(&mut self) {
-        self.flush();
+        self.count.flush(self.ctl);
         if self.interruptible
             && (self.stop.load(Ordering::Relaxed) || self.ctl.should_stop().is_some())
         {
@@ -323,8 +323,8 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
 
     #[inline(always)]
     fn count_node(&mut self) {
-        self.nodes += 1;
-        if self.nodes & (POLL_INTERVAL - 1) == 0 {
+        self.count.nodes += 1;
+        if self.count.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
     }
@@ -493,7 +493,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
 
         // 4. Principal-variation search over the moves, fail-soft.
         let side = game.side(s);
-        let nodes_before = self.nodes;
+        let nodes_before = self.count.nodes;
         let mut a = a0;
         let mut best = i32::MIN;
         let mut best_i = 0;
@@ -544,7 +544,7 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         } else {
             Bound::Exact
         };
-        let work = (64 - (self.nodes - nodes_before).leading_zeros()) as u8;
+        let work = (64 - (self.count.nodes - nodes_before).leading_zeros()) as u8;
         self.table.store(
             key,
             Entry {

@@ -22,6 +22,7 @@
 //! kernels detects repetitions, see each kernel's note on transpositions.
 
 pub mod certify;
+mod depth_first;
 pub mod dfpn;
 pub mod parallel;
 pub mod pdspn;

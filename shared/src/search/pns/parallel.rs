@@ -127,7 +127,7 @@ pub fn decide_parallel<G: ZeroSum + Hashed>(
         expansions: expansions + 1,
         peak_nodes: peak,
         node_bytes: match algorithm {
-            Algorithm::Dfpn => std::mem::size_of::<super::dfpn::Entry>(),
+            Algorithm::Dfpn => std::mem::size_of::<super::depth_first::Entry>(),
             _ => super::tree::Pns::<G>::node_bytes(),
         },
     }

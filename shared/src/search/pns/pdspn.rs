@@ -31,171 +31,26 @@
 //! entry at the first level (second-level trees are trees). Entries are keyed by the full 64-bit
 //! hash. Repetitions do not occur in the model's games and are not detected.
 
+use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
 use super::tree::Pns;
-use super::{known_value, pn_add, Decision, PnOptions, Verdict, INF};
+use super::{known_value, Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::{Control, StopReason};
 
-/// Entries per bucket of the table.
-const BUCKET: usize = 4;
 /// Polling interval of the control, in first-level visits.
 const POLL: u64 = 1 << 8;
 
-/// One table entry.
-///
-/// ```text
-/// bytes 0-7    key       full 64-bit position hash (0 = empty slot)
-/// bytes 8-11   phi       φ, from the mover's point of view
-/// bytes 12-15  delta     δ
-/// bytes 16-19  work      first-level visits and second-level expansions below it (saturating)
-/// bytes 20-23  expanded  1 once the first level has expanded the position
-/// ```
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Entry {
-    key: u64,
-    phi: u32,
-    delta: u32,
-    work: u32,
-    expanded: u32,
-}
-const _: () = assert!(std::mem::size_of::<Entry>() == 24);
-
-/// A table of 4-entry buckets; a new position replaces the least-worked entry of its bucket. It
-/// starts small (small problems never pay for zeroing a large table) and doubles while more than
-/// [`GROW_AT`] full, up to the memory budget.
-struct Table {
-    entries: Vec<Entry>,
-    mask: usize,
-    used: u64,
-    /// Most buckets the memory budget allows (a power of two).
-    max_buckets: usize,
-}
-
-/// Buckets of a new table (384 KiB).
-const INITIAL_BUCKETS: usize = 1 << 12;
-/// Fill ratio at which the table doubles.
-const GROW_AT: f64 = 0.75;
-
-impl Table {
-    fn new(bytes: usize) -> Table {
-        let buckets = (bytes / (BUCKET * std::mem::size_of::<Entry>())).max(1);
-        let max_buckets = if buckets.is_power_of_two() {
-            buckets
-        } else {
-            buckets.next_power_of_two() / 2
-        };
-        let start = INITIAL_BUCKETS.min(max_buckets);
-        Table {
-            entries: vec![Entry::default(); start * BUCKET],
-            mask: start - 1,
-            used: 0,
-            max_buckets,
-        }
-    }
-
-    /// Doubles the table and re-inserts every entry.
-    fn grow(&mut self) {
-        let old = std::mem::take(&mut self.entries);
-        let buckets = (self.mask + 1) * 2;
-        self.entries = vec![Entry::default(); buckets * BUCKET];
-        self.mask = buckets - 1;
-        self.used = 0;
-        for e in old.into_iter().filter(|e| e.key != 0) {
-            self.put(e.key, e.phi, e.delta, e.work as u64, e.expanded != 0);
-        }
-    }
-
-    #[inline]
-    fn key(hash: u64) -> u64 {
-        hash.max(1)
-    }
-
-    #[inline]
-    fn bucket(&self, key: u64) -> usize {
-        ((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask) * BUCKET
-    }
-
-    #[inline]
-    fn get(&self, hash: u64) -> Option<Entry> {
-        let key = Self::key(hash);
-        let b = self.bucket(key);
-        self.entries[b..b + BUCKET]
-            .iter()
-            .find(|e| e.key == key)
-            .copied()
-    }
-
-    /// Stores numbers; `expanded` is kept once set (a second level's guess never replaces the
-    /// numbers of a position the first level has expanded).
-    #[inline]
-    fn put(&mut self, hash: u64, phi: u32, delta: u32, work: u64, expanded: bool) {
-        let key = Self::key(hash);
-        let b = self.bucket(key);
-        let bucket = &mut self.entries[b..b + BUCKET];
-        let slot = match bucket.iter().position(|e| e.key == key) {
-            Some(i) => {
-                if bucket[i].expanded != 0 && !expanded {
-                    return;
-                }
-                i
-            }
-            None => {
-                let i = (0..BUCKET)
-                    .min_by_key(|&i| (bucket[i].key != 0, bucket[i].work))
-                    .unwrap_or(0);
-                if bucket[i].key == 0 {
-                    self.used += 1;
-                }
-                i
-            }
-        };
-        bucket[slot] = Entry {
-            key,
-            phi,
-            delta,
-            work: work.min(u32::MAX as u64) as u32,
-            expanded: expanded as u32,
-        };
-        if self.used as f64 > self.entries.len() as f64 * GROW_AT
-            && self.mask + 1 < self.max_buckets
-        {
-            self.grow();
-        }
-    }
-}
-
-/// A child as its parent's visit sees it.
-#[derive(Clone, Copy, Debug)]
-struct Kid {
-    hash: u64,
-    phi: u32,
-    delta: u32,
-    /// The child's value is known (terminal or immediate): its numbers are final.
-    known: bool,
-    /// The same player moves at the child.
-    same: bool,
-}
-
 /// The PDS-PN engine.
 pub struct PdsPn<'g, G: ZeroSum + Hashed> {
-    game: &'g G,
+    /// The first level (its `expansions` count the second level's too).
+    s: DepthFirst<'g, G>,
     factor: f64,
-    tt: Table,
     second: Pns<'g, G>,
     /// Most nodes a second-level tree may hold (its half of the memory budget).
     second_max: usize,
     second_kids: Vec<(G::Move, u32, u32)>,
-    moves: Vec<Vec<G::Move>>,
-    kids: Vec<Vec<Kid>>,
-    root_side: u8,
-    target: i32,
-    nodes: u64,
-    reported: u64,
-    expansions: u64,
     visits: u64,
     second_peak: u64,
-    stopped: Option<StopReason>,
 }
 
 impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
@@ -204,79 +59,41 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
     pub fn new(game: &'g G, opts: &PnOptions) -> Self {
         let bytes = (opts.memory_mb as usize).saturating_mul(1 << 20);
         let second_max = (bytes / 2 / Pns::<G>::node_bytes()).max(2);
+        let mut s = DepthFirst::new(game, bytes / 2);
+        s.tt.clear();
         PdsPn {
-            game,
+            s,
             factor: opts.pn2_factor,
-            tt: Table::new(bytes / 2),
             second: Pns::with_max_nodes(game, opts, second_max),
             second_max,
             second_kids: Vec::new(),
-            moves: Vec::new(),
-            kids: Vec::new(),
-            root_side: 0,
-            target: 0,
-            nodes: 0,
-            reported: 0,
-            expansions: 0,
             visits: 0,
             second_peak: 0,
-            stopped: None,
-        }
-    }
-
-    /// φ/δ of a position whose value `v` (its mover's view) is known.
-    #[inline]
-    fn known_numbers(&self, state: &G::State, v: i32) -> (u32, u32) {
-        let side = self.game.side(state);
-        let root_view = if side == self.root_side { v } else { -v };
-        let mover_wins = (side == self.root_side) == (root_view >= self.target);
-        if mover_wins {
-            (0, INF)
-        } else {
-            (INF, 0)
         }
     }
 
     /// Decides "value(root) >= target".
     pub fn decide(&mut self, root: &G::State, target: i32, ctl: &Control) -> Decision<G::Move> {
-        self.root_side = self.game.side(root);
-        self.target = target;
-        self.nodes = 1;
-        self.reported = 0;
-        self.expansions = 0;
+        self.s.start(root, target);
         self.visits = 0;
         self.second_peak = 0;
-        self.stopped = None;
-        let (phi, delta) = match known_value(self.game, root) {
-            Some(v) if self.game.is_terminal(root) => self.known_numbers(root, v),
+        let numbers = match known_value(self.s.game, root) {
+            Some(v) if self.s.game.is_terminal(root) => self.s.known_numbers(root, v),
             _ => {
-                let h = self.game.hash(root);
+                let h = self.s.game.hash(root);
                 // The first level expands the root itself.
-                self.tt.put(h, 1, 1, 0, true);
-                self.pds(root, h, INF, INF, 0, ctl)
+                self.s.tt.put(h, 1, 1, 0, true);
+                self.visit(root, h, INF, INF, 0, ctl)
             }
         };
-        ctl.add_nodes(self.nodes - self.reported);
-        self.reported = self.nodes;
-        let verdict = match (phi, delta) {
-            (0, _) => Verdict::Proved,
-            (_, 0) => Verdict::Disproved,
-            _ => Verdict::Unknown(self.stopped.unwrap_or(StopReason::Nodes)),
-        };
-        // The root's children as the last visit left them: the first proved one is the move.
-        let best_move = match (verdict, self.kids.first(), self.moves.first()) {
-            (Verdict::Proved, Some(kids), Some(moves)) if !self.game.is_terminal(root) => kids
-                .iter()
-                .position(|k| if k.same { k.phi == 0 } else { k.delta == 0 })
-                .map(|i| moves[i]),
-            _ => None,
-        };
+        self.s.count.flush(ctl);
+        let (verdict, best_move) = self.s.verdict(root, numbers);
         Decision {
             verdict,
             best_move,
-            nodes: self.nodes,
-            expansions: self.expansions,
-            peak_nodes: self.tt.used + self.second_peak,
+            nodes: self.s.count.nodes,
+            expansions: self.s.expansions,
+            peak_nodes: self.s.tt.used + self.second_peak,
             node_bytes: std::mem::size_of::<Entry>(),
         }
     }
@@ -284,17 +101,18 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
     /// A first-level leaf: a bounded second-level PN search from `state`; stores and returns its
     /// numbers.
     fn leaf(&mut self, state: &G::State, hash: u64, ctl: &Control) -> (u32, u32) {
-        let budget = ((self.tt.used as f64 * self.factor) as usize)
+        let budget = ((self.s.tt.used as f64 * self.factor) as usize)
             .max(super::pn2::MIN_SECOND_LEVEL)
             .min(self.second_max);
-        let side = self.game.side(state);
+        let game = self.s.game;
+        let side = game.side(state);
         let mut kids = std::mem::take(&mut self.second_kids);
         // The second level decides the mover's claim "value (mover's view) >= goal", where
         // the mover's goal is the root's target seen from the mover: φ/δ are its pn/dn.
-        let goal = if side == self.root_side {
-            self.target
+        let goal = if self.s.is_root_side(state) {
+            self.s.target
         } else {
-            1i32.saturating_sub(self.target)
+            1i32.saturating_sub(self.s.target)
         };
         let r = self
             .second
@@ -302,41 +120,63 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
         let ((phi, delta), created, expanded) = match r {
             Ok(x) => x,
             Err(reason) => {
-                self.stopped = Some(reason);
+                self.s.stopped = Some(reason);
                 self.second_kids = kids;
                 return (1, 1);
             }
         };
-        self.nodes += created.saturating_sub(1);
-        self.reported += created.saturating_sub(1);
-        self.expansions += expanded;
+        self.s.count.add_reported(created.saturating_sub(1));
+        self.s.expansions += expanded;
         self.second_peak = self.second_peak.max(created);
         if kids.is_empty() && phi != 0 && delta != 0 {
-            self.stopped = Some(StopReason::Memory);
+            self.s.stopped = Some(StopReason::Memory);
             self.second_kids = kids;
             return (phi, delta);
         }
         for &(mv, pn, dn) in &kids {
             let mut child = state.clone();
-            self.game.apply(&mut child, mv);
+            game.apply(&mut child, mv);
             // pn/dn are in the mover-at-`state`'s terms; the child's mover may be the other side.
-            let (p, d) = if self.game.side(&child) == side {
+            let (p, d) = if game.side(&child) == side {
                 (pn, dn)
             } else {
                 (dn, pn)
             };
-            self.tt.put(self.game.hash(&child), p, d, 0, false);
+            self.s.tt.put(game.hash(&child), p, d, 0, false);
         }
-        self.tt.put(hash, phi, delta, expanded, true);
+        self.s.tt.put(hash, phi, delta, expanded, true);
         self.second_kids = kids;
         if let Some(r) = ctl.should_stop() {
-            self.stopped = Some(r);
+            self.s.stopped = Some(r);
         }
         (phi, delta)
     }
+}
+
+impl<'g, G: ZeroSum + Hashed> Kernel<'g, G> for PdsPn<'g, G> {
+    #[inline(always)]
+    fn state(&mut self) -> &mut DepthFirst<'g, G> {
+        &mut self.s
+    }
+
+    /// Multiple iterative deepening: the threshold of the node's smaller number is deepened by
+    /// one; the best child's "win" number may grow to the deepened proof threshold, its "lose"
+    /// number by what is left of the deepened disproof threshold.
+    #[inline]
+    fn child_thresholds(&self, scan: &Scan, kid: &Kid, th_phi: u32, th_delta: u32) -> (u32, u32) {
+        let (phi, delta) = (scan.phi, scan.delta);
+        let (a, b) = if phi <= delta {
+            (phi + 1, th_delta)
+        } else {
+            (th_phi, delta + 1)
+        };
+        let (_, l) = kid.win_lose();
+        let t_l = (b as u64 - delta as u64 + l as u64).min(INF as u64) as u32;
+        kid.thresholds(a, t_l)
+    }
 
     /// PDS with multiple iterative deepening (see the module doc); returns `state`'s numbers.
-    fn pds(
+    fn visit(
         &mut self,
         state: &G::State,
         hash: u64,
@@ -346,101 +186,17 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
         ctl: &Control,
     ) -> (u32, u32) {
         self.visits += 1;
-        self.expansions += 1;
+        self.s.expansions += 1;
         if self.visits.is_multiple_of(POLL) {
-            ctl.add_nodes(self.nodes - self.reported);
-            self.reported = self.nodes;
-            if let Some(r) = ctl.should_stop() {
-                self.stopped = Some(r);
-            }
+            self.s.poll(ctl);
         }
-        match self.tt.get(hash) {
+        match self.s.tt.get(hash) {
             Some(e) if e.phi >= th_phi || e.delta >= th_delta => return (e.phi, e.delta),
             Some(e) if e.expanded != 0 => {}
             _ => return self.leaf(state, hash, ctl),
         }
-        let start_work = self.expansions;
-        if self.moves.len() <= ply {
-            self.moves.push(Vec::new());
-            self.kids.push(Vec::new());
-        }
-        let mut moves = std::mem::take(&mut self.moves[ply]);
-        let mut kids = std::mem::take(&mut self.kids[ply]);
-        self.game.legal_moves(state, &mut moves);
-        self.game.order_moves(state, &mut moves);
-        kids.clear();
-        let side = self.game.side(state);
-        for &mv in &moves {
-            let mut child = state.clone();
-            self.game.apply(&mut child, mv);
-            let (phi, delta, known) = match known_value(self.game, &child) {
-                Some(v) => {
-                    let (p, d) = self.known_numbers(&child, v);
-                    (p, d, true)
-                }
-                None => (1, 1, false),
-            };
-            kids.push(Kid {
-                hash: self.game.hash(&child),
-                phi,
-                delta,
-                known,
-                same: self.game.side(&child) == side,
-            });
-        }
-        self.nodes += moves.len() as u64;
-        let (phi, delta) = loop {
-            // φ(n) = least "win" number of a child for n's mover, δ(n) = sum of "lose" numbers.
-            let (mut w1, mut sum, mut best) = (INF, 0u32, 0usize);
-            for (i, k) in kids.iter_mut().enumerate() {
-                if !k.known {
-                    if let Some(e) = self.tt.get(k.hash) {
-                        k.phi = e.phi;
-                        k.delta = e.delta;
-                    }
-                }
-                let (w, l) = if k.same {
-                    (k.phi, k.delta)
-                } else {
-                    (k.delta, k.phi)
-                };
-                if w < w1 {
-                    w1 = w;
-                    best = i;
-                }
-                sum = pn_add(sum, l);
-            }
-            if kids.is_empty() {
-                // A non-terminal state without moves breaks the model: lost for its mover.
-                break (INF, 0);
-            }
-            let (phi, delta) = (w1, sum);
-            if phi >= th_phi || delta >= th_delta || self.stopped.is_some() {
-                break (phi, delta);
-            }
-            // Multiple iterative deepening: deepen the threshold of the smaller number by one.
-            let (a, b) = if phi <= delta {
-                (phi + 1, th_delta)
-            } else {
-                (th_phi, delta + 1)
-            };
-            let k = kids[best];
-            let l = if k.same { k.delta } else { k.phi };
-            // The child's "win" number may grow to `a`; its "lose" number by what is left of `b`.
-            let t_w = a;
-            let t_l = (b as u64 - delta as u64 + l as u64).min(INF as u64) as u32;
-            let (c_phi, c_delta) = if k.same { (t_w, t_l) } else { (t_l, t_w) };
-            let mut child = state.clone();
-            self.game.apply(&mut child, moves[best]);
-            let (p, d) = self.pds(&child, k.hash, c_phi, c_delta, ply + 1, ctl);
-            kids[best].phi = p;
-            kids[best].delta = d;
-        };
-        self.tt
-            .put(hash, phi, delta, self.expansions - start_work + 1, true);
-        self.moves[ply] = moves;
-        self.kids[ply] = kids;
-        (phi, delta)
+        let start_work = self.s.expansions;
+        self.search_below(state, hash, (th_phi, th_delta), ply, ctl, start_work, true)
     }
 }
 

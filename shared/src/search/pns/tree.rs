@@ -242,24 +242,10 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
         let node = &self.nodes[n];
         let first = node.first as usize;
         let kids = &self.nodes[first..first + node.count as usize];
-        let (mut min, mut sum, mut best) = (INF, 0u32, 0u16);
         if node.or {
-            for (i, c) in kids.iter().enumerate() {
-                if c.pn < min {
-                    min = c.pn;
-                    best = i as u16;
-                }
-                sum = pn_add(sum, c.dn);
-            }
-            (min, sum, best)
+            min_and_sum(kids, |c| (c.pn, c.dn))
         } else {
-            for (i, c) in kids.iter().enumerate() {
-                if c.dn < min {
-                    min = c.dn;
-                    best = i as u16;
-                }
-                sum = pn_add(sum, c.pn);
-            }
+            let (min, sum, best) = min_and_sum(kids, |c| (c.dn, c.pn));
             (sum, min, best)
         }
     }
@@ -623,4 +609,21 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
         }
         Ok((self.root_numbers(), self.created, self.expansions))
     }
+}
+
+/// The least of the children's first numbers (`numbers(child).0`; the first child holding it
+/// is `best`) and the sum of their second numbers: an OR node's pn and dn from its children's
+/// (pn, dn), an AND node's dn and pn from their (dn, pn).
+#[inline(always)]
+fn min_and_sum<M>(kids: &[Node<M>], numbers: impl Fn(&Node<M>) -> (u32, u32)) -> (u32, u32, u16) {
+    let (mut min, mut sum, mut best) = (INF, 0u32, 0u16);
+    for (i, c) in kids.iter().enumerate() {
+        let (own, other) = numbers(c);
+        if own < min {
+            min = own;
+            best = i as u16;
+        }
+        sum = pn_add(sum, other);
+    }
+    (min, sum, best)
 }

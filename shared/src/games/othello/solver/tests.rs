@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::games::othello::Othello;
-use crate::model::{to_parent, Game};
+use crate::model::{to_parent, Game, ZeroSum};
 use crate::search::engine::{self, Config};
 use crate::search::minimax::minimax;
 use rand::{Rng, SeedableRng};
