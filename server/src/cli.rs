@@ -91,28 +91,40 @@ pub fn options_help() -> String {
     );
     for (title, specs) in registry::spec::families() {
         out += &format!("\n{}:\n", title.replace('`', ""));
-        for spec in &specs {
-            out += &spec_line(spec, true);
-        }
+        out += &spec_lines(specs.iter(), true);
     }
     out
 }
 
-/// One setting as the help shows it: `  name  bounds  (default: d)  meaning [only ...]` (the
-/// algorithms it is limited to, when `only`).
-fn spec_line(spec: &registry::spec::Spec, only: bool) -> String {
-    let only = if spec.only.is_empty() || !only {
-        String::new()
-    } else {
-        format!(" [only {}]", spec.only.join(", "))
-    };
-    format!(
-        "  {:<14} {:<24} (default: {}) {}{only}\n",
-        spec.name,
-        spec.range_text(),
-        spec.default,
-        spec.help
-    )
+/// A block of settings as the help shows them, one a line: `  name  bounds  (default: d)
+/// meaning [only ...]` (the algorithms it is limited to, when `only`), the columns as wide as
+/// the block's longest name and bounds.
+fn spec_lines<'s>(
+    specs: impl Iterator<Item = &'s registry::spec::Spec> + Clone,
+    only: bool,
+) -> String {
+    let name_width = specs.clone().map(|s| s.name.len()).max().unwrap_or(0);
+    let range_width = specs
+        .clone()
+        .map(|s| s.range_text().len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for spec in specs {
+        let only = if spec.only.is_empty() || !only {
+            String::new()
+        } else {
+            format!(" [only {}]", spec.only.join(", "))
+        };
+        out += &format!(
+            "  {:<name_width$}  {:<range_width$}  (default: {}) {}{only}\n",
+            spec.name,
+            spec.range_text(),
+            spec.default,
+            spec.help
+        );
+    }
+    out
 }
 
 /// `gamesolver options`.
@@ -150,14 +162,16 @@ pub fn options(args: OptionsArgs) -> Result<(), Failure> {
         "Options of {} on {} (--option KEY=VALUE):\n",
         args.algorithm, args.game
     );
-    for d in declared.iter().filter(|d| !d.param) {
-        out += &spec_line(&d.spec, false);
-    }
+    let block = |param: bool| {
+        declared
+            .iter()
+            .filter(move |d| d.param == param)
+            .map(|d| &d.spec)
+    };
+    out += &spec_lines(block(false), false);
     if declared.iter().any(|d| d.param) {
         out += "Game parameters (--game-param KEY=VALUE):\n";
-        for d in declared.iter().filter(|d| d.param) {
-            out += &spec_line(&d.spec, false);
-        }
+        out += &spec_lines(block(true), false);
     }
     print!("{out}");
     Ok(())
@@ -812,10 +826,7 @@ pub fn matches_expected(r: &JobResult, expected: &str) -> bool {
         return false;
     };
     let got = if r.value.is_null() {
-        r.extra
-            .get("proved")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null)
+        r.extra.proved.flatten().into()
     } else {
         r.value.clone()
     };
@@ -921,6 +932,33 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In every block of `solve --help`, the bounds and the defaults start at one column each,
+    /// however long a name or a range is.
+    #[test]
+    fn the_options_help_is_aligned() {
+        let help = options_help();
+        let blocks: Vec<Vec<&str>> = help
+            .split("\n\n")
+            .skip(1)
+            .map(|b| b.lines().skip(1).collect())
+            .collect();
+        assert!(blocks.len() >= 5, "{help}");
+        for lines in blocks {
+            let column = |l: &str, what: &str| l.find(what).unwrap_or_else(|| panic!("{l}"));
+            let defaults: Vec<usize> = lines.iter().map(|l| column(l, "(default: ")).collect();
+            assert!(defaults.iter().all(|&c| c == defaults[0]), "{lines:#?}");
+            // The bounds start where the spaces after the name end.
+            let ranges: Vec<usize> = lines
+                .iter()
+                .map(|l| {
+                    let gap = 2 + l[2..].find(' ').unwrap_or(0);
+                    l.len() - l[gap..].trim_start().len()
+                })
+                .collect();
+            assert!(ranges.iter().all(|&c| c == ranges[0]), "{lines:#?}");
+        }
+    }
 
     #[test]
     fn batch_lines_split_on_a_trailing_scalar() {

@@ -172,6 +172,8 @@ impl Remote {
 }
 
 /// What one status tells the follower.
+// One value per status poll, matched and dropped: boxing the result would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Seen {
     Running,
     Ended(Result<JobResult, RemoteError>),
@@ -197,6 +199,8 @@ fn seen(id: u64, st: &Value, last: &mut Value, on_progress: &dyn Fn(Value)) -> S
 }
 
 /// How a stream ended.
+// One value per stream, matched and dropped: boxing the result would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum StreamEnd {
     /// The job ended.
     Ended(Result<JobResult, RemoteError>),

@@ -258,6 +258,25 @@ fetch('/openapi.json').then(r => r.json()).then(spec => {
 
 #[cfg(test)]
 mod tests {
+    /// A job's `game_params` and `options` take strings, numbers and booleans, as the API
+    /// accepts them.
+    #[test]
+    fn settings_values_are_strings_numbers_or_booleans() {
+        let doc = super::document();
+        let schemas = &doc["components"]["schemas"];
+        for field in ["game_params", "options"] {
+            let values = &schemas["JobSpec"]["properties"][field]["additionalProperties"];
+            let target = match values["$ref"].as_str() {
+                Some(r) => &schemas[r.rsplit('/').next().unwrap()],
+                None => values,
+            };
+            let text = target.to_string();
+            for ty in ["string", "number", "boolean"] {
+                assert!(text.contains(&format!("\"{ty}\"")), "{field}: {text}");
+            }
+        }
+    }
+
     /// `(path, method)` of every route the router source declares: the first string literal
     /// after each `.route(` and the `get(`/`post(` calls up to the next `.route(`.
     fn declared_routes(source: &str) -> Vec<(String, String)> {

@@ -1405,7 +1405,7 @@ impl Scheduler {
                 progress: text,
             }];
             // A checkpoint in the progress is stored as the task that resumes from it.
-            if !job.state.is_final() && p.get("checkpoint").is_some() {
+            if !job.state.is_final() {
                 if let Some(r) = job
                     .prepared
                     .as_ref()

@@ -246,6 +246,14 @@ impl catalogue::Visitor for Prepare<'_> {
     }
 }
 
+/// The error of a search that ended without a result: the limit that stopped it, if any.
+fn stopped(ctl: &crate::search::Control) -> SolveError {
+    match ctl.should_stop() {
+        Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
+        None => SolveError::Internal("stopped".into()),
+    }
+}
+
 /// At most 40 characters of a user's text, control characters escaped, for error messages.
 fn clip(text: &str) -> String {
     crate::model::excerpt(text)

@@ -12,6 +12,20 @@ use std::collections::BTreeMap;
 /// and kept as their text, so `{"depth": 5}` and `{"depth": "5"}` mean the same.
 pub type Settings = BTreeMap<String, String>;
 
+/// What a setting's value may be in JSON (the schema of [`Settings`] values in the API
+/// document); it is kept as its text.
+#[cfg(feature = "openapi")]
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum SettingValue {
+    /// Any text (`"7"`, `"features"`).
+    Text(String),
+    /// A number, read as its decimal text.
+    Number(f64),
+    /// A boolean, read as `true` or `false`.
+    Flag(bool),
+}
+
 fn scalar_map<'de, D: Deserializer<'de>>(d: D) -> Result<Settings, D::Error> {
     use serde::de::Error;
     let raw: Option<BTreeMap<String, serde_json::Value>> = Option::deserialize(d)?;
@@ -54,6 +68,7 @@ pub struct JobSpec {
     pub game: String,
     /// Game parameters (`width=7`, ...).
     #[serde(default, deserialize_with = "scalar_map")]
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, SettingValue>))]
     pub game_params: Settings,
     /// Position in the game's notation; empty means the start.
     #[serde(default)]
@@ -62,6 +77,7 @@ pub struct JobSpec {
     pub algorithm: String,
     /// Algorithm options (`depth`, `target`, `seed`, ...).
     #[serde(default, deserialize_with = "scalar_map")]
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, SettingValue>))]
     pub options: Settings,
     /// Time and node limits.
     #[serde(default)]
@@ -221,6 +237,33 @@ pub struct Extra {
     /// Rounds plans: what the task carries to the next round. Boxed, so results stay small.
     #[serde(flatten)]
     pub round: Box<RoundReport>,
+    /// Zero-sum decisions: whether the threshold ("value >= target") was proved. Absent when
+    /// the task decides none, `Some(None)` (JSON null) when a limit stopped it undecided.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub proved: Option<Option<bool>>,
+    /// Single-player jobs: the best sequence found, as move texts from the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<Vec<String>>,
+    /// Proof-number search: the largest number of tree nodes held at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_nodes: Option<u64>,
+    /// MCTS of two-player games: the root player's mean (or proven) reward in `[0, 1]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub win_rate: Option<f64>,
+    /// MCTS run tasks: the root statistics the merge adds up (`search::mcts::Summary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_stats: Option<Value>,
+    /// NRPA: where the search stands, to resume from (a list of checkpoints for a run task,
+    /// one for a rounds result). Opaque to the planner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Value>,
+    /// Why the task or the merge has no full answer, in words (a memory limit, a bad round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Algorithm-specific keys for display (`pv`, `bounds`, `sequence`, `visits`, ...).
     #[serde(flatten)]
     pub display: serde_json::Map<String, Value>,
@@ -244,8 +287,20 @@ pub struct RoundReport {
 
 impl Extra {
     /// The keys of the typed fields, as they appear in JSON.
-    pub const TYPED_KEYS: &'static [&'static str] =
-        &["stopped", "round_start", "sub", "found", "final"];
+    pub const TYPED_KEYS: &'static [&'static str] = &[
+        "stopped",
+        "round_start",
+        "sub",
+        "found",
+        "final",
+        "proved",
+        "sequence",
+        "peak_nodes",
+        "win_rate",
+        "root_stats",
+        "checkpoint",
+        "error",
+    ];
 
     /// Adds a display key. Panics on a typed key: those are set through their fields.
     pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {
@@ -263,6 +318,11 @@ impl Extra {
             _ => unreachable!("Extra serialises as an object"),
         }
     }
+}
+
+/// A present key, null included: `Some(None)` for null (absent keys take the field's default).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<bool>>, D::Error> {
+    Option::<bool>::deserialize(d).map(Some)
 }
 
 impl From<serde_json::Map<String, Value>> for Extra {
@@ -302,6 +362,41 @@ pub struct RoundInput {
     /// The previous round's results, in task order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<RoundResult>,
+}
+
+/// The input of a run task that resumes (`TaskKind::Run::input` of a runs plan): the kernel's
+/// checkpoints to continue from. A fresh run's input is null and reads as none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResumeInput {
+    /// The checkpoints, opaque to the coordinator (one per thread that made one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Vec<Value>>,
+}
+
+impl ResumeInput {
+    /// Reads a run task's input; an input that is neither null nor a resume input is an error.
+    pub fn read(input: &Value) -> Result<Self, String> {
+        if input.is_null() {
+            return Ok(Self::default());
+        }
+        Self::deserialize(input).map_err(|e| format!("run input: {e}"))
+    }
+}
+
+/// What the coordinator reads of a kernel's progress report (a heartbeat's `progress`): the
+/// checkpoint a stopped task could resume from. Everything else in the report is display.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelProgress {
+    /// The kernel's latest checkpoint, opaque to the coordinator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Value>,
+}
+
+impl KernelProgress {
+    /// Reads a progress report; a report of another shape has no checkpoint.
+    pub fn read(progress: &Value) -> Self {
+        Self::deserialize(progress).unwrap_or_default()
+    }
 }
 
 /// One task's contribution to the next round ([`RoundReport::sub`], [`RoundReport::found`]);

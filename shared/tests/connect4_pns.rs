@@ -57,7 +57,7 @@ fn check_set(name: &str, step: usize) {
                 let mut nodes = r.nodes;
                 let r = run(&[], moves, algorithm, &[("target", "1")]);
                 assert_eq!(
-                    r.extra["proved"],
+                    r.extra.to_map()["proved"],
                     serde_json::json!(*want >= 1),
                     "{algorithm} {name} '{moves}' target 1"
                 );
@@ -129,7 +129,7 @@ fn connect4_proofs_verify_and_every_flipped_move_fails() {
             let t = target.to_string();
             let r = run(&[], moves, algorithm, &[("target", &t), ("proof", "true")]);
             assert_eq!(
-                r.extra["proved"],
+                r.extra.to_map()["proved"],
                 serde_json::json!(claim == Claim::AtLeast),
                 "'{moves}' {t}"
             );

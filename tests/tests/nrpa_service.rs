@@ -68,7 +68,7 @@ fn shared_policy_rounds_on_two_workers_survive_a_coordinator_restart() {
     let want = local(&job);
     let got = &st["result"];
     assert_eq!(got["value"], want.value);
-    assert_eq!(got["sequence"], want.extra["sequence"]);
+    assert_eq!(got["sequence"], want.extra.to_map()["sequence"]);
     assert_eq!(got["nodes"], want.nodes);
     assert_eq!(got["checkpoint"]["done"], 24);
     // The position replays to the score as a terminal game.
@@ -77,7 +77,10 @@ fn shared_policy_rounds_on_two_workers_survive_a_coordinator_restart() {
                         "options": {"level": "0"}});
     let r = local(&replay);
     assert_eq!(r.value, want.value);
-    assert_eq!(r.extra["sequence"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        r.extra.to_map()["sequence"].as_array().map(Vec::len),
+        Some(0)
+    );
 }
 
 /// Independent runs on two worker processes: the best of two runs is at least the one run of
@@ -162,7 +165,7 @@ fn independent_runs_resume_from_stored_checkpoints_after_a_coordinator_restart()
     let want = local(&job);
     let got = &st["result"];
     assert_eq!(got["value"], want.value);
-    assert_eq!(got["sequence"], want.extra["sequence"]);
+    assert_eq!(got["sequence"], want.extra.to_map()["sequence"]);
     assert_eq!(got["run_scores"], want.extra["run_scores"]);
     assert!(
         got["nodes"].as_u64() < Some(want.nodes),

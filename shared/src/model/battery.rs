@@ -159,15 +159,15 @@ pub fn check_hashed<G: Hashed>(game: &G, start: &G::State, playouts: usize, seed
     }
 }
 
+/// Panics with `rule`, naming the game, unless it has `players` players.
+pub fn assert_players<G: Game>(game: &G, players: usize, rule: &str) {
+    assert_eq!(game.num_players(), players, "{}: {rule}", game.name());
+}
+
 /// Terminal values agree with `returns`; values respect the bounds; the optional speed-ups are
 /// exact. See the module doc.
 pub fn check_zero_sum<G: ZeroSum>(game: &G, start: &G::State, playouts: usize, seed: u64) {
-    assert_eq!(
-        game.num_players(),
-        2,
-        "{}: ZeroSum needs two players",
-        game.name()
-    );
+    assert_players(game, 2, "ZeroSum needs two players");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut returns = [0.0; 2];
     let mut pairs: Vec<(f64, i32, String)> = Vec::new();

@@ -79,12 +79,7 @@ pub fn check_chance_zero_sum<G: ChanceZeroSum>(
     playouts: usize,
     seed: u64,
 ) {
-    assert_eq!(
-        game.num_players(),
-        2,
-        "{}: ChanceZeroSum needs two players",
-        game.name()
-    );
+    super::battery::assert_players(game, 2, "ChanceZeroSum needs two players");
     let (lo, hi) = game.utility_bounds();
     assert!(
         lo <= hi && lo.is_finite() && hi.is_finite(),

@@ -249,23 +249,11 @@ impl<'a> Opts<'a> {
     /// out-of-bounds value is a bad-input error naming the key and the bounds.
     pub fn uint<T: TryFrom<u64>>(&self, spec: &Spec) -> Result<Option<T>, SolveError> {
         let Kind::UInt { min, max } = spec.kind else {
-            return Err(SolveError::Internal(format!(
-                "'{}' is not a whole number",
-                spec.name
-            )));
+            return Err(self.wrong_kind(spec, "a whole number"));
         };
-        let Some(text) = self.raw(spec.name) else {
+        let Some((v, text)) = self.parsed::<u64>(spec, "a whole number")? else {
             return Ok(None);
         };
-        let v: u64 = text.trim().parse().map_err(|_| {
-            SolveError::bad(format!(
-                "{} '{}={}' is malformed (expected a whole number, {})",
-                self.what,
-                spec.name,
-                clip(text),
-                spec.range_text()
-            ))
-        })?;
         if v < min || v > max {
             return Err(self.out_of_bounds(spec, text));
         }
@@ -280,27 +268,40 @@ impl<'a> Opts<'a> {
     /// The number setting `spec`, if given, finite and within its bounds.
     pub fn float(&self, spec: &Spec) -> Result<Option<f64>, SolveError> {
         let Kind::Float { min, max } = spec.kind else {
-            return Err(SolveError::Internal(format!(
-                "'{}' is not a number",
-                spec.name
-            )));
+            return Err(self.wrong_kind(spec, "a number"));
         };
+        let Some((v, text)) = self.parsed::<f64>(spec, "a number")? else {
+            return Ok(None);
+        };
+        if !(v.is_finite() && v >= min && v <= max) {
+            return Err(self.out_of_bounds(spec, text));
+        }
+        Ok(Some(v))
+    }
+    /// The setting `spec` parsed as `V` with its text, if given; malformed text is a bad-input
+    /// error naming the key, what was `expected` and the bounds.
+    fn parsed<V: FromStr>(
+        &self,
+        spec: &Spec,
+        expected: &str,
+    ) -> Result<Option<(V, &'a str)>, SolveError> {
         let Some(text) = self.raw(spec.name) else {
             return Ok(None);
         };
-        let v: f64 = text.trim().parse().map_err(|_| {
+        let v = text.trim().parse().map_err(|_| {
             SolveError::bad(format!(
-                "{} '{}={}' is malformed (expected a number, {})",
+                "{} '{}={}' is malformed (expected {expected}, {})",
                 self.what,
                 spec.name,
                 clip(text),
                 spec.range_text()
             ))
         })?;
-        if !(v.is_finite() && v >= min && v <= max) {
-            return Err(self.out_of_bounds(spec, text));
-        }
-        Ok(Some(v))
+        Ok(Some((v, text)))
+    }
+    /// A spec read as a kind it is not: a bug in the family, not bad input.
+    fn wrong_kind(&self, spec: &Spec, kind: &str) -> SolveError {
+        SolveError::Internal(format!("'{}' is not {kind}", spec.name))
     }
     /// The number setting `spec`, or `default`.
     pub fn float_or(&self, spec: &Spec, default: f64) -> Result<f64, SolveError> {

@@ -80,12 +80,7 @@ pub fn check_single_player<G: SinglePlayer>(
     seed: u64,
 ) {
     use rand::{Rng, SeedableRng};
-    assert_eq!(
-        game.num_players(),
-        1,
-        "{}: a single-player game has one player",
-        game.name()
-    );
+    super::battery::assert_players(game, 1, "a single-player game has one player");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut moves = Vec::new();
     for _ in 0..playouts {

@@ -39,25 +39,17 @@ pub const DEPTH: Spec = Spec::uint(
     "players' plies, chance layers not counted",
     DEPTH_WHY,
 );
-/// Largest |lower| and |upper|.
-const MAX_BOUND: f64 = 1e15;
 /// `lower`: lower bound L of player 0's utility.
-pub const LOWER: Spec = Spec::float(
+pub const LOWER: Spec = super::spec::utility_bound(
     "lower",
-    -MAX_BOUND,
-    MAX_BOUND,
     "the game's",
     "lower bound of player 0's utility (with upper)",
-    "finite, exactly representable integers",
 );
 /// `upper`: upper bound U of player 0's utility.
-pub const UPPER: Spec = Spec::float(
+pub const UPPER: Spec = super::spec::utility_bound(
     "upper",
-    -MAX_BOUND,
-    MAX_BOUND,
     "the game's",
     "upper bound of player 0's utility (with lower)",
-    "finite, exactly representable integers",
 );
 /// `probing` (star25): children probed per chance node.
 pub const PROBING: Spec = Spec::uint(
@@ -232,13 +224,6 @@ impl<G: ChanceZeroSum> ChanceJob<G> {
     }
 }
 
-fn stopped(ctl: &Control) -> SolveError {
-    match ctl.should_stop() {
-        Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
-        None => SolveError::Internal("stopped".into()),
-    }
-}
-
 impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
     fn job(&self) -> &JobSpec {
         &self.job
@@ -247,11 +232,9 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
     /// legal best move.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
-        if check::is_stopped(out) {
+        let planned = matches!(task, TaskKind::Whole);
+        if !check::to_check(out, planned, "only whole tasks apply to chance jobs")? {
             return Ok(());
-        }
-        if !matches!(task, TaskKind::Whole) {
-            return Err("only whole tasks apply to chance jobs".into());
         }
         check::best_move(&self.game, &self.root, out)?;
         if out.value.is_null() {
@@ -277,7 +260,9 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
         let t0 = std::time::Instant::now();
         let ms = || t0.elapsed().as_millis() as u64;
         if !self.evaluates || self.depth.is_some() {
-            let o = self.search(self.depth, ctl).ok_or_else(|| stopped(ctl))?;
+            let o = self
+                .search(self.depth, ctl)
+                .ok_or_else(|| super::stopped(ctl))?;
             return Ok(self.output(&o, self.depth, 1, o.nodes, ms()));
         }
         // Iterative deepening until a limit stops an iteration, or the tree is exhausted.
@@ -297,7 +282,7 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
                 break;
             }
         }
-        let (o, d) = last.ok_or_else(|| stopped(ctl))?;
+        let (o, d) = last.ok_or_else(|| super::stopped(ctl))?;
         Ok(self.output(&o, Some(d), d, total, ms()))
     }
 }

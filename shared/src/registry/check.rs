@@ -84,28 +84,23 @@ pub fn probe_answer(out: &TaskOutput, target: i32, lo: i32, hi: i32) -> Result<(
             raw.lower, raw.upper
         ));
     }
-    match out.extra.get("proved") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Bool(p)) if *p == yes => Ok(()),
-        Some(p) => Err(format!(
-            "probe {target}: 'proved' is {} but the bounds say {yes}",
-            clip(&p.to_string())
+    match out.extra.proved {
+        None | Some(None) => Ok(()),
+        Some(Some(p)) if p == yes => Ok(()),
+        Some(Some(p)) => Err(format!(
+            "probe {target}: 'proved' is {p} but the bounds say {yes}"
         )),
     }
 }
 
 /// A `sequence` of move texts, if present, is legal from `root` when replayed.
 pub fn sequence<G: Game>(game: &G, root: &G::State, out: &TaskOutput) -> Result<(), String> {
-    let Some(seq) = out.extra.get("sequence") else {
+    let Some(list) = &out.extra.sequence else {
         return Ok(());
     };
-    let list = seq.as_array().ok_or("'sequence' is not a list")?;
     let mut s = root.clone();
     let mut moves = Vec::new();
-    for (i, m) in list.iter().enumerate() {
-        let text = m
-            .as_str()
-            .ok_or_else(|| format!("sequence move {} is not text", i + 1))?;
+    for (i, text) in list.iter().enumerate() {
         let mv = game
             .parse_move(&s, text)
             .map_err(|e| format!("sequence move {} '{}': {e}", i + 1, clip(text)))?;
@@ -120,6 +115,19 @@ pub fn sequence<G: Game>(game: &G, root: &G::State, out: &TaskOutput) -> Result<
         game.apply(&mut s, mv);
     }
     Ok(())
+}
+
+/// The opening of a family's check: a stopped output passes as it is (`Ok(false)`: nothing more
+/// to check); a task of a kind the family never plans (`planned` false) is refused with
+/// `refusal`; otherwise `Ok(true)`.
+pub fn to_check(out: &TaskOutput, planned: bool, refusal: &str) -> Result<bool, String> {
+    if is_stopped(out) {
+        return Ok(false);
+    }
+    if !planned {
+        return Err(refusal.into());
+    }
+    Ok(true)
 }
 
 /// The output of a task that a limit stopped before any result ([`TaskOutput::stopped`]): no

@@ -378,7 +378,7 @@ impl<G: Exact> ZeroSumJob<G> {
             Some(e) => e,
             None => engine::search(&self.game, &self.root, alpha, beta, &cfg, table, ctl),
         }
-        .ok_or_else(|| Self::stopped(ctl))?;
+        .ok_or_else(|| super::stopped(ctl))?;
         let o = minimax::Outcome {
             value: e.value,
             best_move: e.best_move,
@@ -428,13 +428,6 @@ impl<G: Exact> ZeroSumJob<G> {
         }
     }
 
-    fn stopped(ctl: &Control) -> SolveError {
-        match ctl.should_stop() {
-            Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
-            None => SolveError::Internal("stopped".into()),
-        }
-    }
-
     /// Null-window probe "value >= target": returns fail-soft bounds.
     fn probe(&self, target: i32, ctl: &Control) -> Result<TaskOutput, SolveError> {
         let t0 = std::time::Instant::now();
@@ -452,7 +445,7 @@ impl<G: Exact> ZeroSumJob<G> {
                 elapsed_ms: ms(),
                 ..TaskOutput::default()
             };
-            out.extra.insert("proved".into(), holds.into());
+            out.extra.proved = Some(Some(holds));
             return Ok(out);
         }
         // Weak: targets 0 and 1 mean the same on both scales (value >= 1 is a win, value >= 0
@@ -476,7 +469,7 @@ impl<G: Exact> ZeroSumJob<G> {
             out.best_move = None;
             out.extra.remove("pv");
         }
-        out.extra.insert("proved".into(), holds.into());
+        out.extra.proved = Some(Some(holds));
         Ok(out)
     }
 }
@@ -527,7 +520,7 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                 let (o, reached, stopped) = match self.job.algorithm.as_str() {
                     "minimax" => {
                         let o = minimax::minimax(&self.game, &self.root, self.depth, ctl)
-                            .ok_or_else(|| Self::stopped(ctl))?;
+                            .ok_or_else(|| super::stopped(ctl))?;
                         (o, 0, None)
                     }
                     // Weak: the window (-1, 1) around a draw decides the sign (fail-soft: a
@@ -654,7 +647,7 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
         };
         out.nodes = probes.iter().map(|p| p.nodes).sum::<u64>() + fallback_nodes;
         out.raw = Some(bounds);
-        out.extra.remove("proved");
+        out.extra.proved = None;
         let show = |v: i32| {
             if self.weak {
                 serde_json::Value::from(v)

@@ -48,6 +48,7 @@ use crate::search::mcts::{
 };
 use crate::search::Control;
 use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Playouts when neither `playouts` nor a time or node limit is given.
@@ -104,26 +105,12 @@ pub const MEMORY_MB: Spec = spec::memory_mb(
     "1024 (cut to the worker's)",
     "arena budget over all trees, MiB",
 );
-/// `lower`/`upper` bound (trees and chance games).
-const MAX_BOUND: f64 = 1e15;
-/// `lower`.
-pub const LOWER: Spec = Spec::float(
-    "lower",
-    -MAX_BOUND,
-    MAX_BOUND,
-    "the leaves' or the game's",
-    "utility bound that scales rewards (trees, chance games)",
-    "finite, exactly representable integers",
-);
-/// `upper`.
-pub const UPPER: Spec = Spec::float(
-    "upper",
-    -MAX_BOUND,
-    MAX_BOUND,
-    "the leaves' or the game's",
-    "utility bound that scales rewards (trees, chance games)",
-    "finite, exactly representable integers",
-);
+/// What `lower` and `upper` mean for `mcts`.
+const BOUND_HELP: &str = "utility bound that scales rewards (trees, chance games)";
+/// `lower` (trees and chance games).
+pub const LOWER: Spec = spec::utility_bound("lower", "the leaves' or the game's", BOUND_HELP);
+/// `upper` (trees and chance games).
+pub const UPPER: Spec = spec::utility_bound("upper", "the leaves' or the game's", BOUND_HELP);
 
 /// Options of `mcts` (every family).
 pub const OPTIONS: &[Spec] = &[
@@ -467,7 +454,7 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
                 match proven.or_else(|| s.mean_reward(p)) {
                     None => Value::Null,
                     Some(w) => {
-                        extra.insert("win_rate".into(), w.into());
+                        extra.win_rate = Some(w);
                         if let Some(w) = proven {
                             let (outcome, lo, hi) = if w == 1.0 {
                                 ("win", 1.0_f64.min(upper), upper)
@@ -536,11 +523,9 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
     /// or one utility per player), a win rate in [0, 1], and a legal best move.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
-        if check::is_stopped(out) {
+        let planned = !matches!(task, TaskKind::Probe { .. });
+        if !check::to_check(out, planned, "probe tasks do not apply to mcts")? {
             return Ok(());
-        }
-        if matches!(task, TaskKind::Probe { .. }) {
-            return Err("probe tasks do not apply to mcts".into());
         }
         check::best_move(&self.game, &self.root, out)?;
         match self.view {
@@ -564,8 +549,8 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
                 }
             }
         }
-        if let Some(w) = out.extra.get("win_rate") {
-            check::number_in(w, "win rate", 0.0, 1.0)?;
+        if let Some(w) = out.extra.win_rate {
+            check::number_in(&Value::from(w), "win rate", 0.0, 1.0)?;
         }
         Ok(())
     }
@@ -612,7 +597,7 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
         if matches!(task, TaskKind::Run { .. }) {
             let stats = serde_json::to_value(&summary)
                 .map_err(|e| SolveError::Internal(format!("root statistics: {e}")))?;
-            out.extra.insert("root_stats".into(), stats);
+            out.extra.root_stats = Some(stats);
         }
         Ok(out)
     }
@@ -622,8 +607,9 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
         for run in runs {
             let Some(s) = run
                 .extra
-                .get("root_stats")
-                .and_then(|v| serde_json::from_value::<Summary<String>>(v.clone()).ok())
+                .root_stats
+                .as_ref()
+                .and_then(|v| Summary::<String>::deserialize(v).ok())
             else {
                 continue;
             };
@@ -687,7 +673,7 @@ mod tests {
         assert_eq!(r.nodes, 2000);
         assert_eq!(visits_sum(&r), 2000);
         assert_eq!(r.extra["solved"], false);
-        let w = r.extra["win_rate"].as_f64().unwrap();
+        let w = r.extra.win_rate.unwrap();
         assert!(w > 0.4 && w < 0.9, "X's win rate from the start {w}");
         // The value is on tic-tac-toe's scale (+1 win, 0 draw, -1 loss): the expected outcome.
         let v = r.value.as_f64().unwrap();
@@ -706,7 +692,7 @@ mod tests {
         assert_eq!(r.extra["outcome"], "win");
         assert_eq!(r.best_move.as_deref(), Some("3"));
         assert_eq!(r.value, serde_json::json!(1));
-        assert_eq!(r.extra["win_rate"], serde_json::json!(1.0));
+        assert_eq!(r.extra.win_rate, Some(1.0));
         assert_eq!(r.extra["bounds"], serde_json::json!([1, 1]));
         assert!(r.nodes < 10000);
         // A position with a longer solution: the proven outcome is minimax's.
@@ -748,7 +734,7 @@ mod tests {
         let two = run_local(prepared.as_ref(), &Control::unlimited()).unwrap();
         assert_eq!(visits_sum(&two), 4000);
         assert_eq!(two.extra["trees"], 2);
-        assert!(!two.extra.contains_key("root_stats"));
+        assert!(two.extra.root_stats.is_none());
         assert_eq!(two.extra["visits"], one.extra["visits"]);
         assert_eq!(two.extra["votes"], one.extra["votes"]);
         assert_eq!((two.value, two.best_move), (one.value, one.best_move));
@@ -778,7 +764,7 @@ mod tests {
         // Negamax scale: a loss is negative; MCTS does not know the margin, so the exact score
         // (-1 here, published) is only bounded.
         assert_eq!(r.value, serde_json::json!(-1));
-        assert_eq!(r.extra["win_rate"], serde_json::json!(0.0));
+        assert_eq!(r.extra.win_rate, Some(0.0));
         let b = r.extra["bounds"].as_array().unwrap();
         assert!(b[0].as_f64().unwrap() <= -1.0 && b[1] == serde_json::json!(-1));
         let r = solve(&job(
@@ -844,64 +830,34 @@ mod tests {
     fn bad_options_are_named() {
         let three =
             r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#;
-        for (game, pos, opts, want) in [
+        let ttt: &[(&[(&str, &str)], &str)] = &[
+            (&[("playouts", "0")], "'playouts=0' is out of bounds"),
             (
-                "tictactoe",
-                "",
-                vec![("playouts", "0")],
-                "'playouts=0' is out of bounds",
-            ),
-            (
-                "tictactoe",
-                "",
-                vec![("playouts", "1000000000001")],
+                &[("playouts", "1000000000001")],
                 "'playouts=1000000000001' is out of bounds",
             ),
-            ("tictactoe", "", vec![("trees", "4097")], "'trees=4097'"),
+            (&[("trees", "4097")], "'trees=4097'"),
+            (&[("trees", "4096"), ("tasks", "1025")], "'tasks=1025'"),
+            (&[("c", "-1")], "'c=-1'"),
+            (&[("c", "x")], "'c=x' is malformed"),
+            (&[("trees", "0")], "'trees=0'"),
+            (&[("trees", "2"), ("tasks", "3")], "'tasks=3'"),
             (
-                "tictactoe",
-                "",
-                vec![("trees", "4096"), ("tasks", "1025")],
-                "'tasks=1025'",
-            ),
-            ("tictactoe", "", vec![("c", "-1")], "'c=-1'"),
-            ("tictactoe", "", vec![("c", "x")], "'c=x' is malformed"),
-            ("tictactoe", "", vec![("trees", "0")], "'trees=0'"),
-            (
-                "tictactoe",
-                "",
-                vec![("trees", "2"), ("tasks", "3")],
-                "'tasks=3'",
-            ),
-            (
-                "tictactoe",
-                "",
-                vec![("trees", "8"), ("playouts", "4")],
+                &[("trees", "8"), ("playouts", "4")],
                 "'playouts=4' must be at least trees",
             ),
-            ("tictactoe", "", vec![("merge", "max")], "'merge=max'"),
-            ("tictactoe", "", vec![("memory_mb", "0")], "'memory_mb=0'"),
-            (
-                "tictactoe",
-                "",
-                vec![("depth", "3")],
-                "unknown option 'depth'",
-            ),
-            (
-                "tictactoe",
-                "",
-                vec![("lower", "3")],
-                "unknown option 'lower'",
-            ),
-            ("tree", three, vec![("solver", "true")], "needs two players"),
-            (
-                "tree",
-                three,
-                vec![("lower", "5"), ("upper", "1")],
-                "lower < upper",
-            ),
-        ] {
-            let e = prepare(&job(game, pos, &opts)).err().unwrap();
+            (&[("merge", "max")], "'merge=max'"),
+            (&[("memory_mb", "0")], "'memory_mb=0'"),
+            (&[("depth", "3")], "unknown option 'depth'"),
+            (&[("lower", "3")], "unknown option 'lower'"),
+        ];
+        let tree: &[(&[(&str, &str)], &str)] = &[
+            (&[("solver", "true")], "needs two players"),
+            (&[("lower", "5"), ("upper", "1")], "lower < upper"),
+        ];
+        let cases = ttt.iter().map(|c| ("tictactoe", "", c));
+        for (game, pos, &(opts, want)) in cases.chain(tree.iter().map(|c| ("tree", three, c))) {
+            let e = prepare(&job(game, pos, opts)).err().unwrap();
             assert!(
                 matches!(&e, SolveError::BadInput(m) if m.contains(want) && !m.contains('\n')),
                 "{opts:?}: {e}"

@@ -157,13 +157,6 @@ fn prepare_multi<G: Stochastic + VectorEval>(
     }))
 }
 
-fn stopped(ctl: &Control) -> SolveError {
-    match ctl.should_stop() {
-        Some(r) => SolveError::Internal(format!("stopped before a result ({})", r.as_str())),
-        None => SolveError::Internal("stopped".into()),
-    }
-}
-
 impl<G: Stochastic + VectorEval> MultiJob<G> {
     fn search(&self, depth: Option<u32>, ctl: &Control) -> Option<VectorOutcome<G::Move>> {
         match self.kernel {
@@ -181,11 +174,9 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
     /// A list of one finite number (or null) per player, and a legal best move.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
-        if check::is_stopped(out) {
+        let planned = matches!(task, TaskKind::Whole);
+        if !check::to_check(out, planned, "only whole tasks apply to multi-player jobs")? {
             return Ok(());
-        }
-        if !matches!(task, TaskKind::Whole) {
-            return Err("only whole tasks apply to multi-player jobs".into());
         }
         check::best_move(&self.game, &self.root, out)?;
         let list = out.value.as_array().ok_or("value is not a list")?;
@@ -230,11 +221,13 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
                     break;
                 }
             }
-            let (o, d) = last.ok_or_else(|| stopped(ctl))?;
+            let (o, d) = last.ok_or_else(|| super::stopped(ctl))?;
             extra.insert("iterations".into(), d.into());
             (o, Some(d), total)
         } else {
-            let o = self.search(self.depth, ctl).ok_or_else(|| stopped(ctl))?;
+            let o = self
+                .search(self.depth, ctl)
+                .ok_or_else(|| super::stopped(ctl))?;
             let n = o.nodes;
             (o, self.depth, n)
         };

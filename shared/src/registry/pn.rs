@@ -237,7 +237,7 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
             out.nodes = d.nodes;
             out.best_move = d.best_move.map(|m| self.game.format_move(&self.root, m));
             out.extra.insert("expansions".into(), d.expansions.into());
-            out.extra.insert("peak_nodes".into(), d.peak_nodes.into());
+            out.extra.peak_nodes = Some(d.peak_nodes);
             out.extra
                 .insert("bytes_per_node".into(), d.node_bytes.into());
             let raw = match d.verdict {
@@ -256,9 +256,9 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
                     );
                     out.value = serde_json::Value::Null;
                     out.elapsed_ms = t0.elapsed().as_millis() as u64;
-                    out.extra.insert("proved".into(), serde_json::Value::Null);
+                    out.extra.proved = Some(None);
                     out.extra.stopped = Some(StopReason::Memory);
-                    out.extra.insert("error".into(), msg.into());
+                    out.extra.error = Some(msg);
                     out.extra.insert("bounds".into(), self.bounds_json(lo, hi));
                     // A probe without bounds ends a probe plan with what is known (plan docs).
                     out.raw = single.then_some(RawBounds {
@@ -303,7 +303,7 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
         };
         out.raw = Some(raw);
         out.elapsed_ms = t0.elapsed().as_millis() as u64;
-        out.extra.insert("proved".into(), proved.into());
+        out.extra.proved = Some(Some(proved));
         out.extra
             .insert("bounds".into(), self.bounds_json(raw.lower, raw.upper));
         if !proved {
@@ -443,7 +443,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         out.nodes = probes.iter().map(|p| p.nodes).sum();
         out.elapsed_ms = probes.iter().map(|p| p.elapsed_ms).sum();
         out.raw = Some(bounds);
-        out.extra.remove("proved");
+        out.extra.proved = None;
         out.value = if bounds.is_exact() {
             self.game.value_to_json(&self.root, bounds.lower)
         } else {
@@ -455,20 +455,12 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         );
         out.extra.insert("probes".into(), probes.len().into());
         // Probes run one after the other or on other workers: the peak is the largest one's.
-        let peak = probes
-            .iter()
-            .filter_map(|p| p.extra.get("peak_nodes").and_then(|v| v.as_u64()))
-            .max();
-        if let Some(peak) = peak {
-            out.extra.insert("peak_nodes".into(), peak.into());
-        }
+        out.extra.peak_nodes = probes.iter().filter_map(|p| p.extra.peak_nodes).max();
         out.extra.stopped = None;
-        out.extra.remove("error");
+        out.extra.error = None;
         if let Some(p) = gave_up.filter(|_| !bounds.is_exact()) {
             out.extra.stopped = p.extra.stopped;
-            if let Some(v) = p.extra.get("error") {
-                out.extra.insert("error".into(), v.clone());
-            }
+            out.extra.error = p.extra.error.clone();
         }
         out
     }

@@ -27,7 +27,9 @@ use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::single::SinglePlayer;
 use crate::search::nrpa::{self, AdaptRule, Checkpoint, NrpaOptions, Scheme};
 use crate::search::{nmcs, Control, StopReason};
-use crate::wire::{Extra, JobSpec, RoundInput, RoundResult, TaskKind, TaskOutput};
+use crate::wire::{
+    Extra, JobSpec, KernelProgress, ResumeInput, RoundInput, RoundResult, TaskKind, TaskOutput,
+};
 use serde::Deserialize;
 
 /// Why the level bounds: each level multiplies the work by about the sequence length.
@@ -251,10 +253,10 @@ impl<G: SinglePlayer> SingleJob<G> {
         let mut s = self.root.clone();
         let mut texts = Vec::with_capacity(seq.len());
         for &m in seq {
-            texts.push(serde_json::Value::from(self.game.format_move(&s, m)));
+            texts.push(self.game.format_move(&s, m));
             self.game.apply(&mut s, m);
         }
-        extra.insert("sequence".into(), texts.into());
+        extra.sequence = Some(texts);
         extra.insert(
             "position".into(),
             self.game.sequence_text(&self.root, seq).into(),
@@ -402,8 +404,7 @@ impl<G: SinglePlayer> SingleJob<G> {
         }
         out.extra.insert("history".into(), hist.into());
         out.extra.insert("iterations_done".into(), c.done.into());
-        out.extra
-            .insert("checkpoint".into(), c.to_json(&self.game, &self.root));
+        out.extra.checkpoint = Some(c.to_json(&self.game, &self.root));
         Ok(out)
     }
 }
@@ -417,21 +418,18 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
     /// from the root; when it ends the game, its score is the value.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
-        if check::is_stopped(out) {
+        let planned = !matches!(task, TaskKind::Probe { .. });
+        if !check::to_check(out, planned, "probe tasks do not apply to this job")? {
             return Ok(());
-        }
-        if matches!(task, TaskKind::Probe { .. }) {
-            return Err("probe tasks do not apply to this job".into());
         }
         let value = check::number(&out.value, "value")?;
         if out.best_move.is_some() {
             return Err("single-player results have no best move".into());
         }
         check::sequence(&self.game, &self.root, out)?;
-        if let (Some(v), Some(seq)) = (value, out.extra.get("sequence").and_then(|s| s.as_array()))
-        {
+        if let (Some(v), Some(seq)) = (value, &out.extra.sequence) {
             let mut s = self.root.clone();
-            for m in seq.iter().filter_map(|m| m.as_str()) {
+            for m in seq {
                 let mv = self.game.parse_move(&s, m).map_err(|e| e.to_string())?;
                 self.game.apply(&mut s, mv);
             }
@@ -467,11 +465,16 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
         if opts.scheme == Scheme::Independent && opts.threads > 1 {
             return None;
         }
-        let c = progress.get("checkpoint").filter(|c| c.is_object())?;
+        let c = KernelProgress::read(progress)
+            .checkpoint
+            .filter(|c| c.is_object())?;
+        let input = ResumeInput {
+            checkpoint: Some(vec![c]),
+        };
         Some(TaskKind::Run {
             index: *index,
             seed: *seed,
-            input: serde_json::json!({ "checkpoint": [c] }),
+            input: serde_json::to_value(input).ok()?,
         })
     }
 
@@ -528,10 +531,10 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                 let mut resume = None;
                 if let TaskKind::Run { seed, input, .. } = task {
                     opts.seed = *seed;
-                    if let Some(c) = input.get("checkpoint") {
-                        let list = c
-                            .as_array()
-                            .ok_or_else(|| SolveError::bad("checkpoint must be a list"))?;
+                    if let Some(list) = ResumeInput::read(input)
+                        .map_err(SolveError::bad)?
+                        .checkpoint
+                    {
                         let parsed = list
                             .iter()
                             .map(|v| Checkpoint::from_json(&self.game, &self.root, v))
@@ -554,7 +557,7 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                     .iter()
                     .map(|c| c.to_json(&self.game, &self.root))
                     .collect();
-                out.extra.insert("checkpoint".into(), cps.into());
+                out.extra.checkpoint = Some(cps.into());
                 let hist: Vec<serde_json::Value> = o
                     .history
                     .iter()
@@ -584,7 +587,7 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                 .merge_rounds(&opts, *width as usize, runs)
                 .unwrap_or_else(|e| {
                     let mut o = TaskOutput::default();
-                    o.extra.insert("error".into(), e.into());
+                    o.extra.error = Some(e);
                     o
                 });
         }
@@ -605,7 +608,7 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
         let mut out = best.cloned().unwrap_or_default();
         out.nodes = runs.iter().map(|r| r.nodes).sum();
         out.elapsed_ms = runs.iter().map(|r| r.elapsed_ms).max().unwrap_or(0);
-        out.extra.remove("checkpoint");
+        out.extra.checkpoint = None;
         out.extra.insert("rollouts".into(), out.nodes.into());
         out.extra.insert(
             "run_scores".into(),
@@ -655,7 +658,7 @@ mod tests {
                 "the returned position replays to its score (terminal), {algo} level {level}"
             );
             assert_eq!(
-                r.extra["sequence"].as_array().unwrap().len(),
+                r.extra.sequence.as_ref().unwrap().len(),
                 0,
                 "and is terminal ({algo} level {level})"
             );
@@ -675,12 +678,12 @@ mod tests {
         let r = run_local(p.as_ref(), &Control::unlimited()).unwrap();
         assert!(r.value.as_i64().unwrap() >= 20 && r.best_move.is_none());
         assert_eq!(r.nodes, 900);
-        assert!(!r.extra.contains_key("checkpoint"));
+        assert!(r.extra.checkpoint.is_none());
         replays(&j, r.extra["position"].as_str().unwrap(), &r.value);
         let again = run_local(prepare(&j).unwrap().as_ref(), &Control::unlimited()).unwrap();
         assert_eq!(
-            (&again.value, &again.extra["sequence"]),
-            (&r.value, &r.extra["sequence"])
+            (&again.value, &again.extra.sequence),
+            (&r.value, &r.extra.sequence)
         );
 
         let j = job(
@@ -834,18 +837,18 @@ mod tests {
         let resume = TaskKind::Run {
             index: 0,
             seed: 77,
-            input: serde_json::json!({"checkpoint": part.extra["checkpoint"]}),
+            input: serde_json::json!({"checkpoint": part.extra.checkpoint}),
         };
         let rest = p.run(&resume, &Control::unlimited()).unwrap();
         assert_eq!(
-            (&rest.value, &rest.extra["sequence"]),
-            (&full.value, &full.extra["sequence"])
+            (&rest.value, &rest.extra.sequence),
+            (&full.value, &full.extra.sequence)
         );
-        assert_eq!(rest.extra["checkpoint"], full.extra["checkpoint"]);
+        assert_eq!(rest.extra.checkpoint, full.extra.checkpoint);
         let bad = TaskKind::Run {
             index: 0,
             seed: 78,
-            input: serde_json::json!({"checkpoint": part.extra["checkpoint"]}),
+            input: serde_json::json!({"checkpoint": part.extra.checkpoint}),
         };
         assert!(matches!(
             p.run(&bad, &Control::unlimited()),
@@ -919,10 +922,10 @@ mod tests {
         assert_eq!(results.len(), 6);
         let merged = planner.finish(p.as_ref());
         assert_eq!(
-            (&merged.value, &merged.extra["sequence"], merged.nodes),
-            (&direct.value, &direct.extra["sequence"], direct.nodes)
+            (&merged.value, &merged.extra.sequence, merged.nodes),
+            (&direct.value, &direct.extra.sequence, direct.nodes)
         );
-        assert_eq!(merged.extra["checkpoint"]["done"], 6);
+        assert_eq!(merged.extra.checkpoint.as_ref().unwrap()["done"], 6);
         let prog = planner.progress(p.as_ref());
         let by_round = prog["best_by_round"].as_array().unwrap();
         assert_eq!(by_round.len(), 3);

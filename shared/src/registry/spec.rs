@@ -49,6 +49,21 @@ pub const fn memory_mb(default: &'static str, help: &'static str) -> Spec {
     Spec::uint("memory_mb", 1, MAX_MEMORY_MB, default, help, MEMORY_WHY)
 }
 
+/// Largest |lower| and |upper| of a utility bound.
+pub const MAX_UTILITY: f64 = 1e15;
+
+/// `lower` or `upper`, a bound of player 0's utility, as every family that has them declares it.
+pub const fn utility_bound(name: &'static str, default: &'static str, help: &'static str) -> Spec {
+    Spec::float(
+        name,
+        -MAX_UTILITY,
+        MAX_UTILITY,
+        default,
+        help,
+        "finite, exactly representable integers",
+    )
+}
+
 /// `seed` (any 64-bit number).
 pub const SEED: Spec = Spec::uint("seed", 0, u64::MAX, "0", "random seed", "any 64-bit number");
 

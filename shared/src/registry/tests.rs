@@ -288,7 +288,7 @@ fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
                 })
             }),
             ("proved contradicts", &|o| {
-                o.extra.insert("proved".into(), json!(false));
+                o.extra.proved = Some(Some(false));
             }),
             ("no bounds", &|o| o.raw = None),
         ],
@@ -370,7 +370,7 @@ fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
         .with_params(&[("k", "3")])
         .with_options(&[("level", "1")]);
     let (p, out) = output(&j, &whole);
-    assert!(!out.extra["sequence"].as_array().unwrap().is_empty());
+    assert!(!out.extra.sequence.as_ref().unwrap().is_empty());
     check_forgeries(
         p.as_ref(),
         &whole,
@@ -381,8 +381,8 @@ fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
                 o.value = json!(o.value.as_f64().unwrap() + 1.0);
             }),
             ("illegal sequence", &|o| {
-                let seq = o.extra.get_mut("sequence").unwrap().as_array_mut().unwrap();
-                seq[0] = json!("9 in 9");
+                let seq = o.extra.sequence.as_mut().unwrap();
+                seq[0] = "9 in 9".into();
             }),
             ("a best move", &|o| o.best_move = Some("1".into())),
         ],
@@ -412,7 +412,7 @@ fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
         &[
             ("out of range", &|o| o.value = json!(3)),
             ("win rate", &|o| {
-                o.extra.insert("win_rate".into(), json!(2));
+                o.extra.win_rate = Some(2.0);
             }),
             ("illegal move", &illegal),
         ],

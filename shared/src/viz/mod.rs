@@ -88,6 +88,16 @@ fn header(out: &mut String, title: &str, kind: &str) {
     );
 }
 
+/// Ends a chart that has nothing to draw with a "no data yet" note.
+fn no_data(out: &mut String) {
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle" class="gs-empty">no data yet</text></svg>"#,
+        W / 2.0,
+        H / 2.0
+    );
+}
+
 /// A line chart of `series` against a shared x axis.
 pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
     let mut out = String::new();
@@ -98,12 +108,7 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         .filter(|(x, y)| x.is_finite() && y.is_finite())
         .collect();
     if pts.is_empty() {
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{}" text-anchor="middle" class="gs-empty">no data yet</text></svg>"#,
-            W / 2.0,
-            H / 2.0
-        );
+        no_data(&mut out);
         return out;
     }
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -235,12 +240,7 @@ pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
         .filter(|(_, v)| v.is_finite() && *v >= 0.0)
         .collect();
     if bars.is_empty() {
-        let _ = write!(
-            out,
-            r#"<text x="{}" y="{}" text-anchor="middle" class="gs-empty">no data yet</text></svg>"#,
-            W / 2.0,
-            H / 2.0
-        );
+        no_data(&mut out);
         return out;
     }
     let top = bars.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-12);

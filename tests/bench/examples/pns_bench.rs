@@ -134,7 +134,7 @@ fn main() {
                 nodes += r.nodes;
                 if options.iter().any(|(k, _)| *k == "target") {
                     assert_eq!(
-                        r.extra["proved"],
+                        r.extra.to_map()["proved"],
                         serde_json::json!(line.score >= 1),
                         "{label} '{}'",
                         line.moves
@@ -147,7 +147,8 @@ fn main() {
                         line.moves
                     );
                 }
-                let get = |k: &str| r.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+                let extra = r.extra.to_map();
+                let get = |k: &str| extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
                 peak += get("peak_nodes");
                 max_peak = max_peak.max(get("peak_nodes"));
                 bytes = bytes.max(get("bytes_per_node"));

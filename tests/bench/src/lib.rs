@@ -198,9 +198,10 @@ pub const PERFT: &[(&str, u32, u64)] = &[
 /// FNV-1a of the result's value, best move and search-shape keys (visits, votes, sequence, pv,
 /// bounds): the part of a result that a change in search behaviour changes.
 pub fn fingerprint(r: &JobResult) -> u64 {
+    let all = r.extra.to_map();
     let mut shape = serde_json::Map::new();
     for key in ["visits", "votes", "sequence", "pv", "bounds", "proved"] {
-        if let Some(v) = r.extra.get(key) {
+        if let Some(v) = all.get(key) {
             shape.insert(key.into(), v.clone());
         }
     }

@@ -145,10 +145,10 @@ fn random_trees_agree_with_minimax() {
 fn tictactoe_is_a_draw_target_1_disproved_target_0_proved() {
     for alg in ["pns", "dfpn", "pn2", "pdspn"] {
         let r = solve(&job("tictactoe", &[], "", alg, &[("target", "1")]));
-        assert_eq!(r.extra["proved"], false, "{alg}");
+        assert_eq!(r.extra.to_map()["proved"], false, "{alg}");
         assert_eq!(r.value, serde_json::Value::Null);
         let r = solve(&job("tictactoe", &[], "", alg, &[("target", "0")]));
-        assert_eq!(r.extra["proved"], true, "{alg}");
+        assert_eq!(r.extra.to_map()["proved"], true, "{alg}");
         assert_eq!(r.extra["bounds"], serde_json::json!([0, 1]));
         let r = solve(&job("tictactoe", &[], "", alg, &[]));
         assert_eq!(r.value, 0, "{alg}");
@@ -171,12 +171,12 @@ fn connect4_values_are_scores_everywhere() {
     for alg in ["pns", "dfpn", "pn2", "pdspn"] {
         // "value >= 1" disproved: the upper bound is the draw, 0 (not 0.99).
         let r = solve(&job("connect4", &[], "44553", alg, &[("target", "1")]));
-        assert_eq!(r.extra["proved"], false, "{alg}");
+        assert_eq!(r.extra.to_map()["proved"], false, "{alg}");
         assert_eq!(r.extra["bounds"][1], 0, "{alg}: {r:?}");
         whole(&r.extra["bounds"][0], alg);
         // "value >= 0" proved at a position worth 1.
         let r = solve(&job("connect4", &[], "4455", alg, &[("target", "0")]));
-        assert_eq!(r.extra["proved"], true, "{alg}");
+        assert_eq!(r.extra.to_map()["proved"], true, "{alg}");
         assert_eq!(r.extra["bounds"][0], 0, "{alg}: {r:?}");
         whole(&r.extra["bounds"][1], alg);
         // The exact value: every progress report of the planner is in scores.
@@ -347,8 +347,11 @@ fn memory_limit_is_a_result_not_a_crash() {
             &[("target", "0"), ("memory_mb", "1")],
         ));
         assert_eq!(r.extra.stopped, Some(StopReason::Memory), "{alg}: {r:?}");
-        assert_eq!(r.extra["proved"], serde_json::Value::Null);
-        assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
+        assert_eq!(r.extra.to_map()["proved"], serde_json::Value::Null);
+        assert!(r.extra.to_map()["error"]
+            .as_str()
+            .unwrap()
+            .contains("memory limit"));
     }
     // In a probe plan (exact value) the job ends with the same clear result, not an error,
     // with the bounds known so far. PN² stops at its first-level budget too (it used to
@@ -362,7 +365,10 @@ fn memory_limit_is_a_result_not_a_crash() {
             &[("memory_mb", "1")],
         ));
         assert_eq!(r.extra.stopped, Some(StopReason::Memory), "{alg}: {r:?}");
-        assert!(r.extra["error"].as_str().unwrap().contains("memory limit"));
+        assert!(r.extra.to_map()["error"]
+            .as_str()
+            .unwrap()
+            .contains("memory limit"));
         assert_eq!(r.value, serde_json::Value::Null, "{alg}");
         let b = r.extra["bounds"].as_array().unwrap();
         assert!(
@@ -486,7 +492,7 @@ fn proofs_verify_and_tampered_proofs_fail() {
         "dfpn",
         &[("target", &t), ("proof", "true")],
     ));
-    assert_eq!(r.extra["proved"], true);
+    assert_eq!(r.extra.to_map()["proved"], true);
     let cert = r.proof.expect("a certificate in the result");
     let c = certificate::verify_proof_value(&cert).unwrap();
     assert_eq!(c.lower, Some(serde_json::json!(v)));
