@@ -229,8 +229,9 @@ pub struct Extra {
     #[serde(rename = "final", default, skip_serializing_if = "std::ops::Not::not")]
     pub final_round: bool,
     /// Analysis jobs (`analyse=all`): the score of every legal root move, by its notation.
+    /// Boxed, so results stay small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub moves: Option<BTreeMap<String, MoveScore>>,
+    pub moves: Option<Box<BTreeMap<String, MoveScore>>>,
     /// Rounds plans: what the task carries to the next round. Boxed, so results stay small.
     #[serde(flatten)]
     pub round: Box<RoundReport>,

@@ -206,7 +206,7 @@ fn stopped_analysis_reports_bounds_that_hold() {
     let s = g.parse_position(position).unwrap();
     let _ = s;
     let mut bounded = 0;
-    for (mv, score) in moves {
+    for (mv, score) in moves.iter() {
         let (lo, hi) = match &score.value {
             Some(v) => (v.as_i64().unwrap(), v.as_i64().unwrap()),
             None => {
@@ -250,7 +250,7 @@ fn mcts_analysis_has_the_moves_shape() {
         assert_eq!(moves.len(), legal, "{game}: {moves:?}");
         let visits: u64 = moves.values().map(|m| m.visits.unwrap()).sum();
         assert_eq!(visits, r.nodes, "{game}: visits sum to the root's playouts");
-        for (mv, m) in moves {
+        for (mv, m) in moves.iter() {
             assert!(m.lower.is_none() && m.upper.is_none());
             match (&m.value, m.visits.unwrap()) {
                 (None, 0) => {}

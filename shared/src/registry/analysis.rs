@@ -226,7 +226,7 @@ impl<G: Exact> PreparedJob for AnalysisJob<G> {
             let v = self.game.terminal_value(&self.root);
             out.value = self.show(v);
             out.raw = Some(RawBounds { lower: v, upper: v });
-            out.extra.moves = Some(BTreeMap::new());
+            out.extra.moves = Some(Box::default());
             out.extra.insert(
                 "bounds".into(),
                 serde_json::json!([self.show(v), self.show(v)]),
@@ -286,7 +286,7 @@ impl<G: Exact> PreparedJob for AnalysisJob<G> {
             "bounds".into(),
             serde_json::json!([self.show(root.lower), self.show(root.upper)]),
         );
-        out.extra.moves = Some(scores);
+        out.extra.moves = Some(Box::new(scores));
         out
     }
 }

@@ -458,12 +458,12 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
         );
         extra.insert("solved".into(), s.root_proven.is_some().into());
         if super::analysis::wanted(&self.job) {
-            extra.moves = Some(super::analysis::mcts_scores(
+            extra.moves = Some(Box::new(super::analysis::mcts_scores(
                 &s.moves,
                 &s.visits,
                 &s.rewards,
                 |q| self.move_value(s, q),
-            ));
+            )));
         }
         extra.stopped = s.stopped.as_deref().and_then(|r| r.parse().ok());
         let value = match self.view {
