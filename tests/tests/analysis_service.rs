@@ -12,15 +12,10 @@ const LONG: Duration = Duration::from_secs(300);
 
 /// The `Test_L1_R2` position with the most stones (the cheapest of the set to analyse).
 fn l1_r2_position() -> String {
-    let data = std::env::var("GAMESOLVER_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-        });
-    let path = data.join("connect4/Test_L1_R2");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+    gamesolver_shared::games::data::pons_set("Test_L1_R2")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|l| l.moves)
         .max_by_key(|m| m.len())
         .expect("a line")
 }
