@@ -124,6 +124,7 @@ pub const OPTIONS: &[Spec] = &[
     MEMORY_MB,
     LOWER,
     UPPER,
+    super::analysis::ANALYSE,
 ];
 
 /// How the value is reported.
@@ -189,6 +190,8 @@ fn config<G: Game>(
         }
     };
     let seed = opts.uint_or(&spec::SEED, 0u64)?;
+    // Read here, used by `MctsJob::output` (the `moves` of the result).
+    super::analysis::read(opts)?;
     let solver = match opts.get::<bool>("solver")? {
         Some(true) if players != 2 => {
             return Err(SolveError::bad(format!(
@@ -397,6 +400,19 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
         (i * t / r) as u32..((i + 1) * t / r) as u32
     }
 
+    /// A root move's mean reward `q` (of the side to move at the root) on the scale of the
+    /// job's value: a win rate, the expected outcome `2q - 1`, or the root player's utility.
+    fn move_value(&self, s: &Summary<String>, q: f64) -> Value {
+        match self.view {
+            View::WinRate => Value::from(q),
+            View::Outcome { .. } => utility_json(2.0 * q - 1.0),
+            View::Utility { .. } => {
+                let p = s.root_player.unwrap_or(0) as usize;
+                utility_json(self.cfg.rewards.to_return(p, q))
+            }
+        }
+    }
+
     fn output(&self, s: &Summary<String>, elapsed_ms: u64) -> TaskOutput {
         let best = s.best(self.merge);
         let mut extra = Extra::default();
@@ -428,6 +444,14 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
             .into(),
         );
         extra.insert("solved".into(), s.root_proven.is_some().into());
+        if super::analysis::wanted(&self.job) {
+            extra.moves = Some(Box::new(super::analysis::mcts_scores(
+                &s.moves,
+                &s.visits,
+                &s.rewards,
+                |q| self.move_value(s, q),
+            )));
+        }
         extra.stopped = s.stopped.as_deref().and_then(|r| r.parse().ok());
         let value = match self.view {
             View::WinRate => {
@@ -523,8 +547,8 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
     /// or one utility per player), a win rate in [0, 1], and a legal best move.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
-        let planned = !matches!(task, TaskKind::Probe { .. });
-        if !check::to_check(out, planned, "probe tasks do not apply to mcts")? {
+        let planned = !matches!(task, TaskKind::Probe { .. } | TaskKind::Move { .. });
+        if !check::to_check(out, planned, "probe and move tasks do not apply to mcts")? {
             return Ok(());
         }
         check::best_move(&self.game, &self.root, out)?;
@@ -577,9 +601,9 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
                     self.tasks
                 )))
             }
-            TaskKind::Probe { .. } => {
+            TaskKind::Probe { .. } | TaskKind::Move { .. } => {
                 return Err(SolveError::Internal(
-                    "probe tasks do not apply to mcts".into(),
+                    "probe and move tasks do not apply to mcts".into(),
                 ))
             }
         };
