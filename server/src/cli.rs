@@ -30,6 +30,11 @@ pub enum Command {
     /// Run one job and print its result.
     #[command(after_long_help = options_help())]
     Solve(SolveArgs),
+    /// Score every legal move of a position (the job with `--option analyse=all`): one line
+    /// per move, best first, with what the score means where the game's score says it (win in
+    /// n, draw, loss in n; disc difference). `--json` prints the job result.
+    #[command(after_long_help = options_help())]
+    Analyse(SolveArgs),
     /// List the options and game parameters a job of ALGORITHM on GAME accepts: type, bounds,
     /// default and meaning (the same specs that check a job).
     Options(OptionsArgs),
@@ -692,6 +697,15 @@ pub fn resolve_position(game: &str, position: &str) -> Result<String, Failure> {
 
 /// `gamesolver solve`.
 pub fn solve(args: SolveArgs) -> Result<(), Failure> {
+    solve_or_analyse(args, false)
+}
+
+/// `gamesolver analyse`: `solve` with `analyse=all`, printed one move per line.
+pub fn analyse(args: SolveArgs) -> Result<(), Failure> {
+    solve_or_analyse(args, true)
+}
+
+fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
     // Quiet by default (stdout is the answer); `RUST_LOG=gamesolver_shared=debug` shows each
     // task of the plan (a probe's target, nodes, time and bounds) on stderr.
     if std::env::var_os("RUST_LOG").is_some() {
@@ -732,6 +746,18 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             ));
         }
         job.options.insert("proof".into(), "true".into());
+    }
+    if analyse {
+        match job.options.get("analyse").map(|v| v.trim()) {
+            None | Some("all") => {
+                job.options.insert("analyse".into(), "all".into());
+            }
+            Some(other) => {
+                return Err(Failure::bad_input(format!(
+                    "analyse scores every move: option 'analyse={other}' does not apply"
+                )))
+            }
+        }
     }
     let watch = Watch::new(!args.job.json && std::io::stderr().is_terminal());
     let remote_error = |e| match e {
@@ -780,6 +806,8 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             "{}",
             serde_json::to_string(&result).expect("results serialise")
         );
+    } else if analyse {
+        let _ = write!(out, "{}", crate::analyse_cmd::render(&result, &job));
     } else {
         let _ = write!(out, "{}", render_text(&result));
     }

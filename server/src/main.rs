@@ -1,5 +1,6 @@
 //! `gamesolver`: coordinator, local runner and command-line client. Thin: parse, run, exit.
 
+mod analyse_cmd;
 mod book_cmd;
 mod cli;
 
@@ -37,6 +38,7 @@ fn main() {
     };
     let outcome = match parsed.command {
         cli::Command::Solve(args) => cli::solve(args),
+        cli::Command::Analyse(args) => cli::analyse(args),
         cli::Command::Options(args) => cli::options(args),
         cli::Command::Batch(args) => cli::batch(args),
         cli::Command::Serve(args) => cli::serve(args),

@@ -307,6 +307,10 @@ fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
             None => format!("probe value >= {target} (internal)"),
         },
         TaskKind::Run { index, .. } => format!("run {index}"),
+        TaskKind::Move { mv, task } => {
+            let child = job.and_then(|j| j.child(mv));
+            format!("move {mv}: {}", describe(task, child))
+        }
     }
 }
 

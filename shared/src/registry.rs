@@ -15,6 +15,7 @@ use crate::model::{ChanceZeroSum, Game, OutOfTurn, Picture, Stochastic, VectorEv
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::wire::JobSpec;
 
+pub mod analysis;
 pub mod catalogue;
 pub mod chance;
 pub mod check;

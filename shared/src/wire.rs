@@ -126,6 +126,16 @@ pub enum TaskKind {
         #[serde(default)]
         input: serde_json::Value,
     },
+    /// A task of the exact sub-problem of one root move (analysis jobs, `analyse=all`): `task`
+    /// is a task of the position after `mv`, on that position's own value scale.
+    Move {
+        /// The root move, in the game's notation.
+        #[serde(rename = "move")]
+        mv: String,
+        /// The task of the position after it (never itself a `Move` task).
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+        task: Box<TaskKind>,
+    },
 }
 
 /// A task as handed to a worker: the job and what to do with it.
@@ -218,12 +228,39 @@ pub struct Extra {
     /// Rounds plans: this output ends the plan (stopped, or the goal reached).
     #[serde(rename = "final", default, skip_serializing_if = "std::ops::Not::not")]
     pub final_round: bool,
+    /// Analysis jobs (`analyse=all`): the score of every legal root move, by its notation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<BTreeMap<String, MoveScore>>,
     /// Rounds plans: what the task carries to the next round. Boxed, so results stay small.
     #[serde(flatten)]
     pub round: Box<RoundReport>,
     /// Algorithm-specific keys for display (`pv`, `bounds`, `sequence`, `visits`, ...).
     #[serde(flatten)]
     pub display: serde_json::Map<String, Value>,
+}
+
+/// The score of one root move in an analysis result ([`Extra::moves`]), from the point of
+/// view of the side to move at the root, on the job's value scale (docs/API.md, "Values").
+/// Exact jobs give `value` once the move is proven, else `lower` and `upper` (a limit stopped
+/// the job first); MCTS gives `visits` and the mean `value` of the move (absent when unvisited).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MoveScore {
+    /// The exact value of the move (exact jobs), or its mean value (MCTS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
+    pub value: Option<Value>,
+    /// Proven lower bound of a move not finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
+    pub lower: Option<Value>,
+    /// Proven upper bound of a move not finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<f64>))]
+    pub upper: Option<Value>,
+    /// MCTS: playouts through the move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visits: Option<u64>,
 }
 
 /// What a task of a rounds plan reports for the next round ([`RoundInput`]). Kernel-specific
@@ -245,7 +282,7 @@ pub struct RoundReport {
 impl Extra {
     /// The keys of the typed fields, as they appear in JSON.
     pub const TYPED_KEYS: &'static [&'static str] =
-        &["stopped", "round_start", "sub", "found", "final"];
+        &["stopped", "round_start", "sub", "found", "final", "moves"];
 
     /// Adds a display key. Panics on a typed key: those are set through their fields.
     pub fn insert(&mut self, key: String, value: Value) -> Option<Value> {

@@ -13,7 +13,8 @@ use crate::search::Control;
 use std::sync::Arc;
 
 /// A two-player zero-sum game with hashes and tactics, and its optional exact fast paths.
-pub trait Exact: ZeroSum + Hashed + Tactics {
+/// `Clone`, so that an analysis job can give each root move's exact job its own copy.
+pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
     /// An opening book the game's solver reads (`book=FILE`); `()` for games without books.
     type Book: Send + Sync + 'static;
 

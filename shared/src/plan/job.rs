@@ -52,6 +52,22 @@ pub enum PlanShape {
         /// Seed given to every task.
         seed: u64,
     },
+    /// Analysis (`analyse=all`): one sub-plan per legal root move, each the plan of the position
+    /// after the move ([`TaskKind::Move`] wraps its tasks). The sub-plans run side by side within
+    /// the job's parallelism; the result is assembled by [`PreparedJob::finish_moves`].
+    Moves(Vec<MovePlan>),
+}
+
+/// The sub-plan of one root move in a [`PlanShape::Moves`] plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovePlan {
+    /// The move, in the game's notation.
+    pub mv: String,
+    /// The plan of the position after it (on that position's scale): `Probes` or `Single`.
+    pub shape: PlanShape,
+    /// Whether the side to move changes with the move, so that the root's view of a child's
+    /// internal value is its negation.
+    pub negate: bool,
 }
 
 /// A job whose game, position, algorithm and options have been checked; ready to run tasks.
@@ -90,6 +106,18 @@ pub trait PreparedJob: Send + Sync {
             })
             .cloned()
             .unwrap_or_default()
+    }
+    /// For [`PlanShape::Moves`]: the prepared job of the position after `mv` (a root move),
+    /// which runs, checks and finishes that move's tasks. Default: none.
+    fn child(&self, mv: &str) -> Option<&dyn PreparedJob> {
+        let _ = mv;
+        None
+    }
+    /// For [`PlanShape::Moves`]: the result from each root move's final output (on the child's
+    /// scale) and its bounds from the root's point of view (internal scale), in plan order.
+    /// Default: the first move's output.
+    fn finish_moves(&self, moves: &[(String, RawBounds, TaskOutput)]) -> TaskOutput {
+        moves.first().map(|m| m.2.clone()).unwrap_or_default()
     }
     /// Checks an output that a worker reported for `task` before the coordinator stores it: the
     /// value's type and range for the game, a best move that is legal at the root, bounds inside

@@ -27,6 +27,9 @@
 //! - `Runs`: `count` independent runs, merged by the prepared job.
 //! - `Rounds`: runs in rounds of `width`; a round is issued when the previous one is complete,
 //!   its input built from that round's outputs (the stored inputs are the checkpoints).
+//! - `Moves`: analysis; one sub-planner per root move (each a `Probes` or `Single` plan of the
+//!   position after the move), their tasks wrapped in `TaskKind::Move` and in flight side by
+//!   side within the job's parallelism (see `planner.rs`, "Moves plans").
 
 mod job;
 mod local;
@@ -34,7 +37,7 @@ mod planner;
 #[cfg(test)]
 mod tests;
 
-pub use job::{PlanShape, PreparedJob, SolveError};
+pub use job::{MovePlan, PlanShape, PreparedJob, SolveError};
 pub use local::{job_result, run_local};
 pub use planner::Planner;
 

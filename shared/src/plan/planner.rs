@@ -3,6 +3,9 @@
 use super::job::{PlanShape, PreparedJob};
 use super::run_seed;
 use crate::wire::{RawBounds, RoundInput, RoundResult, TaskKind, TaskOutput};
+use moves::Child;
+
+mod moves;
 
 /// The planner state of one job.
 #[derive(Clone, Debug)]
@@ -24,6 +27,8 @@ pub struct Planner {
     /// Outputs of run tasks by index (run and rounds plans).
     by_index: Vec<(u32, TaskOutput)>,
     issued_single: bool,
+    /// Moves plans: the sub-planner of each root move, in plan order.
+    children: Vec<Child>,
 }
 
 impl Planner {
@@ -41,6 +46,10 @@ impl Planner {
                 1,
             ),
         };
+        let children = match &shape {
+            PlanShape::Moves(plans) => plans.iter().map(Child::new).collect(),
+            _ => Vec::new(),
+        };
         Planner {
             shape,
             parallelism: parallelism.max(1),
@@ -52,6 +61,7 @@ impl Planner {
             next_run: 0,
             by_index: Vec::new(),
             issued_single: false,
+            children,
         }
     }
 
@@ -101,6 +111,7 @@ impl Planner {
             TaskKind::Whole => self.issued_single = true,
             TaskKind::Run { index, .. } => self.next_run = self.next_run.max(index + 1),
             TaskKind::Probe { .. } => {}
+            TaskKind::Move { .. } => self.mark_move_issued(&task),
         }
         self.pending.push(task);
     }
@@ -133,6 +144,7 @@ impl Planner {
                 self.by_index.len() as u32 >= iterations
                     || (self.pending.is_empty() && self.rounds_final())
             }
+            PlanShape::Moves(_) => self.moves_done(),
         }
     }
 
@@ -223,6 +235,7 @@ impl Planner {
                     out.push(TaskKind::Probe { target: t });
                 }
             }
+            PlanShape::Moves(_) => out = self.next_move_tasks(),
         }
         self.pending.extend(out.iter().cloned());
         out
@@ -407,6 +420,10 @@ impl Planner {
                 }
             }
             (PlanShape::Probes { .. }, None) => self.gave_up = true,
+            (PlanShape::Moves(_), _) => {
+                self.on_move_result(task, output);
+                return true;
+            }
             _ => {}
         }
         if let (PlanShape::Rounds { .. } | PlanShape::Runs { .. }, TaskKind::Run { index, .. }) =
@@ -421,6 +438,9 @@ impl Planner {
     /// Pending probes whose answer can no longer change the result (their target is outside
     /// the open interval): the coordinator may cancel them.
     pub fn obsolete(&self) -> Vec<TaskKind> {
+        if let PlanShape::Moves(_) = self.shape {
+            return self.obsolete_moves();
+        }
         self.pending
             .iter()
             .filter(|t| match t {
@@ -437,6 +457,7 @@ impl Planner {
     pub fn forget(&mut self, task: &TaskKind) {
         if let Some(pos) = self.pending.iter().position(|t| t == task) {
             self.pending.remove(pos);
+            self.forget_move(task);
         }
     }
 
@@ -445,6 +466,7 @@ impl Planner {
     pub fn progress(&self, job: &dyn PreparedJob) -> serde_json::Value {
         match self.shape {
             PlanShape::Single => serde_json::json!({"tasks_done": self.outputs.len()}),
+            PlanShape::Moves(_) => self.move_progress(job),
             PlanShape::Probes { .. } => serde_json::json!({
                 "lower": job.show_value(self.bounds.lower),
                 "upper": job.show_value(self.bounds.upper),
@@ -482,13 +504,17 @@ impl Planner {
     /// fed to [`Planner::on_result`]): probe plans do, with the bounds proved so far; other
     /// plans fail as before (their tasks report their own best under a limit).
     pub fn ends_on_stop(&self, task: &TaskKind) -> bool {
-        matches!(self.shape, PlanShape::Probes { .. }) && self.pending.contains(task)
+        match self.shape {
+            PlanShape::Moves(_) => self.pending.contains(task) && self.move_ends_on_stop(task),
+            _ => matches!(self.shape, PlanShape::Probes { .. }) && self.pending.contains(task),
+        }
     }
 
     /// The final output (call when [`Planner::is_done`]).
     pub fn finish(&self, job: &dyn PreparedJob) -> TaskOutput {
         match self.shape {
             PlanShape::Single => self.outputs.last().cloned().unwrap_or_default(),
+            PlanShape::Moves(_) => self.finish_moves(job),
             PlanShape::Probes { .. } => {
                 let mut out = job.finish_probes(self.bounds, &self.outputs);
                 // A limit ended the plan: say which, next to the bounds proved before it.

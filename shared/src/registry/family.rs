@@ -63,6 +63,7 @@ pub const OPTIONS: &[Spec] = &[
     BOOK,
     TARGET,
     GUESS,
+    super::analysis::ANALYSE.for_algorithms(&["alphabeta"]),
 ];
 
 /// Largest |target| or |guess| on a game's internal scale: far outside every game's values, and
@@ -121,6 +122,9 @@ fn zero_sum_at<G: Exact>(
     root: G::State,
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
+    if job.options.contains_key(super::analysis::ANALYSE.name) && job.algorithm != "mcts" {
+        return super::analysis::route(job, game, root, res, zero_sum_at);
+    }
     let opts = Opts::new(&job.options, "option");
     let depth: Option<u32> = opts.uint(&DEPTH)?;
     // Cut down to what the runner offers (the job may run on bigger workers elsewhere).
@@ -553,8 +557,8 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                 }
                 Ok(out)
             }
-            (TaskKind::Run { .. }, _) => Err(SolveError::Internal(
-                "run tasks do not apply to this job".into(),
+            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => Err(SolveError::Internal(
+                "run and move tasks do not apply to this job".into(),
             )),
         }
     }
@@ -604,7 +608,9 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                     }
                 }
             }
-            (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
+            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => {
+                return Err("run and move tasks do not apply to this job".into())
+            }
         }
         Ok(())
     }

@@ -137,6 +137,7 @@ pub const OPTIONS: &[Spec] = &[
     MEMORY_MB,
     LOWER,
     UPPER,
+    super::analysis::ANALYSE,
 ];
 
 /// How the value is reported.
@@ -202,6 +203,8 @@ fn config<G: Game>(
         }
     };
     let seed = opts.uint_or(&spec::SEED, 0u64)?;
+    // Read here, used by `MctsJob::output` (the `moves` of the result).
+    super::analysis::read(opts)?;
     let solver = match opts.get::<bool>("solver")? {
         Some(true) if players != 2 => {
             return Err(SolveError::bad(format!(
@@ -410,6 +413,19 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
         (i * t / r) as u32..((i + 1) * t / r) as u32
     }
 
+    /// A root move's mean reward `q` (of the side to move at the root) on the scale of the
+    /// job's value: a win rate, the expected outcome `2q - 1`, or the root player's utility.
+    fn move_value(&self, s: &Summary<String>, q: f64) -> Value {
+        match self.view {
+            View::WinRate => Value::from(q),
+            View::Outcome { .. } => utility_json(2.0 * q - 1.0),
+            View::Utility { .. } => {
+                let p = s.root_player.unwrap_or(0) as usize;
+                utility_json(self.cfg.rewards.to_return(p, q))
+            }
+        }
+    }
+
     fn output(&self, s: &Summary<String>, elapsed_ms: u64) -> TaskOutput {
         let best = s.best(self.merge);
         let mut extra = Extra::default();
@@ -441,6 +457,14 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
             .into(),
         );
         extra.insert("solved".into(), s.root_proven.is_some().into());
+        if super::analysis::wanted(&self.job) {
+            extra.moves = Some(super::analysis::mcts_scores(
+                &s.moves,
+                &s.visits,
+                &s.rewards,
+                |q| self.move_value(s, q),
+            ));
+        }
         extra.stopped = s.stopped.as_deref().and_then(|r| r.parse().ok());
         let value = match self.view {
             View::WinRate => {
@@ -539,8 +563,8 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
         if check::is_stopped(out) {
             return Ok(());
         }
-        if matches!(task, TaskKind::Probe { .. }) {
-            return Err("probe tasks do not apply to mcts".into());
+        if matches!(task, TaskKind::Probe { .. } | TaskKind::Move { .. }) {
+            return Err("probe and move tasks do not apply to mcts".into());
         }
         check::best_move(&self.game, &self.root, out)?;
         match self.view {
@@ -592,9 +616,9 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
                     self.tasks
                 )))
             }
-            TaskKind::Probe { .. } => {
+            TaskKind::Probe { .. } | TaskKind::Move { .. } => {
                 return Err(SolveError::Internal(
-                    "probe tasks do not apply to mcts".into(),
+                    "probe and move tasks do not apply to mcts".into(),
                 ))
             }
         };

@@ -100,6 +100,7 @@ pub const OPTIONS: &[Spec] = &[
         .for_algorithms(&["pns", "pn2", "pdspn"]),
     EPSILON,
     PN2_FACTOR,
+    super::analysis::ANALYSE,
 ];
 
 /// A prepared proof-number job.
@@ -354,8 +355,8 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                     ..TaskOutput::default()
                 })
             }
-            (TaskKind::Run { .. }, _) => Err(SolveError::Internal(
-                "run tasks do not apply to this job".into(),
+            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => Err(SolveError::Internal(
+                "run and move tasks do not apply to this job".into(),
             )),
         }
     }
@@ -384,7 +385,9 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                     _ => Err("a terminal root's bounds must be its value".into()),
                 };
             }
-            (TaskKind::Run { .. }, _) => return Err("run tasks do not apply to this job".into()),
+            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => {
+                return Err("run and move tasks do not apply to this job".into())
+            }
         };
         if out.raw.is_none() && out.extra.stopped == Some(StopReason::Memory) {
             return Ok(());

@@ -26,7 +26,7 @@ use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 
 /// A static estimate of a non-terminal position, from `game.side(state)`'s point of view, in the
 /// evaluator's own units (any magnitude: [`Evaluated`] clamps it).
-pub trait Evaluator<G: ZeroSum>: Send + Sync + 'static {
+pub trait Evaluator<G: ZeroSum>: Clone + Send + Sync + 'static {
     /// The estimate of `state` (not terminal).
     fn estimate(&self, game: &G, state: &G::State) -> i64;
 }
@@ -58,9 +58,17 @@ impl<G: Game> std::fmt::Debug for Feature<G> {
 }
 
 /// A weighted-feature evaluator: the estimate is `sum(weight * value)` over the features.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Weighted<G: Game> {
     features: Vec<Feature<G>>,
+}
+
+impl<G: Game> Clone for Weighted<G> {
+    fn clone(&self) -> Self {
+        Weighted {
+            features: self.features.clone(),
+        }
+    }
 }
 
 impl<G: Game> Weighted<G> {
