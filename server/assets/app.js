@@ -812,7 +812,16 @@ async function refreshBoard(id, s) {
 function renderScores(s) {
   const spec = s.job || {};
   const live = flatProgress(s.progress);
-  const source = s.result || (live.visits ? { visits: live.visits } : null);
+  let source = s.result;
+  if (!source && live.visits) source = { visits: live.visits };
+  if (!source && live.bounds && typeof live.bounds === 'object' && !Array.isArray(live.bounds)) {
+    // A running analysis: each move's bounds so far ([lower, upper], null before any proof).
+    const moves = {};
+    for (const [mv, b] of Object.entries(live.bounds)) {
+      if (Array.isArray(b)) moves[mv] = b[0] === b[1] ? { value: b[0] } : { lower: b[0], upper: b[1] };
+    }
+    source = { moves };
+  }
   const scores = renderMoveTable($('job-moves'), spec.game, spec.game_params || {}, spec.position || '',
     source && source.moves ? source : null);
   $('job-moves-h').hidden = !scores.length;

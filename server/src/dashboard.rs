@@ -6,6 +6,13 @@
 //! algorithm names for the submit form, whose option fields come from `GET /v1/options` (the
 //! declared option specs).
 //!
+//! The job page answers the job's question from the result (all drawn in the page, over the
+//! pictures below): the board with the principal variation's stones numbered, each move's
+//! score of an analysis (`analyse=all`) under its column or on its square and in a table, MCTS
+//! visits and values per move as bars, the progress plot, and the raw JSON folded away. The
+//! analysis board (`#/analyse`) plays clicked moves and submits an `analyse=all` alpha-beta job
+//! for each new position.
+//!
 //! Pictures (behind the client token, like every `/v1/jobs` endpoint), standalone SVG:
 //! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
 //!   [`viz::progress_plot`] (bounds closing in, best score, MCTS root visits, work done);
@@ -84,8 +91,7 @@ pub fn pages() -> Router<Shared> {
 macro_rules! asset_handler {
     ($name:ident, $path:tt, $summary:tt, $what:tt, $ctype:tt, $body:expr) => {
         #[doc = concat!("`GET ", $path, "`.")]
-        #[utoipa::path(get, path = $path, tag = "dashboard", summary = $summary,
-                    responses((status = 200, description = $what, content_type = $ctype)))]
+        #[utoipa::path(get, path = $path, tag = "dashboard", summary = $summary, responses((status = 200, description = $what, content_type = $ctype)))]
         pub(crate) async fn $name() -> Response {
             asset(concat!($ctype, "; charset=utf-8"), $body)
         }
