@@ -346,18 +346,50 @@ fn set_field(b: &mut Browser, id: &str, value: &str) {
     assert_eq!(got, json!(value), "field {id} took the value");
 }
 
+/// A headless Chromium on a fresh coordinator with two local workers, the coordinator's
+/// address, the screenshot folder and a scratch folder.
+type Setup = (
+    Browser,
+    gamesolver_e2e::Coordinator,
+    String,
+    PathBuf,
+    PathBuf,
+);
+
+/// [`Setup`] for test `what` (`tag` names its scratch folder), or `None` after a `SKIPPED`
+/// line when there is no Chromium.
+fn setup(what: &str, tag: &str, api_token: Option<&str>) -> Option<Setup> {
+    let Some(exe) = find_chromium() else {
+        println!(
+            "SKIPPED {what}: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)"
+        );
+        return None;
+    };
+    let tmp = std::env::temp_dir().join(format!("gamesolver-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let coordinator = start_coordinator(&tmp, api_token);
+    let base = coordinator.url.clone();
+    let b = Browser::launch(&exe, &tmp.join("profile"));
+    Some((b, coordinator, base, artifacts_dir(), tmp))
+}
+
+/// Fails on the `found` problems of `what`, else closes the browser and removes `tmp`.
+fn close(b: Browser, tmp: &Path, found: &[String], what: &str) {
+    assert!(
+        found.is_empty(),
+        "{what} had problems:\n{}",
+        found.join("\n")
+    );
+    drop(b);
+    let _ = std::fs::remove_dir_all(tmp);
+}
+
 #[test]
 fn dashboard_submits_follows_and_draws_in_chromium() {
-    let Some(exe) = find_chromium() else {
-        println!("SKIPPED dashboard browser test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+    let Some(setup) = setup("dashboard browser test", "dash", None) else {
         return;
     };
-    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).expect("temp dir");
-    let coordinator = start_coordinator(&tmp, None);
-    let base = coordinator.url.clone();
-    let art = artifacts_dir();
-    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+    let (mut b, coordinator, base, art, tmp) = setup;
 
     // The home page: form filled from the registry, workers listed, a preview of the start.
     b.call("Page.navigate", json!({"url": format!("{base}/")}));
@@ -548,17 +580,11 @@ fn base64_decoder_matches_known_values() {
 
 #[test]
 fn dashboard_asks_for_the_api_token_and_uses_it_in_chromium() {
-    let Some(exe) = find_chromium() else {
-        println!("SKIPPED dashboard token test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+    const TOKEN: &str = "dash-api-secret";
+    let Some(setup) = setup("dashboard token test", "dash-tok", Some(TOKEN)) else {
         return;
     };
-    const TOKEN: &str = "dash-api-secret";
-    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-tok-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).expect("temp dir");
-    let coordinator = start_coordinator(&tmp, Some(TOKEN));
-    let base = coordinator.url.clone();
-    let art = artifacts_dir();
-    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+    let (mut b, coordinator, base, art, tmp) = setup;
 
     // No token yet: the job list is refused, the page asks for the token.
     b.call("Page.navigate", json!({"url": format!("{base}/")}));
@@ -641,13 +667,7 @@ fn dashboard_asks_for_the_api_token_and_uses_it_in_chromium() {
     b.screenshot(&art.join("dashboard-token-job.png"));
     // Once the token is right, nothing on the page fails.
     let found = problems(&b.events[from..], &base, &[]);
-    assert!(
-        found.is_empty(),
-        "the pages had problems with the right token:\n{}",
-        found.join("\n")
-    );
-    drop(b);
-    let _ = std::fs::remove_dir_all(&tmp);
+    close(b, &tmp, &found, "the pages with the right token");
 }
 
 /// The Connect Four position the analysis board starts from: a 7 x 6 game of Pons' set
@@ -697,16 +717,10 @@ fn page_scores(b: &mut Browser) -> (HashMap<String, String>, HashMap<String, i64
 
 #[test]
 fn analysis_board_scores_equal_the_api_in_chromium() {
-    let Some(exe) = find_chromium() else {
-        println!("SKIPPED analysis board browser test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+    let Some(setup) = setup("analysis board browser test", "dash-ab", None) else {
         return;
     };
-    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-ab-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).expect("temp dir");
-    let coordinator = start_coordinator(&tmp, None);
-    let base = coordinator.url.clone();
-    let art = artifacts_dir();
-    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+    let (mut b, coordinator, base, art, tmp) = setup;
 
     // The board opens on the start position and analyses it.
     b.call(
@@ -800,11 +814,5 @@ fn analysis_board_scores_equal_the_api_in_chromium() {
 
     b.settle();
     let found = problems(&b.events, &base, &[]);
-    assert!(
-        found.is_empty(),
-        "the analysis board had problems:\n{}",
-        found.join("\n")
-    );
-    drop(b);
-    let _ = std::fs::remove_dir_all(&tmp);
+    close(b, &tmp, &found, "the analysis board");
 }
