@@ -490,7 +490,7 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
     assert_eq!(board, json!(["5", "4", 4 + pv.len(), numbered]));
     // The answer in words: the value and the best move, as the API says.
     let answer = b.eval(
-        "[...document.querySelectorAll('#job-answer tr')].map(r => [r.dataset.key, r.cells[1].textContent])",
+        "Object.fromEntries([...document.querySelectorAll('#job-answer tr')].map(r => [r.dataset.key, r.cells[1].textContent]))",
     );
     let answer: HashMap<String, String> = serde_json::from_value(answer).expect("answer rows");
     assert_eq!(answer["value"], result["value"].to_string(), "{answer:?}");
