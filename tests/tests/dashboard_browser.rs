@@ -389,7 +389,7 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
     let Some(setup) = setup("dashboard browser test", "dash", None) else {
         return;
     };
-    let (mut b, coordinator, base, art, tmp) = setup;
+    let (mut b, _coordinator, base, art, tmp) = setup;
 
     // The home page: form filled from the registry, workers listed, a preview of the start.
     b.call("Page.navigate", json!({"url": format!("{base}/")}));
@@ -584,7 +584,7 @@ fn dashboard_asks_for_the_api_token_and_uses_it_in_chromium() {
     let Some(setup) = setup("dashboard token test", "dash-tok", Some(TOKEN)) else {
         return;
     };
-    let (mut b, coordinator, base, art, tmp) = setup;
+    let (mut b, _coordinator, base, art, tmp) = setup;
 
     // No token yet: the job list is refused, the page asks for the token.
     b.call("Page.navigate", json!({"url": format!("{base}/")}));
