@@ -1,5 +1,5 @@
-// gamesolver dashboard: a single page (hash routes #/ and #/jobs/ID) over the coordinator's
-// HTTP API. Plain JavaScript, no build step, no request outside this coordinator.
+// gamesolver dashboard: a single page (hash routes #/, #/jobs/ID and #/analyse) over the
+// coordinator's HTTP API. Plain JavaScript, no build step, no request outside this coordinator.
 //
 // The API token (GAMESOLVER_API_TOKEN), when the coordinator requires one, is asked for after
 // the first 401 and kept in sessionStorage. Because EventSource cannot send an Authorization
@@ -87,6 +87,15 @@ function cell(text, cls) {
   td.textContent = text;
   if (cls) td.className = cls;
   return td;
+}
+
+// A table row saying the table is empty.
+function emptyRow(tbody, text, span) {
+  const tr = document.createElement('tr');
+  const td = cell(text, 'note');
+  td.colSpan = span;
+  tr.appendChild(td);
+  tbody.appendChild(tr);
 }
 
 function stateBadge(state) {
@@ -219,13 +228,7 @@ async function refreshJobs() {
     tr.appendChild(cell(j.summary));
     tbody.appendChild(tr);
   }
-  if (!body.jobs.length) {
-    const tr = document.createElement('tr');
-    const td = cell('no jobs yet', 'note');
-    td.colSpan = 3;
-    tr.appendChild(td);
-    tbody.appendChild(tr);
-  }
+  if (!body.jobs.length) emptyRow(tbody, 'no jobs yet', 3);
 }
 
 async function refreshStatus() {
@@ -246,13 +249,7 @@ async function refreshStatus() {
     tr.appendChild(cell(doing.length ? doing.join('; ') : 'idle'));
     tbody.appendChild(tr);
   }
-  if (!s.workers.length) {
-    const tr = document.createElement('tr');
-    const td = cell('no workers yet', 'note');
-    td.colSpan = 5;
-    tr.appendChild(td);
-    tbody.appendChild(tr);
-  }
+  if (!s.workers.length) emptyRow(tbody, 'no workers yet', 5);
   await showSvg($('status-plot'), '/v1/status/plot.svg');
 }
 
@@ -337,6 +334,361 @@ async function showHome() {
   pollTimer = setInterval(pollHome, POLL_MS);
 }
 
+// ---- answers: per-move scores, the principal variation, MCTS bars ---------------------------
+//
+// A result's `moves` maps each root move (in the game's notation) to {value} (exact, from the
+// root side's view), {lower, upper} (not finished) or {visits, value} (MCTS). Scores are always
+// written as text; colours (Okabe-Ito blue for a win, vermillion for a loss, grey for a draw)
+// only repeat what the text says, and best moves also carry a star.
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+// Games whose moves map to board cells, so the PV and the scores can be drawn on the board.
+const CELL_GAMES = ['connect4', 'othello', 'tictactoe', 'mnk'];
+
+// The position after `moves`, in the game's notation (moves joined as the game reads them).
+function extendPosition(game, position, moves) {
+  const pos = position || '';
+  const sep = game === 'mnk' || (game === 'tictactoe' && pos.includes(',')) ? ',' : '';
+  if (!moves.length) return pos;
+  return pos + (pos && sep ? sep : '') + moves.join(sep);
+}
+
+// Per-move scores of a result, best first: {move, kind, value, lower, upper, visits, best}.
+function moveScores(result) {
+  const out = [];
+  const moves = (result && result.moves) || {};
+  for (const [move, m] of Object.entries(moves)) {
+    if (m && typeof m.visits === 'number') {
+      out.push({ move, kind: 'mcts', visits: m.visits, value: m.value });
+    } else if (m && typeof m.value === 'number') {
+      out.push({ move, kind: 'exact', value: m.value });
+    } else if (m && (m.lower !== undefined || m.upper !== undefined)) {
+      out.push({ move, kind: 'bounds', lower: m.lower, upper: m.upper });
+    }
+  }
+  if (!out.length && result && result.visits && typeof result.visits === 'object') {
+    for (const [move, n] of Object.entries(result.visits)) out.push({ move, kind: 'mcts', visits: n });
+  }
+  const key = (m) => (m.kind === 'mcts' ? m.visits : m.kind === 'exact' ? m.value : m.lower);
+  out.sort((a, b) => (key(b) ?? -Infinity) - (key(a) ?? -Infinity) || a.kind.localeCompare(b.kind));
+  // Best: the top exact score when no unfinished move could beat it; for MCTS the most visited.
+  const exact = out.filter((m) => m.kind === 'exact').map((m) => m.value);
+  const top = exact.length ? Math.max(...exact) : null;
+  const open = out.filter((m) => m.kind === 'bounds').some((m) => m.upper === undefined || m.upper > top);
+  for (const m of out) {
+    if (m.kind === 'mcts') m.best = m.visits === out[0].visits;
+    else m.best = m.kind === 'exact' && m.value === top && !open;
+  }
+  if (result && result.best_move && out.length && !out.some((m) => m.best)) {
+    for (const m of out) m.best = m.move === result.best_move;
+  }
+  return out;
+}
+
+function signed(v) {
+  if (typeof v !== 'number') return '?';
+  const t = Number.isInteger(v) ? String(v) : v.toFixed(3);
+  return v > 0 ? '+' + t : t;
+}
+
+// The short score written on the board and in the table.
+function scoreText(m) {
+  if (m.kind === 'exact') return signed(m.value);
+  if (m.kind === 'bounds') return (m.lower ?? '?') + '..' + (m.upper ?? '?');
+  return String(m.visits);
+}
+
+// 'win', 'draw' or 'loss' (CSS class and colour) for a score from the mover's view.
+function outcomeClass(m) {
+  const v = m.kind === 'bounds' ? (m.lower > 0 ? 1 : m.upper < 0 ? -1 : null) : m.value;
+  if (typeof v !== 'number') return 'open';
+  return v > 0 ? 'win' : v < 0 ? 'loss' : 'draw';
+}
+
+// What a score means, in words (Connect Four: in how many of whose moves; section 3 of API.md).
+function scoreMeaning(game, params, position, m) {
+  if (m.kind === 'mcts') {
+    return m.visits + ' visits' + (typeof m.value === 'number' ? ', value ' + signed(m.value) : '');
+  }
+  if (m.kind === 'bounds') return 'not finished: between ' + m.lower + ' and ' + m.upper;
+  const v = m.value;
+  if (v === 0) return 'draw';
+  const word = v > 0 ? 'win' : 'loss';
+  if (game === 'connect4' && Number.isInteger(v)) {
+    const w = Number(params.width || 7);
+    const h = Number(params.height || 6);
+    const played = (position || '').trim().length;
+    // Score s = 1 + (W*H - n) / 2 for a win on ply n; n has the winner's parity.
+    const s = Math.abs(v);
+    const winnerFirstPly = v > 0 ? played + 1 : played + 2;
+    for (const n of [w * h - 2 * (s - 1), w * h - 2 * (s - 1) - 1]) {
+      if (n >= winnerFirstPly && (n - winnerFirstPly) % 2 === 0) {
+        const k = (n - winnerFirstPly) / 2 + 1;
+        return (v > 0 ? 'win with your ' : 'loss to the opponent\'s ') + ordinal(k) + ' stone from here';
+      }
+    }
+    return word;
+  }
+  if (game === 'othello') return v > 0 ? 'win by ' + v + ' discs' : 'loss by ' + -v + ' discs';
+  return word;
+}
+
+function ordinal(k) {
+  const s = ['th', 'st', 'nd', 'rd'];
+  const r = k % 100;
+  return k + (s[(r - 20) % 10] || s[r] || s[0]);
+}
+
+// The table of per-move scores (every score in text, best first, best moves starred).
+function renderMoveTable(box, game, params, position, result) {
+  box.innerHTML = '';
+  const scores = moveScores(result);
+  if (!scores.length) return scores;
+  const table = document.createElement('table');
+  table.className = 'moves';
+  const mcts = scores[0].kind === 'mcts';
+  table.innerHTML = '<thead><tr><th>move</th><th>' + (mcts ? 'visits' : 'score') +
+    '</th><th>meaning</th></tr></thead><tbody></tbody>';
+  const tbody = table.querySelector('tbody');
+  for (const m of scores) {
+    const tr = document.createElement('tr');
+    tr.dataset.move = m.move;
+    tr.className = outcomeClass(m) + (m.best ? ' best' : '');
+    tr.appendChild(cell((m.best ? '★ ' : '') + m.move));
+    const sc = cell(scoreText(m), 'num score');
+    if (m.kind === 'exact') sc.dataset.value = m.value;
+    tr.appendChild(sc);
+    tr.appendChild(cell(scoreMeaning(game, params, position, m) + (m.best ? ' (best)' : '')));
+    tbody.appendChild(tr);
+  }
+  box.appendChild(table);
+  return scores;
+}
+
+// Board geometry from a picture: the first rect is the playing area (viz::board's contract).
+function boardGeometry(svg) {
+  const r = svg && svg.querySelector('rect');
+  if (!r) return null;
+  const cols = Number(svg.dataset.cols);
+  const rows = Number(svg.dataset.rows);
+  if (!(cols > 0 && rows > 0)) return null;
+  const x = Number(r.getAttribute('x'));
+  const y = Number(r.getAttribute('y'));
+  const cw = Number(r.getAttribute('width')) / cols;
+  const ch = Number(r.getAttribute('height')) / rows;
+  return {
+    cols, rows, x, y, cw, ch,
+    centre: (c, row) => [x + (c + 0.5) * cw, y + (row + 0.5) * ch],
+    cellAt: (px, py) => [Math.floor((px - x) / cw), Math.floor((py - y) / ch)],
+  };
+}
+
+function columnIndex(params, move) {
+  const base = Number(params.base ?? 1);
+  const n = parseInt(move, 36);
+  return Number.isNaN(n) ? -1 : n - base;
+}
+
+function columnMove(params, c) {
+  return (c + Number(params.base ?? 1)).toString(36);
+}
+
+// The cell [col, row] of a move that names a cell (Othello, tic-tac-toe, m,n,k), else null.
+function moveCell(game, g, move) {
+  if (game === 'othello') {
+    const m = /^([a-z])(\d+)$/i.exec(move);
+    return m ? [m[1].toLowerCase().charCodeAt(0) - 97, Number(m[2]) - 1] : null;
+  }
+  if (game === 'tictactoe' || game === 'mnk') {
+    const k = Number(move) - 1;
+    return Number.isInteger(k) && k >= 0 ? [k % g.cols, Math.floor(k / g.cols)] : null;
+  }
+  return null;
+}
+
+// The move a click at picture point (px, py) names, or null.
+function moveAt(game, params, svg, px, py) {
+  const g = boardGeometry(svg);
+  if (!g) return null;
+  const [c, r] = g.cellAt(px, py);
+  if (c < 0 || c >= g.cols) return null;
+  if (game === 'connect4') return columnMove(params, c);
+  if (r < 0 || r >= g.rows) return null;
+  if (game === 'othello') return String.fromCharCode(97 + c) + (r + 1);
+  return String(r * g.cols + c + 1);
+}
+
+function svgEl(name, attrs, text) {
+  const el = document.createElementNS(SVG_NS, name);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+// Numbers the stones of the principal variation `pv` on a picture of the position after it.
+function numberPv(svg, game, params, pv) {
+  const g = boardGeometry(svg);
+  if (!g) return 0;
+  const stones = [...svg.querySelectorAll('.gs-stone')];
+  const at = new Map();
+  for (const s of stones) {
+    const cx = Number(s.getAttribute('cx'));
+    const cy = Number(s.getAttribute('cy'));
+    if (Number.isNaN(cx)) continue;
+    at.set(g.cellAt(cx, cy).join(','), s);
+  }
+  let height = null;
+  if (game === 'connect4') {
+    // Heights before the PV: the stones in each column less the PV's moves into it.
+    height = new Array(g.cols).fill(0);
+    for (const key of at.keys()) height[Number(key.split(',')[0])] += 1;
+    for (const mv of pv) height[columnIndex(params, mv)] -= 1;
+  }
+  let drawn = 0;
+  pv.forEach((mv, i) => {
+    let c;
+    if (game === 'connect4') {
+      const col = columnIndex(params, mv);
+      if (!(col >= 0 && col < g.cols)) return;
+      c = [col, g.rows - 1 - height[col]];
+      height[col] += 1;
+    } else {
+      c = moveCell(game, g, mv);
+    }
+    if (!c) return;
+    const stone = at.get(c.join(','));
+    const [x, y] = g.centre(c[0], c[1]);
+    // Dark text on light stones, light text on dark ones.
+    const dark = game === 'othello' ? stone && stone.dataset.player === '0' : false;
+    svg.appendChild(svgEl('text', {
+      class: 'gs-pv', 'data-move': mv, 'data-ply': i + 1, x: x.toFixed(1), y: (y + 5).toFixed(1),
+      'text-anchor': 'middle', 'font-size': Math.round(Math.min(g.cw, g.ch) * 0.38),
+      'font-weight': '700', fill: dark ? '#ffffff' : '#111111',
+    }, String(i + 1)));
+    drawn += 1;
+  });
+  return drawn;
+}
+
+const SCORE_COLOUR = { win: '#0072B2', loss: '#D55E00', draw: '#555555', open: '#555555' };
+
+// Writes each move's score on the picture: under its column (Connect Four) or on its square.
+function drawScores(svg, game, params, scores) {
+  const g = boardGeometry(svg);
+  if (!g || !scores.length) return 0;
+  let extra = 0;
+  if (game === 'connect4') {
+    extra = 44;
+    const vb = svg.viewBox.baseVal;
+    const y0 = vb.height;
+    vb.height += extra;
+    svg.setAttribute('height', vb.height);
+    svg.insertBefore(svgEl('rect', { x: 0, y: y0, width: vb.width, height: extra, fill: '#ffffff' }), svg.firstChild.nextSibling);
+    for (const m of scores) {
+      const col = columnIndex(params, m.move);
+      if (!(col >= 0 && col < g.cols)) continue;
+      const [x] = g.centre(col, 0);
+      if (m.best) {
+        svg.appendChild(svgEl('rect', {
+          class: 'gs-best', x: (x - g.cw / 2 + 2).toFixed(1), y: g.y, width: (g.cw - 4).toFixed(1),
+          height: (y0 + extra - g.y - 2).toFixed(1), fill: 'none', stroke: '#0072B2',
+          'stroke-width': 3, 'stroke-dasharray': '6 3', rx: 6,
+        }));
+      }
+      svg.appendChild(svgEl('text', {
+        class: 'gs-score ' + outcomeClass(m), 'data-move': m.move, x: x.toFixed(1), y: y0 + 18,
+        'text-anchor': 'middle', 'font-size': 16, 'font-weight': m.best ? '700' : '400',
+        fill: SCORE_COLOUR[outcomeClass(m)],
+      }, scoreText(m)));
+      if (m.best) {
+        svg.appendChild(svgEl('text', { class: 'gs-star', x: x.toFixed(1), y: y0 + 36, 'text-anchor': 'middle', 'font-size': 14, fill: '#0072B2' }, '★ best'));
+      }
+    }
+    return scores.length;
+  }
+  let n = 0;
+  for (const m of scores) {
+    const c = moveCell(game, g, m.move);
+    if (!c) continue;
+    const [x, y] = g.centre(c[0], c[1]);
+    const w = g.cw * 0.8;
+    svg.appendChild(svgEl('rect', {
+      class: m.best ? 'gs-best' : 'gs-score-box', x: (x - w / 2).toFixed(1), y: (y - 11).toFixed(1),
+      width: w.toFixed(1), height: 22, rx: 4, fill: '#ffffff',
+      stroke: m.best ? '#0072B2' : '#777777', 'stroke-width': m.best ? 3 : 1,
+    }));
+    svg.appendChild(svgEl('text', {
+      class: 'gs-score ' + outcomeClass(m), 'data-move': m.move, x: x.toFixed(1), y: (y + 5).toFixed(1),
+      'text-anchor': 'middle', 'font-size': 14, 'font-weight': m.best ? '700' : '400',
+      fill: SCORE_COLOUR[outcomeClass(m)],
+    }, (m.best ? '★' : '') + scoreText(m)));
+    n += 1;
+  }
+  return n;
+}
+
+// MCTS: one row per root move, a bar of its visits and a bar of its value (both also as text).
+function renderMctsBars(box, scores) {
+  box.innerHTML = '';
+  const rows = scores.filter((m) => m.kind === 'mcts');
+  if (!rows.length) return;
+  const most = Math.max(1, ...rows.map((m) => m.visits));
+  const hasValue = rows.some((m) => typeof m.value === 'number');
+  const table = document.createElement('table');
+  table.className = 'bars';
+  table.innerHTML = '<thead><tr><th>move</th><th>visits</th>' + (hasValue ? '<th>value (−1 loss … +1 win)</th>' : '') +
+    '</tr></thead><tbody></tbody>';
+  for (const m of rows) {
+    const tr = document.createElement('tr');
+    tr.dataset.move = m.move;
+    tr.appendChild(cell((m.best ? '★ ' : '') + m.move));
+    const v = document.createElement('td');
+    v.innerHTML = '<div class="bar"><span class="fill visits"></span><span class="label"></span></div>';
+    v.querySelector('.fill').style.width = (100 * m.visits / most).toFixed(1) + '%';
+    v.querySelector('.label').textContent = String(m.visits);
+    tr.appendChild(v);
+    if (hasValue) {
+      const q = document.createElement('td');
+      q.innerHTML = '<div class="bar diverging"><span class="fill"></span><span class="label"></span></div>';
+      const f = q.querySelector('.fill');
+      const val = typeof m.value === 'number' ? Math.max(-1, Math.min(1, m.value)) : 0;
+      f.className = 'fill ' + (val >= 0 ? 'win' : 'loss');
+      f.style.left = (val >= 0 ? 50 : 50 + 50 * val).toFixed(1) + '%';
+      f.style.width = (50 * Math.abs(val)).toFixed(1) + '%';
+      q.querySelector('.label').textContent = typeof m.value === 'number' ? signed(m.value) : '—';
+      tr.appendChild(q);
+    }
+    table.querySelector('tbody').appendChild(tr);
+  }
+  const h = document.createElement('h3');
+  h.textContent = 'Root moves (MCTS)';
+  box.append(h, table);
+}
+
+// Fetches and annotates a board: the position after the PV, its stones numbered, the scores
+// on it. Returns false when the game has no picture.
+async function showAnswerBoard(box, note, game, params, position, result) {
+  const scores = moveScores(result).filter((m) => m.kind !== 'mcts');
+  // On squares, scores of the root's moves and the PV's stones would cover each other: with
+  // scores, the PV is listed in text (Connect Four writes scores under the board, so both).
+  const drawPv = CELL_GAMES.includes(game) && (game === 'connect4' || !scores.length);
+  const pv = (result && Array.isArray(result.pv) && drawPv) ? result.pv : [];
+  const q = new URLSearchParams(params);
+  q.set('game', game);
+  q.set('position', extendPosition(game, position, pv));
+  let ok = await showSvg(box, '/v1/board.svg?' + q.toString(), note);
+  if (!ok && pv.length) {
+    q.set('position', position || '');
+    ok = await showSvg(box, '/v1/board.svg?' + q.toString(), note);
+  }
+  const svg = box.querySelector('svg.gs-board');
+  if (!ok || !svg) return false;
+  const numbered = pv.length ? numberPv(svg, game, params, pv) : 0;
+  drawScores(svg, game, params, scores);
+  if (note && numbered) note.textContent = 'numbered: the principal variation, ' + numbered + ' moves';
+  return true;
+}
+
 // ---- job page ------------------------------------------------------------------------------
 
 function fmtValue(v) {
@@ -403,8 +755,77 @@ function renderJob(s) {
   $('job-tasks').textContent = (t.total || 0) + ' tasks: ' +
     ['queued', 'running', 'done', 'cancelled', 'failed'].map((k) => (t[k] || 0) + ' ' + k).join(', ');
   $('job-result').textContent = s.result ? JSON.stringify(s.result, null, 2) : '(none yet)';
+  renderAnswer(s);
+  renderScores(s);
   setError($('job-error'), s.error || '');
   $('job-cancel').hidden = ['done', 'failed', 'cancelled'].includes(s.state);
+}
+
+// The job's answer in words: value, best move, principal variation, bounds, why it stopped.
+function renderAnswer(s) {
+  const box = $('job-answer');
+  box.innerHTML = '';
+  const r = s.result;
+  if (!r) {
+    emptyRow(box, s.state === 'failed' ? 'no answer: the job failed' : 'no answer yet', 2);
+    return;
+  }
+  const rows = [
+    ['value', r.value],
+    ['best move', r.best_move],
+    ['principal variation', Array.isArray(r.pv) ? r.pv.map((m, i) => (i + 1) + '. ' + m).join('  ') : null],
+    ['bounds', Array.isArray(r.bounds) ? r.bounds.join(' .. ') : null],
+    ['outcome', r.outcome],
+    ['win rate', r.win_rate],
+    ['best sequence', typeof r.sequence === 'string' ? r.sequence.split('\n').length + ' moves' : null],
+    ['stopped by', r.stopped],
+  ];
+  for (const [k, v] of rows) {
+    if (v === null || v === undefined) continue;
+    const tr = document.createElement('tr');
+    tr.dataset.key = k;
+    const th = document.createElement('th');
+    th.textContent = k;
+    tr.append(th, cell(fmtValue(v), 'num'));
+    box.appendChild(tr);
+  }
+}
+
+// The board: while running the job's position (or best sequence); once there is a result, a
+// game with cells shows the principal variation numbered and the moves' scores.
+let boardShows = '';
+async function refreshBoard(id, s) {
+  const spec = s.job || {};
+  const withResult = Boolean(s.result) && CELL_GAMES.includes(spec.game);
+  // Single-player jobs draw their best sequence, which the result completes.
+  const want = s.result ? 'result' : 'position';
+  if (boardShows === want) return;
+  boardShows = want;
+  if (withResult) {
+    await showAnswerBoard($('job-board'), $('job-board-note'), spec.game, spec.game_params || {},
+      spec.position || '', s.result);
+  } else {
+    await showSvg($('job-board'), '/v1/jobs/' + id + '/board.svg', $('job-board-note'));
+  }
+}
+
+function renderScores(s) {
+  const spec = s.job || {};
+  const live = flatProgress(s.progress);
+  let source = s.result;
+  if (!source && live.visits) source = { visits: live.visits };
+  if (!source && live.bounds && typeof live.bounds === 'object' && !Array.isArray(live.bounds)) {
+    // A running analysis: each move's bounds so far ([lower, upper], null before any proof).
+    const moves = {};
+    for (const [mv, b] of Object.entries(live.bounds)) {
+      if (Array.isArray(b)) moves[mv] = b[0] === b[1] ? { value: b[0] } : { lower: b[0], upper: b[1] };
+    }
+    source = { moves };
+  }
+  const scores = renderMoveTable($('job-moves'), spec.game, spec.game_params || {}, spec.position || '',
+    source && source.moves ? source : null);
+  $('job-moves-h').hidden = !scores.length;
+  renderMctsBars($('job-mcts'), moveScores(source));
 }
 
 // Reads the job's Server-Sent Events with fetch (so the token can be sent) until `end`.
@@ -431,7 +852,7 @@ async function follow(id, signal) {
       const status = JSON.parse(data.join('\n'));
       renderJob(status);
       if (event === 'end') {
-        await refreshPlot(id, true);
+        await Promise.all([refreshPlot(id, true), refreshBoard(id, status)]);
         return true;
       }
       refreshPlot(id, false);
@@ -449,17 +870,17 @@ async function showJob(id) {
   lastFigures = {};
   const ctl = new AbortController();
   streamAbort = ctl;
+  boardShows = '';
+  let first;
   try {
-    renderJob(await apiJson('/v1/jobs/' + id));
+    first = await apiJson('/v1/jobs/' + id);
+    renderJob(first);
     globalError(null);
   } catch (e) {
     globalError(e);
     return;
   }
-  await Promise.all([
-    refreshPlot(id, true),
-    showSvg($('job-board'), '/v1/jobs/' + id + '/board.svg', $('job-board-note')),
-  ]);
+  await Promise.all([refreshPlot(id, true), refreshBoard(id, first)]);
   // Follow until the end; reconnect after a dropped connection.
   while (!ctl.signal.aborted) {
     try {
@@ -473,6 +894,206 @@ async function showJob(id) {
   }
 }
 
+// ---- analysis board ------------------------------------------------------------------------
+//
+// #/analyse?game=G&params=P&position=S: a start position, the line played from it by clicking
+// the board, and a cursor along the line. Each position shown is analysed by an exact
+// alpha-beta job with analyse=all (answers are kept per position, so stepping back and forth
+// asks again only for positions not seen yet). A click on the board tries the move; the
+// game itself says when it is illegal.
+
+const AB_GAMES = ['connect4', 'othello', 'tictactoe', 'mnk'];
+const AB_POLL_MS = 300;
+const ab = { game: 'connect4', params: {}, start: '', line: [], cursor: 0, answers: new Map(), shown: '' };
+
+function abPosition(upTo) {
+  return extendPosition(ab.game, ab.start, ab.line.slice(0, upTo ?? ab.cursor));
+}
+
+function abKey(position) {
+  return ab.game + '|' + JSON.stringify(ab.params) + '|' + position;
+}
+
+function abSetState(state, text) {
+  document.body.dataset.abState = state;
+  $('ab-status').textContent = text;
+}
+
+// Keeps the page's address in step with what it shows (a link reopens the same line).
+function abRemember() {
+  const q = new URLSearchParams({ game: ab.game, position: abPosition() });
+  const params = Object.entries(ab.params).map(([k, v]) => k + '=' + v).join(',');
+  if (params) q.set('params', params);
+  history.replaceState(null, '', '#/analyse?' + q.toString());
+}
+
+function abRenderLine() {
+  const box = $('ab-line');
+  box.innerHTML = '';
+  const start = document.createElement('button');
+  start.type = 'button';
+  start.textContent = ab.start ? 'start: ' + ab.start : 'start';
+  start.className = ab.cursor === 0 ? 'current' : '';
+  start.addEventListener('click', () => abGo(0));
+  box.appendChild(start);
+  ab.line.forEach((mv, i) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = (i + 1) + '. ' + mv;
+    b.dataset.ply = i + 1;
+    b.className = ab.cursor === i + 1 ? 'current' : '';
+    b.addEventListener('click', () => abGo(i + 1));
+    box.appendChild(b);
+  });
+  $('ab-back').disabled = ab.cursor === 0;
+  $('ab-first').disabled = ab.cursor === 0;
+  $('ab-forward').disabled = ab.cursor >= ab.line.length;
+  $('ab-last').disabled = ab.cursor >= ab.line.length;
+}
+
+async function abGo(cursor) {
+  ab.cursor = Math.max(0, Math.min(ab.line.length, cursor));
+  abRemember();
+  abRenderLine();
+  await abShow();
+}
+
+// Draws the current position, then its analysis (from the cache or a new job).
+async function abShow() {
+  const position = abPosition();
+  ab.shown = position;
+  setError($('ab-error'), '');
+  $('ab-moves').innerHTML = '';
+  const q = new URLSearchParams(ab.params);
+  q.set('game', ab.game);
+  q.set('position', position);
+  if (!(await showSvg($('ab-board'), '/v1/board.svg?' + q.toString(), $('ab-board-note')))) {
+    abSetState('error', 'cannot show this position');
+    return;
+  }
+  let answer = ab.answers.get(abKey(position));
+  if (!answer) {
+    abSetState('analysing', 'analysing…');
+    try {
+      answer = await abAnalyse(position);
+    } catch (e) {
+      if (ab.shown === position) {
+        setError($('ab-error'), e.message);
+        abSetState('error', 'the analysis failed');
+      }
+      return;
+    }
+    ab.answers.set(abKey(position), answer);
+  }
+  if (ab.shown !== position) return; // the user moved on meanwhile
+  abDrawAnswer(position, answer);
+}
+
+// Submits analyse=all for `position` and waits for its result.
+async function abAnalyse(position) {
+  const made = await apiJson('/v1/jobs', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      game: ab.game, game_params: ab.params, position, algorithm: 'alphabeta',
+      options: { analyse: 'all' }, limits: {},
+    }),
+  });
+  if (ab.shown === position) {
+    $('ab-status').textContent = 'analysing… (job ' + made.id + ')';
+    $('ab-job').href = '#/jobs/' + made.id;
+    $('ab-job').textContent = 'job ' + made.id;
+  }
+  for (;;) {
+    const s = await apiJson('/v1/jobs/' + made.id);
+    if (s.state === 'done') return { job: made.id, result: s.result };
+    if (s.state === 'failed' || s.state === 'cancelled') {
+      throw new Error('job ' + made.id + ' ' + s.state + (s.error ? ': ' + s.error : ''));
+    }
+    await new Promise((ok) => setTimeout(ok, AB_POLL_MS));
+  }
+}
+
+function abDrawAnswer(position, answer) {
+  const svg = $('ab-board').querySelector('svg.gs-board');
+  const scores = renderMoveTable($('ab-moves'), ab.game, ab.params, position, answer.result);
+  if (svg) drawScores(svg, ab.game, ab.params, scores);
+  $('ab-job').href = '#/jobs/' + answer.job;
+  $('ab-job').textContent = 'job ' + answer.job;
+  const r = answer.result || {};
+  abSetState('done', scores.length
+    ? 'value ' + signed(r.value) + ' for the side to move; best ' + scores.filter((m) => m.best).map((m) => m.move).join(', ')
+    : 'game over (value ' + signed(r.value) + ')');
+  document.body.dataset.abPosition = position;
+}
+
+// A click on the board: the move under the pointer, played if the game accepts it.
+async function abClick(ev) {
+  const svg = $('ab-board').querySelector('svg.gs-board');
+  if (!svg || !svg.contains(ev.target)) return;
+  const m = svg.getScreenCTM();
+  if (!m) return;
+  const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
+  const mv = moveAt(ab.game, ab.params, svg, p.x, p.y);
+  if (mv === null) return;
+  await abPlay(mv);
+}
+
+async function abPlay(mv) {
+  const next = ab.line.slice(0, ab.cursor).concat([mv]);
+  const position = extendPosition(ab.game, ab.start, next);
+  // The game's own check: the picture of an illegal position is refused with the reason.
+  const q = new URLSearchParams(ab.params);
+  q.set('game', ab.game);
+  q.set('position', position);
+  try {
+    await api('/v1/board.svg?' + q.toString());
+  } catch (e) {
+    setError($('ab-error'), 'move ' + mv + ': ' + e.message);
+    return;
+  }
+  // Playing the move that comes next on the line keeps the rest of the line.
+  if (ab.line[ab.cursor] !== mv) ab.line = next;
+  await abGo(ab.cursor + 1);
+}
+
+async function showAnalyse(query) {
+  $('analyse-view').hidden = false;
+  const q = new URLSearchParams(query || '');
+  const game = q.get('game') || $('ab-game').value || 'connect4';
+  let params;
+  try {
+    params = parseSettings(q.get('params') ?? $('ab-params').value, 'game parameters');
+  } catch (e) {
+    setError($('ab-error'), e.message);
+    return;
+  }
+  const position = q.get('position') ?? $('ab-position').value;
+  const same = game === ab.game && JSON.stringify(params) === JSON.stringify(ab.params) &&
+    position === abPosition();
+  if (!same) {
+    Object.assign(ab, { game, params, start: position, line: [], cursor: 0 });
+  }
+  $('ab-game').value = ab.game;
+  $('ab-params').value = Object.entries(ab.params).map(([k, v]) => k + '=' + v).join(', ');
+  $('ab-position').value = ab.start;
+  await abGo(ab.cursor);
+}
+
+// The form: a new game, parameters or start position starts a new line.
+function abRestart(ev) {
+  if (ev) ev.preventDefault();
+  let params;
+  try {
+    params = parseSettings($('ab-params').value, 'game parameters');
+  } catch (e) {
+    setError($('ab-error'), e.message);
+    return;
+  }
+  Object.assign(ab, { game: $('ab-game').value, params, start: $('ab-position').value.trim(), line: [], cursor: 0 });
+  abGo(0);
+}
+
 // ---- routing -------------------------------------------------------------------------------
 
 function route() {
@@ -482,11 +1103,16 @@ function route() {
   streamAbort = null;
   $('home-view').hidden = true;
   $('job-view').hidden = true;
+  $('analyse-view').hidden = true;
   globalError(null);
   const m = location.hash.match(/^#\/jobs\/(\d+)$/);
+  const a = location.hash.match(/^#\/analyse(?:\?(.*))?$/);
   if (m) {
     document.body.dataset.view = 'job';
     showJob(m[1]);
+  } else if (a) {
+    document.body.dataset.view = 'analyse';
+    showAnalyse(a[1]);
   } else {
     document.body.dataset.view = 'home';
     showHome();
@@ -518,5 +1144,21 @@ $('job-cancel').addEventListener('click', async () => {
     globalError(e);
   }
 });
+$('ab-form').addEventListener('submit', abRestart);
+$('ab-game').addEventListener('change', () => {
+  $('ab-params').value = '';
+  $('ab-position').value = '';
+  abRestart();
+});
+$('ab-board').addEventListener('click', abClick);
+$('ab-first').addEventListener('click', () => abGo(0));
+$('ab-back').addEventListener('click', () => abGo(ab.cursor - 1));
+$('ab-forward').addEventListener('click', () => abGo(ab.cursor + 1));
+$('ab-last').addEventListener('click', () => abGo(ab.line.length));
+for (const g of AB_GAMES) {
+  const o = document.createElement('option');
+  o.value = o.textContent = g;
+  $('ab-game').appendChild(o);
+}
 if (token()) showTokenForm('');
 route();

@@ -6,6 +6,13 @@
 //! algorithm names for the submit form, whose option fields come from `GET /v1/options` (the
 //! declared option specs).
 //!
+//! The job page answers the job's question from the result (all drawn in the page, over the
+//! pictures below): the board with the principal variation's stones numbered, each move's
+//! score of an analysis (`analyse=all`) under its column or on its square and in a table, MCTS
+//! visits and values per move as bars, the progress plot, and the raw JSON folded away. The
+//! analysis board (`#/analyse`) plays clicked moves and submits an `analyse=all` alpha-beta job
+//! for each new position.
+//!
 //! Pictures (behind the client token, like every `/v1/jobs` endpoint), standalone SVG:
 //! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
 //!   [`viz::progress_plot`] (bounds closing in, best score, MCTS root visits, work done);
@@ -80,29 +87,41 @@ pub fn pages() -> Router<Shared> {
         .route("/favicon.ico", get(favicon))
 }
 
-/// `GET /`.
-#[utoipa::path(get, path = "/", tag = "dashboard",
-    summary = "The dashboard (HTML; no internet needed)",
-    responses((status = 200, description = "HTML", content_type = "text/html")))]
-pub(crate) async fn index_page() -> Response {
-    asset("text/html; charset=utf-8", INDEX_HTML)
+/// An embedded asset's handler with its OpenAPI entry (one per file, so `/docs` lists each).
+macro_rules! asset_handler {
+    ($name:ident, $path:tt, $summary:tt, $what:tt, $ctype:tt, $body:expr) => {
+        #[doc = concat!("`GET ", $path, "`.")]
+        #[utoipa::path(get, path = $path, tag = "dashboard", summary = $summary, responses((status = 200, description = $what, content_type = $ctype)))]
+        pub(crate) async fn $name() -> Response {
+            asset(concat!($ctype, "; charset=utf-8"), $body)
+        }
+    };
 }
 
-/// `GET /assets/app.js`.
-#[utoipa::path(get, path = "/assets/app.js", tag = "dashboard",
-    summary = "The dashboard's script (embedded)",
-    responses((status = 200, description = "JavaScript", content_type = "text/javascript")))]
-pub(crate) async fn app_js() -> Response {
-    asset("text/javascript; charset=utf-8", APP_JS)
-}
-
-/// `GET /assets/app.css`.
-#[utoipa::path(get, path = "/assets/app.css", tag = "dashboard",
-    summary = "The dashboard's style sheet (embedded)",
-    responses((status = 200, description = "CSS", content_type = "text/css")))]
-pub(crate) async fn app_css() -> Response {
-    asset("text/css; charset=utf-8", APP_CSS)
-}
+asset_handler!(
+    index_page,
+    "/",
+    "The dashboard (HTML; no internet needed)",
+    "HTML",
+    "text/html",
+    INDEX_HTML
+);
+asset_handler!(
+    app_js,
+    "/assets/app.js",
+    "The dashboard's script (embedded)",
+    "JavaScript",
+    "text/javascript",
+    APP_JS
+);
+asset_handler!(
+    app_css,
+    "/assets/app.css",
+    "The dashboard's style sheet (embedded)",
+    "CSS",
+    "text/css",
+    APP_CSS
+);
 
 /// `GET /assets/meta.json`.
 #[utoipa::path(get, path = "/assets/meta.json", tag = "dashboard",
@@ -313,7 +332,8 @@ pub(crate) async fn job_plot(
     let status = job_status(&dash, id).await?;
     // The recorder may not have seen the latest change yet: add it.
     dash.push_job(id, &status);
-    let history = dash.jobs.lock().get(&id).cloned().unwrap_or_default();
+    let mut history = dash.jobs.lock().get(&id).cloned().unwrap_or_default();
+    add_result_points(&status, &mut history);
     let spec = &status["job"];
     let title = format!(
         "job {id}: {} {}",
@@ -321,6 +341,44 @@ pub(crate) async fn job_plot(
         spec["algorithm"].as_str().unwrap_or("?")
     );
     Ok(svg(viz::progress_plot(&title, &history)))
+}
+
+/// Completes a job's progress history with what only its result holds, so the plot shows the
+/// job's answer rather than its task count: an MCTS root's visits per move (`visits`, or
+/// `moves` entries with `visits`) as the last snapshot, and an NRPA run's improvements
+/// (`history`, `[elapsed_ms, rollouts, score]`) as best-score points at their times.
+pub fn add_result_points(status: &Value, history: &mut Vec<Snapshot>) {
+    let result = &status["result"];
+    let end = snapshot(status).t_ms;
+    let visits: serde_json::Map<String, Value> = match (&result["visits"], &result["moves"]) {
+        (Value::Object(v), _) => v.clone(),
+        (_, Value::Object(m)) => m
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.get("visits")?.clone())))
+            .collect(),
+        _ => serde_json::Map::new(),
+    };
+    if !visits.is_empty() {
+        history.push(Snapshot {
+            t_ms: end,
+            progress: serde_json::json!({ "visits": visits }),
+        });
+        return;
+    }
+    // With `across=shared` the first entry is a task number, not a time.
+    let shared = status["job"]["options"]["across"].as_str() == Some("shared");
+    if shared || history.iter().any(|s| s.progress.get("best").is_some()) {
+        return;
+    }
+    for point in result["history"].as_array().into_iter().flatten() {
+        if let (Some(t), Some(score)) = (point[0].as_u64(), point[2].as_f64()) {
+            history.push(Snapshot {
+                t_ms: t,
+                progress: serde_json::json!({ "best": score }),
+            });
+        }
+    }
+    history.sort_by_key(|s| s.t_ms);
 }
 
 fn board(game: &str, params: &Settings, position: &str) -> Result<Response, ApiError> {
@@ -360,11 +418,13 @@ pub(crate) async fn job_board(
 }
 
 /// For single-player jobs, the best sequence found so far, as a position: the result's
-/// `sequence`, else the latest progress's `best_sequence` or `sequence` (text in the game's
-/// notation, which single-player games accept as a position).
+/// `position` (the text that replays its `sequence`, a list) or a `sequence` given as text,
+/// else the latest progress's `best_sequence` or `sequence` (text in the game's notation,
+/// which single-player games accept as a position).
 pub fn best_sequence(status: &Value) -> Option<String> {
     let progress = flat_progress(status);
     for v in [
+        &status["result"]["position"],
         &status["result"]["sequence"],
         &progress["best_sequence"],
         &progress["sequence"],
@@ -462,7 +522,52 @@ mod tests {
         );
         let done = json!({"result": {"sequence": "S"}, "progress": {"best_sequence": "P"}});
         assert_eq!(best_sequence(&done).as_deref(), Some("S"));
+        // A finished NRPA run: `sequence` is a list of moves, `position` replays them.
+        let nrpa = json!({"result": {"sequence": ["(1,2) - 0"], "position": "(28,28)\n(1,2) - 0"}});
+        assert_eq!(best_sequence(&nrpa).as_deref(), Some("(28,28)\n(1,2) - 0"));
         assert_eq!(best_sequence(&json!({"result": {"value": 1}})), None);
+    }
+
+    #[test]
+    fn result_points_chart_the_answer() {
+        // MCTS: the visits per move, from `visits` or from `moves`.
+        for result in [
+            json!({"visits": {"2": 10, "5": 8}}),
+            json!({"moves": {"2": {"visits": 10, "value": 0.1}, "5": {"visits": 8, "value": -0.2}}}),
+        ] {
+            let status = json!({"created_ms": 0, "finished_ms": 50, "result": result,
+                "progress": {"runs": 2, "runs_done": 2}});
+            let mut h = vec![snapshot(&status)];
+            add_result_points(&status, &mut h);
+            assert_eq!(
+                h.last().unwrap().progress,
+                json!({"visits": {"2": 10, "5": 8}})
+            );
+            let svg = viz::progress_plot("m", &h);
+            assert_eq!(svg.matches("class=\"gs-bar\"").count(), 2, "{svg}");
+        }
+        // NRPA: the improvements as best-score points, in time order.
+        let status = json!({"created_ms": 0, "finished_ms": 90, "job": {"options": {}},
+            "result": {"history": [[15, 1, 67], [58, 643, 91]]}, "progress": {"runs_done": 2}});
+        let mut h = vec![snapshot(&status)];
+        add_result_points(&status, &mut h);
+        let best: Vec<(u64, f64)> = h
+            .iter()
+            .filter_map(|s| Some((s.t_ms, s.progress.get("best")?.as_f64()?)))
+            .collect();
+        assert_eq!(best, vec![(15, 67.0), (58, 91.0)]);
+        assert!(viz::progress_plot("n", &h).contains("best score"));
+        // Exact jobs and shared NRPA rounds keep their own history.
+        let exact =
+            json!({"result": {"value": 1, "pv": ["4"]}, "progress": {"lower": 1, "upper": 1}});
+        let mut h = vec![snapshot(&exact)];
+        add_result_points(&exact, &mut h);
+        assert_eq!(h.len(), 1);
+        let shared =
+            json!({"job": {"options": {"across": "shared"}}, "result": {"history": [[0, 1, 5]]}});
+        let mut h = Vec::new();
+        add_result_points(&shared, &mut h);
+        assert!(h.is_empty());
     }
 
     #[test]

@@ -10,7 +10,12 @@
 //! console error, uncaught exception, failed request, or request to anything but the
 //! coordinator (the pages must work offline).
 //!
-//! A second test runs the page against a coordinator with an API token: the page asks for the
+//! Another test plays on the analysis board: from a Connect Four position near the end it
+//! clicks a column with real mouse events, waits for the `analyse=all` job the page submits and
+//! reads every move's score from the board; they must equal the API's answer for the same
+//! position and minus the plain exact value of each position after the move.
+//!
+//! A further test runs the page against a coordinator with an API token: the page asks for the
 //! token after the first 401, a wrong token shows the API's message (on the page and under the
 //! form), the right one is kept in `sessionStorage` and a job submitted through the form runs
 //! to its result.
@@ -341,18 +346,50 @@ fn set_field(b: &mut Browser, id: &str, value: &str) {
     assert_eq!(got, json!(value), "field {id} took the value");
 }
 
+/// A headless Chromium on a fresh coordinator with two local workers, the coordinator's
+/// address, the screenshot folder and a scratch folder.
+type Setup = (
+    Browser,
+    gamesolver_e2e::Coordinator,
+    String,
+    PathBuf,
+    PathBuf,
+);
+
+/// [`Setup`] for test `what` (`tag` names its scratch folder), or `None` after a `SKIPPED`
+/// line when there is no Chromium.
+fn setup(what: &str, tag: &str, api_token: Option<&str>) -> Option<Setup> {
+    let Some(exe) = find_chromium() else {
+        println!(
+            "SKIPPED {what}: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)"
+        );
+        return None;
+    };
+    let tmp = std::env::temp_dir().join(format!("gamesolver-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let coordinator = start_coordinator(&tmp, api_token);
+    let base = coordinator.url.clone();
+    let b = Browser::launch(&exe, &tmp.join("profile"));
+    Some((b, coordinator, base, artifacts_dir(), tmp))
+}
+
+/// Fails on the `found` problems of `what`, else closes the browser and removes `tmp`.
+fn close(b: Browser, tmp: &Path, found: &[String], what: &str) {
+    assert!(
+        found.is_empty(),
+        "{what} had problems:\n{}",
+        found.join("\n")
+    );
+    drop(b);
+    let _ = std::fs::remove_dir_all(tmp);
+}
+
 #[test]
 fn dashboard_submits_follows_and_draws_in_chromium() {
-    let Some(exe) = find_chromium() else {
-        println!("SKIPPED dashboard browser test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+    let Some(setup) = setup("dashboard browser test", "dash", None) else {
         return;
     };
-    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).expect("temp dir");
-    let coordinator = start_coordinator(&tmp, None);
-    let base = coordinator.url.clone();
-    let art = artifacts_dir();
-    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+    let (mut b, _coordinator, base, art, tmp) = setup;
 
     // The home page: form filled from the registry, workers listed, a preview of the start.
     b.call("Page.navigate", json!({"url": format!("{base}/")}));
@@ -431,14 +468,41 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
         plot_box[0].as_f64().unwrap_or(0.0) > 100.0 && plot_box[1].as_f64().unwrap_or(0.0) > 50.0,
         "plot size {plot_box}"
     );
-    // The board: 5 x 4 with the four stones of the position, two per player.
-    let board = b.wait_for(
-        "the board picture",
-        "(() => { const s = document.querySelector('#job-board svg.gs-board'); \
-         return s && [s.dataset.cols, s.dataset.rows, s.querySelectorAll('[data-player=\"0\"]').length, \
-         s.querySelectorAll('[data-player=\"1\"]').length]; })()",
+    // The board: 5 x 4 with the four stones of the position and the principal variation's
+    // stones after them, numbered 1, 2, ... in the order of the result's `pv`.
+    let pv: Vec<Value> = result["pv"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !pv.is_empty(),
+        "an exact result has a principal variation: {result}"
     );
-    assert_eq!(board, json!(["5", "4", 2, 2]));
+    let board = b.wait_for(
+        "the board picture with the principal variation",
+        "(() => { const s = document.querySelector('#job-board svg.gs-board'); \
+         return s && s.querySelector('.gs-pv') && [s.dataset.cols, s.dataset.rows, \
+         s.querySelectorAll('.gs-stone').length, \
+         [...s.querySelectorAll('.gs-pv')].map(t => [t.textContent, t.dataset.move])]; })()",
+    );
+    let numbered: Vec<Value> = pv
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!([(i + 1).to_string(), m]))
+        .collect();
+    assert_eq!(board, json!(["5", "4", 4 + pv.len(), numbered]));
+    // The answer in words: the value and the best move, as the API says.
+    let answer = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#job-answer tr')].map(r => [r.dataset.key, r.cells[1].textContent]))",
+    );
+    let answer: HashMap<String, String> = serde_json::from_value(answer).expect("answer rows");
+    assert_eq!(answer["value"], result["value"].to_string(), "{answer:?}");
+    assert_eq!(
+        answer["best move"],
+        result["best_move"].as_str().unwrap_or("")
+    );
+    // The raw JSON is there but folded away.
+    assert_eq!(
+        b.eval("document.getElementById('job-raw').open"),
+        json!(false)
+    );
     b.settle();
     b.screenshot(&art.join("dashboard-job.png"));
 
@@ -516,17 +580,11 @@ fn base64_decoder_matches_known_values() {
 
 #[test]
 fn dashboard_asks_for_the_api_token_and_uses_it_in_chromium() {
-    let Some(exe) = find_chromium() else {
-        println!("SKIPPED dashboard token test: no chromium (apt-get install -y chromium, or set GAMESOLVER_CHROMIUM)");
+    const TOKEN: &str = "dash-api-secret";
+    let Some(setup) = setup("dashboard token test", "dash-tok", Some(TOKEN)) else {
         return;
     };
-    const TOKEN: &str = "dash-api-secret";
-    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-tok-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).expect("temp dir");
-    let coordinator = start_coordinator(&tmp, Some(TOKEN));
-    let base = coordinator.url.clone();
-    let art = artifacts_dir();
-    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+    let (mut b, _coordinator, base, art, tmp) = setup;
 
     // No token yet: the job list is refused, the page asks for the token.
     b.call("Page.navigate", json!({"url": format!("{base}/")}));
@@ -609,11 +667,152 @@ fn dashboard_asks_for_the_api_token_and_uses_it_in_chromium() {
     b.screenshot(&art.join("dashboard-token-job.png"));
     // Once the token is right, nothing on the page fails.
     let found = problems(&b.events[from..], &base, &[]);
-    assert!(
-        found.is_empty(),
-        "the pages had problems with the right token:\n{}",
-        found.join("\n")
+    close(b, &tmp, &found, "the pages with the right token");
+}
+
+/// The Connect Four position the analysis board starts from: a 7 x 6 game of Pons' set
+/// `Test_L3_R1` with its last stone taken back (36 stones); the page plays that stone (column
+/// 1) by a click, giving the set's position, whose value the set publishes.
+const AB_START: &str = "225257625346224411156336534367135144";
+const AB_MOVE: &str = "1";
+const AB_PUBLISHED: i64 = -1;
+
+/// The centre of column `col` (0-based) of the analysis board, in page coordinates.
+fn column_point(b: &mut Browser, col: usize) -> (f64, f64) {
+    let p = b.eval(&format!(
+        "(() => {{ const svg = document.querySelector('#ab-board svg.gs-board'); \
+         const r = svg.querySelector('rect'); const m = svg.getScreenCTM(); \
+         const w = Number(r.getAttribute('width')) / Number(svg.dataset.cols); \
+         const p = new DOMPoint(Number(r.getAttribute('x')) + ({col} + 0.5) * w, \
+           Number(r.getAttribute('y')) + 10).matrixTransform(m); return [p.x, p.y]; }})()"
+    ));
+    (p[0].as_f64().expect("x"), p[1].as_f64().expect("y"))
+}
+
+/// A real left click (pointer down and up) at page point `(x, y)`.
+fn click_at(b: &mut Browser, (x, y): (f64, f64)) {
+    for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+        b.call(
+            "Input.dispatchMouseEvent",
+            json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+        );
+    }
+}
+
+/// The scores written on the analysis board: move -> text, and the table's exact values.
+fn page_scores(b: &mut Browser) -> (HashMap<String, String>, HashMap<String, i64>) {
+    let on_board = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#ab-board text.gs-score')]\
+         .map(t => [t.dataset.move, t.textContent.replace('★', '')]))",
     );
-    drop(b);
-    let _ = std::fs::remove_dir_all(&tmp);
+    let in_table = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#ab-moves tr[data-move]')]\
+         .map(r => [r.dataset.move, Number(r.querySelector('.score').dataset.value)]))",
+    );
+    (
+        serde_json::from_value(on_board).expect("board scores"),
+        serde_json::from_value(in_table).expect("table scores"),
+    )
+}
+
+#[test]
+fn analysis_board_scores_equal_the_api_in_chromium() {
+    let Some(setup) = setup("analysis board browser test", "dash-ab", None) else {
+        return;
+    };
+    let (mut b, coordinator, base, art, tmp) = setup;
+
+    // The board opens on the start position and analyses it.
+    b.call(
+        "Page.navigate",
+        json!({"url": format!("{base}/#/analyse?game=connect4&position={AB_START}")}),
+    );
+    b.wait_for(
+        "the analysis of the start position",
+        &format!(
+            "document.body.dataset.abState === 'done' && document.body.dataset.abPosition === '{AB_START}'"
+        ),
+    );
+    // A click on column 1 plays it; the page analyses the new position.
+    let played = format!("{AB_START}{AB_MOVE}");
+    let point = column_point(&mut b, 0);
+    click_at(&mut b, point);
+    b.wait_for(
+        "the analysis after the click",
+        &format!(
+            "document.body.dataset.abState === 'done' && document.body.dataset.abPosition === '{played}' \
+             && document.querySelectorAll('#ab-board text.gs-score').length > 0"
+        ),
+    );
+    let (on_board, in_table) = page_scores(&mut b);
+    b.screenshot(&art.join("analysis-board.png"));
+
+    // The API's answer for the same position, from a job of its own.
+    let job = json!({"game": "connect4", "position": played, "algorithm": "alphabeta",
+        "options": {"analyse": "all"}});
+    let id = coordinator.submit(&job, None);
+    let status = coordinator.wait_job(id, WAIT);
+    assert_eq!(status["state"], "done", "{status}");
+    let moves = status["result"]["moves"]
+        .as_object()
+        .expect("an analysis result has moves");
+    assert!(!moves.is_empty());
+    let mut api: HashMap<String, i64> = HashMap::new();
+    for (mv, m) in moves {
+        api.insert(mv.clone(), m["value"].as_i64().expect("exact scores"));
+    }
+    assert_eq!(in_table, api, "the table's scores are the API's");
+    let written: HashMap<String, String> = api
+        .iter()
+        .map(|(m, v)| {
+            (
+                m.clone(),
+                if *v > 0 {
+                    format!("+{v}")
+                } else {
+                    v.to_string()
+                },
+            )
+        })
+        .collect();
+    assert_eq!(on_board, written, "the board's scores are the API's");
+    // Every score is minus the plain exact value after the move; the best is the set's value.
+    for (mv, v) in &api {
+        let after = json!({"game": "connect4", "position": format!("{played}{mv}"), "algorithm": "alphabeta"});
+        assert_eq!(
+            -gamesolver_e2e::local_value(&after)
+                .as_i64()
+                .expect("exact value"),
+            *v,
+            "move {mv}"
+        );
+    }
+    assert_eq!(api.values().max(), Some(&AB_PUBLISHED));
+    let best = b.eval(
+        "[...document.querySelectorAll('#ab-moves tr.best')].map(r => r.dataset.move).sort()",
+    );
+    let mut top: Vec<&String> = api
+        .iter()
+        .filter(|(_, v)| **v == AB_PUBLISHED)
+        .map(|(m, _)| m)
+        .collect();
+    top.sort();
+    assert_eq!(best, json!(top), "best moves marked");
+
+    // Back and forth along the line: the start's answer again, then the played position's.
+    b.eval("document.getElementById('ab-back').click(), true");
+    b.wait_for(
+        "the start position again",
+        &format!("document.body.dataset.abState === 'done' && document.body.dataset.abPosition === '{AB_START}'"),
+    );
+    b.eval("document.getElementById('ab-forward').click(), true");
+    b.wait_for(
+        "the played position again",
+        &format!("document.body.dataset.abState === 'done' && document.body.dataset.abPosition === '{played}'"),
+    );
+    assert_eq!(page_scores(&mut b).1, api);
+
+    b.settle();
+    let found = problems(&b.events, &base, &[]);
+    close(b, &tmp, &found, "the analysis board");
 }
