@@ -375,7 +375,8 @@ async fn require_worker_token(State(c): State<Shared>, req: Request, next: Next)
     }
 }
 
-fn parse_id(id: &str) -> Result<u64, ApiError> {
+/// A job id from the path; not a number: 404, as for an unknown job.
+pub(crate) fn parse_id(id: &str) -> Result<u64, ApiError> {
     id.parse::<u64>().map_err(|_| {
         ApiError::new(
             StatusCode::NOT_FOUND,

@@ -33,7 +33,7 @@
 //! an error, so a page showing any job logs none.
 
 use crate::answers::{ErrorBody, Names};
-use crate::api::ApiError;
+use crate::api::{parse_id, ApiError};
 use crate::Coordinator;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
@@ -298,16 +298,6 @@ async fn record(dash: Arc<Dash>) {
             }
         }
     }
-}
-
-fn parse_id(id: &str) -> Result<u64, ApiError> {
-    id.parse::<u64>().map_err(|_| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no job '{id}' (ids are numbers)"),
-        )
-    })
 }
 
 /// A job's status as JSON, the shape the pictures read.

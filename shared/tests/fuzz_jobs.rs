@@ -39,6 +39,7 @@ const GAME_PARAMS: &[(&str, &[&str])] = &[
     ("othello", &["size"]),
     ("rolit", &["players", "size"]),
     ("nim", &["heaps"]),
+    ("awari", &["pits"]),
 ];
 
 /// Options the kernel families read (same origin as [`GAME_PARAMS`]).

@@ -152,6 +152,7 @@ const COVERED: &[&str] = &[
     "othello",
     "rolit",
     "nim",
+    "awari",
 ];
 
 #[test]
@@ -169,6 +170,14 @@ fn nim_notation() {
     for heaps in ["3,4,5", "31,31,31,31,31,31,31,31"] {
         let g = games::nim::Nim::new(heaps).unwrap();
         run_zero_sum(&format!("nim {heaps}"), &g, 64, 64);
+    }
+}
+
+#[test]
+fn awari_notation() {
+    for pits in [2, 6] {
+        let g = games::awari::Awari::new(pits).unwrap();
+        run_zero_sum(&format!("awari {pits} pits"), &g, 64, 64);
     }
 }
 

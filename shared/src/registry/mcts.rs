@@ -151,14 +151,21 @@ struct MctsJob<G: Game, C> {
     view: View,
 }
 
-/// Options common to every family; `players` decides whether the solver may be asked for.
-fn config<G: Game>(
+/// Reads the options common to every family from `opts`, which must hold nothing else
+/// (`players` decides whether the solver may be asked for), and builds the job.
+#[allow(clippy::too_many_arguments)]
+fn build<G: Game, C: ChanceModel<G> + 'static>(
     job: &JobSpec,
-    opts: &Opts,
+    opts: Opts,
+    game: G,
+    root: G::State,
     players: usize,
     rewards: Rewards,
     res: &Resources,
-) -> Result<(Config, u32, Merge), SolveError> {
+    chance: C,
+    view: View,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = &opts;
     let limited = job.limits.time_ms.is_some() || job.limits.node_limit.is_some();
     let playouts = match opts.uint::<u64>(&PLAYOUTS)? {
         Some(p) => Some(p),
@@ -208,8 +215,12 @@ fn config<G: Game>(
     let bytes = memory_mb.saturating_mul(1 << 20);
     let max_nodes =
         (bytes / mcts::node_bytes::<G>() as u64 / trees as u64).min(u32::MAX as u64) as usize;
-    Ok((
-        Config {
+    opts.finish()?;
+    Ok(Box::new(MctsJob {
+        job: job.clone(),
+        game,
+        root,
+        cfg: Config {
             c,
             playouts,
             trees,
@@ -220,7 +231,19 @@ fn config<G: Game>(
         },
         tasks,
         merge,
-    ))
+        chance,
+        view,
+    }))
+}
+
+/// `lower` < `upper`, both finite, or the error naming them.
+fn checked_bounds(l: f64, u: f64) -> Result<(f64, f64), SolveError> {
+    if !(l.is_finite() && u.is_finite() && l < u) {
+        return Err(SolveError::bad(format!(
+            "options 'lower={l}' and 'upper={u}' must be finite with lower < upper"
+        )));
+    }
+    Ok((l, u))
 }
 
 /// Prepares `mcts` for a two-player zero-sum game at `root`.
@@ -231,24 +254,25 @@ pub fn zero_sum<G: ZeroSum>(
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, Rewards::Outcome, res)?;
-    opts.finish()?;
     let (lo, hi) = game.value_bounds(&root);
     let public = |v: i32| game.value_to_json(&root, v).as_f64();
     let (lower, upper) = (
         public(lo).unwrap_or(f64::NEG_INFINITY),
         public(hi).unwrap_or(f64::INFINITY),
     );
-    Ok(Box::new(MctsJob {
-        job: job.clone(),
+    let view = View::Outcome { lower, upper };
+    let chance = UniformChance::default();
+    build(
+        job,
+        opts,
         game,
         root,
-        cfg,
-        tasks,
-        merge,
-        chance: UniformChance::default(),
-        view: View::Outcome { lower, upper },
-    }))
+        2,
+        Rewards::Outcome,
+        res,
+        chance,
+        view,
+    )
 }
 
 /// Prepares `mcts` for a two-player game with chance nodes at `root`: outcome rewards (win 1,
@@ -260,18 +284,19 @@ pub fn stochastic<G: Stochastic>(
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
-    let (cfg, tasks, merge) = config::<G>(job, &opts, game.num_players(), Rewards::Outcome, res)?;
-    opts.finish()?;
-    Ok(Box::new(MctsJob {
-        job: job.clone(),
+    let players = game.num_players();
+    let chance = TrueChance::default();
+    build(
+        job,
+        opts,
         game,
         root,
-        cfg,
-        tasks,
-        merge,
-        chance: TrueChance::default(),
-        view: View::WinRate,
-    }))
+        players,
+        Rewards::Outcome,
+        res,
+        chance,
+        View::WinRate,
+    )
 }
 
 /// Smallest and largest return of every player over the leaves below `root` (explicit trees:
@@ -312,13 +337,7 @@ pub fn tree(
     let (mut lower, mut upper) = return_bounds(&tree, &0);
     let given = (opts.float(&LOWER)?, opts.float(&UPPER)?);
     if given.0.is_some() || given.1.is_some() {
-        let l = given.0.unwrap_or(lower[0]);
-        let u = given.1.unwrap_or(upper[0]);
-        if !(l.is_finite() && u.is_finite() && l < u) {
-            return Err(SolveError::bad(format!(
-                "options 'lower={l}' and 'upper={u}' must be finite with lower < upper"
-            )));
-        }
+        let (l, u) = checked_bounds(given.0.unwrap_or(lower[0]), given.1.unwrap_or(upper[0]))?;
         if tree.kind() == TreeKind::MultiPlayer {
             lower = vec![l; players];
             upper = vec![u; players];
@@ -329,19 +348,10 @@ pub fn tree(
         }
     }
     let rewards = Rewards::Scaled { lower, upper };
-    let (cfg, tasks, merge) = config::<Tree>(job, &opts, players, rewards, res)?;
-    opts.finish()?;
     let vector = tree.kind() == TreeKind::MultiPlayer;
-    Ok(Box::new(MctsJob {
-        job: job.clone(),
-        game: tree,
-        root: 0,
-        cfg,
-        tasks,
-        merge,
-        chance: TrueChance::default(),
-        view: View::Utility { vector, player: 0 },
-    }))
+    let view = View::Utility { vector, player: 0 };
+    let chance = TrueChance::default();
+    build(job, opts, tree, 0, players, rewards, res, chance, view)
 }
 
 /// Prepares `mcts` for a two-player zero-sum game with chance (Pig, backgammon): rewards scaled
@@ -359,31 +369,17 @@ pub fn chance_zero_sum<G: ChanceZeroSum>(
     if let (Some(lo), Some(hi)) = (opts.float(&LOWER)?, opts.float(&UPPER)?) {
         (l, u) = (lo, hi);
     }
-    if !(l.is_finite() && u.is_finite() && l < u) {
-        return Err(SolveError::bad(format!(
-            "options 'lower={l}' and 'upper={u}' must be finite with lower < upper"
-        )));
-    }
+    let (l, u) = checked_bounds(l, u)?;
     let rewards = Rewards::Scaled {
         lower: vec![l, -u],
         upper: vec![u, -l],
     };
-    let (cfg, tasks, merge) = config::<G>(job, &opts, 2, rewards, res)?;
-    opts.finish()?;
-    let player = game.player_side(&root);
-    Ok(Box::new(MctsJob {
-        job: job.clone(),
-        game,
-        root,
-        cfg,
-        tasks,
-        merge,
-        chance: TrueChance::default(),
-        view: View::Utility {
-            vector: false,
-            player,
-        },
-    }))
+    let view = View::Utility {
+        vector: false,
+        player: game.player_side(&root),
+    };
+    let chance = TrueChance::default();
+    build(job, opts, game, root, 2, rewards, res, chance, view)
 }
 
 /// A utility for JSON: integers print as integers, and the last bits of float noise from the
