@@ -38,6 +38,19 @@ pub fn bin(name: &str) -> PathBuf {
     p
 }
 
+/// Runs the `gamesolver` binary with `args` to its end: exit code, stdout, stderr.
+pub fn gamesolver(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(bin("gamesolver"))
+        .args(args)
+        .output()
+        .expect("the gamesolver binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
 /// A fresh scratch directory for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("gamesolver-e2e-{name}-{}", std::process::id()));

@@ -68,24 +68,17 @@ fn an_analysis_spreads_its_moves_over_two_worker_processes() {
 }
 
 fn analyse_cli(position: &str, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = std::process::Command::new(bin("gamesolver"))
-        .args([
-            "analyse",
-            "--game",
-            "connect4",
-            "--position",
-            position,
-            "--algorithm",
-            "alphabeta",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    let mut args = vec![
+        "analyse",
+        "--game",
+        "connect4",
+        "--position",
+        position,
+        "--algorithm",
+        "alphabeta",
+    ];
+    args.extend_from_slice(extra);
+    gamesolver(&args)
 }
 
 #[test]

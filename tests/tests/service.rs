@@ -93,25 +93,18 @@ fn solve_with_coordinator_prints_the_same_result_as_in_process() {
         },
     );
     let run = |extra: &[&str]| {
-        let out = std::process::Command::new(bin("gamesolver"))
-            .args([
-                "solve",
-                "--game",
-                "tictactoe",
-                "--position",
-                "15",
-                "--algorithm",
-                "alphabeta",
-                "--json",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
+        let mut args = vec![
+            "solve",
+            "--game",
+            "tictactoe",
+            "--position",
+            "15",
+            "--algorithm",
+            "alphabeta",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        gamesolver(&args)
     };
     let (code, local, _) = run(&[]);
     assert_eq!(code, Some(0));
