@@ -681,7 +681,7 @@ impl Exact for Connect4<u64> {
         book: Option<&book::Book>,
         ctl: &crate::search::Control,
     ) -> Option<Option<crate::search::engine::Outcome<u8>>> {
-        solver::applies(self)
+        (solver::applies(self) && solver::table_fits(self, table))
             .then(|| solver::search(self, root, alpha, beta, threads, table, book, ctl))
     }
 

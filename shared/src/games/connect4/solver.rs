@@ -1,5 +1,6 @@
 //! The Connect Four fast path: an exact alpha-beta solver specialised to boards whose bitboard
-//! fits in [`MAX_FAST_BITS`] bits of a `u64` (7 x 6 = 49 bits, 6 x 7, 8 x 5, ...).
+//! fits in a `u64` ([`MAX_FAST_BITS`]: 7 x 6 = 49 bits, 6 x 7, 8 x 5, 9 x 5, 7 x 7, 8 x 6,
+//! 6 x 8, 8 x 7 = 64 bits, ...).
 //!
 //! It answers the same question as the generic engine's exact mode ([`engine::search`] with
 //! `depth: None`) with the same contract (fail-soft value for a window, from the side to move's
@@ -55,12 +56,16 @@
 //! | move+1:4 | bound:2 | score+32:6 | work:4 | (quotient ^ salt) & (2^48 - 1) : 48 |
 //!   63..60     59..58    57..52       51..48   47..0
 //! ```
-//! The key (below `2^50`) is mixed by a bijection, `h = key * MIX mod 2^50` (`MIX` odd); the
-//! bucket is `floor(h * B / 2^50)` for `B` buckets and the entry stores the quotient
-//! `h mod 2^q`, `q = 50 - floor(log2 B)` (at most 48, a [`Table`] has at least 4 buckets).
-//! Two keys with one bucket have `h` in one interval of length `2^50 / B <= 2^q`, so their
-//! quotients differ: bucket and quotient together are the whole key, and two live positions
-//! can never share an entry. The check bits above the quotient (20 on a 64 MB table) hold
+//! The key is below `2^k`, `k` = the board's bits `width * (height + 1)` but at least 50
+//! (`MIN_HASH_BITS`: every board of at most 50 bits uses the same `k`, as before the path took
+//! larger boards). It is mixed by a bijection, `h = key * MIX mod 2^k` (`MIX` odd); the
+//! bucket is `floor(h * B / 2^k)` for `B` buckets and the entry stores the quotient
+//! `h mod 2^q`, `q = k - floor(log2 B)`, which must fit the 48 check bits: always for
+//! `k = 50` (a [`Table`] has at least 4 buckets), and for a 64-bit board from `2^16` buckets
+//! (a table of 1 MB) on; a smaller table leaves the board to the generic engine
+//! ([`table_fits`]). Two keys with one bucket have `h` in one interval of length
+//! `2^k / B <= 2^q`, so their quotients differ: bucket and quotient together are the whole
+//! key, and two live positions can never share an entry. The check bits above the quotient (20 on a 64 MB table) hold
 //! only the salt (the tag): every word of this use has them, so entries of an earlier use of
 //! the memory (another salt, or another game's layout) pass the check only if 48 bits match
 //! by chance (2^-48 per probe), as before, and are recognised as garbage when replacing.
@@ -100,17 +105,19 @@ mod pool;
 #[repr(align(128))]
 struct StopFlag(AtomicBool);
 
-/// Largest bitboard (`width * (height + 1)`) the fast path takes.
-pub const MAX_FAST_BITS: u32 = 50;
+/// Largest bitboard (`width * (height + 1)`) the fast path takes: a `u64`.
+pub const MAX_FAST_BITS: u32 = 64;
 /// Widest board the fast path takes (the move field has 4 bits).
 const MAX_FAST_WIDTH: u32 = 15;
-/// Keys are below `2^HASH_BITS` (a bitboard of at most [`MAX_FAST_BITS`] bits).
-const HASH_BITS: u32 = MAX_FAST_BITS;
-const HASH_MASK: u64 = (1 << HASH_BITS) - 1;
-/// Odd, so `key * MIX mod 2^HASH_BITS` is a bijection of the keys.
+/// Keys of boards of at most this many bits are hashed as `MIN_HASH_BITS`-bit keys, larger
+/// boards' keys with all their bits (see "Table entry").
+const MIN_HASH_BITS: u32 = 50;
+/// Bits of the entry's check (the quotient and the salt's tag).
+const CHECK_BITS: u32 = 48;
+/// Odd, so `key * MIX mod 2^k` is a bijection of the keys.
 const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 /// Entry fields (see the module doc): the check below `WORK_SHIFT`.
-const CHECK_MASK: u64 = (1 << 48) - 1;
+const CHECK_MASK: u64 = (1 << CHECK_BITS) - 1;
 const WORK_SHIFT: u32 = 48;
 const SCORE_SHIFT: u32 = 52;
 const BOUND_SHIFT: u32 = 58;
@@ -149,12 +156,25 @@ fn scaled_band(cells: i32, empty: i32) -> i32 {
     cells * empty / BAND_OF_CELLS
 }
 
-/// Whether the fast path applies to `game`.
+/// Whether the fast path applies to `game` (with a table on which [`table_fits`]).
 pub fn applies(game: &Connect4<u64>) -> bool {
     game.width * (game.height + 1) <= MAX_FAST_BITS
         && game.width <= MAX_FAST_WIDTH
         // Scores must fit the 6-bit field: |score| <= cells / 2 + 1 < 32.
         && game.width * game.height <= 60
+}
+
+/// The bits of the keys of `game` hashed into the table (see "Table entry").
+fn hash_bits(game: &Connect4<u64>) -> u32 {
+    (game.width * (game.height + 1)).max(MIN_HASH_BITS)
+}
+
+/// Whether `table` has buckets enough that an entry's check holds the rest of every key of
+/// `game`, so no two positions can share an entry (see "Table entry"): always on boards of at
+/// most 50 bits, from 1 MB on for 64-bit boards.
+pub fn table_fits(game: &Connect4<u64>, table: &Table) -> bool {
+    let buckets = (table.raw_words().0.len() / 2) as u64;
+    buckets >= 4 && hash_bits(game) - buckets.ilog2() <= CHECK_BITS
 }
 
 /// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's internal
@@ -173,6 +193,10 @@ pub fn search(
 ) -> Option<Outcome<u8>> {
     assert!(alpha < beta, "the solver needs alpha < beta");
     assert!(applies(game), "the fast path does not apply to this board");
+    assert!(
+        table_fits(game, table),
+        "the table is too small for this board"
+    );
     if game.is_terminal(root) {
         return Some(Outcome::terminal(game, root));
     }
@@ -417,20 +441,31 @@ impl Geometry {
 struct TableLayout {
     /// Buckets of two words.
     buckets: u64,
-    /// The quotient: the low `50 - floor(log2 buckets)` bits of the mixed key (at most 48: a
-    /// [`Table`] has at least 4 buckets).
+    /// Keys are hashed as keys of `hash_bits` bits (see "Table entry")...
+    hash_bits: u32,
+    /// ...the low `hash_bits` bits of `key * MIX`.
+    hash_mask: u64,
+    /// The quotient: the low `hash_bits - floor(log2 buckets)` bits of the mixed key (at most
+    /// 48, [`table_fits`]).
     quotient_mask: u64,
     /// The check bits above the quotient: the salt's own bits in every live entry.
     tag_mask: u64,
 }
 
 impl TableLayout {
-    fn new(words: usize) -> Self {
+    fn new(words: usize, hash_bits: u32) -> Self {
         let buckets = (words / 2) as u64;
         assert!(buckets >= 4, "a table of at least 8 words");
-        let quotient_mask = (1u64 << (HASH_BITS - buckets.ilog2())) - 1;
+        let quotient_bits = hash_bits - buckets.ilog2();
+        assert!(
+            quotient_bits <= CHECK_BITS,
+            "a table too small for the board"
+        );
+        let quotient_mask = (1u64 << quotient_bits) - 1;
         TableLayout {
             buckets,
+            hash_bits,
+            hash_mask: u64::MAX >> (64 - hash_bits),
             quotient_mask,
             tag_mask: CHECK_MASK & !quotient_mask,
         }
@@ -506,7 +541,7 @@ impl<'a> Solver<'a> {
         Solver {
             geo: Geometry::new(game),
             words,
-            table: TableLayout::new(words.len()),
+            table: TableLayout::new(words.len(), hash_bits(game)),
             salt,
             book,
             book_depth: book.map_or(-1, |b| b.depth() as i32),
@@ -534,8 +569,9 @@ impl<'a> Solver<'a> {
     /// The bucket of `key` and the part of the key its entry stores (see "Table entry").
     #[inline(always)]
     fn locate(&self, key: u64) -> (&[AtomicU64; 2], u64) {
-        let h = key.wrapping_mul(MIX) & HASH_MASK;
-        let i = (((h << (64 - HASH_BITS)) as u128 * self.table.buckets as u128) >> 64) as usize;
+        let t = &self.table;
+        let h = key.wrapping_mul(MIX) & t.hash_mask;
+        let i = (((h << (64 - t.hash_bits)) as u128 * t.buckets as u128) >> 64) as usize;
         let pair = &self.words[2 * i..2 * i + 2];
         (
             pair.try_into().expect("two words"),

@@ -3,7 +3,8 @@
 //! "Threads").
 //!
 //! A small direct-mapped array of `AtomicU64`, apart from the transposition table (whose entry
-//! format is not touched): a slot holds a position's key (low 50 bits) and how many threads are
+//! format is not touched): a slot holds a position's key (folded to 50 bits: keys of boards of
+//! more than 50 bits may then share a mark, which only costs order) and how many threads are
 //! inside it (high 8 bits). A slot whose count is 0 is free for any key; a slot held by another
 //! key is not taken (the position is then simply not marked: another thread will not defer it,
 //! which costs work, never correctness). The table only steers which child a thread searches
@@ -23,6 +24,12 @@ pub(super) const MAX_THREADS: u64 = 255;
 /// A fresh busy table for one search.
 pub(super) fn table() -> Vec<AtomicU64> {
     (0..SLOTS).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// `key` in the slot's 50 key bits: keys below `2^50` are themselves.
+#[inline(always)]
+fn fold(key: u64) -> u64 {
+    (key ^ (key >> 50)) & KEY_MASK
 }
 
 #[inline(always)]
@@ -48,6 +55,7 @@ pub(super) enum Entry {
 /// both see it free and both enter).
 #[inline]
 pub(super) fn enter(slots: &[AtomicU64], key: u64, exclusive: bool) -> Entry {
+    let key = fold(key);
     let s = slot(slots, key);
     let mut w = s.load(Ordering::Relaxed);
     loop {
@@ -72,6 +80,7 @@ pub(super) fn enter(slots: &[AtomicU64], key: u64, exclusive: bool) -> Entry {
 /// count above 0 never changes key).
 #[inline]
 pub(super) fn leave(slots: &[AtomicU64], key: u64) {
+    let key = fold(key);
     slot(slots, key).fetch_sub(ONE, Ordering::Relaxed);
 }
 

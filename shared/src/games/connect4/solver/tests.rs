@@ -260,12 +260,108 @@ fn pons_middle_game_positions_with_one_and_two_threads() {
     }
 }
 
+/// Every board whose bitboard fits a `u64` takes the fast path; boards of more than 50 bits
+/// only with a table of buckets enough for their keys (1 MB for 64 bits).
 #[test]
-fn the_fast_path_takes_small_boards_only() {
-    assert!(applies(&Connect4::<u64>::new(7, 6, 1).unwrap()));
-    assert!(applies(&Connect4::<u64>::new(6, 7, 1).unwrap()));
-    assert!(!applies(&Connect4::<u64>::new(8, 7, 1).unwrap()));
-    assert!(!applies(&Connect4::<u64>::new(7, 7, 1).unwrap()));
+fn the_fast_path_takes_every_64_bit_board() {
+    let c4 = |w, h| Connect4::<u64>::new(w, h, 1).unwrap();
+    for (w, h) in [
+        (7, 6),
+        (6, 7),
+        (8, 5),
+        (9, 5),
+        (7, 7),
+        (8, 6),
+        (6, 8),
+        (8, 7),
+        (4, 15),
+    ] {
+        assert!(applies(&c4(w, h)), "{w}x{h}");
+    }
+    // 65 and 66 bits: the generic engine on u128.
+    assert!(Connect4::<u64>::new(5, 12, 1).is_err());
+    let small = Table::with_bytes(1 << 14).unwrap();
+    let mb = Table::with_bytes(1 << 20).unwrap();
+    assert!(table_fits(&c4(7, 6), &small));
+    assert!(table_fits(&c4(5, 9), &small));
+    assert!(!table_fits(&c4(8, 7), &small));
+    assert!(table_fits(&c4(8, 7), &mb));
+    assert!(table_fits(&c4(7, 7), &mb));
+}
+
+/// On the boards of 51 to 64 bits (keys above `2^50`, the top sentinel bit 63 on 8 x 7), the
+/// fast path against minimax near the end, every null window on one shared table.
+#[test]
+fn boards_of_51_to_64_bits_match_minimax() {
+    // 5 to 9 empty cells: minimax (no table) stays fast on 6 to 10 columns.
+    against_minimax_on(1 << 20, 9, 5, 12, 36..41, 41);
+    against_minimax_on(1 << 20, 7, 7, 12, 40..45, 42);
+    against_minimax_on(1 << 20, 8, 6, 12, 39..44, 43);
+    against_minimax_on(1 << 20, 6, 8, 12, 39..44, 44);
+    against_minimax_on(1 << 20, 8, 7, 12, 47..52, 45);
+    against_minimax_on(1 << 20, 4, 12, 8, 39..44, 46);
+    against_minimax_on(1 << 20, 10, 5, 8, 41..46, 47);
+}
+
+/// On the boards of 51 to 64 bits, middle-game positions: the fast path (one and two threads,
+/// every null window on a shared table) against the generic engine, and the job's capability
+/// on a table too small for the keys leaves the position to the generic engine.
+#[test]
+fn boards_of_51_to_64_bits_match_the_generic_engine() {
+    use crate::games::Exact;
+    for (i, (w, h, plies)) in [
+        (9u32, 5u32, 26..30),
+        (7, 7, 30..34),
+        (8, 6, 30..34),
+        (6, 8, 30..34),
+        (8, 7, 38..42),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let g = Connect4::<u64>::new(w, h, 1).unwrap();
+        for s in random_positions(&g, 6, plies.clone(), 50 + i as u64) {
+            let text = g.format_position(&s);
+            let t1 = Table::with_bytes(1 << 20).unwrap();
+            let truth = engine::search(
+                &g,
+                &s,
+                -INF,
+                INF,
+                &Config::default(),
+                &t1,
+                &Control::unlimited(),
+            )
+            .unwrap()
+            .value;
+            let threads = 1 + i % 2;
+            let t2 = Table::with_bytes(1 << 20).unwrap();
+            assert_eq!(
+                fast(&g, &s, -INF, INF, &t2, threads),
+                truth,
+                "{w}x{h} '{text}'"
+            );
+            for t in [-300, -100, 0, 1, 100, 101, 300] {
+                let v = fast(&g, &s, t - 1, t, &t2, threads);
+                assert_fail_soft(v, t - 1, t, truth, &format!("{w}x{h} '{text}' target {t}"));
+            }
+            // 4 buckets: 2 bits of the key in the bucket, 49 or more left for 48 check bits.
+            let small = Table::with_bytes(64).unwrap();
+            assert!(!table_fits(&g, &small));
+            let ctl = Control::unlimited();
+            let none = g.exact_search(&s, -INF, INF, 1, &small, None, &ctl);
+            assert!(
+                none.is_none(),
+                "{w}x{h}: a 64 B table is left to the engine"
+            );
+            let some = g.exact_search(&s, -INF, INF, 1, &t1, None, &ctl);
+            assert_eq!(
+                some.flatten().map(|o| o.value),
+                Some(truth),
+                "{w}x{h} '{text}'"
+            );
+        }
+    }
 }
 
 /// A book built by the solver: every entry equals a fresh search (and minimax on a small
@@ -429,25 +525,42 @@ fn the_claimeven_bound_over_beaten_fours_is_sound() {
     }
 }
 
-/// Table entry layout: on tables of 4 buckets (the smallest) to 1 MB, every stored entry reads
-/// back as stored; keys never stored (many share a bucket with stored ones) never match; a
-/// table written under another salt matches nothing.
+/// Table entry layout: on tables of 4 buckets (the smallest) to 1 MB (7 x 6, 50-bit keys) and
+/// of 1 MB to 3 MB (8 x 7, 64-bit keys: the smallest table it takes, and one of a bucket
+/// count not a power of 2), every stored entry reads back as stored; keys never stored (many
+/// share a bucket with stored ones) never match; a table written under another salt matches
+/// nothing.
 #[test]
 fn table_entries_round_trip_and_never_match_another_key() {
-    let g = Connect4::<u64>::new(7, 6, 1).unwrap();
+    let cases = [
+        (
+            7,
+            6,
+            (1u64 << 50) - 1,
+            vec![64usize, 128, 192, 1 << 12, 1 << 20],
+        ),
+        (8, 7, u64::MAX, vec![1 << 20, 3 << 20]),
+    ];
+    for (w, h, key_mask, sizes) in cases {
+        round_trip_on(w, h, key_mask, &sizes);
+    }
+}
+
+fn round_trip_on(w: u32, h: u32, key_mask: u64, sizes: &[usize]) {
+    let g = Connect4::<u64>::new(w, h, 1).unwrap();
     let ctl = Control::unlimited();
     let stop = AtomicBool::new(false);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);
-    for bytes in [64usize, 128, 192, 1 << 12, 1 << 20] {
+    for &bytes in sizes {
         let table = Table::with_bytes(bytes).unwrap();
         let (words, salt) = table.raw_words();
         let solver = Solver::new(&g, words, salt, None, &ctl, &stop);
         let other = Solver::new(&g, words, salt ^ 1 << 40, None, &ctl, &stop);
         let mut stored = std::collections::HashSet::new();
         for i in 0..5000u64 {
-            // Keys of up to 50 bits, some in the low range where the mix leaves small values.
+            // Keys of the board's bits, some in the low range where the mix leaves small values.
             let key = if i % 2 == 0 {
-                rng.gen::<u64>() & HASH_MASK
+                rng.gen::<u64>() & key_mask
             } else {
                 rng.gen_range(1..1u64 << 20)
             };
