@@ -55,12 +55,14 @@
 //! repetition history read back.
 
 use super::fmix64;
+use crate::games::data;
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
 use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
     Game, Hashed, NotationError, Picture, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
 };
+use crate::search::retrograde::{store, Tables};
 use std::sync::Arc;
 
 /// Pits per side on the standard board.
@@ -74,7 +76,14 @@ pub struct Awari {
     pits: usize,
     /// `binom[n][k]` = C(n, k) for the position ranking.
     binom: Vec<[u64; 2 * PITS]>,
+    /// Endgame databases read at covered positions (option `tables=NAME`): a state the
+    /// databases answer for is terminal with their exact value.
+    tables: Option<Arc<Tables>>,
 }
+
+/// The endgame database sets loaded by this process, by file tag and name: read once.
+static LOADED: std::sync::Mutex<Vec<(String, String, Arc<Tables>)>> =
+    std::sync::Mutex::new(Vec::new());
 
 /// One move of a state's history, newest first.
 #[derive(Debug)]
@@ -140,7 +149,66 @@ impl Awari {
                 };
             }
         }
-        Ok(Awari { pits, binom })
+        Ok(Awari {
+            pits,
+            binom,
+            tables: None,
+        })
+    }
+
+    /// The file tag of this board's databases: `awari` on six pits, `awariP` on `P`.
+    pub fn table_tag(&self) -> String {
+        if self.pits == PITS {
+            "awari".to_string()
+        } else {
+            format!("awari{}", self.pits)
+        }
+    }
+
+    /// The database set `name` of this board: the data folder's `tables/NAME`, every file
+    /// checked, read once per process and shared. This is the one place a set is found by
+    /// name (a coordinator's sets can be fetched into the same folder first).
+    pub fn load_tables(&self, name: &str) -> Result<Arc<Tables>, String> {
+        let name = data::plain_name(name).map_err(|e| format!("tables: {e}"))?;
+        let tag = self.table_tag();
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, t)) = loaded.iter().find(|(g, n, _)| *g == tag && n == name) {
+            return Ok(t.clone());
+        }
+        let dir = data::data_dir().join("tables").join(name);
+        let t = store::load_tables(self, &tag, &dir, self.max_stones())
+            .map_err(|e| format!("tables: {e}"))?;
+        if t.is_empty() {
+            return Err(format!("tables: no databases '{name}' in the data folder"));
+        }
+        let t = Arc::new(t);
+        loaded.push((tag, name.to_string(), t.clone()));
+        Ok(t)
+    }
+
+    /// This game reading `tables` at covered positions.
+    pub fn with_table_set(&self, tables: Arc<Tables>) -> Awari {
+        Awari {
+            tables: Some(tables),
+            ..self.clone()
+        }
+    }
+
+    /// The exact value of `s` from the databases, when they cover it: with no move since the
+    /// last capture the repetition rule has nothing to remember, and the value is the score so
+    /// far plus the database value of the board.
+    #[inline]
+    fn table_value(&self, s: &AwariState) -> Option<i32> {
+        let t = self.tables.as_ref()?;
+        if s.since_capture != 0 || s.repeated {
+            return None;
+        }
+        let stones = self.stones(&s.board);
+        if stones >= t.len() {
+            return None;
+        }
+        t.value(stones, self.rank_board(&s.board))
+            .map(|v| s.score + v)
     }
 
     /// Pits per side.
@@ -377,7 +445,7 @@ impl Game for Awari {
     }
     #[inline]
     fn turn(&self, s: &AwariState) -> Turn {
-        if s.repeated || self.legal_pits(&s.board) == 0 {
+        if s.repeated || self.legal_pits(&s.board) == 0 || self.table_value(s).is_some() {
             Turn::Terminal
         } else {
             Turn::Player(s.side)
@@ -385,7 +453,7 @@ impl Game for Awari {
     }
     fn legal_moves(&self, s: &AwariState, moves: &mut Vec<u8>) {
         moves.clear();
-        if s.repeated {
+        if s.repeated || self.table_value(s).is_some() {
             return;
         }
         let mut set = self.legal_pits(&s.board);
@@ -509,6 +577,8 @@ impl ZeroSum for Awari {
     fn terminal_value(&self, s: &AwariState) -> i32 {
         if s.repeated {
             s.score
+        } else if let Some(v) = self.table_value(s) {
+            v
         } else {
             s.score + self.own_rows_value(&s.board)
         }
@@ -578,6 +648,51 @@ impl Retrograde for Awari {
             out.push((pit as u8, to));
         }
     }
+    /// Un-sowing. Seen from a predecessor `q` after its move, the board is `board` with the rows
+    /// swapped, and the pit `i` it sowed from is empty (sowing skips it). Taking back `k = 1, 2,
+    /// ...` stones along the sowing order from `i` (skipping `i`) until a pit runs dry gives
+    /// every `q` with `q[i] = k` that sows to `board`; it stays in the database when the last
+    /// stone captured nothing (it fell in `q`'s own row, or made an opponent's pit other than 2
+    /// or 3). Legality: a move that captures nothing is no grand slam, and it leaves the
+    /// opponent stones exactly when `board`'s side to move has some (he is that opponent), which
+    /// also covers the must-feed rule; with that row empty `board` has no predecessor inside.
+    fn predecessors(&self, _db: usize, board: &[u8; 2 * PITS], out: &mut Vec<u64>) {
+        out.clear();
+        let (p, cells) = (self.pits, self.cells());
+        if board[..p].iter().all(|&c| c == 0) {
+            return;
+        }
+        let mut after = [0u8; 2 * PITS];
+        after[..p].copy_from_slice(&board[p..cells]);
+        after[p..cells].copy_from_slice(&board[..p]);
+        for i in 0..p {
+            if after[i] != 0 {
+                continue;
+            }
+            let mut q = after;
+            let mut at = i;
+            let mut k = 0u8;
+            loop {
+                at = if at + 1 == cells { 0 } else { at + 1 };
+                if at == i {
+                    continue;
+                }
+                if q[at] == 0 {
+                    break;
+                }
+                q[at] -= 1;
+                k += 1;
+                if at >= p && (after[at] == 2 || after[at] == 3) {
+                    continue;
+                }
+                q[i] = k;
+                debug_assert_eq!(self.sow(&q, i), (*board, 0));
+                debug_assert!(self.legal_pits(&q) >> i & 1 == 1);
+                out.push(self.rank_board(&q));
+                q[i] = 0;
+            }
+        }
+    }
     fn end_value(&self, _db: usize, board: &[u8; 2 * PITS]) -> i32 {
         self.own_rows_value(board)
     }
@@ -596,6 +711,9 @@ impl TableProbe for Awari {
 
 impl Exact for Awari {
     type Book = ();
+    fn with_tables(&self, name: &str) -> Result<Self, String> {
+        Ok(self.with_table_set(self.load_tables(name)?))
+    }
 }
 
 impl Picture for Awari {}
@@ -739,6 +857,42 @@ mod tests {
         g.apply(&mut s, 0);
         assert!(g.is_terminal(&s));
         assert_eq!(ZeroSum::terminal_value(&g, &s), -2);
+    }
+
+    /// The unmove generator against brute force: for every position of every database of a few
+    /// stones on boards of 1 to 6 pits, its predecessors are exactly the positions of the same
+    /// database with a legal move to it that captures nothing, each listed once.
+    #[test]
+    fn predecessors_are_exactly_the_positions_moving_inside_to_it() {
+        let mut pairs = 0usize;
+        for (pits, top) in [(1, 16), (2, 12), (3, 10), (4, 8), (5, 7), (6, 6)] {
+            let g = Awari::new(pits).unwrap();
+            for db in 0..=top {
+                let len = g.db_len(db) as usize;
+                let mut want = vec![Vec::new(); len];
+                let mut succ = Vec::new();
+                for q in 0..len as u64 {
+                    g.successors(db, &g.unrank(db, q), &mut succ);
+                    for &(_, to) in &succ {
+                        if let Successor::Inside(c) = to {
+                            want[c as usize].push(q);
+                        }
+                    }
+                }
+                let mut got = Vec::new();
+                for (p, want) in want.iter().enumerate() {
+                    let board = g.unrank(db, p as u64);
+                    g.predecessors(db, &board, &mut got);
+                    let n = got.len();
+                    got.sort_unstable();
+                    got.dedup();
+                    assert_eq!(n, got.len(), "a predecessor listed twice");
+                    assert_eq!(&got, want, "{pits} pits, {:?}", &board[..2 * pits]);
+                    pairs += n;
+                }
+            }
+        }
+        assert!(pairs > 50_000, "only {pairs} pairs");
     }
 
     #[test]

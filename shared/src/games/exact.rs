@@ -49,6 +49,17 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
         Err("book: this game takes no opening book".into())
     }
 
+    /// This game reading exact values from the endgame databases `name` (option `tables=NAME`:
+    /// a set in the data folder's `tables/NAME`, never a path) wherever they cover a position.
+    /// Errors start with `tables`.
+    fn with_tables(&self, name: &str) -> Result<Self, String> {
+        let _ = name;
+        Err(format!(
+            "tables: game '{}' has no endgame databases",
+            self.name()
+        ))
+    }
+
     /// The first guess of the exact value of `root` where the probe plan starts, when the game
     /// has a cheap and good one; `None`: the planner bisects from the middle.
     fn first_guess(&self, root: &Self::State) -> Option<i32> {

@@ -43,6 +43,11 @@ pub trait Retrograde: Send + Sync {
     /// Clears `out` and lists every legal move of `board` (in database `db`) with where it
     /// leads. An empty list means the game is over at `board`.
     fn successors(&self, db: usize, board: &Self::Board, out: &mut Vec<(Self::Move, Successor)>);
+    /// Clears `out` and lists the indices, in database `db`, of every position with a legal move
+    /// whose successor is [`Successor::Inside`] `board` (the unmove generator; each once). The
+    /// retrograde kernel re-evaluates only these after `board`'s entry changes, so the list
+    /// must be exact: a position missing from it is never revisited.
+    fn predecessors(&self, db: usize, board: &Self::Board, out: &mut Vec<u64>);
     /// The value of a position without moves, from the side to move's point of view.
     fn end_value(&self, db: usize, board: &Self::Board) -> i32;
     /// The largest absolute value a position of database `db` can have (at most 127).

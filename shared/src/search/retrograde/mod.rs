@@ -40,7 +40,9 @@
 use crate::model::{Retrograde, Successor};
 use rayon::prelude::*;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod artifacts;
 pub mod probe;
 pub mod store;
 #[cfg(test)]
@@ -109,10 +111,54 @@ fn exit_value(below: &Tables, to: &Successor) -> Option<i32> {
     }
 }
 
+/// The entry of position `index` after one round: its value from its successors' entries in
+/// `prev` and the lower databases (the round of the module doc).
+#[inline]
+fn evaluate<G: Retrograde>(
+    game: &G,
+    db: usize,
+    index: u64,
+    below: &Tables,
+    prev: &[i8],
+    succ: &mut Vec<(G::Move, Successor)>,
+) -> i8 {
+    let board = game.unrank(db, index);
+    game.successors(db, &board, succ);
+    let e = if succ.is_empty() {
+        game.end_value(db, &board)
+    } else {
+        let mut win = 0i32;
+        let mut lose = i32::MAX;
+        for (_, to) in succ.iter() {
+            let (w, l) = match exit_value(below, to) {
+                Some(v) => (v, -v),
+                None => {
+                    let Successor::Inside(c) = *to else {
+                        unreachable!()
+                    };
+                    let child = prev[c as usize] as i32;
+                    // The child's proven loss is the mover's win, and the reverse.
+                    ((-child).max(0), child.max(0))
+                }
+            };
+            win = win.max(w);
+            lose = lose.min(l);
+        }
+        if win > 0 {
+            win
+        } else {
+            -lose.max(0)
+        }
+    };
+    debug_assert!(e.abs() <= game.value_limit(db));
+    e as i8
+}
+
 /// One round on the index range `range` of database `db`: reads `prev` (the whole database as
 /// the previous round left it; all zeros before the first round) and the lower databases in
 /// `below`, and writes the new entries of `range` to `out` (`out.len() == range` length).
-/// Returns how many entries differ from `prev`.
+/// Returns how many entries differ from `prev`. Every entry is re-evaluated; see
+/// [`run_round_since`] for the same round at the cost of the entries that can change.
 pub fn run_round<G: Retrograde>(
     game: &G,
     db: usize,
@@ -127,36 +173,7 @@ pub fn run_round<G: Retrograde>(
     let mut succ = Vec::new();
     let mut changed = 0;
     for (slot, index) in out.iter_mut().zip(range) {
-        let board = game.unrank(db, index);
-        game.successors(db, &board, &mut succ);
-        let e = if succ.is_empty() {
-            game.end_value(db, &board)
-        } else {
-            let mut win = 0i32;
-            let mut lose = i32::MAX;
-            for (_, to) in &succ {
-                let (w, l) = match exit_value(below, to) {
-                    Some(v) => (v, -v),
-                    None => {
-                        let Successor::Inside(c) = *to else {
-                            unreachable!()
-                        };
-                        let child = prev[c as usize] as i32;
-                        // The child's proven loss is the mover's win, and the reverse.
-                        ((-child).max(0), child.max(0))
-                    }
-                };
-                win = win.max(w);
-                lose = lose.min(l);
-            }
-            if win > 0 {
-                win
-            } else {
-                -lose.max(0)
-            }
-        };
-        debug_assert!(e.abs() <= game.value_limit(db));
-        let e = e as i8;
+        let e = evaluate(game, db, index, below, prev, &mut succ);
         if e != prev[index as usize] {
             changed += 1;
         }
@@ -165,10 +182,218 @@ pub fn run_round<G: Retrograde>(
     changed
 }
 
+/// The indices where `a` and `b` differ (equal lengths), in order, to `f`.
+fn for_each_difference(a: &[i8], b: &[i8], mut f: impl FnMut(u64)) {
+    const BLOCK: usize = 256;
+    for (k, (x, y)) in a.chunks(BLOCK).zip(b.chunks(BLOCK)).enumerate() {
+        // Whole blocks compare as slices (a memcmp); only differing ones are walked.
+        if x != y {
+            for (j, (u, v)) in x.iter().zip(y).enumerate() {
+                if u != v {
+                    f((k * BLOCK + j) as u64);
+                }
+            }
+        }
+    }
+}
+
+/// Unmoves generated per changed entry cost about as much as evaluating an entry: when more than
+/// a quarter of a range's length changed, [`run_round_since`] re-evaluates the whole range.
+const SWEEP_RATIO: u64 = 4;
+
+/// The round of [`run_round`] (the same bytes in `out`, the same return value), given also
+/// `before`: the whole database as the round before `prev` left it (`prev` is the round that
+/// followed `before`), or `None` when `prev` is the all-zero start. An entry's round value is a
+/// function of its successors' entries, so it can differ from `prev` only when a successor
+/// inside the database changed from `before` to `prev`: only those entries of `range` (the
+/// predecessors of the changed ones, [`Retrograde::predecessors`]) are re-evaluated, and every
+/// other one is copied from `prev`. When too much changed for that to pay (early rounds) the
+/// range is swept whole, which gives the same bytes.
+pub fn run_round_since<G: Retrograde>(
+    game: &G,
+    db: usize,
+    range: Range<u64>,
+    below: &Tables,
+    prev: &[i8],
+    before: Option<&[i8]>,
+    out: &mut [i8],
+) -> u64 {
+    let Some(before) = before else {
+        return run_round(game, db, range, below, prev, out);
+    };
+    assert_eq!(out.len() as u64, range.end - range.start);
+    assert_eq!(prev.len() as u64, game.db_len(db));
+    assert_eq!(before.len(), prev.len(), "before and prev are one database");
+    assert!(below.len() >= db, "databases below {db} are not all solved");
+    let mut changed = Vec::new();
+    let limit = (range.end - range.start) / SWEEP_RATIO;
+    let mut too_many = false;
+    for_each_difference(before, prev, |i| {
+        if changed.len() as u64 <= limit {
+            changed.push(i);
+        } else {
+            too_many = true;
+        }
+    });
+    if too_many {
+        return run_round(game, db, range, below, prev, out);
+    }
+    out.copy_from_slice(&prev[range.start as usize..range.end as usize]);
+    let mut candidates = Bits::new(range.end - range.start);
+    let mut preds = Vec::new();
+    for &c in &changed {
+        game.predecessors(db, &game.unrank(db, c), &mut preds);
+        for &q in &preds {
+            if range.contains(&q) {
+                candidates.set(q - range.start);
+            }
+        }
+    }
+    let mut succ = Vec::new();
+    let mut count = 0;
+    candidates.for_each(|k| {
+        let index = range.start + k;
+        let e = evaluate(game, db, index, below, prev, &mut succ);
+        if e != prev[index as usize] {
+            count += 1;
+        }
+        out[k as usize] = e;
+    });
+    count
+}
+
+/// A plain bit set over `0..len`.
+struct Bits {
+    words: Vec<u64>,
+}
+
+impl Bits {
+    fn new(len: u64) -> Self {
+        Bits {
+            words: vec![0; len.div_ceil(64) as usize],
+        }
+    }
+    #[inline]
+    fn set(&mut self, i: u64) {
+        self.words[(i / 64) as usize] |= 1 << (i % 64);
+    }
+    fn for_each(&self, mut f: impl FnMut(u64)) {
+        for_each_bit(&self.words, 0, &mut f);
+    }
+}
+
+/// Calls `f` with `base + 64 * k + j` for every set bit `j` of every `words[k]`, in order.
+#[inline]
+fn for_each_bit(words: &[u64], base: u64, f: &mut impl FnMut(u64)) {
+    for (k, &w) in words.iter().enumerate() {
+        let mut w = w;
+        while w != 0 {
+            let j = w.trailing_zeros() as u64;
+            w &= w - 1;
+            f(base + 64 * k as u64 + j);
+        }
+    }
+}
+
 /// Builds database `db` in-process over rayon's pool, given every lower database, running
 /// rounds until one changes nothing. `progress` is called after each round with its number
 /// (from 1) and the entries it changed.
+///
+/// The rounds are those of [`run_round`] (the same entries after every round, the same counts)
+/// but each evaluates only its candidates, as [`run_round_since`] does, without repeating work
+/// across ranges: the entries a round changed are kept as a bit set; their predecessors are
+/// marked in a candidate bit set (in parallel, atomically); the next round evaluates those
+/// alone. Since the two round arrays differ exactly at the entries the last round changed, the
+/// array about to be written is brought up to date by copying just those. Work per round is
+/// proportional to what changed, not to the database, and memory is the two arrays plus three
+/// bits per entry.
 pub fn build_database<G: Retrograde>(
+    game: &G,
+    db: usize,
+    below: &Tables,
+    mut progress: impl FnMut(u32, u64),
+) -> (Vec<i8>, BuildStats) {
+    assert!(
+        game.value_limit(db) <= i8::MAX as i32,
+        "values of database {db} do not fit a byte"
+    );
+    assert!(below.len() >= db, "databases below {db} are not all solved");
+    let len = game.db_len(db);
+    let words = len.div_ceil(64) as usize;
+    let chunk_words = (CHUNK / 64) as usize;
+    let mut prev = vec![0i8; len as usize];
+    let mut next = vec![0i8; len as usize];
+    // The entries the last round changed, and those the round before changed (reused).
+    let mut changed: Vec<u64> = vec![0; words];
+    let mut older: Vec<u64> = vec![0; words];
+    let candidates: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(!0)).collect();
+    let mut stats = BuildStats {
+        positions: len,
+        ..BuildStats::default()
+    };
+    loop {
+        // Candidates of this round are marked (all of them in round 1); `changed` holds what
+        // the last round changed: exactly where `next` (the round before it) differs from
+        // `prev`. `older` is free and takes this round's changes.
+        let count: u64 = next
+            .par_chunks_mut(CHUNK as usize)
+            .zip(older.par_chunks_mut(chunk_words))
+            .zip(candidates.par_chunks(chunk_words))
+            .zip(changed.par_chunks(chunk_words))
+            .enumerate()
+            .map(|(c, (((out, mine), cand), last))| {
+                let start = c as u64 * CHUNK;
+                let local = |i: u64| (i - start) as usize;
+                for_each_bit(last, start, &mut |i| out[local(i)] = prev[i as usize]);
+                let mut succ = Vec::new();
+                let mut count = 0;
+                mine.fill(0);
+                for (k, word) in cand.iter().enumerate() {
+                    let w = word.swap(0, Ordering::Relaxed);
+                    for_each_bit(&[w], start + 64 * k as u64, &mut |i| {
+                        if i >= len {
+                            return;
+                        }
+                        let e = evaluate(game, db, i, below, &prev, &mut succ);
+                        out[local(i)] = e;
+                        if e != prev[i as usize] {
+                            mine[k] |= 1 << (i % 64);
+                            count += 1;
+                        }
+                    });
+                }
+                count
+            })
+            .sum();
+        // `older` now holds this round's changes: it becomes `changed`.
+        std::mem::swap(&mut older, &mut changed);
+        stats.rounds += 1;
+        stats.changed.push(count);
+        progress(stats.rounds, count);
+        std::mem::swap(&mut prev, &mut next);
+        if count == 0 {
+            return (prev, stats);
+        }
+        // Mark the predecessors of what changed as the next round's candidates.
+        changed
+            .par_chunks(chunk_words)
+            .enumerate()
+            .for_each(|(c, words)| {
+                let mut preds = Vec::new();
+                for_each_bit(words, c as u64 * CHUNK, &mut |i| {
+                    game.predecessors(db, &game.unrank(db, i), &mut preds);
+                    for &q in &preds {
+                        candidates[(q / 64) as usize].fetch_or(1 << (q % 64), Ordering::Relaxed);
+                    }
+                });
+            });
+    }
+}
+
+/// The plain driver: every round re-evaluates every entry ([`run_round`] over rayon). The
+/// same result, rounds and counts as [`build_database`], at rounds x size evaluations: kept as
+/// the reference that the tests and the benchmark compare the fast driver with.
+pub fn build_database_sweep<G: Retrograde>(
     game: &G,
     db: usize,
     below: &Tables,

@@ -78,15 +78,7 @@ pub fn write_database(
         move |source| StoreError::Io { path, source }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let sum = checksum(entries);
-    let mut out = Vec::with_capacity(54 + game.len() + entries.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(game.len() as u16).to_le_bytes());
-    out.extend_from_slice(game.as_bytes());
-    out.extend_from_slice(&(db as u32).to_le_bytes());
-    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    out.extend_from_slice(&sum);
-    out.extend_from_slice(&as_bytes(entries));
+    let (out, sum) = encode(game, db, entries);
     let path = file_name(dir, game, db);
     let tmp = path.with_extension("rdb.tmp");
     std::fs::write(&tmp, &out).map_err(io(&tmp))?;
@@ -106,45 +98,63 @@ pub fn read_database(
         path: path.clone(),
         source,
     })?;
-    let bad = |what: String| StoreError::Invalid {
-        path: path.clone(),
-        what,
-    };
+    decode(&bytes, game, db, expected_len).map_err(|what| StoreError::Invalid { path, what })
+}
+
+/// The bytes of the file of database `db` of `game` (the layout above) and the entries'
+/// checksum.
+pub fn encode(game: &str, db: usize, entries: &[i8]) -> (Vec<u8>, [u8; 32]) {
+    let sum = checksum(entries);
+    let mut out = Vec::with_capacity(54 + game.len() + entries.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(game.len() as u16).to_le_bytes());
+    out.extend_from_slice(game.as_bytes());
+    out.extend_from_slice(&(db as u32).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    out.extend_from_slice(&sum);
+    out.extend_from_slice(&as_bytes(entries));
+    (out, sum)
+}
+
+/// Reads the bytes of a database file (however they came: a file, an artifact), checking the
+/// magic, the game, the database number, `expected_len` entries, the length and the checksum;
+/// the error says what is wrong.
+pub fn decode(bytes: &[u8], game: &str, db: usize, expected_len: u64) -> Result<Vec<i8>, String> {
     let mut at = 0usize;
-    let mut take = |n: usize| -> Result<&[u8], StoreError> {
+    let mut take = |n: usize| -> Result<&[u8], String> {
         let s = bytes
-            .get(at..at + n)
-            .ok_or_else(|| bad("the file is cut short".into()))?;
+            .get(at..at.checked_add(n).ok_or("the file is cut short")?)
+            .ok_or_else(|| "the file is cut short".to_string())?;
         at += n;
         Ok(s)
     };
     if take(8)? != MAGIC {
-        return Err(bad("not a database file (bad magic)".into()));
+        return Err("not a database file (bad magic)".into());
     }
     let name_len = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
     let name = take(name_len)?;
     if name != game.as_bytes() {
-        return Err(bad(format!(
+        return Err(format!(
             "a database of {}, not {game}",
             String::from_utf8_lossy(name)
-        )));
+        ));
     }
     let number = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
     if number != db {
-        return Err(bad(format!("database {number}, not {db}")));
+        return Err(format!("database {number}, not {db}"));
     }
     let len = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
     if len != expected_len {
-        return Err(bad(format!("{len} entries, the game has {expected_len}")));
+        return Err(format!("{len} entries, the game has {expected_len}"));
     }
     let sum: [u8; 32] = take(32)?.try_into().expect("32 bytes");
-    let body = take(len as usize)?;
+    let body = take(usize::try_from(len).map_err(|_| "too many entries".to_string())?)?;
     let entries: Vec<i8> = body.iter().map(|&b| b as i8).collect();
     if at != bytes.len() {
-        return Err(bad("trailing bytes after the entries".into()));
+        return Err("trailing bytes after the entries".into());
     }
     if checksum(&entries) != sum {
-        return Err(bad("checksum mismatch: the file is damaged".into()));
+        return Err("checksum mismatch: the file is damaged".into());
     }
     Ok(entries)
 }

@@ -132,6 +132,85 @@ fn rounds_split_by_range_give_the_same_database() {
     assert_eq!(prev, want);
 }
 
+/// The fast driver against the plain one: the same entries, rounds and changes per round, on
+/// the real board and on smaller ones (with 1 and several threads' worth of chunks).
+#[test]
+fn candidate_driver_equals_the_full_sweep() {
+    for (pits, top) in [(6, 8), (3, 9), (2, 12), (1, 16)] {
+        let g = Awari::new(pits).unwrap();
+        let mut fast = Tables::new();
+        let mut plain = Tables::new();
+        for db in 0..=top {
+            let mut rounds_fast = Vec::new();
+            let (a, sa) = build_database(&g, db, &fast, |r, c| rounds_fast.push((r, c)));
+            let (b, sb) = build_database_sweep(&g, db, &plain, |_, _| {});
+            assert_eq!(a, b, "{pits} pits, {db} stones");
+            assert_eq!(sa, sb, "{pits} pits, {db} stones");
+            assert_eq!(rounds_fast.len() as u32, sa.rounds);
+            fast.push(a);
+            plain.push(b);
+        }
+    }
+}
+
+/// `run_round_since` is `run_round`: every round of a database, on ranges of every size (so
+/// both the candidate path and the whole-range sweep run), gives the same bytes and counts.
+#[test]
+fn run_round_since_equals_run_round_on_every_split() {
+    let g = Awari::default();
+    let below = build(&g, 7);
+    let db = 8;
+    let len = g.db_len(db);
+    let (want, stats) = build_database(&g, db, &below, |_, _| {});
+    let cuts = [0, 1, 64, 777, 5000, len / 2, len - 3, len];
+    let mut before: Option<Vec<i8>> = None;
+    let mut prev = vec![0i8; len as usize];
+    let mut candidate_rounds = 0;
+    for round in 1..=stats.rounds {
+        let mut full = vec![0i8; len as usize];
+        let mut since = vec![1i8; len as usize];
+        let mut sum = 0;
+        for w in cuts.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let n = run_round(
+                &g,
+                db,
+                a..b,
+                &below,
+                &prev,
+                &mut full[a as usize..b as usize],
+            );
+            let m = run_round_since(
+                &g,
+                db,
+                a..b,
+                &below,
+                &prev,
+                before.as_deref(),
+                &mut since[a as usize..b as usize],
+            );
+            assert_eq!(n, m, "round {round}, range {a}..{b}");
+            sum += n;
+        }
+        assert_eq!(full, since, "round {round}");
+        assert_eq!(sum, stats.changed[round as usize - 1], "round {round}");
+        // Whether the candidate path ran on the whole database this round.
+        let changed = before.as_ref().map_or(len, |b| {
+            b.iter().zip(&prev).filter(|(x, y)| x != y).count() as u64
+        });
+        if changed * 4 <= len {
+            candidate_rounds += 1;
+        }
+        before = Some(std::mem::replace(&mut prev, full));
+    }
+    assert_eq!(prev, want);
+    assert!(
+        candidate_rounds >= 3,
+        "{candidate_rounds} of {} rounds",
+        stats.rounds
+    );
+}
+
 /// Files round-trip; a damaged file or a wrong game is refused.
 #[test]
 fn database_files_round_trip_and_damage_is_caught() {
