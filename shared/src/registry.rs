@@ -20,10 +20,12 @@ pub mod catalogue;
 pub mod chance;
 pub mod check;
 pub mod family;
+pub mod joblevel;
 pub mod mcts;
 pub mod multi;
 pub mod pn;
 pub mod proof;
+pub mod retro;
 pub mod single;
 pub mod spec;
 #[cfg(test)]
@@ -42,6 +44,7 @@ pub const ALGORITHMS: &[&str] = &[
     "dfpn",
     "pn2",
     "pdspn",
+    "jlpns",
     "expectimax",
     "star1",
     "star2",
@@ -52,6 +55,7 @@ pub const ALGORITHMS: &[&str] = &[
     "mcts",
     "nmcs",
     "nrpa",
+    "retrograde",
 ];
 
 /// A declared setting of a job: an option, or a parameter of the game.
@@ -87,6 +91,7 @@ pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
         }
         (F::Tree, "minimax" | "alphabeta") => pick(family::OPTIONS, &["book", "weak", "eval"]),
         (F::ZeroSum { .. } | F::Tree, "pns" | "dfpn" | "pn2" | "pdspn") => pick(pn::OPTIONS, &[]),
+        (F::ZeroSum { .. } | F::Tree, "jlpns") => pick(joblevel::OPTIONS, &[]),
         (F::ZeroSum { .. } | F::Stochastic, "mcts") => pick(mcts::OPTIONS, &["lower", "upper"]),
         (F::Chance | F::Tree, "mcts") => pick(mcts::OPTIONS, &[]),
         (F::Chance | F::Stochastic, _) if chance_kernel => pick(chance::OPTIONS, &[]),
@@ -94,6 +99,7 @@ pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
         (F::Single, "nmcs" | "nrpa") => pick(single::OPTIONS, &[]),
         (F::Multi, "maxn" | "paranoid" | "brs") => pick(multi::OPTIONS, &[]),
         (F::Tree, "maxn" | "paranoid") => pick(multi::OPTIONS, &["depth"]),
+        (_, "retrograde") if game == "awari" => pick(retro::OPTIONS, &[]),
         _ => return Vec::new(),
     };
     options
@@ -180,6 +186,11 @@ pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJo
 
 /// Builds the game named by the job and hands it to the kernel family that fits it.
 fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
+    if job.algorithm == "retrograde" {
+        // Retrograde analysis needs a game that ranks its positions (`model::Retrograde`),
+        // which the catalogue's visitors do not offer.
+        return retro::prepare(job, res);
+    }
     let params = Opts::new(&job.game_params, "game parameter");
     if !catalogue::feature_games().contains(&job.game.as_str()) {
         // Checks `eval` where no family does (`eval=features` is an error here).
@@ -279,6 +290,10 @@ pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
         (
             "Proof-number search (`pns`, `dfpn`, `pn2`, `pdspn`)",
             pn::OPTIONS.to_vec(),
+        ),
+        (
+            "Job-level proof-number search (`jlpns`)",
+            joblevel::OPTIONS.to_vec(),
         ),
         (
             "Chance (`expectimax`, `star1`, `star2`, `star25`)",

@@ -152,6 +152,65 @@ pub enum TaskKind {
         #[cfg_attr(feature = "openapi", schema(value_type = Object))]
         task: Box<TaskKind>,
     },
+    /// A leaf of a job-level proof-number tree (`jlpns`): run the job's leaf kernel with its node
+    /// budget at the position after `path` and decide "value >= target", the value seen from the
+    /// side to move at the job's root. Unsolved, the output lists the leaf's children
+    /// ([`Extra::children`]) for the coordinator's tree.
+    Leaf {
+        /// The threshold, on the job root's internal scale.
+        target: i32,
+        /// The moves from the job's root to the leaf, in the game's notation.
+        path: Vec<String>,
+    },
+    /// One round of a retrograde build (algorithm `retrograde`) on the index range
+    /// `[start, end)` of database `db`: the worker reads the lower databases, the previous
+    /// round's chunks (and the round before, for kernels that skip what did not change), all
+    /// named by their SHA-256 as artifacts, runs the round and uploads its chunk.
+    Retro {
+        /// The database (Awari: stones on the board).
+        db: u32,
+        /// The round, from 1.
+        round: u32,
+        /// First index of the range.
+        start: u64,
+        /// One past the last index.
+        end: u64,
+        /// Artifact hashes of the database files `0..db`.
+        below: Vec<String>,
+        /// Artifact hashes of the previous round's chunks, in index order (empty: round 1,
+        /// all zeros).
+        prev: Vec<String>,
+        /// Artifact hashes of the chunks two rounds back (empty before round 3).
+        before: Vec<String>,
+    },
+    /// Seals database `db` of a retrograde build: the chunks of its last round, joined, become
+    /// one checksummed database file artifact.
+    RetroSeal {
+        /// The database.
+        db: u32,
+        /// Artifact hashes of the last round's chunks, in index order.
+        chunks: Vec<String>,
+    },
+}
+
+impl TaskKind {
+    /// The kind's name, as its JSON `kind` field spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskKind::Whole => "whole",
+            TaskKind::Probe { .. } => "probe",
+            TaskKind::Run { .. } => "run",
+            TaskKind::Move { .. } => "move",
+            TaskKind::Leaf { .. } => "leaf",
+            TaskKind::Retro { .. } => "retro",
+            TaskKind::RetroSeal { .. } => "retro_seal",
+        }
+    }
+
+    /// The error of a job handed a task of a kind its plan never makes.
+    pub fn does_not_apply(&self) -> String {
+        format!("{} tasks do not apply to this job", self.name())
+    }
 }
 
 /// A task as handed to a worker: the job and what to do with it.
@@ -278,9 +337,67 @@ pub struct Extra {
     /// Why the task or the merge has no full answer, in words (a memory limit, a bad round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Job-level proof-number search (`jlpns`): the children of a leaf its budget did not
+    /// solve, in the game's move order, for the coordinator's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Vec<LeafChild>>,
+    /// Retrograde build tasks: the artifact the task made (a round's chunk or a sealed
+    /// database) and what the round changed. Boxed, so results stay small.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retro: Option<Box<RetroReport>>,
     /// Algorithm-specific keys for display (`pv`, `bounds`, `sequence`, `visits`, ...).
     #[serde(flatten)]
     pub display: serde_json::Map<String, Value>,
+}
+
+/// One child of an unsolved job-level leaf ([`Extra::children`]). Numbers and bounds are from
+/// the point of view of the side to move at the job's root, for the leaf task's target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeafChild {
+    /// The move from the leaf, in the game's notation.
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// The child position's hash (transpositions are merged by it).
+    pub hash: u64,
+    /// Whether the job root's side moves at the child (an OR node of the tree).
+    pub or: bool,
+    /// Proof number of "value >= target" at the child (1 when the kernel has none).
+    pub pn: u32,
+    /// Disproof number.
+    pub dn: u32,
+    /// Proven lower bound of the child's value (root's view), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower: Option<i32>,
+    /// Proven upper bound of the child's value (root's view), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper: Option<i32>,
+}
+
+/// What a retrograde task reports ([`TaskKind::Retro`], [`TaskKind::RetroSeal`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetroReport {
+    /// The SHA-256 (hex) of the artifact the task uploaded: the round's chunk of entries, or
+    /// the sealed database file.
+    pub artifact: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Round tasks: entries of the range that differ from the previous round.
+    #[serde(default)]
+    pub changed: u64,
+    /// Round tasks: entries of the range that are decided (non-zero) after the round.
+    #[serde(default)]
+    pub solved: u64,
+    /// Seal tasks: the SHA-256 (hex) of the database's entries (the checksum in its file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Round tasks over a whole database: the rounds it ran to the fixed point (its chunk is
+    /// then final and `changed` is 0); 0 for a task of one round.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub rounds: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The score of one root move in an analysis result ([`Extra::moves`]), from the point of
@@ -339,6 +456,8 @@ impl Extra {
         "checkpoint",
         "error",
         "moves",
+        "children",
+        "retro",
     ];
 
     /// Adds a display key. Panics on a typed key: those are set through their fields.

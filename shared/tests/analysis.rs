@@ -6,9 +6,11 @@
 //! empty squares reached by random play with a fixed seed. Also: the proof-number family, a
 //! time-limited analysis (bounds that hold), and MCTS's `moves` shape.
 
+mod common;
+use common::othello_positions;
 use gamesolver_shared::games::connect4::Connect4;
 use gamesolver_shared::games::data::pons_set;
-use gamesolver_shared::games::othello::{Othello, OthelloState};
+use gamesolver_shared::games::othello::Othello;
 use gamesolver_shared::model::{Game, ZeroSum};
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
@@ -125,44 +127,10 @@ fn pons_sets_every_move_matches_the_plain_search() {
     assert_eq!(checked, 100);
 }
 
-/// A small deterministic generator (SplitMix64) for the random games.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn empties(s: &OthelloState) -> u32 {
-    64 - (s.discs[0] | s.discs[1]).count_ones()
-}
-
-/// `count` 8 x 8 Othello positions with 12 to 16 empty squares, not finished, each reached by
-/// uniformly random play from the start with a fixed seed (the number of empties cycles).
-fn othello_positions(g: &Othello, count: usize) -> Vec<String> {
-    let mut rng = 27u64;
-    let mut out = Vec::new();
-    let mut moves = Vec::new();
-    while out.len() < count {
-        let want = 12 + (out.len() % 5) as u32;
-        let mut s = g.initial_state();
-        while !g.is_terminal(&s) && empties(&s) > want {
-            g.legal_moves(&s, &mut moves);
-            let m = moves[(splitmix(&mut rng) % moves.len() as u64) as usize];
-            g.apply(&mut s, m);
-        }
-        if !g.is_terminal(&s) && empties(&s) == want {
-            out.push(g.format_position(&s));
-        }
-    }
-    out
-}
-
 #[test]
 fn othello_every_move_matches_the_plain_search() {
     let g = Othello::new(8).unwrap();
-    let positions = othello_positions(&g, 20);
+    let positions = othello_positions(&g, 20, 12, 27);
     assert_eq!(positions.len(), 20);
     for position in &positions {
         let r = analyse("othello", position, "alphabeta");

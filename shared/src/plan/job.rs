@@ -56,6 +56,34 @@ pub enum PlanShape {
     /// after the move ([`TaskKind::Move`] wraps its tasks). The sub-plans run side by side within
     /// the job's parallelism; the result is assembled by [`PreparedJob::finish_moves`].
     Moves(Vec<MovePlan>),
+    /// Job-level proof-number search (`jlpns`, see `planner/joblevel.rs`): the coordinator keeps
+    /// the top of a proof-number tree over `value >= t` (the value from the root's side, internal
+    /// scale); each task is one leaf ([`TaskKind::Leaf`]) that a worker searches with a budget
+    /// and solves or expands. With `target` the plan decides that one threshold; without it the
+    /// thresholds follow a probe plan over `[lower, upper]` (on the grid of `step`, starting at
+    /// `guess` when given), the tree and every proven bound carried from one to the next. The
+    /// result is assembled by [`PreparedJob::finish_probes`], one output per finished threshold.
+    JobLevel {
+        /// Smallest possible value.
+        lower: i32,
+        /// Largest possible value.
+        upper: i32,
+        /// Spacing of the possible values.
+        step: i32,
+        /// First guess of the value (exact plans).
+        guess: Option<i32>,
+        /// The one threshold of a decision plan.
+        target: Option<i32>,
+    },
+    /// A retrograde build (`plan/planner/retro.rs`): databases `0..sizes.len()` in order, each
+    /// by rounds of [`TaskKind::Retro`] tasks over index ranges of `split` entries until a
+    /// round changes nothing, then one [`TaskKind::RetroSeal`] task that makes its file.
+    Retro {
+        /// Entries of each database, `sizes[d]` for database `d`.
+        sizes: Vec<u64>,
+        /// Entries per round task (the last range of a database may be shorter).
+        split: u64,
+    },
 }
 
 /// The sub-plan of one root move in a [`PlanShape::Moves`] plan.
@@ -132,6 +160,13 @@ pub trait PreparedJob: Send + Sync {
     /// uninterrupted task. The coordinator stores it and hands it out when the task is leased
     /// again (a restart or an expired lease). Default: none (the task restarts from scratch).
     fn resume_task(&self, _task: &TaskKind, _progress: &serde_json::Value) -> Option<TaskKind> {
+        None
+    }
+    /// A job that has a whole-job driver of its own for this process (a retrograde build runs
+    /// its rounds on the caller's thread pool and writes its databases to the data folder):
+    /// [`crate::plan::run_local`] runs it instead of the plan. Default: none.
+    fn run_here(&self, ctl: &Control) -> Option<Result<TaskOutput, SolveError>> {
+        let _ = ctl;
         None
     }
 }

@@ -34,6 +34,7 @@
 mod job;
 mod local;
 mod planner;
+pub mod simulate;
 #[cfg(test)]
 mod tests;
 

@@ -3,9 +3,12 @@
 use super::job::{PlanShape, PreparedJob};
 use super::run_seed;
 use crate::wire::{RawBounds, RoundInput, RoundResult, TaskKind, TaskOutput};
+use joblevel::JobLevel;
 use moves::Child;
 
+mod joblevel;
 mod moves;
+mod retro;
 
 /// The planner state of one job.
 #[derive(Clone, Debug)]
@@ -29,6 +32,10 @@ pub struct Planner {
     issued_single: bool,
     /// Moves plans: the sub-planner of each root move, in plan order.
     children: Vec<Child>,
+    /// Job-level proof-number plans: the tree.
+    joblevel: Option<Box<JobLevel>>,
+    /// Retrograde plans: where the build stands.
+    retro: retro::Build,
 }
 
 impl Planner {
@@ -36,6 +43,9 @@ impl Planner {
     pub fn new(shape: PlanShape, parallelism: usize) -> Self {
         let (bounds, step) = match shape {
             PlanShape::Probes {
+                lower, upper, step, ..
+            }
+            | PlanShape::JobLevel {
                 lower, upper, step, ..
             } => (RawBounds { lower, upper }, step.max(1)),
             _ => (
@@ -50,7 +60,13 @@ impl Planner {
             PlanShape::Moves(plans) => plans.iter().map(Child::new).collect(),
             _ => Vec::new(),
         };
+        let joblevel = JobLevel::new(&shape).map(Box::new);
+        let retro = match &shape {
+            PlanShape::Retro { sizes, split } => retro::Build::new(sizes, *split),
+            _ => retro::Build::default(),
+        };
         Planner {
+            joblevel,
             shape,
             parallelism: parallelism.max(1),
             pending: Vec::new(),
@@ -62,6 +78,7 @@ impl Planner {
             by_index: Vec::new(),
             issued_single: false,
             children,
+            retro,
         }
     }
 
@@ -110,10 +127,16 @@ impl Planner {
         match &task {
             TaskKind::Whole => self.issued_single = true,
             TaskKind::Run { index, .. } => self.next_run = self.next_run.max(index + 1),
-            TaskKind::Probe { .. } => {}
+            TaskKind::Probe { .. } | TaskKind::Leaf { .. } => {}
             TaskKind::Move { .. } => self.mark_move_issued(&task),
+            TaskKind::Retro { .. } | TaskKind::RetroSeal { .. } => {}
         }
         self.pending.push(task);
+    }
+
+    /// The plan's shape.
+    pub fn shape(&self) -> &PlanShape {
+        &self.shape
     }
 
     /// Changes how many tasks may be in flight from now on (the coordinator follows the number
@@ -129,7 +152,10 @@ impl Planner {
 
     /// Current bounds of a probe plan.
     pub fn bounds(&self) -> RawBounds {
-        self.bounds
+        match &self.joblevel {
+            Some(j) => j.bounds(),
+            None => self.bounds,
+        }
     }
 
     /// Whether every needed result is in.
@@ -145,6 +171,8 @@ impl Planner {
                     || (self.pending.is_empty() && self.rounds_final())
             }
             PlanShape::Moves(_) => self.moves_done(),
+            PlanShape::JobLevel { .. } => self.joblevel.as_ref().is_none_or(|j| j.is_done()),
+            PlanShape::Retro { .. } => self.retro_done(),
         }
     }
 
@@ -236,6 +264,13 @@ impl Planner {
                 }
             }
             PlanShape::Moves(_) => out = self.next_move_tasks(),
+            PlanShape::JobLevel { .. } => {
+                let free = self.parallelism.saturating_sub(self.pending.len());
+                if let Some(j) = &self.joblevel {
+                    out = j.next_tasks(&self.pending, free);
+                }
+            }
+            PlanShape::Retro { .. } => out = self.next_retro_tasks(),
         }
         self.pending.extend(out.iter().cloned());
         out
@@ -424,6 +459,17 @@ impl Planner {
                 self.on_move_result(task, output);
                 return true;
             }
+            (PlanShape::JobLevel { .. }, _) => {
+                if let Some(j) = &mut self.joblevel {
+                    j.on_result(task, &output);
+                }
+                return true;
+            }
+            // Outputs are not kept: the plan keeps what it reads of them.
+            (PlanShape::Retro { .. }, _) => {
+                self.on_retro_result(task, &output);
+                return true;
+            }
             _ => {}
         }
         if let (PlanShape::Rounds { .. } | PlanShape::Runs { .. }, TaskKind::Run { index, .. }) =
@@ -440,6 +486,9 @@ impl Planner {
     pub fn obsolete(&self) -> Vec<TaskKind> {
         if let PlanShape::Moves(_) = self.shape {
             return self.obsolete_moves();
+        }
+        if let Some(j) = &self.joblevel {
+            return j.obsolete(&self.pending);
         }
         self.pending
             .iter()
@@ -467,6 +516,11 @@ impl Planner {
         match self.shape {
             PlanShape::Single => serde_json::json!({"tasks_done": self.outputs.len()}),
             PlanShape::Moves(_) => self.move_progress(job),
+            PlanShape::JobLevel { .. } => match &self.joblevel {
+                Some(j) => j.progress(job),
+                None => serde_json::Value::Null,
+            },
+            PlanShape::Retro { .. } => self.retro_progress(),
             PlanShape::Probes { .. } => serde_json::json!({
                 "lower": job.show_value(self.bounds.lower),
                 "upper": job.show_value(self.bounds.upper),
@@ -506,7 +560,12 @@ impl Planner {
     pub fn ends_on_stop(&self, task: &TaskKind) -> bool {
         match self.shape {
             PlanShape::Moves(_) => self.pending.contains(task) && self.move_ends_on_stop(task),
-            _ => matches!(self.shape, PlanShape::Probes { .. }) && self.pending.contains(task),
+            _ => {
+                matches!(
+                    self.shape,
+                    PlanShape::Probes { .. } | PlanShape::JobLevel { .. }
+                ) && self.pending.contains(task)
+            }
         }
     }
 
@@ -515,6 +574,11 @@ impl Planner {
         match self.shape {
             PlanShape::Single => self.outputs.last().cloned().unwrap_or_default(),
             PlanShape::Moves(_) => self.finish_moves(job),
+            PlanShape::JobLevel { .. } => match &self.joblevel {
+                Some(j) => j.finish(job),
+                None => TaskOutput::default(),
+            },
+            PlanShape::Retro { .. } => self.finish_retro(job),
             PlanShape::Probes { .. } => {
                 let mut out = job.finish_probes(self.bounds, &self.outputs);
                 // A limit ended the plan: say which, next to the bounds proved before it.

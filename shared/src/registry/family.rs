@@ -63,6 +63,7 @@ pub const OPTIONS: &[Spec] = &[
     BOOK,
     TARGET,
     GUESS,
+    spec::TABLES.for_algorithms(&["alphabeta"]),
     super::analysis::ANALYSE.for_algorithms(&["alphabeta"]),
 ];
 
@@ -126,6 +127,20 @@ fn zero_sum_at<G: Exact>(
         return super::analysis::route(job, game, root, res, zero_sum_at);
     }
     let opts = Opts::new(&job.options, "option");
+    let game = match opts.text(&spec::TABLES) {
+        None => game,
+        Some(_)
+            if !matches!(
+                job.algorithm.as_str(),
+                "alphabeta" | "pns" | "dfpn" | "pn2" | "pdspn"
+            ) =>
+        {
+            return Err(SolveError::bad(
+                "option 'tables' is for alphabeta and the proof-number algorithms",
+            ))
+        }
+        Some(name) => game.with_tables(name.trim()).map_err(SolveError::bad)?,
+    };
     let depth: Option<u32> = opts.uint(&DEPTH)?;
     // Cut down to what the runner offers (the job may run on bigger workers elsewhere).
     let threads: Option<usize> = opts
@@ -180,6 +195,7 @@ fn zero_sum_at<G: Exact>(
             }
         }
         "pns" | "dfpn" | "pn2" | "pdspn" => return super::pn::prepare(job, game, root, res),
+        "jlpns" => return super::joblevel::prepare(job, game, root, res),
         other => {
             return Err(SolveError::bad(format!(
                 "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",
@@ -550,9 +566,7 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                 }
                 Ok(out)
             }
-            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => Err(SolveError::Internal(
-                "run and move tasks do not apply to this job".into(),
-            )),
+            (other, _) => Err(SolveError::Internal(other.does_not_apply())),
         }
     }
 
@@ -601,9 +615,7 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                     }
                 }
             }
-            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => {
-                return Err("run and move tasks do not apply to this job".into())
-            }
+            (other, _) => return Err(other.does_not_apply()),
         }
         Ok(())
     }

@@ -597,11 +597,7 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
                     self.tasks
                 )))
             }
-            TaskKind::Probe { .. } | TaskKind::Move { .. } => {
-                return Err(SolveError::Internal(
-                    "probe and move tasks do not apply to mcts".into(),
-                ))
-            }
+            other => return Err(SolveError::Internal(other.does_not_apply())),
         };
         let summary = mcts::run_trees(
             &self.game,

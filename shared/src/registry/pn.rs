@@ -100,6 +100,7 @@ pub const OPTIONS: &[Spec] = &[
         .for_algorithms(&["pns", "pn2", "pdspn"]),
     EPSILON,
     PN2_FACTOR,
+    spec::TABLES,
     super::analysis::ANALYSE,
 ];
 
@@ -135,6 +136,8 @@ pub fn prepare<G: ZeroSum + Hashed>(
         }
     };
     let o = Opts::new(&job.options, "option");
+    // Applied to the game by the family (`registry::family`) before it got here.
+    o.allow(spec::TABLES.name);
     let target = match o.raw("target") {
         None => None,
         Some(t) => Some(super::parse_internal(&game, &root, "target", t)?),
@@ -355,9 +358,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                     ..TaskOutput::default()
                 })
             }
-            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => Err(SolveError::Internal(
-                "run and move tasks do not apply to this job".into(),
-            )),
+            (other, _) => Err(SolveError::Internal(other.does_not_apply())),
         }
     }
 
@@ -385,9 +386,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                     _ => Err("a terminal root's bounds must be its value".into()),
                 };
             }
-            (TaskKind::Run { .. } | TaskKind::Move { .. }, _) => {
-                return Err("run and move tasks do not apply to this job".into())
-            }
+            (other, _) => return Err(other.does_not_apply()),
         };
         if out.raw.is_none() && out.extra.stopped == Some(StopReason::Memory) {
             return Ok(());

@@ -566,9 +566,7 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                 out.extra.insert("history".into(), hist.into());
                 Ok(out)
             }
-            _ => Err(SolveError::Internal(
-                "this task kind does not apply to this job".into(),
-            )),
+            (_, other) => Err(SolveError::Internal(other.does_not_apply())),
         }
     }
 

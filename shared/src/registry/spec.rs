@@ -93,6 +93,14 @@ pub fn markdown(specs: &[Spec]) -> String {
 
 pub use super::families;
 
+/// `tables`: endgame databases read at covered positions (Awari), by set name; shared by the
+/// two-player family and the proof-number family.
+pub const TABLES: Spec = Spec::text(
+    "tables",
+    "none",
+    "Awari endgame databases: a set's name in the data folder's tables/",
+);
+
 #[cfg(test)]
 mod tests {
     /// The README's "Limits of a job" holds every family's table as the code declares it

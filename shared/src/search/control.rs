@@ -26,6 +26,7 @@ pub struct Control {
     started: Instant,
     progress: Option<ProgressSink>,
     threads: usize,
+    artifacts: Option<Arc<dyn crate::search::retrograde::artifacts::Artifacts>>,
 }
 
 impl std::fmt::Debug for Control {
@@ -54,6 +55,7 @@ impl Control {
             started: Instant::now(),
             progress: None,
             threads: 1,
+            artifacts: None,
         }
     }
     /// With an optional time limit and node limit.
@@ -87,6 +89,7 @@ impl Control {
             started: self.started,
             progress: self.progress.clone(),
             threads: self.threads,
+            artifacts: self.artifacts.clone(),
         }
     }
     /// Shares an external cancel flag (set by the worker when the coordinator cancels).
@@ -103,6 +106,19 @@ impl Control {
     /// Threads the kernel may use (at least 1).
     pub fn threads(&self) -> usize {
         self.threads
+    }
+    /// Installs the artifact store of the runner (a worker's: the coordinator's artifacts
+    /// with a local cache), for kernels that exchange databases (distributed retrograde builds).
+    pub fn with_artifacts(
+        mut self,
+        artifacts: Arc<dyn crate::search::retrograde::artifacts::Artifacts>,
+    ) -> Self {
+        self.artifacts = Some(artifacts);
+        self
+    }
+    /// The runner's artifact store, if it has one.
+    pub fn artifacts(&self) -> Option<&Arc<dyn crate::search::retrograde::artifacts::Artifacts>> {
+        self.artifacts.as_ref()
     }
     /// Installs a progress sink.
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {

@@ -67,6 +67,11 @@ impl Table {
         }
     }
 
+    /// Whether no bucket is allocated yet ([`Table::new`] before [`Table::clear`]).
+    pub fn is_unallocated(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Empties the table and shrinks it to its initial size.
     pub fn clear(&mut self) {
         let buckets = INITIAL_BUCKETS.min(self.max_buckets);

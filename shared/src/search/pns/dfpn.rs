@@ -43,6 +43,24 @@ pub const DEFAULT_EPSILON: f64 = 0.25;
 /// Polling interval of the control, in expansions.
 const POLL: u64 = 1 << 12;
 
+/// A df-pn table carried from one engine to the next ([`Dfpn::into_table`],
+/// [`Dfpn::with_table`]), for decisions that share a goal ([`Dfpn::decide_keeping`]).
+pub struct DfpnTable(super::depth_first::Table);
+
+impl DfpnTable {
+    /// An empty table of at most `memory_mb` MiB (allocated on first use).
+    pub fn new(memory_mb: u64) -> Self {
+        DfpnTable(super::depth_first::Table::new(
+            (memory_mb as usize).saturating_mul(1 << 20),
+        ))
+    }
+
+    /// Forgets every entry and gives back the memory beyond the initial size.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// The df-pn engine; keeps its table between [`Dfpn::holds`] calls of one decision.
 pub struct Dfpn<'g, G: ZeroSum + Hashed> {
     epsilon: f64,
@@ -58,9 +76,55 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
         }
     }
 
+    /// An engine that starts from `table` (kept by [`Dfpn::into_table`] after earlier
+    /// decisions) instead of an empty one; its memory bound is the table's.
+    pub fn with_table(game: &'g G, opts: &PnOptions, table: DfpnTable) -> Self {
+        let mut d = Dfpn::new(
+            game,
+            &PnOptions {
+                memory_mb: 0,
+                ..*opts
+            },
+        );
+        d.s.tt = table.0;
+        d
+    }
+
+    /// The table, to start a later engine from ([`Dfpn::with_table`]).
+    pub fn into_table(self) -> DfpnTable {
+        DfpnTable(self.s.tt)
+    }
+
     /// Decides "value(root) >= target" from a fresh table.
     pub fn decide(&mut self, root: &G::State, target: i32, ctl: &Control) -> Decision<G::Move> {
         self.s.tt.clear();
+        self.decide_in_table(root, target, ctl)
+    }
+
+    /// Decides "value(root) >= target" on the numbers the table holds already. Sound only when
+    /// every entry was written for the same goal of each mover: by decisions of the same
+    /// `target` from roots of the same side to move, or of `1 - target` from roots of the other
+    /// side (a zero-sum game of integer values: "the first side's value >= t" is "the second
+    /// side's value < 1 - t"). A proof or disproof in the table is then a fact; other numbers
+    /// only steer the search.
+    pub fn decide_keeping(
+        &mut self,
+        root: &G::State,
+        target: i32,
+        ctl: &Control,
+    ) -> Decision<G::Move> {
+        if self.s.tt.is_unallocated() {
+            self.s.tt.clear();
+        }
+        self.decide_in_table(root, target, ctl)
+    }
+
+    fn decide_in_table(
+        &mut self,
+        root: &G::State,
+        target: i32,
+        ctl: &Control,
+    ) -> Decision<G::Move> {
         self.s.start(root, target);
         // A non-terminal root is always searched (even when the game knows its value at once),
         // so that a proved root has a proved child to name as the best move.
@@ -80,6 +144,18 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             peak_nodes: self.s.tt.used,
             node_bytes: std::mem::size_of::<Entry>(),
         }
+    }
+
+    /// After [`Dfpn::decide`]: the numbers its table holds for `state` as (proof, disproof) of
+    /// the decision's goal ("value(root) >= target", the root side's view), `None` when the
+    /// position is not in the table (never reached, or replaced).
+    pub fn goal_numbers(&self, state: &G::State) -> Option<(u32, u32)> {
+        let e = self.s.tt.get(self.s.game.hash(state))?;
+        Some(if self.s.is_root_side(state) {
+            (e.phi, e.delta)
+        } else {
+            (e.delta, e.phi)
+        })
     }
 
     /// φ/δ of `state` for the goal of the last [`Dfpn::decide`]: final when its value is known,

@@ -1,0 +1,610 @@
+//! Job-level proof-number plans ([`PlanShape::JobLevel`], algorithm `jlpns`).
+//!
+//! The planner keeps the top of a proof-number tree (a DAG: positions reached by several paths
+//! are one node, keyed by the child's hash and its ply, so no key can close a cycle) for the
+//! question "value >= t", the value seen from the side to move at the job's root. The planner
+//! never touches the game: a task ([`TaskKind::Leaf`]) names a leaf by its path of moves, the
+//! worker runs the leaf kernel there with a node budget and answers either with bounds that
+//! solve it (`raw`, root's view) or with the leaf's children ([`crate::wire::LeafChild`]: move,
+//! hash, who moves, initial numbers and any bounds known at once). The planner adds the
+//! children (merging transpositions), backs the numbers up and picks the next leaves.
+//!
+//! Bounds, not only verdicts: every node holds the proven interval of its value (root's view);
+//! an expanded node's interval is the max (OR node: the root's side moves) or min (AND node) of
+//! its children's, so a leaf solved at one threshold keeps what it proved for the next. A node
+//! is proved at `t` when its lower bound is `>= t`, disproved when its upper bound is `< t`.
+//! Numbers: a solved node (0, inf) or (inf, 0); an unexpanded leaf the numbers the task that
+//! created it reported for the current threshold (else 1, 1); OR nodes min pn / sum dn, AND
+//! nodes sum pn / min dn (saturating, [`crate::search::pns::pn_add`]'s convention).
+//!
+//! Several leaves at once: for every free slot the planner descends from the root to a
+//! most-proving leaf (OR: least pn, AND: least dn, ties in the game's move order) that is not
+//! already being searched; a busy leaf counts as exhausted, so the descent takes the next-best
+//! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
+//! infinite). Solved subtrees: the descent and the backup never enter a solved node; the children
+//! of a node whose value is known exactly are deleted (a decision plan deletes those of every
+//! solved node). A pending leaf whose path now passes through a solved node, that another task
+//! expanded, or whose threshold is no longer the current one is [`Planner::obsolete`] (the
+//! coordinator cancels it through the heartbeat).
+//!
+//! Thresholds: a decision plan (`target`) has one. An exact plan asks a probe sub-planner (the
+//! `Probes` plan of the same bounds, step and guess, with parallelism 1) for its next target and
+//! feeds it the root's bounds each time the root is solved, until the value is exact.
+//!
+//! Determinism: the state is a function of the results fed, in order (a leaf's node is found by
+//! walking its path at result time), and of the set of pending tasks (which leaves are busy), so
+//! `Planner::restore` rebuilds it; nothing outside `next_tasks`/`on_result`/`obsolete`/`forget`/
+//! `set_parallelism` is needed.
+
+use super::Planner;
+use crate::plan::job::{PlanShape, PreparedJob};
+use crate::wire::{LeafChild, RawBounds, TaskKind, TaskOutput};
+use std::collections::{HashMap, HashSet};
+
+/// Infinite proof or disproof number (as the kernels' [`crate::search::pns::INF`]).
+const INF: u32 = u32::MAX;
+/// Largest finite number; sums saturate here.
+const PN_MAX: u32 = u32::MAX - 1;
+
+fn add(a: u32, b: u32) -> u32 {
+    if a == INF || b == INF {
+        INF
+    } else {
+        a.saturating_add(b).min(PN_MAX)
+    }
+}
+
+/// One position of the job-level tree.
+#[derive(Clone, Debug)]
+struct Node {
+    /// The root's side moves here.
+    or: bool,
+    /// Plies from the root.
+    ply: u32,
+    /// Proven bounds of the value, root's view (`i32::MIN`/`i32::MAX`: none).
+    lower: i32,
+    upper: i32,
+    /// Numbers for the current threshold.
+    pn: u32,
+    dn: u32,
+    /// The numbers its creating task reported, and for which threshold.
+    init: (u32, u32, i32),
+    /// Children in the game's move order: move text and node (empty: not expanded, or deleted).
+    children: Vec<(String, u32)>,
+    /// A task expanded it.
+    expanded: bool,
+    /// Nodes that list it as a child.
+    parents: Vec<u32>,
+}
+
+/// The job-level state of a [`Planner`] of shape [`PlanShape::JobLevel`].
+#[derive(Clone, Debug)]
+pub(super) struct JobLevel {
+    lower: i32,
+    upper: i32,
+    /// Decision plans: the one threshold.
+    target: Option<i32>,
+    /// Exact plans: the probe planner that picks the thresholds.
+    probes: Option<Box<Planner>>,
+    /// The threshold being decided (`None` once done).
+    threshold: Option<i32>,
+    nodes: Vec<Node>,
+    /// (hash, ply) -> node.
+    index: HashMap<(u64, u32), u32>,
+    /// One output per finished threshold (and the output of a task that ended the plan).
+    summaries: Vec<TaskOutput>,
+    /// Nodes searched by tasks since the last summary.
+    searched: u64,
+    /// Leaf tasks answered.
+    tasks_done: u64,
+    /// Bytes of the results fed (JSON), what a store keeps for this plan.
+    result_bytes: u64,
+    /// A task ended the plan (a limit, or an answer without bounds or children).
+    gave_up: bool,
+    /// The move a task that solved the root as a leaf named (used while the root has no
+    /// children).
+    root_best: Option<String>,
+}
+
+impl JobLevel {
+    pub(super) fn new(shape: &PlanShape) -> Option<Self> {
+        let PlanShape::JobLevel {
+            lower,
+            upper,
+            step,
+            guess,
+            target,
+        } = *shape
+        else {
+            return None;
+        };
+        let root = Node {
+            or: true,
+            ply: 0,
+            lower: i32::MIN,
+            upper: i32::MAX,
+            pn: 1,
+            dn: 1,
+            init: (1, 1, 0),
+            children: Vec::new(),
+            expanded: false,
+            parents: Vec::new(),
+        };
+        let mut j = JobLevel {
+            lower,
+            upper,
+            target,
+            probes: None,
+            threshold: target,
+            nodes: vec![root],
+            index: HashMap::new(),
+            summaries: Vec::new(),
+            searched: 0,
+            tasks_done: 0,
+            result_bytes: 0,
+            gave_up: false,
+            root_best: None,
+        };
+        if target.is_none() {
+            let mut p = Planner::new(
+                PlanShape::Probes {
+                    lower,
+                    upper,
+                    step,
+                    guess,
+                },
+                1,
+            );
+            j.threshold = next_probe(&mut p);
+            j.probes = Some(Box::new(p));
+        }
+        j.update();
+        Some(j)
+    }
+
+    fn solved(&self, n: u32, t: i32) -> bool {
+        let n = &self.nodes[n as usize];
+        n.lower >= t || n.upper < t
+    }
+
+    /// The root's proven bounds within the game's.
+    pub(super) fn bounds(&self) -> RawBounds {
+        match &self.probes {
+            Some(p) => p.bounds,
+            None => {
+                let r = &self.nodes[0];
+                RawBounds {
+                    lower: r.lower.max(self.lower),
+                    upper: r.upper.min(self.upper),
+                }
+            }
+        }
+    }
+
+    pub(super) fn is_done(&self) -> bool {
+        self.gave_up || self.threshold.is_none()
+    }
+
+    /// The node at the end of `path`, walking the current edges.
+    fn resolve(&self, path: &[String]) -> Option<u32> {
+        let mut n = 0u32;
+        for mv in path {
+            n = self.nodes[n as usize]
+                .children
+                .iter()
+                .find(|(m, _)| m == mv)?
+                .1;
+        }
+        Some(n)
+    }
+
+    /// Whether a pending leaf task still matters: current threshold, every node on its path
+    /// unsolved, the leaf not expanded since.
+    fn useful(&self, target: i32, path: &[String]) -> Option<u32> {
+        let t = self.threshold?;
+        if target != t {
+            return None;
+        }
+        let mut n = 0u32;
+        if self.solved(n, t) {
+            return None;
+        }
+        for mv in path {
+            n = self.nodes[n as usize]
+                .children
+                .iter()
+                .find(|(m, _)| m == mv)?
+                .1;
+            if self.solved(n, t) {
+                return None;
+            }
+        }
+        (!self.nodes[n as usize].expanded).then_some(n)
+    }
+
+    /// Recomputes bounds and numbers of every node reachable from the root through unsolved
+    /// nodes, children first, then deletes the subtrees the module doc says.
+    fn update(&mut self) {
+        let Some(t) = self.threshold else { return };
+        let mut done = vec![false; self.nodes.len()];
+        self.visit(0, t, &mut done);
+        // Nodes only reachable through solved ones: fresh numbers too, should a transposition
+        // link them again.
+        for n in 1..self.nodes.len() as u32 {
+            self.visit(n, t, &mut done);
+        }
+    }
+
+    /// Recomputes `n` from its children and then every ancestor whose bounds or numbers change
+    /// (the backup after one result; [`JobLevel::update`] does the whole tree).
+    fn propagate(&mut self, n: u32) {
+        let Some(t) = self.threshold else { return };
+        let mut stack = vec![n];
+        let mut first = true;
+        while let Some(m) = stack.pop() {
+            if self.recompute(m, t) || std::mem::take(&mut first) {
+                stack.extend(self.nodes[m as usize].parents.iter().copied());
+            }
+        }
+    }
+
+    /// One node's bounds and numbers from its children's current ones; deletes its children
+    /// once they can no longer matter. Whether anything changed.
+    fn recompute(&mut self, n: u32, t: i32) -> bool {
+        let node = &self.nodes[n as usize];
+        let before = (node.lower, node.upper, node.pn, node.dn);
+        if node.expanded && !node.children.is_empty() && !(node.lower >= t || node.upper < t) {
+            let or = node.or;
+            let (mut lo, mut hi) = if or {
+                (i32::MIN, i32::MIN)
+            } else {
+                (i32::MAX, i32::MAX)
+            };
+            let (mut pn, mut dn) = if or { (INF, 0) } else { (0, INF) };
+            for &(_, k) in &node.children {
+                let c = &self.nodes[k as usize];
+                if or {
+                    lo = lo.max(c.lower);
+                    hi = hi.max(c.upper);
+                    pn = pn.min(c.pn);
+                    dn = add(dn, c.dn);
+                } else {
+                    lo = lo.min(c.lower);
+                    hi = hi.min(c.upper);
+                    pn = add(pn, c.pn);
+                    dn = dn.min(c.dn);
+                }
+            }
+            let node = &mut self.nodes[n as usize];
+            node.lower = node.lower.max(lo);
+            node.upper = node.upper.min(hi);
+            node.pn = pn;
+            node.dn = dn;
+        }
+        let decision = self.target.is_some();
+        let node = &mut self.nodes[n as usize];
+        if node.lower >= t {
+            (node.pn, node.dn) = (0, INF);
+        } else if node.upper < t {
+            (node.pn, node.dn) = (INF, 0);
+        } else if !node.expanded || node.children.is_empty() {
+            (node.pn, node.dn) = if node.init.2 == t {
+                (node.init.0.clamp(1, PN_MAX), node.init.1.clamp(1, PN_MAX))
+            } else {
+                (1, 1)
+            };
+        }
+        let solved = node.lower >= t || node.upper < t;
+        if n != 0 && !node.children.is_empty() && (node.lower == node.upper || (decision && solved))
+        {
+            node.children = Vec::new();
+        }
+        before != (node.lower, node.upper, node.pn, node.dn)
+    }
+
+    fn visit(&mut self, n: u32, t: i32, done: &mut [bool]) {
+        if done[n as usize] {
+            return;
+        }
+        done[n as usize] = true;
+        let node = &self.nodes[n as usize];
+        if node.expanded && !(node.lower >= t || node.upper < t) {
+            let kids: Vec<u32> = node.children.iter().map(|c| c.1).collect();
+            for k in kids {
+                self.visit(k, t, done);
+            }
+        }
+        self.recompute(n, t);
+    }
+
+    /// The leaves of the pending tasks of the current threshold.
+    fn busy(&self, pending: &[TaskKind]) -> HashSet<u32> {
+        pending
+            .iter()
+            .filter_map(|task| match task {
+                TaskKind::Leaf { target, path } => self.useful(*target, path),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A most-proving leaf below `n` that is not busy, with its path.
+    fn select(
+        &self,
+        n: u32,
+        t: i32,
+        busy: &HashSet<u32>,
+        seen: &mut HashSet<u32>,
+        path: &mut Vec<String>,
+    ) -> Option<u32> {
+        if self.solved(n, t) || !seen.insert(n) {
+            return None;
+        }
+        let node = &self.nodes[n as usize];
+        if !node.expanded {
+            return (!busy.contains(&n)).then_some(n);
+        }
+        let mut kids: Vec<(u32, usize, &String, u32)> = node
+            .children
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, k))| !self.solved(*k, t))
+            .map(|(i, (mv, k))| {
+                let c = &self.nodes[*k as usize];
+                (if node.or { c.pn } else { c.dn }, i, mv, *k)
+            })
+            .collect();
+        kids.sort_by_key(|k| (k.0, k.1));
+        for (_, _, mv, k) in kids {
+            path.push(mv.clone());
+            if let Some(leaf) = self.select(k, t, busy, seen, path) {
+                return Some(leaf);
+            }
+            path.pop();
+        }
+        None
+    }
+
+    /// Up to `free` leaf tasks, each at a distinct leaf.
+    pub(super) fn next_tasks(&self, pending: &[TaskKind], free: usize) -> Vec<TaskKind> {
+        let mut out = Vec::new();
+        let Some(t) = self.threshold else { return out };
+        if self.gave_up {
+            return out;
+        }
+        let mut busy = self.busy(pending);
+        while out.len() < free {
+            let mut path = Vec::new();
+            let mut seen = HashSet::new();
+            match self.select(0, t, &busy, &mut seen, &mut path) {
+                Some(leaf) => {
+                    busy.insert(leaf);
+                    out.push(TaskKind::Leaf { target: t, path });
+                }
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Feeds a leaf task's output (the task was pending).
+    pub(super) fn on_result(&mut self, task: &TaskKind, out: &TaskOutput) {
+        let TaskKind::Leaf { target, path } = task else {
+            return;
+        };
+        self.tasks_done += 1;
+        self.searched += out.nodes;
+        self.result_bytes += serde_json::to_vec(out).map_or(0, |v| v.len() as u64)
+            + serde_json::to_vec(task).map_or(0, |v| v.len() as u64);
+        if self.is_done() {
+            return;
+        }
+        if out.raw.is_none() && out.extra.children.as_ref().is_none_or(|c| c.is_empty()) {
+            // A limit (or a kernel that gave up): the plan ends with what is known.
+            self.gave_up = true;
+            self.summaries.push(TaskOutput {
+                nodes: std::mem::take(&mut self.searched),
+                extra: out.extra.clone(),
+                ..TaskOutput::default()
+            });
+            return;
+        }
+        if let Some(n) = self.resolve(path) {
+            if n == 0 && out.raw.is_some_and(|r| r.lower >= *target) {
+                self.root_best = out.best_move.clone();
+            }
+            if let Some(r) = out.raw {
+                let node = &mut self.nodes[n as usize];
+                node.lower = node.lower.max(r.lower);
+                node.upper = node.upper.min(r.upper);
+            }
+            if let Some(children) = &out.extra.children {
+                self.expand(n, *target, children);
+                let kids: Vec<u32> = self.nodes[n as usize]
+                    .children
+                    .iter()
+                    .map(|c| c.1)
+                    .collect();
+                for k in kids {
+                    self.propagate(k);
+                }
+            }
+            self.propagate(n);
+        }
+        self.after_update();
+    }
+
+    /// Adds the reported children of `n` (once).
+    fn expand(&mut self, n: u32, target: i32, children: &[LeafChild]) {
+        if self.nodes[n as usize].expanded || children.is_empty() {
+            return;
+        }
+        let ply = self.nodes[n as usize].ply + 1;
+        let mut kids = Vec::with_capacity(children.len());
+        for c in children {
+            let lower = c.lower.unwrap_or(i32::MIN);
+            let upper = c.upper.unwrap_or(i32::MAX);
+            let k = match self.index.get(&(c.hash, ply)) {
+                Some(&k) => {
+                    let node = &mut self.nodes[k as usize];
+                    node.lower = node.lower.max(lower);
+                    node.upper = node.upper.min(upper);
+                    k
+                }
+                None => {
+                    let k = self.nodes.len() as u32;
+                    self.nodes.push(Node {
+                        or: c.or,
+                        ply,
+                        lower,
+                        upper,
+                        pn: 1,
+                        dn: 1,
+                        init: (c.pn, c.dn, target),
+                        children: Vec::new(),
+                        expanded: false,
+                        parents: Vec::new(),
+                    });
+                    self.index.insert((c.hash, ply), k);
+                    k
+                }
+            };
+            if !self.nodes[k as usize].parents.contains(&n) {
+                self.nodes[k as usize].parents.push(n);
+            }
+            kids.push((c.mv.clone(), k));
+        }
+        let node = &mut self.nodes[n as usize];
+        node.children = kids;
+        node.expanded = true;
+    }
+
+    /// After a result: a solved root ends the threshold (summary, next threshold or done).
+    fn after_update(&mut self) {
+        let Some(t) = self.threshold else { return };
+        if !self.solved(0, t) {
+            return;
+        }
+        let root = &self.nodes[0];
+        let raw = RawBounds {
+            lower: root.lower.max(self.lower),
+            upper: root.upper.min(self.upper),
+        };
+        let proved = root.lower >= t;
+        // The first root move (game order) that keeps the lower bound.
+        let best_move = root
+            .children
+            .iter()
+            .find(|(_, k)| self.nodes[*k as usize].lower >= raw.lower)
+            .map(|(m, _)| m.clone())
+            .or_else(|| self.root_best.clone().filter(|_| root.children.is_empty()))
+            .filter(|_| proved || raw.lower > self.lower);
+        let mut summary = TaskOutput {
+            nodes: std::mem::take(&mut self.searched),
+            raw: Some(raw),
+            best_move,
+            ..TaskOutput::default()
+        };
+        summary.extra.proved = Some(Some(proved));
+        self.summaries.push(summary.clone());
+        self.threshold = match &mut self.probes {
+            None => None,
+            Some(p) => {
+                p.on_result(&TaskKind::Probe { target: t }, summary);
+                if p.is_done() {
+                    None
+                } else {
+                    next_probe(p)
+                }
+            }
+        };
+        if self.threshold.is_some() {
+            self.update();
+        }
+    }
+
+    /// Pending leaf tasks that no longer matter.
+    pub(super) fn obsolete(&self, pending: &[TaskKind]) -> Vec<TaskKind> {
+        pending
+            .iter()
+            .filter(|task| match task {
+                TaskKind::Leaf { target, path } => {
+                    self.is_done() || self.useful(*target, path).is_none()
+                }
+                _ => true,
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Nodes of the tree (reachable or not).
+    pub(super) fn tree_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Approximate bytes held in memory for the tree: nodes, edges with their move texts, and the
+    /// transposition index.
+    pub(super) fn memory_bytes(&self) -> usize {
+        let nodes = self.nodes.capacity() * std::mem::size_of::<Node>();
+        let edges: usize = self
+            .nodes
+            .iter()
+            .map(|n| {
+                n.children.capacity() * std::mem::size_of::<(String, u32)>()
+                    + n.children.iter().map(|c| c.0.capacity()).sum::<usize>()
+            })
+            .sum();
+        // A hashbrown entry: key, value and one control byte, at a load of up to 7/8.
+        let index = self.index.capacity() * (std::mem::size_of::<((u64, u32), u32)>() + 1);
+        nodes + edges + index
+    }
+
+    pub(super) fn progress(&self, job: &dyn PreparedJob) -> serde_json::Value {
+        let b = self.bounds();
+        let n = self.tree_nodes().max(1);
+        serde_json::json!({
+            "lower": job.show_value(b.lower),
+            "upper": job.show_value(b.upper),
+            "threshold": self.threshold.map(|t| job.show_value(t)),
+            "thresholds_done": self.summaries.iter().filter(|s| s.raw.is_some()).count(),
+            "leaf_tasks": self.tasks_done,
+            "tree_nodes": self.tree_nodes(),
+            "tree_bytes_per_node": self.memory_bytes() / n,
+            "stored_bytes_per_node": self.result_bytes / n as u64,
+        })
+    }
+
+    /// The final output: the job's merge of one output per finished threshold, with the tree's
+    /// size.
+    pub(super) fn finish(&self, job: &dyn PreparedJob) -> TaskOutput {
+        let mut summaries = self.summaries.clone();
+        if self.searched > 0 {
+            summaries.push(TaskOutput {
+                nodes: self.searched,
+                ..TaskOutput::default()
+            });
+        }
+        let mut out = job.finish_probes(self.bounds(), &summaries);
+        let n = self.tree_nodes().max(1);
+        out.extra
+            .insert("leaf_tasks".into(), self.tasks_done.into());
+        out.extra.insert("tree_nodes".into(), n.into());
+        out.extra.insert(
+            "tree_bytes_per_node".into(),
+            (self.memory_bytes() / n).into(),
+        );
+        out.extra.insert(
+            "stored_bytes_per_node".into(),
+            (self.result_bytes / n as u64).into(),
+        );
+        out
+    }
+}
+
+/// The probe sub-planner's next target.
+fn next_probe(p: &mut Planner) -> Option<i32> {
+    p.next_tasks().into_iter().find_map(|t| match t {
+        TaskKind::Probe { target } => Some(target),
+        _ => None,
+    })
+}

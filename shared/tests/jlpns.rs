@@ -1,0 +1,372 @@
+//! Job-level proof-number search (`jlpns`) against alpha-beta and published values, through
+//! the path of `gamesolver solve` (`registry::prepare`, `plan::run_local`), and its planner
+//! driven directly (`Planner`: several leaves at once, restore after any prefix of results,
+//! obsolete leaves).
+//!
+//! Small budgets make the job-level tree do real work (the kernels look at their node budget
+//! every few thousand nodes, so `budget=1` still lets a leaf search solve small subtrees).
+
+mod common;
+use common::{othello_positions, splitmix};
+use gamesolver_shared::games::data::pons_set;
+use gamesolver_shared::games::othello::Othello;
+use gamesolver_shared::plan::{run_local, Planner};
+use gamesolver_shared::registry::prepare;
+use gamesolver_shared::search::Control;
+use gamesolver_shared::wire::{JobResult, JobSpec, TaskKind};
+use rayon::prelude::*;
+use serde_json::{json, Value};
+
+fn run(job: &JobSpec) -> JobResult {
+    let prepared = prepare(job).unwrap_or_else(|e| panic!("{job:?}: {e}"));
+    run_local(prepared.as_ref(), &Control::unlimited()).unwrap_or_else(|e| panic!("{job:?}: {e}"))
+}
+
+fn jl(game: &str, position: &str, options: &[(&str, &str)]) -> JobResult {
+    run(&JobSpec::new(game, position, "jlpns").with_options(options))
+}
+
+fn alphabeta(game: &str, position: &str) -> Value {
+    run(&JobSpec::new(game, position, "alphabeta")).value
+}
+
+fn read_set(name: &str) -> Vec<(String, i64)> {
+    pons_set(name)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|l| (l.moves, l.score as i64))
+        .collect()
+}
+
+/// The exact value with the alpha-beta leaf (small budget, so most positions build a tree) and
+/// the win decision with the df-pn leaf, against the published score.
+fn check_pons(name: &str, lines: &[(String, i64)]) {
+    let t0 = std::time::Instant::now();
+    let tasks: u64 = lines
+        .par_iter()
+        .map(|(moves, want)| {
+            let r = jl(
+                "connect4",
+                moves,
+                &[("leaf", "alphabeta"), ("budget", "2000")],
+            );
+            assert_eq!(r.value, json!(want), "{name} '{moves}' exact");
+            let leaves = r.extra["leaf_tasks"].as_u64().unwrap();
+            let r = jl(
+                "connect4",
+                moves,
+                &[("leaf", "dfpn"), ("budget", "5000"), ("target", "1")],
+            );
+            assert_eq!(
+                r.extra.proved,
+                Some(Some(*want >= 1)),
+                "{name} '{moves}' target 1"
+            );
+            if *want >= 1 {
+                assert!(r.best_move.is_some(), "{name} '{moves}': a winning move");
+            }
+            leaves
+        })
+        .sum();
+    eprintln!(
+        "jlpns {name}: {} positions, {tasks} leaf tasks (exact), {:?}",
+        lines.len(),
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn pons_l2_r1_all() {
+    let lines = read_set("Test_L2_R1");
+    assert_eq!(lines.len(), 1000);
+    check_pons("Test_L2_R1", &lines);
+}
+
+#[test]
+fn pons_samples_of_every_set() {
+    for name in ["Test_L3_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2"] {
+        let lines = read_set(name);
+        // The later positions of the harder sets are the cheaper ones.
+        let sample: Vec<(String, i64)> = lines.iter().rev().step_by(125).cloned().collect();
+        check_pons(name, &sample);
+    }
+    // Test_L1_R3 (begin-hard): one position, exact with the alpha-beta leaf.
+    let lines = read_set("Test_L1_R3");
+    let (moves, want) = &lines[lines.len() - 1];
+    let r = jl(
+        "connect4",
+        moves,
+        &[("leaf", "alphabeta"), ("budget", "200000")],
+    );
+    assert_eq!(r.value, json!(want), "Test_L1_R3 '{moves}'");
+}
+
+#[test]
+fn othello_agrees_with_alphabeta() {
+    let g = Othello::new(8).unwrap();
+    let positions = othello_positions(&g, 5, 14, 25);
+    positions.par_iter().for_each(|p| {
+        let want = alphabeta("othello", p);
+        let r = jl("othello", p, &[("leaf", "alphabeta"), ("budget", "20000")]);
+        assert_eq!(r.value, want, "othello '{p}' exact");
+        let v = want.as_i64().unwrap();
+        let r = jl(
+            "othello",
+            p,
+            &[
+                ("leaf", "dfpn"),
+                ("budget", "20000"),
+                ("target", &v.to_string()),
+            ],
+        );
+        assert_eq!(r.extra.proved, Some(Some(true)), "othello '{p}' >= {v}");
+    });
+}
+
+/// Every tic-tac-toe position up to two moves, and m,n,k boards, every leaf kernel, pure
+/// job-level search (`budget=1`) and with a budget, against alpha-beta.
+#[test]
+fn tictactoe_and_mnk_agree_with_alphabeta() {
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, String);
+    let mut cases: Vec<Case> = Vec::new();
+    let mut ttt = vec![String::new()];
+    for a in 1..=9 {
+        ttt.push(a.to_string());
+        for b in 1..=9 {
+            if a != b {
+                ttt.push(format!("{a}{b}"));
+            }
+        }
+    }
+    for p in ttt.iter().step_by(3) {
+        cases.push(("tictactoe", vec![], p.clone()));
+    }
+    for p in ["6", "1,16"] {
+        cases.push((
+            "mnk",
+            vec![("m", "4"), ("n", "4"), ("k", "3")],
+            p.to_string(),
+        ));
+    }
+    cases.par_iter().for_each(|(game, params, p)| {
+        let base = JobSpec::new(game, p, "alphabeta").with_params(params);
+        let want = run(&base).value;
+        for (leaf, budget) in [
+            ("dfpn", "1"),
+            ("dfpn", "300"),
+            ("pdspn", "300"),
+            ("alphabeta", "50"),
+        ] {
+            let job = JobSpec {
+                algorithm: "jlpns".into(),
+                ..base.clone()
+            }
+            .with_options(&[("leaf", leaf), ("budget", budget)]);
+            let r = run(&job);
+            assert_eq!(r.value, want, "{game} '{p}' leaf={leaf} budget={budget}");
+            for t in -1..=1 {
+                let t = t.to_string();
+                let r = run(&job.clone().with_options(&[("target", &t)]));
+                let v = want.as_i64().unwrap();
+                assert_eq!(
+                    r.extra.proved,
+                    Some(Some(v >= t.parse::<i64>().unwrap())),
+                    "{game} '{p}' leaf={leaf} target={t}"
+                );
+            }
+        }
+    });
+}
+
+/// Random max/min trees (the `tree` game) against alpha-beta.
+#[test]
+fn random_trees_agree_with_alphabeta() {
+    fn tree(rng: &mut u64, depth: u32, max: bool) -> Value {
+        if depth == 0 || splitmix(rng).is_multiple_of(7) {
+            return json!((splitmix(rng) % 21) as i64 - 10);
+        }
+        let n = 1 + splitmix(rng) % 4;
+        let kids: Vec<Value> = (0..n).map(|_| tree(rng, depth - 1, !max)).collect();
+        json!({ if max { "max" } else { "min" }: kids })
+    }
+    let mut rng = 5u64;
+    for i in 0..40 {
+        let t = tree(&mut rng, 4 + i % 4, true);
+        if !t.is_object() {
+            continue;
+        }
+        let text = t.to_string();
+        let want = alphabeta("tree", &text);
+        let r = jl("tree", &text, &[("budget", "1")]);
+        assert_eq!(r.value, want, "tree {text}");
+    }
+}
+
+/// Drives the planner of a `jlpns` job by hand with `k` slots, running every issued task at
+/// once (in issue order, results fed in reverse, so answers arrive out of order), checking at
+/// every step that the leaves in flight are distinct, that a planner restored from the tasks
+/// issued and the results so far makes the same next move, and that obsolete tasks are ones
+/// whose leaf became irrelevant. Returns the final value.
+fn drive(job: &JobSpec, k: usize) -> Value {
+    let prepared = prepare(job).unwrap();
+    let shape = prepared.plan_shape();
+    let mut p = Planner::new(shape.clone(), k);
+    let mut issued: Vec<TaskKind> = Vec::new();
+    let mut results = Vec::new();
+    let mut dropped: Vec<TaskKind> = Vec::new();
+    let mut rounds = 0;
+    while !p.is_done() {
+        rounds += 1;
+        assert!(rounds < 100_000, "the plan does not end");
+        let tasks = p.next_tasks();
+        issued.extend(tasks.iter().cloned());
+        let pending = p.pending().to_vec();
+        assert!(!pending.is_empty(), "nothing in flight and not done");
+        assert!(pending.len() <= k);
+        let mut paths: Vec<&Vec<String>> = pending
+            .iter()
+            .map(|t| match t {
+                TaskKind::Leaf { path, .. } => path,
+                other => panic!("not a leaf task: {other:?}"),
+            })
+            .collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), pending.len(), "two tasks on one leaf");
+        // Answer the last task issued first.
+        let task = pending.last().unwrap().clone();
+        let out = prepared.run(&task, &Control::unlimited()).unwrap();
+        prepared.check_output(&task, &out).unwrap();
+        p.on_result(&task, out.clone());
+        results.push((task, out));
+        for t in p.obsolete() {
+            p.forget(&t);
+            dropped.push(t);
+        }
+        let mut r = Planner::restore(shape.clone(), k, &issued, &results, &dropped);
+        assert_eq!(r.pending(), p.pending(), "restored pending");
+        assert_eq!(r.is_done(), p.is_done());
+        assert_eq!(
+            r.progress(prepared.as_ref()),
+            p.progress(prepared.as_ref()),
+            "restored progress"
+        );
+        let mut q = p.clone();
+        assert_eq!(r.next_tasks(), q.next_tasks(), "restored next tasks");
+    }
+    p.finish(prepared.as_ref()).value
+}
+
+#[test]
+fn planner_restores_and_spreads_leaves() {
+    for (game, params, position, leaf, budget) in [
+        ("tictactoe", vec![], "", "dfpn", "1"),
+        ("tictactoe", vec![], "5", "alphabeta", "20"),
+        (
+            "mnk",
+            vec![("m", "4"), ("n", "3"), ("k", "3")],
+            "",
+            "dfpn",
+            "50",
+        ),
+    ] {
+        let job = JobSpec::new(game, position, "jlpns")
+            .with_params(&params)
+            .with_options(&[("leaf", leaf), ("budget", budget)]);
+        let want = run(&JobSpec {
+            algorithm: "alphabeta".into(),
+            options: Default::default(),
+            ..job.clone()
+        })
+        .value;
+        for k in [1, 2, 3] {
+            assert_eq!(drive(&job, k), want, "{game} '{position}' k={k}");
+        }
+    }
+}
+
+/// A decision plan: once the root is proved, every leaf in flight is obsolete.
+#[test]
+fn leaves_in_flight_are_obsolete_once_the_root_is_solved() {
+    // README's Connect Four position, value -2: "value >= 0" is disproved.
+    let job = JobSpec::new("connect4", "335662333565", "jlpns")
+        .with_options(&[("budget", "5000"), ("target", "0")]);
+    let prepared = prepare(&job).unwrap();
+    let mut p = Planner::new(prepared.plan_shape(), 4);
+    let mut saw_obsolete = false;
+    while !p.is_done() {
+        let _ = p.next_tasks();
+        let task = p.pending()[0].clone();
+        let out = prepared.run(&task, &Control::unlimited()).unwrap();
+        p.on_result(&task, out);
+        let obsolete = p.obsolete();
+        if p.is_done() {
+            assert_eq!(obsolete.len(), p.pending().len(), "all obsolete when done");
+        }
+        for t in obsolete {
+            saw_obsolete = true;
+            p.forget(&t);
+        }
+    }
+    assert!(
+        saw_obsolete,
+        "four leaves in flight: some became irrelevant"
+    );
+    let r = p.finish(prepared.as_ref());
+    assert_eq!(r.extra.proved, Some(Some(false)), "value -2 is not >= 0");
+}
+
+#[test]
+fn bad_options_are_refused() {
+    for (k, v) in [
+        ("leaf", "mcts"),
+        ("budget", "0"),
+        ("threads", "0"),
+        ("target", "x"),
+    ] {
+        let job = JobSpec::new("tictactoe", "", "jlpns").with_options(&[(k, v)]);
+        let e = prepare(&job)
+            .err()
+            .unwrap_or_else(|| panic!("{k}={v} accepted"));
+        assert!(e.to_string().contains(k), "{k}={v}: {e}");
+    }
+}
+
+/// A worker keeps the df-pn leaves' tables between the tasks of one job (one table per
+/// threshold, emptied when the threshold changes) and the alpha-beta leaves report the children
+/// their table decides. Neither may change an answer: the exact value through several
+/// thresholds (tasks at leaves of both sides, one prepared job answering them all, as a worker
+/// does) against the published scores, and with several leaves in flight answered out of order.
+#[test]
+fn kept_tables_and_probed_children_do_not_change_answers() {
+    let lines = read_set("Test_L2_R1");
+    let sample: Vec<(String, i64)> = lines.iter().step_by(97).take(6).cloned().collect();
+    sample.par_iter().for_each(|(moves, want)| {
+        for (leaf, budget) in [("dfpn", "3000"), ("alphabeta", "500")] {
+            let r = jl("connect4", moves, &[("leaf", leaf), ("budget", budget)]);
+            assert_eq!(r.value, json!(want), "'{moves}' leaf={leaf} exact");
+            assert!(
+                r.extra["thresholds"].as_u64().unwrap() >= 1,
+                "'{moves}': thresholds"
+            );
+        }
+    });
+    for (leaf, budget) in [("dfpn", "2"), ("alphabeta", "2")] {
+        let job = JobSpec::new("mnk", "", "jlpns")
+            .with_params(&[("m", "4"), ("n", "3"), ("k", "3")])
+            .with_options(&[("leaf", leaf), ("budget", budget)]);
+        let want = alphabeta_of(&job);
+        for k in [2, 4] {
+            assert_eq!(drive(&job, k), want, "mnk 4x3x3 leaf={leaf} k={k}");
+        }
+    }
+}
+
+fn alphabeta_of(job: &JobSpec) -> Value {
+    run(&JobSpec {
+        algorithm: "alphabeta".into(),
+        options: Default::default(),
+        ..job.clone()
+    })
+    .value
+}
