@@ -29,7 +29,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use gamesolver_shared::registry;
 use gamesolver_shared::wire::protocol::{
-    Heartbeat, HeartbeatReply, Lease, LeaseRequest, Register, Registered, Release, Report,
+    Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register, Registered, Release, Report,
     ReportReply,
 };
 use gamesolver_shared::wire::JobSpec;
@@ -71,6 +71,8 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
         .route("/v1/jobs/{id}/proof", get(job_proof))
         .route("/v1/status", get(status))
         .route("/v1/options", get(options))
+        .route("/v1/tables/{name}", get(table_set))
+        .route("/v1/tables/{name}/{stones}", get(table_file))
         .merge(crate::dashboard::api_routes(&coord))
         .layer(timeout)
         // Added after the timeout layer: a stream lasts as long as its job.
@@ -81,7 +83,14 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
         .route("/v1/worker/heartbeat", post(worker_heartbeat))
         .route("/v1/worker/result", post(worker_result))
         .route("/v1/worker/release", post(worker_release))
+        .route("/v1/worker/artifacts/{name}", get(worker_get_artifact))
         .layer(timeout)
+        // Uploads of databases are streamed to disk, bounded by the artifact store's limits
+        // rather than the JSON body limit or the request timeout.
+        .route(
+            "/v1/worker/artifacts/{name}",
+            axum::routing::put(worker_put_artifact).layer(DefaultBodyLimit::disable()),
+        )
         // A long poll ends by itself within MAX_LONG_POLL_MS.
         .route("/v1/worker/lease", post(worker_lease))
         .route_layer(middleware::from_fn_with_state(
@@ -345,8 +354,10 @@ async fn refuse_declared_oversize(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    // Artifact uploads have their own bounds (`crate::artifacts`).
+    let artifact = req.uri().path().starts_with("/v1/worker/artifacts/");
     match declared {
-        Some(n) if n > limit as u64 => {
+        Some(n) if n > limit as u64 && !artifact => {
             let mut r = ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "too_large",
@@ -813,8 +824,22 @@ pub(crate) async fn worker_heartbeat(
     ))]
 pub(crate) async fn worker_result(
     State(c): State<Shared>,
-    Json(r): Json<Report>,
+    Json(mut r): Json<Report>,
 ) -> Result<Json<ReportReply>, ApiError> {
+    // A retrograde task's output names an artifact the worker uploaded: one that is not in
+    // the artifact store makes the attempt a failure (the task runs again), never a result.
+    if let Outcome::Done { output } = &r.outcome {
+        if let Some(a) = output.extra.retro.as_deref() {
+            if !c.artifacts.has(&a.artifact) {
+                r.outcome = Outcome::Failed {
+                    message: format!(
+                        "its output names artifact {} that was never uploaded",
+                        a.artifact
+                    ),
+                };
+            }
+        }
+    }
     Ok(Json(c.call(move |s| s.report(r)).await?))
 }
 
@@ -832,6 +857,160 @@ pub(crate) async fn worker_release(
 ) -> Result<Json<Released>, ApiError> {
     c.call(move |s| s.release(r)).await?;
     Ok(Json(Released { released: true }))
+}
+
+impl From<crate::artifacts::ArtifactError> for ApiError {
+    fn from(e: crate::artifacts::ArtifactError) -> Self {
+        use crate::artifacts::ArtifactError as E;
+        match e {
+            E::BadName(_) | E::Mismatch { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.to_string())
+            }
+            E::TooLarge(m) => ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", m),
+            E::Missing(m) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no artifact {m}"),
+            ),
+            E::Io(m) => {
+                tracing::error!("artifacts: {m}");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "store",
+                    "the coordinator's artifact store failed (details in its log)",
+                )
+            }
+        }
+    }
+}
+
+/// Bytes as a download.
+fn octets(bytes: Vec<u8>, file: Option<String>) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response();
+    if let Some(f) = file
+        .and_then(|f| header::HeaderValue::from_str(&format!("attachment; filename=\"{f}\"")).ok())
+    {
+        r.headers_mut().insert(header::CONTENT_DISPOSITION, f);
+    }
+    r
+}
+
+/// `PUT /v1/worker/artifacts/{name}`: a worker uploads an artifact under its SHA-256.
+#[utoipa::path(put, path = "/v1/worker/artifacts/{name}", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: upload a file artifact (a database or a round chunk) named by its SHA-256; idempotent",
+    params(("name" = String, Path, description = "SHA-256 of the content, 64 lowercase hex digits")),
+    responses(
+        (status = 200, description = "Stored (or already there)", body = serde_json::Value),
+        (status = 400, description = "Not a SHA-256, or the content does not match it", body = ErrorBody),
+        (status = 413, description = "Over the artifact or store size limit", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_put_artifact(
+    State(c): State<Shared>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let new = c.artifacts.put(&name, body, declared).await?;
+    Ok(Json(serde_json::json!({"sha256": name, "new": new})))
+}
+
+/// `GET /v1/worker/artifacts/{name}`: a worker fetches an artifact (checked on read).
+#[utoipa::path(get, path = "/v1/worker/artifacts/{name}", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: fetch a file artifact by its SHA-256",
+    params(("name" = String, Path, description = "SHA-256 of the content")),
+    responses(
+        (status = 200, description = "The bytes", content_type = "application/octet-stream"),
+        (status = 404, description = "No such artifact", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_get_artifact(
+    State(c): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let me = c.clone();
+    let bytes = tokio::task::spawn_blocking(move || me.artifacts.get(&name))
+        .await
+        .map_err(|_| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "read failed")
+        })??;
+    Ok(octets(bytes, None))
+}
+
+/// The newest finished build of the set `name`: its job id and its databases.
+async fn built_set(c: &Shared, name: String) -> Result<(u64, Vec<serde_json::Value>), ApiError> {
+    gamesolver_shared::games::data::plain_name(&name)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e))?;
+    let shown = name.clone();
+    let found = c
+        .query(move |q| q.table_set(&name))
+        .await
+        .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
+    let Some((job, result)) = found else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no finished retrograde build named '{shown}'"),
+        ));
+    };
+    let result: serde_json::Value = serde_json::from_str(&result)
+        .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
+    let dbs = result["databases"].as_array().cloned().unwrap_or_default();
+    Ok((job, dbs))
+}
+
+/// `GET /v1/tables/{name}`: the databases of the newest finished build named `name`.
+#[utoipa::path(get, path = "/v1/tables/{name}", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "The databases of a retrograde build (the newest finished job with option name=NAME)",
+    params(("name" = String, Path, description = "The set's name")),
+    responses(
+        (status = 200, description = "The job and its databases (stones, positions, rounds, bytes, sha256, artifact)", body = serde_json::Value),
+        (status = 404, description = "No finished build of that name", body = ErrorBody),
+    ))]
+pub(crate) async fn table_set(
+    State(c): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let (job, dbs) = built_set(&c, name.clone()).await?;
+    Ok(Json(
+        serde_json::json!({"name": name, "job": job, "databases": dbs}),
+    ))
+}
+
+/// `GET /v1/tables/{name}/{stones}`: one database file of the set.
+#[utoipa::path(get, path = "/v1/tables/{name}/{stones}", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Download one database file of a retrograde build (the format of tables/NAME in the data folder)",
+    params(("name" = String, Path, description = "The set's name"), ("stones" = u32, Path, description = "The database")),
+    responses(
+        (status = 200, description = "The database file", content_type = "application/octet-stream"),
+        (status = 404, description = "No such build or database", body = ErrorBody),
+    ))]
+pub(crate) async fn table_file(
+    State(c): State<Shared>,
+    Path((name, stones)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let (_, dbs) = built_set(&c, name).await?;
+    let db = stones
+        .parse::<usize>()
+        .ok()
+        .and_then(|d| dbs.get(d).cloned())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("the set has databases 0 to {}", dbs.len() as i64 - 1),
+            )
+        })?;
+    let artifact = db["artifact"].as_str().unwrap_or_default().to_string();
+    let me = c.clone();
+    let bytes = tokio::task::spawn_blocking(move || me.artifacts.get(&artifact))
+        .await
+        .map_err(|_| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "read failed")
+        })??;
+    Ok(octets(bytes, None))
 }
 
 #[cfg(test)]

@@ -55,6 +55,10 @@ pub enum Command {
     Book(crate::book_cmd::BookArgs),
     /// Awari endgame databases by retrograde analysis: build, verify, look a position up.
     Tables(crate::tables_cmd::TablesArgs),
+    /// Scaling by simulation: the job's real plan and kernels with its tasks scheduled in
+    /// virtual time on N workers, as the coordinator would; time, speedup, efficiency, work
+    /// inflation and idle share per worker count.
+    Simulate(crate::simulate_cmd::SimulateArgs),
     /// A local worker of `serve --local-workers` (started by the coordinator, not by hand).
     #[command(hide = true)]
     Worker(gamesolver_worker::cli::WorkerArgs),
@@ -302,6 +306,10 @@ pub struct ServeArgs {
     /// Tasks one job keeps in flight (default: the number of live worker slots).
     #[arg(long)]
     pub parallelism: Option<usize>,
+    /// Cap on the tasks one job-level proof-number job (`jlpns`) keeps in flight, 1..=4096
+    /// (other plans: 16).
+    #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_JOB_LEVEL_PARALLELISM)]
+    pub max_job_level_parallelism: usize,
     /// Jobs queued or running at most; a submit past it gets 429.
     #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_QUEUED_JOBS)]
     pub max_queued_jobs: usize,
@@ -314,6 +322,9 @@ pub struct ServeArgs {
     /// Bytes of one proof certificate at most; a larger one fails its attempt.
     #[arg(long, default_value_t = gamesolver::scheduler::DEFAULT_MAX_PROOF_BYTES)]
     pub max_proof_bytes: usize,
+    /// Bytes of all file artifacts (retrograde databases) kept beside the store, in MiB.
+    #[arg(long, default_value_t = gamesolver::artifacts::DEFAULT_MAX_ARTIFACTS_MB, value_name = "MIB")]
+    pub max_artifacts_mb: u64,
     /// Without GAMESOLVER_WORKER_TOKEN, let anyone use the worker endpoints. By default they
     /// then accept only the local workers of this process (a random token kept in memory).
     #[arg(long)]
@@ -410,6 +421,14 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     if args.parallelism == Some(0) {
         return Err(Failure::bad_input("--parallelism must be at least 1"));
     }
+    if !(1..=gamesolver::scheduler::MAX_JOB_LEVEL_PARALLELISM)
+        .contains(&args.max_job_level_parallelism)
+    {
+        return Err(Failure::bad_input(format!(
+            "--max-job-level-parallelism must be between 1 and {}",
+            gamesolver::scheduler::MAX_JOB_LEVEL_PARALLELISM
+        )));
+    }
     let http = args.http.limits()?;
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -421,10 +440,12 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     config.sched.lease_ms = args.lease_ms;
     config.sched.max_attempts = args.max_attempts;
     config.sched.parallelism = args.parallelism;
+    config.sched.max_job_level_parallelism = args.max_job_level_parallelism;
     config.sched.max_queued_jobs = args.max_queued_jobs;
     config.sched.max_position_bytes = args.max_position_bytes;
     config.sched.max_tasks_per_job = args.max_tasks_per_job;
     config.sched.max_proof_bytes = args.max_proof_bytes;
+    config.max_artifacts_mb = args.max_artifacts_mb;
     config.insecure_workers = args.insecure_workers;
     config.insecure_open_api = args.insecure_open_api;
     config.http = http;
@@ -546,7 +567,7 @@ pub fn parse_settings(items: &[String], what: &str) -> Result<Settings, Failure>
     Ok(out)
 }
 
-fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobSpec, Failure> {
+pub fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobSpec, Failure> {
     if args.threads == 0 {
         return Err(Failure::bad_input("--threads must be at least 1"));
     }

@@ -19,6 +19,7 @@
 
 pub mod answers;
 pub mod api;
+pub mod artifacts;
 pub mod client;
 pub mod dashboard;
 pub mod http;
@@ -65,6 +66,8 @@ pub struct ServeConfig {
     pub insecure_open_api: bool,
     /// Timeouts and caps of the HTTP server.
     pub http: http::HttpLimits,
+    /// Bound on the bytes of all file artifacts (retrograde databases), in MiB.
+    pub max_artifacts_mb: u64,
 }
 
 impl ServeConfig {
@@ -82,6 +85,7 @@ impl ServeConfig {
             api_token: token("GAMESOLVER_API_TOKEN"),
             insecure_open_api: false,
             http: http::HttpLimits::default(),
+            max_artifacts_mb: artifacts::DEFAULT_MAX_ARTIFACTS_MB,
         }
     }
 
@@ -169,12 +173,15 @@ pub struct Coordinator {
     pub event_streams: std::sync::atomic::AtomicU64,
     /// `GET /v1/jobs/{id}` answered (`/metrics`: polling shows here).
     pub status_reads: std::sync::atomic::AtomicU64,
+    /// File artifacts beside the store (retrograde databases and round chunks).
+    pub artifacts: artifacts::ArtifactStore,
 }
 
 impl Coordinator {
     /// Opens the store and rebuilds the scheduler from it.
     pub fn open(config: &ServeConfig) -> anyhow::Result<Arc<Coordinator>> {
         let store = store::Store::open(&config.db)?;
+        let artifacts = artifacts::ArtifactStore::open(&config.db, config.max_artifacts_mb)?;
         let sched = Scheduler::open(store, config.sched.clone())?;
         let reader = sched.reader()?;
         let (job_changed, _) = broadcast::channel(4096);
@@ -190,6 +197,7 @@ impl Coordinator {
             closing: tokio::sync::watch::channel(false).0,
             event_streams: Default::default(),
             status_reads: Default::default(),
+            artifacts,
         }))
     }
 

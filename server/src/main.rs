@@ -3,6 +3,7 @@
 mod analyse_cmd;
 mod book_cmd;
 mod cli;
+mod simulate_cmd;
 mod tables_cmd;
 
 use clap::Parser;
@@ -48,6 +49,7 @@ fn main() {
         cli::Command::Bench(args) => cli::bench(args),
         cli::Command::Book(args) => book_cmd::run(args),
         cli::Command::Tables(args) => tables_cmd::run(args),
+        cli::Command::Simulate(args) => simulate_cmd::run(args),
         cli::Command::Worker(args) => cli::worker(args),
     };
     if let Err(f) = outcome {

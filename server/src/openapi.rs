@@ -31,6 +31,8 @@ use utoipa::{Modify, OpenApi};
         crate::api::cancel_job,
         crate::api::job_tasks,
         crate::api::job_proof,
+        crate::api::table_set,
+        crate::api::table_file,
         crate::api::status,
         crate::api::options,
         crate::api::healthz,
@@ -42,6 +44,8 @@ use utoipa::{Modify, OpenApi};
         crate::api::worker_heartbeat,
         crate::api::worker_result,
         crate::api::worker_release,
+        crate::api::worker_put_artifact,
+        crate::api::worker_get_artifact,
         crate::dashboard::index_page,
         crate::dashboard::app_js,
         crate::dashboard::app_css,
@@ -278,7 +282,7 @@ mod tests {
     }
 
     /// `(path, method)` of every route the router source declares: the first string literal
-    /// after each `.route(` and the `get(`/`post(` calls up to the next `.route(`.
+    /// after each `.route(` and the `get(`/`post(`/`put(` calls up to the next `.route(`.
     fn declared_routes(source: &str) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let parts: Vec<&str> = source.split(".route(").skip(1).collect();
@@ -292,7 +296,7 @@ mod tests {
             let body = &rest[end..];
             // Only this route's own call: stop at the end of the statement or of the chain.
             let body = &body[..body.find(";\n").unwrap_or(body.len())];
-            for method in ["get", "post"] {
+            for method in ["get", "post", "put"] {
                 let needle = format!("{method}(");
                 let hit = body.match_indices(&needle).any(|(i, _)| {
                     i == 0

@@ -49,6 +49,7 @@
 use crate::store::{Queries, Snapshot, Store, Write};
 use gamesolver_shared::plan::{job_result, Planner};
 use gamesolver_shared::registry::{self, PreparedJob};
+use gamesolver_shared::search::StopReason;
 use gamesolver_shared::wire::protocol::{
     Heartbeat, HeartbeatReply, Lease as LeaseGrant, Outcome, Register, Registered, Release, Report,
     ReportReply,
@@ -69,6 +70,14 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 /// Upper bound on the tasks one job keeps in flight, whatever the number of worker slots: beyond
 /// it k-ary probes gain little (each extra probe cuts the interval less).
 pub const MAX_PARALLELISM: usize = 16;
+/// Default cap on the tasks a job-level proof-number job (`jlpns`) keeps in flight: every task
+/// is a distinct leaf of the job's tree, so it can use far more workers than a probe plan.
+pub const DEFAULT_MAX_JOB_LEVEL_PARALLELISM: usize = 256;
+/// Largest accepted `--max-job-level-parallelism`. What grows with it: the job's pending task
+/// rows, the leaves marked busy on each planning step (a walk of each pending leaf's path),
+/// and the tree, by a leaf's children per task, at 130-235 B per node in memory (so 4,096
+/// tasks in flight of Connect Four add about 4,096 x 7 x 235 B = 6.7 MB per round of results).
+pub const MAX_JOB_LEVEL_PARALLELISM: usize = 4096;
 /// Default cap on jobs not ended (queued or running); past it a submit gets 429.
 pub const DEFAULT_MAX_QUEUED_JOBS: usize = 1000;
 /// Default cap on the bytes of job specs (position and options) held in memory.
@@ -95,6 +104,9 @@ pub struct SchedConfig {
     pub max_attempts: u32,
     /// Tasks a job keeps in flight; `None` follows the number of live worker slots.
     pub parallelism: Option<usize>,
+    /// Cap on the tasks a job-level proof-number job keeps in flight (other plans: at most
+    /// [`MAX_PARALLELISM`]), 1..=[`MAX_JOB_LEVEL_PARALLELISM`].
+    pub max_job_level_parallelism: usize,
     /// Jobs not ended (queued or running) at most; more is 429.
     pub max_queued_jobs: usize,
     /// Bytes of job specs (position and options) held in memory at most; more is 429.
@@ -111,6 +123,7 @@ impl Default for SchedConfig {
             lease_ms: DEFAULT_LEASE_MS,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             parallelism: None,
+            max_job_level_parallelism: DEFAULT_MAX_JOB_LEVEL_PARALLELISM,
             max_queued_jobs: DEFAULT_MAX_QUEUED_JOBS,
             max_position_bytes: DEFAULT_MAX_POSITION_BYTES,
             max_tasks_per_job: DEFAULT_MAX_TASKS_PER_JOB,
@@ -307,10 +320,25 @@ fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
             None => format!("probe value >= {target} (internal)"),
         },
         TaskKind::Run { index, .. } => format!("run {index}"),
+        TaskKind::Leaf { target, path } => {
+            let t = match job {
+                Some(j) => j.show_value(*target).to_string(),
+                None => format!("{target} (internal)"),
+            };
+            format!("leaf {} value >= {t}", path.join(" "))
+        }
         TaskKind::Move { mv, task } => {
             let child = job.and_then(|j| j.child(mv));
             format!("move {mv}: {}", describe(task, child))
         }
+        TaskKind::Retro {
+            db,
+            round,
+            start,
+            end,
+            ..
+        } => format!("{db} stones, round {round}, entries {start}..{end}"),
+        TaskKind::RetroSeal { db, .. } => format!("{db} stones: seal the database"),
     }
 }
 
@@ -586,9 +614,10 @@ impl Scheduler {
                                 Some((kinds.get(tid)?.clone(), outputs.get(tid)?.clone()))
                             })
                             .collect();
+                        let shape = p.plan_shape();
                         let planner = Planner::restore(
-                            p.plan_shape(),
-                            self.parallelism(),
+                            shape.clone(),
+                            self.parallelism(&shape),
                             &issued,
                             &results,
                             &dropped,
@@ -867,11 +896,21 @@ impl Scheduler {
         sum
     }
 
-    fn parallelism(&self) -> usize {
+    /// Tasks a job of plan `shape` keeps in flight: the live worker slots (or the configured
+    /// parallelism), capped by [`MAX_PARALLELISM`], or for a job-level plan by
+    /// [`SchedConfig::max_job_level_parallelism`].
+    fn parallelism(&self, shape: &registry::PlanShape) -> usize {
+        let cap = match shape {
+            registry::PlanShape::JobLevel { .. } => self
+                .config
+                .max_job_level_parallelism
+                .clamp(1, MAX_JOB_LEVEL_PARALLELISM),
+            _ => MAX_PARALLELISM,
+        };
         self.config
             .parallelism
-            .unwrap_or_else(|| self.live_worker_threads_up_to(MAX_PARALLELISM))
-            .clamp(1, MAX_PARALLELISM)
+            .unwrap_or_else(|| self.live_worker_threads_up_to(cap))
+            .clamp(1, cap)
     }
 
     fn job_write(&self, job: &Job) -> Write {
@@ -914,6 +953,12 @@ impl Scheduler {
         let tasks = match prepared.plan_shape() {
             registry::PlanShape::Runs { count, .. } => u64::from(count),
             registry::PlanShape::Rounds { iterations, .. } => u64::from(iterations),
+            // Tasks in one round of the largest database (rounds come one after the other).
+            registry::PlanShape::Retro { sizes, split } => sizes
+                .iter()
+                .map(|n| n.div_ceil(split.max(1)))
+                .max()
+                .unwrap_or(1),
             _ => 1,
         };
         if tasks > self.config.max_tasks_per_job {
@@ -950,7 +995,8 @@ impl Scheduler {
         let id = self.next_job;
         self.next_job += 1;
         let prepared: Arc<dyn PreparedJob> = Arc::from(prepared);
-        let planner = Planner::new(prepared.plan_shape(), self.parallelism());
+        let shape = prepared.plan_shape();
+        let planner = Planner::new(shape.clone(), self.parallelism(&shape));
         let created_ms = now_ms();
         let mut w = vec![
             Write::InsertJob {
@@ -998,7 +1044,14 @@ impl Scheduler {
     /// After any change to a job's planner: drops obsolete tasks, issues new ones, or finishes
     /// the job.
     fn advance(&mut self, id: u64, w: &mut Vec<Write>) {
-        let parallelism = self.parallelism();
+        let Some(parallelism) = self
+            .jobs
+            .get(&id)
+            .and_then(|j| j.planner.as_ref())
+            .map(|p| self.parallelism(p.shape()))
+        else {
+            return;
+        };
         let Some(job) = self.jobs.get_mut(&id) else {
             return;
         };
@@ -1257,6 +1310,59 @@ impl Scheduler {
         self.workers.len()
     }
 
+    /// Whether the job has a time limit and it has passed (counted from its submission).
+    fn past_time_limit(&self, job_id: u64) -> bool {
+        self.jobs.get(&job_id).is_some_and(|j| {
+            j.spec
+                .limits
+                .time_ms
+                .is_some_and(|t| now_ms().saturating_sub(j.created_ms) >= t)
+        })
+    }
+
+    /// Whether a limit stopping this task ends its job's plan with the bounds known so far.
+    fn ends_on_stop(&self, job_id: u64, tid: u64) -> bool {
+        let Some(task) = self.tasks.get(&tid) else {
+            return false;
+        };
+        self.jobs
+            .get(&job_id)
+            .and_then(|j| j.planner.as_ref())
+            .is_some_and(|p| p.ends_on_stop(&task.kind))
+    }
+
+    /// Ends a task whose plan ends on a limit's stop: its planner takes the stopped output, the
+    /// task is done with `note`, and the output is stored under `lease_id` like any result (a
+    /// restart replays it, and the job's results say why it ended).
+    fn end_task_stopped(
+        &mut self,
+        tid: u64,
+        lease_id: String,
+        reason: StopReason,
+        note: String,
+        w: &mut Vec<Write>,
+    ) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let job_id = task.job_id;
+        let output = TaskOutput::stopped(reason);
+        task.state = TaskState::Done;
+        task.last_error = Some(note);
+        w.push(Self::task_write(task));
+        w.push(Write::InsertResult {
+            task_id: tid,
+            lease_id,
+            output: to_json(&output),
+        });
+        let kind = task.kind.clone();
+        if let Some(p) = self.jobs.get_mut(&job_id).and_then(|j| j.planner.as_mut()) {
+            p.on_result(&kind, output);
+        }
+        self.changed.insert(job_id);
+        self.advance(job_id, w);
+    }
+
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
@@ -1284,6 +1390,16 @@ impl Scheduler {
                     Some(format!("cannot prepare the job again: {e}")),
                     &mut w,
                 );
+                self.commit(w)?;
+                continue;
+            }
+            // The job's time is up and this task would end its plan with what is known: end
+            // it here. A worker handed the remaining millisecond could finish a small task in
+            // it (a job-level leaf with a tiny budget does), and the plan would never end.
+            if self.past_time_limit(job_id) && self.ends_on_stop(job_id, tid) {
+                let mut w = Vec::new();
+                let note = "the time limit stopped it before it started".to_string();
+                self.end_task_stopped(tid, "time-limit".into(), StopReason::Time, note, &mut w);
                 self.commit(w)?;
                 continue;
             }
@@ -1559,22 +1675,8 @@ impl Scheduler {
             {
                 // A probe plan ends with the bounds proved before the limit (stored like any
                 // result, so the job's results say why it ended).
-                let kind = task.kind.clone();
-                let output = TaskOutput::stopped(reason);
-                let text = to_json(&output);
-                if let Some(p) = self.jobs.get_mut(&job_id).and_then(|j| j.planner.as_mut()) {
-                    p.on_result(&kind, output);
-                }
-                let task = self.tasks.get_mut(&tid).expect("lease has a task");
-                task.state = TaskState::Done;
-                task.last_error = Some(format!("the {reason} limit stopped it"));
-                w.push(Self::task_write(task));
-                w.push(Write::InsertResult {
-                    task_id: tid,
-                    lease_id: r.lease_id.clone(),
-                    output: text,
-                });
-                self.advance(job_id, &mut w);
+                let note = format!("the {reason} limit stopped it");
+                self.end_task_stopped(tid, r.lease_id.clone(), reason, note, &mut w);
             }
             Outcome::Stopped { reason } => {
                 task.state = TaskState::Failed;
@@ -2207,6 +2309,34 @@ mod tests {
         }
     }
 
+    /// A job-level plan keeps more than [`MAX_PARALLELISM`] leaves in flight when the slots
+    /// are there (up to its own cap, here the configured 40).
+    #[test]
+    fn job_level_plans_go_past_the_probe_cap() {
+        let path = db("jlcap");
+        let mut s = open(&path, 40);
+        let w = worker(&mut s);
+        submit(
+            &mut s,
+            json!({"game": "connect4", "position": "13712", "algorithm": "jlpns",
+                   "options": {"leaf": "alphabeta", "budget": 1}}),
+        );
+        let mut most = 0;
+        for _ in 0..4 {
+            let runs = lease_and_run(&mut s, &w);
+            most = most.max(runs.len());
+            for (grant, out) in runs {
+                report_done(&mut s, &w, &grant.lease_id, out);
+            }
+        }
+        assert!(
+            most > MAX_PARALLELISM && most <= 40,
+            "{most} leaves in flight"
+        );
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
     /// X (to move) completes the top row: value +1. With two probes in flight, the proof of
     /// the highest target makes the other obsolete; its result, arriving later, must count as
     /// cancelled, not done, and must not be stored.
@@ -2572,6 +2702,37 @@ mod tests {
         assert!(!report_done(&mut s, &w, &grant.lease_id, out));
         assert_eq!(s.stored_results(grant.task_id).unwrap(), 1);
         drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A job whose time is up does not hand out another task its plan would end on: the
+    /// coordinator ends the task itself (a job-level leaf with a one-node budget finishes inside
+    /// any remaining millisecond, so a worker would never see the limit), stores it like a
+    /// worker's report, and a restart replays it to the same end.
+    #[test]
+    fn a_job_past_its_time_limit_ends_without_another_lease() {
+        let path = db("timeup");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let job = json!({"game": "connect4", "algorithm": "jlpns", "options": {"budget": "1"},
+            "limits": {"time_ms": 300}});
+        let id = submit(&mut s, job);
+        // Within the limit: leaves are leased and their results grow the tree.
+        let grant = s.lease(&w).unwrap().expect("a leaf within the time limit");
+        assert!(grant.time_ms.is_some_and(|t| t <= 300));
+        let out = run_grant(&grant);
+        assert!(!report_done(&mut s, &w, &grant.lease_id, out));
+        std::thread::sleep(Duration::from_millis(350));
+        assert!(s.lease(&w).unwrap().is_none(), "no lease past the limit");
+        let st = v(s.job_status(id).unwrap());
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["stopped"], "time", "{st}");
+        drop(s);
+        let again = open(&path, 1);
+        let st2 = v(again.job_status(id).unwrap());
+        assert_eq!(st2["state"], "done");
+        assert_eq!(st2["result"], st["result"]);
+        drop(again);
         let _ = std::fs::remove_file(&path);
     }
 

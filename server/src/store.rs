@@ -769,6 +769,20 @@ impl Queries<'_> {
             .collect()
     }
 
+    /// The result (JSON text) and id of the newest finished `retrograde` job that built the set
+    /// `name` (`GET /v1/tables/{name}`).
+    pub fn table_set(&self, name: &str) -> rusqlite::Result<Option<(u64, String)>> {
+        self.0
+            .prepare_cached(
+                "SELECT id, result FROM jobs
+                 WHERE state = 'done' AND json_extract(spec, '$.algorithm') = 'retrograde'
+                   AND json_extract(spec, '$.options.name') = ?1 AND result IS NOT NULL
+                 ORDER BY id DESC LIMIT 1",
+            )?
+            .query_row([name], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
+            .optional()
+    }
+
     /// A job's proof certificate (JSON text), if it has one.
     pub fn proof(&self, job_id: u64) -> rusqlite::Result<Option<String>> {
         self.0

@@ -169,11 +169,7 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
 fn open(name: &str, pits: usize) -> Result<(Awari, String, PathBuf), Failure> {
     let name = data::plain_name(name).map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
     let game = Awari::new(pits).map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
-    let tag = if pits == 6 {
-        "awari".to_string()
-    } else {
-        format!("awari{pits}")
-    };
+    let tag = game.table_tag();
     Ok((game, tag, data::data_dir().join("tables").join(name)))
 }
 

@@ -16,6 +16,7 @@ const PAIRS: &[(&str, &str)] = &[
     ("tictactoe", "mcts"),
     ("samegame", "nrpa"),
     ("mnk", "dfpn"),
+    ("connect4", "jlpns"),
 ];
 
 fn gamesolver(args: &[&str]) -> String {

@@ -31,6 +31,13 @@ pub struct WorkerArgs {
     /// Name shown in the coordinator's status (default: the host name).
     #[arg(long, hide = true)]
     pub name: Option<String>,
+    /// Folder of the local artifact cache (retrograde databases fetched from the coordinator;
+    /// default: GAMESOLVER_WORKER_CACHE, else gamesolver-artifacts in the temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+    /// Bound of the artifact cache folder in MiB (0: no cache).
+    #[arg(long, value_name = "MIB", default_value_t = crate::artifacts::DEFAULT_CACHE_MB)]
+    pub cache_mb: u64,
 }
 
 /// Why a worker command ended without success: the exit status and one line for stderr.
@@ -104,6 +111,8 @@ pub fn run_args(args: WorkerArgs) -> Result<(), Failure> {
             .name
             .filter(|n| !n.is_empty())
             .unwrap_or_else(crate::host_name),
+        cache_dir: args.cache_dir,
+        cache_mb: args.cache_mb,
     };
     crate::run(config, shutdown).map_err(|e| Failure::failed(e.to_string()))
 }

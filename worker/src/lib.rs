@@ -38,6 +38,7 @@
 //! - `GAMESOLVER_TEST_ABORT_POSITION=TEXT`: such a task calls `std::process::abort()` inside the
 //!   kernel call, as a stack overflow or a failed allocation would end the process.
 
+pub mod artifacts;
 pub mod cli;
 
 use gamesolver_shared::registry::{self, PreparedJob, Resources, SolveError};
@@ -139,6 +140,21 @@ pub struct WorkerConfig {
     pub token: Option<String>,
     /// Name shown in `/v1/status`.
     pub host: String,
+    /// The local cache folder of artifacts (retrograde databases); `None`:
+    /// [`default_cache_dir`].
+    pub cache_dir: Option<std::path::PathBuf>,
+    /// Bound of the cache folder in MiB.
+    pub cache_mb: u64,
+}
+
+/// The artifact cache folder unless `--cache-dir` says otherwise: `GAMESOLVER_WORKER_CACHE`,
+/// else `gamesolver-artifacts` in the temporary folder (shared by the workers of a machine:
+/// content-addressed files written by rename are safe to share).
+pub fn default_cache_dir() -> std::path::PathBuf {
+    std::env::var_os("GAMESOLVER_WORKER_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(Into::into)
+        .unwrap_or_else(|| std::env::temp_dir().join("gamesolver-artifacts"))
 }
 
 impl WorkerConfig {
@@ -340,6 +356,8 @@ struct Shared {
     /// `GAMESOLVER_TEST_ABORT_POSITION` (see the module doc).
     abort_at: Option<String>,
     alive: std::path::PathBuf,
+    /// The coordinator's file artifacts, with the local cache.
+    artifacts: Arc<artifacts::HttpArtifacts>,
 }
 
 impl Shared {
@@ -424,6 +442,13 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
         poison: std::env::var("GAMESOLVER_TEST_PANIC_POSITION").ok(),
         abort_at: std::env::var("GAMESOLVER_TEST_ABORT_POSITION").ok(),
         alive: alive_file(),
+        artifacts: Arc::new(artifacts::HttpArtifacts::new(
+            &config.coordinator,
+            config.token.as_deref(),
+            config.cache_dir.clone().unwrap_or_else(default_cache_dir),
+            config.cache_mb,
+            shutdown.clone(),
+        )?),
     });
     if shared.register().is_none() {
         if shutdown.load(Ordering::Relaxed) {
@@ -561,7 +586,8 @@ fn run_lease(shared: &Shared, lease: Lease) {
         lease.task.job.limits.node_limit,
     )
     .with_cancel_flag(cancel.clone())
-    .with_progress(sink);
+    .with_progress(sink)
+    .with_artifacts(shared.artifacts.clone());
     let (tx, rx) = mpsc::channel::<KernelResult>();
     {
         let ctl = ctl.clone();
@@ -795,6 +821,8 @@ mod tests {
             memory_mb,
             token: None,
             host: "h".into(),
+            cache_dir: None,
+            cache_mb: 0,
         };
         let r = config(1, 4096).task_resources();
         assert_eq!((r.threads, r.memory_mb), (1, 4096));

@@ -1,0 +1,242 @@
+//! File artifacts beside the store: immutable blobs named by the SHA-256 of their content
+//! (retrograde databases and the chunks of their rounds), never rows in SQLite.
+//!
+//! Layout: the folder `<store file>.artifacts/` holds one file per artifact, named by its hash
+//! (64 lowercase hex digits; no other name is ever turned into a path). A blob is written to
+//! `tmp-<random>` while its hash is computed and renamed to its name only when the hash is the
+//! one the uploader claimed, so a reader never sees half a file, and a crash leaves at most a
+//! temporary file (removed at the next start). Every read checks the hash again: a damaged file
+//! is an error (500), never data. Sizes are bounded: one artifact at most
+//! [`MAX_ARTIFACT_BYTES`], all of them at most the configured total (`serve
+//! --max-artifacts-mb`); an upload past either is refused with 413 before it is kept.
+
+use gamesolver_shared::search::retrograde::artifacts::{is_name, sha256_hex};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Largest artifact: the file of the 24-stone Awari database (417 million entries) and its
+/// header fit.
+pub const MAX_ARTIFACT_BYTES: u64 = 512 << 20;
+/// Default of the total bound (`serve --max-artifacts-mb`), in MiB.
+pub const DEFAULT_MAX_ARTIFACTS_MB: u64 = 64 << 10;
+
+/// Why an artifact could not be stored or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    /// Not a SHA-256 in hex.
+    #[error("'{0}' is not an artifact name (64 lowercase hex digits)")]
+    BadName(String),
+    /// The content does not hash to the name.
+    #[error("the upload does not match its name {name} (its sha256 is {got})")]
+    Mismatch { name: String, got: String },
+    /// Over a size bound.
+    #[error("{0}")]
+    TooLarge(String),
+    /// No such artifact.
+    #[error("no artifact {0}")]
+    Missing(String),
+    /// The file system failed, or a stored file is damaged.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// The artifact folder of a coordinator.
+#[derive(Debug)]
+pub struct ArtifactStore {
+    dir: PathBuf,
+    max_total: u64,
+    used: AtomicU64,
+}
+
+impl ArtifactStore {
+    /// Opens (creating) the artifact folder beside the store file `db`, removing temporary
+    /// files a crash left, and counts the bytes held.
+    pub fn open(db: &Path, max_total_mb: u64) -> anyhow::Result<ArtifactStore> {
+        let mut name = db.file_name().unwrap_or_default().to_os_string();
+        name.push(".artifacts");
+        let dir = db.with_file_name(name);
+        std::fs::create_dir_all(&dir)?;
+        let mut used = 0;
+        for e in std::fs::read_dir(&dir)? {
+            let e = e?;
+            let n = e.file_name().to_string_lossy().to_string();
+            if n.starts_with("tmp-") {
+                let _ = std::fs::remove_file(e.path());
+            } else if is_name(&n) {
+                used += e.metadata()?.len();
+            }
+        }
+        Ok(ArtifactStore {
+            dir,
+            max_total: max_total_mb.saturating_mul(1 << 20),
+            used: AtomicU64::new(used),
+        })
+    }
+
+    fn path(&self, name: &str) -> Result<PathBuf, ArtifactError> {
+        if !is_name(name) {
+            return Err(ArtifactError::BadName(
+                gamesolver_shared::model::excerpt(name).to_string(),
+            ));
+        }
+        Ok(self.dir.join(name))
+    }
+
+    /// Whether the artifact `name` is stored.
+    pub fn has(&self, name: &str) -> bool {
+        self.path(name).is_ok_and(|p| p.is_file())
+    }
+
+    /// Stores the body as the artifact `name`, streaming it to a temporary file while hashing;
+    /// keeps it only when it hashes to `name`. Returns whether it was new (an artifact that is
+    /// already there is not written again).
+    pub async fn put(
+        &self,
+        name: &str,
+        body: axum::body::Body,
+        declared: Option<u64>,
+    ) -> Result<bool, ArtifactError> {
+        use futures_util::StreamExt;
+        let path = self.path(name)?;
+        let too_large = |n: u64| {
+            ArtifactError::TooLarge(format!(
+                "an artifact of {n} bytes is over the limit of {MAX_ARTIFACT_BYTES} bytes"
+            ))
+        };
+        if path.is_file() {
+            // Already kept (the last round of a database repeats the chunks of the one before):
+            // read the body to its end all the same, so the uploader still sending gets this
+            // answer rather than a broken pipe.
+            let mut stream = body.into_data_stream();
+            let mut size = 0u64;
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| ArtifactError::Io(format!("upload: {e}")))?;
+                size += chunk.len() as u64;
+                if size > MAX_ARTIFACT_BYTES {
+                    return Err(too_large(size));
+                }
+            }
+            return Ok(false);
+        }
+        if let Some(n) = declared {
+            if n > MAX_ARTIFACT_BYTES {
+                return Err(too_large(n));
+            }
+            self.reserve_check(n)?;
+        }
+        let io = |e: std::io::Error| ArtifactError::Io(format!("artifact store: {e}"));
+        let tmp = self.dir.join(format!("tmp-{:016x}", rand::random::<u64>()));
+        // Plain file writes: they land in the page cache, a chunk at a time.
+        let mut file = std::fs::File::create(&tmp).map_err(io)?;
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        let mut stream = body.into_data_stream();
+        let result = async {
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| ArtifactError::Io(format!("upload: {e}")))?;
+                size += chunk.len() as u64;
+                if size > MAX_ARTIFACT_BYTES {
+                    return Err(too_large(size));
+                }
+                hasher.update(&chunk);
+                file.write_all(&chunk).map_err(io)?;
+            }
+            file.flush().map_err(io)?;
+            file.sync_all().map_err(io)?;
+            let got = gamesolver_shared::search::retrograde::artifacts::hex(&hasher.finalize());
+            if got != name {
+                return Err(ArtifactError::Mismatch {
+                    name: name.to_string(),
+                    got,
+                });
+            }
+            self.reserve_check(size)?;
+            std::fs::rename(&tmp, &path).map_err(io)?;
+            self.used.fetch_add(size, Ordering::Relaxed);
+            Ok(true)
+        }
+        .await;
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    fn reserve_check(&self, n: u64) -> Result<(), ArtifactError> {
+        let used = self.used.load(Ordering::Relaxed);
+        if used.saturating_add(n) > self.max_total {
+            return Err(ArtifactError::TooLarge(format!(
+                "the artifact store holds {used} bytes; {n} more would pass its limit of {} bytes (max-artifacts-mb)",
+                self.max_total
+            )));
+        }
+        Ok(())
+    }
+
+    /// The bytes of artifact `name`, checked against it (blocking: call from a blocking
+    /// context).
+    pub fn get(&self, name: &str) -> Result<Vec<u8>, ArtifactError> {
+        let path = self.path(name)?;
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ArtifactError::Missing(name.to_string()))
+            }
+            Err(e) => return Err(ArtifactError::Io(format!("artifact store: {e}"))),
+        };
+        let got = sha256_hex(&bytes);
+        if got != name {
+            return Err(ArtifactError::Io(format!(
+                "artifact {name} is damaged on disk (its sha256 is {got})"
+            )));
+        }
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// A body of `parts` chunks of 64 KiB that counts the chunks read from it.
+    fn body(parts: usize, read: Arc<AtomicUsize>) -> (axum::body::Body, String) {
+        let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251) as u8).collect();
+        let all: Vec<u8> = chunk.repeat(parts);
+        let stream = futures_util::stream::iter((0..parts).map(move |_| {
+            read.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, std::io::Error>(chunk.clone())
+        }));
+        (axum::body::Body::from_stream(stream), sha256_hex(&all))
+    }
+
+    /// An upload of an artifact already kept is read to its end (an uploader still sending
+    /// must get the answer, not a broken pipe) and keeps the file as it was.
+    #[test]
+    fn a_second_upload_of_the_same_artifact_is_read_through() {
+        let dir = std::env::temp_dir().join(format!("gs-artifacts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = ArtifactStore::open(&dir.join("db.sqlite"), 64).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let read = Arc::new(AtomicUsize::new(0));
+        let (b, name) = body(32, read.clone());
+        assert!(rt.block_on(store.put(&name, b, None)).unwrap());
+        assert_eq!(read.load(Ordering::Relaxed), 32);
+        let (b, again) = body(32, read.clone());
+        assert_eq!(again, name);
+        assert!(!rt.block_on(store.put(&name, b, None)).unwrap());
+        assert_eq!(
+            read.load(Ordering::Relaxed),
+            64,
+            "the second body was not read through"
+        );
+        assert_eq!(store.get(&name).unwrap().len(), 32 << 16);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,241 @@
+//! `gamesolver simulate`: scaling by simulation (`gamesolver_shared::plan::simulate`). The job's
+//! real plan and kernels, its tasks scheduled in virtual time on N one-slot workers, with the
+//! coordinator's decisions (its parallelism follows the workers up to
+//! [`gamesolver::scheduler::MAX_PARALLELISM`], obsolete tasks are cancelled); one row per worker
+//! count: time to result, speedup, efficiency, work inflation, idle share, tasks issued and
+//! cancelled. Every task runs for real in this process, one at a time.
+//!
+//! Exit statuses: 0 the curve; 1 the job gave no result, or the value differs between worker
+//! counts (the table is printed first); 2 bad input, with one line.
+
+use crate::cli::{job_spec, read_position_file, resolve_position, Failure, JobArgs};
+use clap::Args;
+use gamesolver_shared::plan::simulate::{self, CostModel, Curve, SimConfig};
+use gamesolver_shared::registry;
+use gamesolver_shared::wire::Limits;
+use std::path::PathBuf;
+
+/// Most worker counts in one `--workers` list.
+pub const MAX_COUNTS: usize = 64;
+/// Largest dispatch latency and heartbeat period, milliseconds (an hour).
+pub const MAX_MS: f64 = 3_600_000.0;
+
+/// `gamesolver simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Position in the game's notation (default: the start).
+    #[arg(long, conflicts_with = "position_file")]
+    pub position: Option<String>,
+    /// File holding the position text.
+    #[arg(long, value_name = "FILE")]
+    pub position_file: Option<PathBuf>,
+    /// Node limit of each task.
+    #[arg(long, value_name = "N")]
+    pub node_limit: Option<u64>,
+    /// Worker counts, comma-separated (each 1..=4096, at most 64 of them; N = 1 is always run,
+    /// as the baseline).
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        default_value = "1,2,4,8,16,32,64,128,256,512,1024"
+    )]
+    pub workers: String,
+    /// Duration of a task: `nodes` (its nodes at the rate; deterministic) or `cpu` (its
+    /// measured CPU time).
+    #[arg(long, value_name = "nodes|cpu", default_value = "nodes")]
+    pub model: String,
+    /// Nodes per second of the node model [default: measured on the N = 1 run].
+    #[arg(long, value_name = "NODES_PER_S")]
+    pub rate: Option<f64>,
+    /// Milliseconds added to every task (lease, report, planning); the default is the measured
+    /// dispatch latency of the service.
+    #[arg(long, value_name = "MS", default_value_t = simulate::DEFAULT_DISPATCH_MS)]
+    pub dispatch_ms: f64,
+    /// A cancelled task frees its worker at its next heartbeat tick, this many milliseconds
+    /// apart (the coordinator's default is a third of the 15 s lease) [default: at once].
+    #[arg(long, value_name = "MS")]
+    pub heartbeat_ms: Option<f64>,
+    /// Cap on the tasks the job keeps in flight [default: the coordinator's, 16, or for `jlpns`
+    /// its `--max-job-level-parallelism` default, 256].
+    #[arg(long, value_name = "N")]
+    pub max_parallelism: Option<usize>,
+}
+
+/// Parses and bounds a `--workers` list.
+pub fn parse_workers(text: &str) -> Result<Vec<usize>, Failure> {
+    let mut out = Vec::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        let n: usize = item.parse().map_err(|_| {
+            Failure::bad_input(format!(
+                "--workers: '{item}' is not a worker count (a list like 1,2,4)"
+            ))
+        })?;
+        if !(1..=simulate::MAX_WORKERS).contains(&n) {
+            return Err(Failure::bad_input(format!(
+                "--workers: {n} is outside 1..={}",
+                simulate::MAX_WORKERS
+            )));
+        }
+        out.push(n);
+    }
+    if out.len() > MAX_COUNTS {
+        return Err(Failure::bad_input(format!(
+            "--workers: at most {MAX_COUNTS} worker counts"
+        )));
+    }
+    Ok(out)
+}
+
+/// The simulation settings of the arguments, bounded.
+fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
+    let model = match args.model.trim() {
+        "nodes" => CostModel::Nodes,
+        "cpu" => CostModel::Cpu,
+        other => {
+            return Err(Failure::bad_input(format!(
+                "--model '{other}': nodes or cpu"
+            )))
+        }
+    };
+    if let Some(r) = args.rate {
+        if !(r.is_finite() && r > 0.0 && r <= 1e12) {
+            return Err(Failure::bad_input(
+                "--rate must be a positive number of nodes per second (at most 1e12)",
+            ));
+        }
+    }
+    if !(args.dispatch_ms.is_finite() && (0.0..=MAX_MS).contains(&args.dispatch_ms)) {
+        return Err(Failure::bad_input(format!(
+            "--dispatch-ms must be between 0 and {MAX_MS}"
+        )));
+    }
+    if let Some(h) = args.heartbeat_ms {
+        if !(h.is_finite() && (1.0..=MAX_MS).contains(&h)) {
+            return Err(Failure::bad_input(format!(
+                "--heartbeat-ms must be between 1 and {MAX_MS}"
+            )));
+        }
+    }
+    let max_parallelism = args
+        .max_parallelism
+        .unwrap_or(if args.job.algorithm == "jlpns" {
+            gamesolver::scheduler::DEFAULT_MAX_JOB_LEVEL_PARALLELISM
+        } else {
+            gamesolver::scheduler::MAX_PARALLELISM
+        });
+    if !(1..=simulate::MAX_WORKERS).contains(&max_parallelism) {
+        return Err(Failure::bad_input(format!(
+            "--max-parallelism must be between 1 and {}",
+            simulate::MAX_WORKERS
+        )));
+    }
+    Ok(SimConfig {
+        workers: 1,
+        max_parallelism,
+        model,
+        rate: args.rate,
+        dispatch_s: args.dispatch_ms / 1000.0,
+        heartbeat_s: args.heartbeat_ms.map(|h| h / 1000.0),
+        threads: args.job.threads,
+    })
+}
+
+/// `gamesolver simulate`.
+pub fn run(args: SimulateArgs) -> Result<(), Failure> {
+    let workers = parse_workers(&args.workers)?;
+    let cfg = config(&args)?;
+    let position = match (&args.position, &args.position_file) {
+        (Some(p), _) => resolve_position(&args.job.game, p)?,
+        (None, Some(path)) => read_position_file(path)?,
+        (None, None) => String::new(),
+    };
+    if args.node_limit == Some(0) {
+        return Err(Failure::bad_input("--node-limit must be at least 1"));
+    }
+    let job = job_spec(
+        &args.job,
+        position,
+        Limits {
+            time_ms: None,
+            node_limit: args.node_limit,
+        },
+    )?;
+    // Checked once here, so that a bad job is exit 2 before anything runs.
+    registry::prepare(&job)?;
+    let prepare = || registry::prepare(&job);
+    let curve = simulate::curve(&prepare, &workers, &cfg)?;
+    if args.job.json {
+        println!(
+            "{}",
+            serde_json::to_string(&curve).expect("a curve serialises")
+        );
+    } else {
+        print!("{}", render(&job.game, &job.algorithm, &curve));
+    }
+    if !curve.same_value {
+        return Err(Failure::no_result(
+            "the value differs between worker counts (see the table)",
+        ));
+    }
+    Ok(())
+}
+
+/// The curve as a table for people.
+pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
+    let model = match c.model {
+        CostModel::Nodes => format!("nodes at {:.3} M nodes/s", c.rate / 1e6),
+        CostModel::Cpu => "CPU time".to_string(),
+    };
+    let mut s = format!(
+        "{game} {algorithm}: task durations from {model}, dispatch {} ms, parallelism cap {}\n",
+        c.dispatch_ms, c.max_parallelism
+    );
+    s += &format!(
+        "value {} ({}), {} nodes at N = 1\n",
+        c.result.value,
+        if c.same_value {
+            "the same for every N"
+        } else {
+            "NOT the same for every N"
+        },
+        c.result.nodes
+    );
+    s += "workers  par       time s   speedup  effic.  inflation  idle   wasted  tasks  cancelled  value\n";
+    for r in &c.rows {
+        s += &format!(
+            "{:>7}  {:>3}  {:>11.4}  {:>8.2}  {:>6.3}  {:>9.3}  {:>5.3}  {:>6.3}  {:>5}  {:>9}  {}\n",
+            r.workers,
+            r.parallelism,
+            r.time_s,
+            r.speedup,
+            r.efficiency,
+            r.work_inflation,
+            r.idle_share,
+            r.wasted_share,
+            r.tasks_issued,
+            r.tasks_cancelled,
+            r.value
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_lists_are_bounded() {
+        assert_eq!(parse_workers("1, 2,4").unwrap(), vec![1, 2, 4]);
+        for bad in ["", "0", "4097", "1,x", "-1", "1,,2"] {
+            let e = parse_workers(bad).expect_err(bad);
+            assert_eq!(e.status, 2);
+            assert!(!e.message.contains('\n'));
+        }
+        let long = vec!["1"; MAX_COUNTS + 1].join(",");
+        assert!(parse_workers(&long).is_err());
+    }
+}
