@@ -405,7 +405,9 @@ fn every_numeric_setting_over_http_at_its_bounds_and_past_them() {
     for game in GAMES {
         for alg in ALGORITHMS {
             let specs = option_specs(game, alg);
-            if specs.is_empty() {
+            // Retrograde builds need `stones` and `name` together and build real databases at
+            // accepted bounds; their option bounds are checked in `registry::retro`'s tests.
+            if specs.is_empty() || *alg == "retrograde" {
                 continue;
             }
             let mut base = json!({"game": game, "algorithm": alg,

@@ -40,6 +40,8 @@
 //! Times are wall-clock and depend on the machine's load, which the report states (`uptime`
 //! load averages before and after); node counts and signatures do not.
 
+pub mod boards;
+
 use clap::Args;
 use gamesolver_shared::model::{Game, Turn};
 use gamesolver_shared::plan;
@@ -67,12 +69,46 @@ pub struct BenchArgs {
     /// Skip the service part (signatures and kernel figures only).
     #[arg(long)]
     pub no_service: bool,
+    /// The service's binaries.
+    #[command(flatten)]
+    pub binaries: Binaries,
+}
+
+/// The coordinator and worker binaries a bench starts (flags shared by its subcommands).
+#[derive(Debug, Args)]
+pub struct Binaries {
     /// The coordinator binary (default: `gamesolver` beside this executable).
     #[arg(long, value_name = "PATH")]
     pub gamesolver: Option<PathBuf>,
     /// The worker binary (default: `gamesolver-worker` beside this executable).
     #[arg(long, value_name = "PATH")]
     pub worker: Option<PathBuf>,
+}
+
+impl Binaries {
+    /// The paths of the coordinator and the worker, checked to exist.
+    pub fn resolve(&self) -> Result<(PathBuf, PathBuf), BenchError> {
+        let exe = match &self.gamesolver {
+            Some(p) => p.clone(),
+            None => beside_me("gamesolver")?,
+        };
+        let worker = match &self.worker {
+            Some(p) => p.clone(),
+            None => beside_me("gamesolver-worker")?,
+        };
+        for (path, package, flag) in [
+            (&exe, "gamesolver", "--gamesolver"),
+            (&worker, "gamesolver-worker", "--worker"),
+        ] {
+            if !path.is_file() {
+                return Err(bad(format!(
+                    "binary '{}' not found (build it: cargo build --release -p {package}; or pass {flag} PATH)",
+                    path.display()
+                )));
+            }
+        }
+        Ok((exe, worker))
+    }
 }
 
 /// The named suites (the subcommands of `gamesolver-bench`).
@@ -469,6 +505,18 @@ impl Service {
     /// Starts `gamesolver serve` on a free port with a database in `dir`, and `workers`
     /// worker processes with one slot each; waits until all are registered.
     fn start(exe: &Path, worker: &Path, dir: &Path, workers: usize) -> Result<Service, String> {
+        let one_slot = ["--threads".to_string(), "1".to_string()];
+        Service::start_with(exe, worker, dir, workers, &one_slot)
+    }
+
+    /// As [`Service::start`], each worker started with `worker_args` (after `--coordinator`).
+    fn start_with(
+        exe: &Path,
+        worker: &Path,
+        dir: &Path,
+        workers: usize,
+        worker_args: &[String],
+    ) -> Result<Service, String> {
         let db = dir.join(format!("bench-{workers}.sqlite"));
         // Worker endpoints need a token: one per run, shared with our own workers only.
         let nanos = std::time::SystemTime::now()
@@ -506,7 +554,8 @@ impl Service {
         let mut procs = Vec::new();
         for _ in 0..workers {
             let c = Command::new(worker)
-                .args(["--coordinator", &url, "--threads", "1"])
+                .args(["--coordinator", &url])
+                .args(worker_args)
                 .env("RUST_LOG", "error")
                 .env("GAMESOLVER_WORKER_TOKEN", &token)
                 .stdin(Stdio::null())
@@ -1559,27 +1608,12 @@ pub fn run(suite: Suite, args: BenchArgs) -> Result<(), BenchError> {
             "--workers must list counts between 1 and 64, e.g. 1,2,4",
         ));
     }
-    let exe = match &args.gamesolver {
-        Some(p) => p.clone(),
-        None => beside_me("gamesolver")?,
+    let (exe, worker) = if args.no_service {
+        // Kernel figures only: the binaries are neither needed nor checked.
+        (PathBuf::new(), PathBuf::new())
+    } else {
+        args.binaries.resolve()?
     };
-    let worker = match &args.worker {
-        Some(p) => p.clone(),
-        None => beside_me("gamesolver-worker")?,
-    };
-    if !args.no_service {
-        for (path, package, flag) in [
-            (&exe, "gamesolver", "--gamesolver"),
-            (&worker, "gamesolver-worker", "--worker"),
-        ] {
-            if !path.is_file() {
-                return Err(bad(format!(
-                    "binary '{}' not found (build it: cargo build --release -p {package}; or pass {flag} PATH)",
-                    path.display()
-                )));
-            }
-        }
-    }
     if let Some(p) = &args.peers {
         if !p.is_dir() {
             return Err(bad(format!("--peers '{}' is not a directory", p.display())));

@@ -20,6 +20,9 @@ enum Command {
     Quick(BenchArgs),
     /// Heavier jobs, for the published report (minutes).
     Full(BenchArgs),
+    /// Connect Four on every board of width + height <= 14 through the service, against the
+    /// published outcomes and last moves; writes docs/CONNECT4_BOARDS.md.
+    C4Boards(gamesolver_bench::boards::BoardsArgs),
 }
 
 fn main() {
@@ -45,11 +48,12 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let (suite, args) = match cli.command {
-        Command::Quick(a) => (Suite::Quick, a),
-        Command::Full(a) => (Suite::Full, a),
+    let result = match cli.command {
+        Command::Quick(a) => gamesolver_bench::run(Suite::Quick, a),
+        Command::Full(a) => gamesolver_bench::run(Suite::Full, a),
+        Command::C4Boards(a) => gamesolver_bench::boards::run(a),
     };
-    if let Err(e) = gamesolver_bench::run(suite, args) {
+    if let Err(e) = result {
         eprintln!("error: {}", e.message);
         std::process::exit(e.status);
     }

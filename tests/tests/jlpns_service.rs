@@ -1,0 +1,75 @@
+//! Job-level proof-number search (`jlpns`, issue #25) through the service: a real coordinator
+//! on a real SQLite file, two real worker processes, and the coordinator killed (SIGKILL) in the
+//! middle of the job. The restarted coordinator rebuilds the job-level tree from the stored tasks
+//! and results, and the job ends with the published score.
+
+use gamesolver_e2e::*;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(300);
+
+/// Line `index` of one of Pons' sets with its published score.
+fn pons(set: &str, index: usize) -> (String, i64) {
+    let data = std::env::var("GAMESOLVER_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+        });
+    let path = data.join("connect4").join(set);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let line = text.lines().nth(index).expect("a line");
+    let (moves, score) = line.split_once(' ').expect("moves and score");
+    (moves.to_string(), score.trim().parse().expect("score"))
+}
+
+fn tasks_done(st: &Value) -> u64 {
+    st["tasks"]["done"].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn kill_9_of_the_coordinator_mid_jlpns_job_resumes_the_tree_and_agrees() {
+    let dir = scratch("jlpns-kill-coordinator");
+    let db = dir.join("db.sqlite");
+    let opts = CoordOpts {
+        lease_ms: Some(3000),
+        ..Default::default()
+    };
+    let mut c = Coordinator::start(&db, &opts);
+    let _w = c.start_workers(2, 1);
+    // A hard opening position, exact, with a small budget: about 2,000 leaf tasks and seconds
+    // of work, so the job is still running when ten are done (easier positions end in a few
+    // dozen tasks, before the kill).
+    let (moves, want) = pons("Test_L1_R3", 0);
+    let job = json!({
+        "game": "connect4", "position": moves, "algorithm": "jlpns",
+        "options": {"leaf": "alphabeta", "budget": 20000}
+    });
+    let id = c.submit(&job, None);
+    wait_until(Duration::from_secs(120), "some leaf tasks are done", || {
+        let st = c.get(&format!("/v1/jobs/{id}"), None).1;
+        assert_ne!(st["state"], "failed", "{st}");
+        tasks_done(&st) >= 10
+    });
+    let before = c.get(&format!("/v1/jobs/{id}"), None).1;
+    assert_ne!(before["state"], "done", "the job must still run: {before}");
+    c.proc.kill9();
+    let c = Coordinator::start(
+        &db,
+        &CoordOpts {
+            port: Some(c.port),
+            ..opts
+        },
+    );
+    // Nothing answered is lost: the restarted store has at least the tasks done before.
+    let after = c.get(&format!("/v1/jobs/{id}"), None).1;
+    let done = |st: &Value| st["tasks"]["done"].as_u64().unwrap_or(0);
+    assert!(
+        done(&after) >= done(&before),
+        "before {before}\nafter {after}"
+    );
+    let st = c.wait_job(id, LONG);
+    assert_eq!(st["state"], "done", "{st}");
+    assert_eq!(st["result"]["value"], json!(want), "{st}");
+    assert_eq!(st["result"]["bounds"], json!([want, want]), "{st}");
+}

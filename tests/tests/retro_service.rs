@@ -1,0 +1,229 @@
+//! Distributed retrograde builds through the service (algorithm `retrograde`): real
+//! coordinator and worker processes, a real SQLite file and real artifact files.
+//!
+//! - An undisturbed build by 2 workers gives databases with the checksums of the in-process
+//!   build (`gamesolver solve` into a data folder), and the coordinator serves the set
+//!   (`GET /v1/tables/NAME`, `/v1/tables/NAME/STONES`) byte for byte as the data folder holds it.
+//! - A worker killed (SIGKILL) in the middle, and separately the coordinator killed and
+//!   restarted on its store: the same checksums, the same tasks as the plan of an undisturbed
+//!   build (a restart issues nothing twice), and every task that needed a second attempt
+//!   belongs to one round: the round in flight.
+
+use gamesolver_e2e::{bin, scratch, start_worker_with, wait_until, CoordOpts, Coordinator, Proc};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// A build small enough to be quick and large enough to be caught in the middle: Awari with 4
+/// pits a side, databases of 0..=11 stones, small ranges so that every round has several
+/// tasks.
+fn job(name: &str) -> Value {
+    json!({
+        "game": "awari",
+        "game_params": {"pits": 4},
+        "algorithm": "retrograde",
+        "options": {"stones": 11, "name": name, "split": 2048},
+    })
+}
+
+/// The checksums of the in-process build (`gamesolver solve --json` with the data folder in
+/// `data`), by stone count.
+fn in_process(data: &std::path::Path, name: &str) -> Vec<String> {
+    let out = std::process::Command::new(bin("gamesolver"))
+        .args([
+            "solve",
+            "--game",
+            "awari",
+            "--game-param",
+            "pits=4",
+            "--algorithm",
+            "retrograde",
+            "--option",
+            "stones=11",
+            "--option",
+            &format!("name={name}"),
+            "--json",
+        ])
+        .env("GAMESOLVER_DATA", data)
+        .output()
+        .expect("gamesolver solve runs");
+    assert!(
+        out.status.success(),
+        "solve: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON result");
+    checksums(&r)
+}
+
+fn checksums(result: &Value) -> Vec<String> {
+    result["databases"]
+        .as_array()
+        .expect("databases")
+        .iter()
+        .map(|d| d["sha256"].as_str().expect("sha256").to_string())
+        .collect()
+}
+
+/// Workers with a cache folder of their own.
+fn workers(c: &Coordinator, dir: &std::path::Path, n: usize) -> Vec<Proc> {
+    let before = c.workers();
+    let procs = (0..n)
+        .map(|i| {
+            let cache = dir.join(format!("cache-{i}-{}", rand_tag()));
+            start_worker_with(
+                &c.url,
+                1,
+                &[],
+                &["--cache-dir", cache.to_str().unwrap(), "--memory-mb", "512"],
+            )
+        })
+        .collect();
+    wait_until(Duration::from_secs(30), "workers registered", || {
+        c.workers() >= before + n
+    });
+    procs
+}
+
+fn rand_tag() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// Every task of job `id`: (what, state, attempts).
+fn tasks(c: &Coordinator, id: u64) -> Vec<(String, String, u64)> {
+    let mut all = Vec::new();
+    let mut after = 0;
+    loop {
+        let (code, page) = c.get(
+            &format!("/v1/jobs/{id}/tasks?after={after}&limit=1000"),
+            None,
+        );
+        assert_eq!(code, 200, "{page}");
+        for t in page["tasks"].as_array().unwrap() {
+            all.push((
+                t["what"].as_str().unwrap().to_string(),
+                t["state"].as_str().unwrap().to_string(),
+                t["attempts"].as_u64().unwrap(),
+            ));
+        }
+        match page["next_after"].as_u64() {
+            Some(a) => after = a,
+            None => return all,
+        }
+    }
+}
+
+/// The round ("N stones, round R") of a round task's description.
+fn round_of(what: &str) -> Option<String> {
+    what.find(", entries").map(|i| what[..i].to_string())
+}
+
+/// Waits until the build of job `id` has sealed `k` databases.
+fn wait_databases(c: &Coordinator, id: u64, k: u64) {
+    wait_until(Duration::from_secs(60), "databases sealed", || {
+        let (_, s) = c.get(&format!("/v1/jobs/{id}"), None);
+        s["progress"]["databases_done"].as_u64().unwrap_or(0) >= k || s["state"] == "done"
+    });
+}
+
+#[test]
+fn builds_through_the_service_match_the_in_process_build_through_kills() {
+    let dir = scratch("retro");
+    let reference = in_process(&dir.join("data"), "small");
+    assert_eq!(reference.len(), 12);
+
+    // Undisturbed, 2 workers.
+    let opts = CoordOpts {
+        lease_ms: Some(1500),
+        ..CoordOpts::default()
+    };
+    let c = Coordinator::start(&dir.join("calm.sqlite"), &opts);
+    let mut ws = workers(&c, &dir, 2);
+    let id = c.submit(&job("small"), None);
+    let done = c.wait_job(id, Duration::from_secs(120));
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(checksums(&done["result"]), reference);
+    let calm_tasks: BTreeSet<String> = tasks(&c, id).into_iter().map(|t| t.0).collect();
+    assert!(calm_tasks.len() > 12 * 3, "{} tasks", calm_tasks.len());
+    // The set as the coordinator serves it: the files of the in-process build, byte for byte.
+    let (code, set) = c.get("/v1/tables/small", None);
+    assert_eq!(code, 200, "{set}");
+    assert_eq!(set["job"], id);
+    let resp = ureq::get(&format!("{}/v1/tables/small/9", c.url))
+        .call()
+        .expect("download");
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(&mut resp.into_reader(), &mut body).unwrap();
+    let file = std::fs::read(dir.join("data/tables/small/awari4-09.rdb")).unwrap();
+    assert!(
+        body == file,
+        "the served file differs from the in-process one"
+    );
+    let (code, _) = c.get("/v1/tables/..%2Fetc/1", None);
+    assert!(code == 400 || code == 404, "{code}");
+    let (code, _) = c.get("/v1/tables/nothing", None);
+    assert_eq!(code, 404);
+    // A forged upload (content that does not hash to its name) is refused.
+    let forged = format!("{}/v1/worker/artifacts/{}", c.url, "0".repeat(64));
+    let (code, _) = gamesolver_e2e::raw("PUT", &forged, Some("not this"), None);
+    assert_eq!(code, 400);
+    for w in &mut ws {
+        w.kill9();
+    }
+    drop(c);
+
+    // A worker killed in the middle.
+    let c = Coordinator::start(&dir.join("worker-kill.sqlite"), &opts);
+    let mut ws = workers(&c, &dir, 2);
+    let id = c.submit(&job("small"), None);
+    wait_databases(&c, id, 8);
+    ws[0].kill9();
+    let done = c.wait_job(id, Duration::from_secs(120));
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(checksums(&done["result"]), reference);
+    let ts = tasks(&c, id);
+    let names: BTreeSet<String> = ts.iter().map(|t| t.0.clone()).collect();
+    assert_eq!(names, calm_tasks, "the same plan as the undisturbed build");
+    let redone: BTreeSet<String> = ts
+        .iter()
+        .filter(|t| t.2 > 1)
+        .filter_map(|t| round_of(&t.0))
+        .collect();
+    assert!(redone.len() <= 1, "rounds redone: {redone:?}");
+    ws[1].kill9();
+    drop(c);
+
+    // The coordinator killed in the middle and restarted on its store.
+    let db = dir.join("coord-kill.sqlite");
+    let mut c = Coordinator::start(&db, &opts);
+    let mut ws = workers(&c, &dir, 2);
+    let id = c.submit(&job("small"), None);
+    wait_databases(&c, id, 8);
+    c.proc.kill9();
+    let c = Coordinator::start(
+        &db,
+        &CoordOpts {
+            port: Some(c.port),
+            ..opts.clone()
+        },
+    );
+    let done = c.wait_job(id, Duration::from_secs(120));
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(checksums(&done["result"]), reference);
+    let ts = tasks(&c, id);
+    assert_eq!(ts.len(), calm_tasks.len(), "a restart issues no task twice");
+    let names: BTreeSet<String> = ts.iter().map(|t| t.0.clone()).collect();
+    assert_eq!(names, calm_tasks);
+    let redone: BTreeSet<String> = ts
+        .iter()
+        .filter(|t| t.2 > 1)
+        .filter_map(|t| round_of(&t.0))
+        .collect();
+    assert!(redone.len() <= 1, "rounds redone: {redone:?}");
+    for w in &mut ws {
+        w.kill9();
+    }
+}
