@@ -4,21 +4,26 @@
 //!
 //! ```text
 //! GAMESOLVER_DATA=DIR cargo run --release -p gamesolver-bench --example awari_tables_bench -- \
-//!     --set NAME [--stones 21,22,24] [--count K] [--tries T] [--node-limit N] [--seed S]
+//!     --set NAME [--reference REF] [--stones 21,22,24] [--count K] [--tries T] \
+//!     [--node-limit N] [--seed S]
 //! ```
 //! NAME is a set in DIR/tables (`gamesolver tables build NAME --stones 20`). For each stone
 //! count the bench draws positions (random games from the start, taken the first time the board
-//! holds exactly that many stones with the side to move to play), solves each with plain
+//! holds exactly that many stones with the side to move to play) and solves each with
 //! alpha-beta (the job `alphabeta` through `registry::prepare` and `plan::run_local`, as
-//! `gamesolver solve` does) under a node limit, and solves those it finishes again with
-//! `tables=NAME`. Values must agree (the run panics otherwise). Plain search only finishes where
-//! the rest of the game is short or forced (every line reaches an end without a long
-//! no-capture cycle); the bench prints how many of the `T` draws those were, so the sample is
-//! what plain search can check, not a random sample of positions. Prints per position the
-//! value, both node counts and the ratio; per stone count the sums.
+//! `gamesolver solve` does) twice under the node limit: plain, and with `tables=NAME`. Where
+//! both finish the values must agree (the run panics otherwise). Plain search only finishes
+//! where the rest of the game is short or forced (no line of long capture-free play); the bench
+//! counts the draws each search finished, so the pairs compared are what plain search can
+//! check, not a random sample. With `--reference REF` (a set that also covers the drawn stone
+//! counts, e.g. NAME's files plus `tables build` one count higher) every value found with the
+//! databases is also checked against REF's entry for the position. Prints per position the
+//! value and both node counts (`-` for a search stopped by the limit); per stone count the
+//! sums over the positions both finished.
 
 use gamesolver_shared::games::awari::Awari;
-use gamesolver_shared::model::Game;
+use gamesolver_shared::model::{Game, Retrograde};
+use gamesolver_shared::search::retrograde::{store, Tables};
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
 use gamesolver_shared::search::Control;
@@ -70,16 +75,18 @@ fn solve(position: &str, tables: Option<&str>, node_limit: Option<u64>) -> Optio
 
 fn main() {
     let mut set = None;
+    let mut reference = None;
     let mut stones = vec![21usize, 22, 24];
     let mut count = 10usize;
-    let mut tries = 2000usize;
-    let mut node_limit = 20_000_000u64;
+    let mut tries = 200usize;
+    let mut node_limit = 5_000_000u64;
     let mut seed = 1u64;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
             "--set" => set = Some(val()),
+            "--reference" => reference = Some(val()),
             "--stones" => {
                 stones = val()
                     .split(',')
@@ -95,14 +102,22 @@ fn main() {
     }
     let set = set.expect("--set NAME (a set in GAMESOLVER_DATA/tables)");
     let game = Awari::default();
+    let reference: Option<Tables> = reference.map(|r| {
+        let dir = gamesolver_shared::games::data::data_dir()
+            .join("tables")
+            .join(&r);
+        store::load_tables(&game, &game.table_tag(), &dir, game.max_stones())
+            .unwrap_or_else(|e| panic!("reference set {r}: {e}"))
+    });
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    println!("stones position value plain_nodes tables_nodes ratio plain_s tables_s");
+    println!("stones position value plain_nodes tables_nodes plain_s tables_s");
     let mut summary = Vec::new();
+    let show = |r: &Option<(i64, u64)>| r.map_or("-".to_string(), |(_, n)| n.to_string());
     for &n in &stones {
-        let (mut drawn, mut finished) = (0usize, 0usize);
-        let (mut plain_sum, mut tables_sum) = (0u64, 0u64);
+        let (mut drawn, mut plain_done, mut tables_done, mut both) = (0usize, 0, 0, 0);
+        let (mut plain_sum, mut tables_sum, mut checked) = (0u64, 0u64, 0usize);
         let mut seen = std::collections::HashSet::new();
-        while drawn < tries && finished < count {
+        while drawn < tries && both < count {
             let Some(p) = draw(&game, n, &mut rng) else {
                 continue;
             };
@@ -111,30 +126,52 @@ fn main() {
             }
             drawn += 1;
             let t0 = Instant::now();
-            let Some((v, plain)) = solve(&p, None, Some(node_limit)) else {
-                continue;
-            };
+            let plain = solve(&p, None, Some(node_limit));
             let t1 = Instant::now();
-            let (w, with) = solve(&p, Some(&set), None).expect("no limit");
+            let with = solve(&p, Some(&set), Some(node_limit));
             let t2 = Instant::now();
-            assert_eq!(v, w, "{p}: plain {v}, with tables {w}");
-            finished += 1;
-            plain_sum += plain;
-            tables_sum += with;
+            plain_done += usize::from(plain.is_some());
+            tables_done += usize::from(with.is_some());
+            if let (Some((v, _)), Some(t)) = (with, &reference) {
+                if n < t.len() {
+                    let board = game.board(&game.parse_position(&p).expect("drawn"));
+                    let (db, i) = game.rank(&board);
+                    let want = t.value(db, i).expect("covered") as i64;
+                    assert_eq!(v, want, "{p}: with tables {v}, reference {want}");
+                    checked += 1;
+                }
+            }
+            if let (Some((v, a)), Some((w, b))) = (plain, with) {
+                assert_eq!(v, w, "{p}: plain {v}, with tables {w}");
+                both += 1;
+                plain_sum += a;
+                tables_sum += b;
+            }
+            let value = plain.or(with).map_or("-".to_string(), |(v, _)| v.to_string());
             println!(
-                "{n} {p} {v} {plain} {with} {:.1} {:.3} {:.3}",
-                plain as f64 / with.max(1) as f64,
+                "{n} {p} {value} {} {} {:.3} {:.3}",
+                show(&plain),
+                show(&with),
                 (t1 - t0).as_secs_f64(),
                 (t2 - t1).as_secs_f64()
             );
         }
-        summary.push((n, drawn, finished, plain_sum, tables_sum));
+        summary.push((
+            n,
+            drawn,
+            plain_done,
+            tables_done,
+            both,
+            checked,
+            plain_sum,
+            tables_sum,
+        ));
     }
-    println!("\nstones drawn finished plain_nodes tables_nodes ratio");
-    for (n, drawn, finished, p, t) in summary {
+    println!("\nstones drawn plain_finished tables_finished both checked_by_reference plain_nodes tables_nodes ratio");
+    for (n, drawn, p, t, both, checked, a, b) in summary {
         println!(
-            "{n} {drawn} {finished} {p} {t} {:.1}",
-            p as f64 / t.max(1) as f64
+            "{n} {drawn} {p} {t} {both} {checked} {a} {b} {:.1}",
+            a as f64 / b.max(1) as f64
         );
     }
 }
