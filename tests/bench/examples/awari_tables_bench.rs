@@ -23,9 +23,9 @@
 
 use gamesolver_shared::games::awari::Awari;
 use gamesolver_shared::model::{Game, Retrograde};
-use gamesolver_shared::search::retrograde::{store, Tables};
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
+use gamesolver_shared::search::retrograde::{store, Tables};
 use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::JobSpec;
 use rand::{Rng, SeedableRng};
@@ -147,7 +147,9 @@ fn main() {
                 plain_sum += a;
                 tables_sum += b;
             }
-            let value = plain.or(with).map_or("-".to_string(), |(v, _)| v.to_string());
+            let value = plain
+                .or(with)
+                .map_or("-".to_string(), |(v, _)| v.to_string());
             println!(
                 "{n} {p} {value} {} {} {:.3} {:.3}",
                 show(&plain),
