@@ -476,17 +476,35 @@ pub struct JobArgs {
     pub json: bool,
 }
 
-/// `gamesolver solve`.
+/// The position of a job given on the command line: text or a file (`solve`, `simulate`).
 #[derive(Debug, Args)]
-pub struct SolveArgs {
-    #[command(flatten)]
-    pub job: JobArgs,
+pub struct PositionArgs {
     /// Position in the game's notation (default: the start).
     #[arg(long, conflicts_with = "position_file")]
     pub position: Option<String>,
     /// File holding the position text (for `tree`, `--position @FILE` too).
     #[arg(long, value_name = "FILE")]
     pub position_file: Option<PathBuf>,
+}
+
+impl PositionArgs {
+    /// The position text for `game` (empty: the start).
+    pub fn text(&self, game: &str) -> Result<String, Failure> {
+        match (&self.position, &self.position_file) {
+            (Some(p), _) => resolve_position(game, p),
+            (None, Some(path)) => read_position_file(path),
+            (None, None) => Ok(String::new()),
+        }
+    }
+}
+
+/// `gamesolver solve`.
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    #[command(flatten)]
+    pub position: PositionArgs,
     /// Ask for a proof certificate (proof-number algorithms with a target) and write it to
     /// FILE; `verify-proof FILE` checks it. The result printed does not include it.
     #[arg(long, value_name = "FILE")]
@@ -751,11 +769,7 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
             .with_writer(std::io::stderr)
             .init();
     }
-    let position = match (&args.position, &args.position_file) {
-        (Some(p), _) => resolve_position(&args.job.game, p)?,
-        (None, Some(path)) => read_position_file(path)?,
-        (None, None) => String::new(),
-    };
+    let position = args.position.text(&args.job.game)?;
     let time_ms = match args.time_limit {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(((t * 1000.0).ceil() as u64).max(1)),

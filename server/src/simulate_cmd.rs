@@ -8,12 +8,11 @@
 //! Exit statuses: 0 the curve; 1 the job gave no result, or the value differs between worker
 //! counts (the table is printed first); 2 bad input, with one line.
 
-use crate::cli::{job_spec, read_position_file, resolve_position, Failure, JobArgs};
+use crate::cli::{job_spec, Failure, JobArgs, PositionArgs};
 use clap::Args;
 use gamesolver_shared::plan::simulate::{self, CostModel, Curve, SimConfig};
 use gamesolver_shared::registry;
 use gamesolver_shared::wire::Limits;
-use std::path::PathBuf;
 
 /// Most worker counts in one `--workers` list.
 pub const MAX_COUNTS: usize = 64;
@@ -25,12 +24,8 @@ pub const MAX_MS: f64 = 3_600_000.0;
 pub struct SimulateArgs {
     #[command(flatten)]
     pub job: JobArgs,
-    /// Position in the game's notation (default: the start).
-    #[arg(long, conflicts_with = "position_file")]
-    pub position: Option<String>,
-    /// File holding the position text.
-    #[arg(long, value_name = "FILE")]
-    pub position_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub position: PositionArgs,
     /// Node limit of each task.
     #[arg(long, value_name = "N")]
     pub node_limit: Option<u64>,
@@ -147,11 +142,7 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
 pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     let workers = parse_workers(&args.workers)?;
     let cfg = config(&args)?;
-    let position = match (&args.position, &args.position_file) {
-        (Some(p), _) => resolve_position(&args.job.game, p)?,
-        (None, Some(path)) => read_position_file(path)?,
-        (None, None) => String::new(),
-    };
+    let position = args.position.text(&args.job.game)?;
     if args.node_limit == Some(0) {
         return Err(Failure::bad_input("--node-limit must be at least 1"));
     }
