@@ -1061,22 +1061,27 @@ impl Scheduler {
         let Some(planner) = job.planner.as_mut() else {
             return;
         };
-        for kind in planner.obsolete() {
-            planner.forget(&kind);
+        let obsolete = planner.obsolete();
+        if !obsolete.is_empty() {
+            for kind in &obsolete {
+                planner.forget(kind);
+            }
+            // One pass over the job's tasks; only live ones are compared (a long job-level
+            // search has thousands of finished tasks and drops a few kinds per result).
             for tid in &job.tasks {
                 let Some(task) = self.tasks.get_mut(tid) else {
                     continue;
                 };
-                if task.kind != kind {
+                if !matches!(task.state, TaskState::Queued | TaskState::Running)
+                    || !obsolete.contains(&task.kind)
+                {
                     continue;
                 }
-                match task.state {
-                    TaskState::Queued => {
-                        task.state = TaskState::Cancelled;
-                        w.push(Self::task_write(task));
-                    }
-                    TaskState::Running => task.cancel = true,
-                    _ => {}
+                if task.state == TaskState::Queued {
+                    task.state = TaskState::Cancelled;
+                    w.push(Self::task_write(task));
+                } else {
+                    task.cancel = true;
                 }
             }
         }
