@@ -5,11 +5,12 @@
 //! ```text
 //! GAMESOLVER_DATA=DIR cargo run --release -p gamesolver-bench --example awari_tables_bench -- \
 //!     --set NAME [--reference REF] [--stones 21,22,24] [--count K] [--tries T] \
-//!     [--node-limit N] [--seed S]
+//!     [--node-limit N] [--time-limit SECONDS] [--uniform] [--seed S]
 //! ```
 //! NAME is a set in DIR/tables (`gamesolver tables build NAME --stones 20`). For each stone
 //! count the bench draws positions (random games from the start, taken the first time the board
-//! holds exactly that many stones with the side to move to play) and solves each with
+//! holds exactly that many stones with the side to move to play; with `--uniform`, boards drawn
+//! uniformly from the database's index range) and solves each with
 //! alpha-beta (the job `alphabeta` through `registry::prepare` and `plan::run_local`, as
 //! `gamesolver solve` does) twice under the node limit: plain, and with `tables=NAME`. Where
 //! both finish the values must agree (the run panics otherwise). Plain search only finishes
@@ -29,7 +30,7 @@ use gamesolver_shared::search::retrograde::{store, Tables};
 use gamesolver_shared::search::Control;
 use gamesolver_shared::wire::JobSpec;
 use rand::{Rng, SeedableRng};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A random game from the start until the board holds exactly `stones` stones; `None` when a
 /// capture jumps past it or the game ends first.
@@ -56,14 +57,27 @@ fn draw(game: &Awari, stones: usize, rng: &mut impl Rng) -> Option<String> {
     None
 }
 
-/// Value and nodes of exact alpha-beta on `position`, or `None` past the node limit.
-fn solve(position: &str, tables: Option<&str>, node_limit: Option<u64>) -> Option<(i64, u64)> {
+/// A board of exactly `stones` stones drawn uniformly from the database's index range (the side
+/// to move may be without a move: such a board is skipped by the caller as terminal).
+fn draw_uniform(game: &Awari, stones: usize, rng: &mut impl Rng) -> Option<String> {
+    let board = game.unrank(stones, rng.gen_range(0..game.db_len(stones)));
+    let s = game.state_of(board);
+    (!game.is_terminal(&s)).then(|| game.format_position(&s))
+}
+
+/// Value and nodes of exact alpha-beta on `position`, or `None` past the node or time limit.
+fn solve(
+    position: &str,
+    tables: Option<&str>,
+    node_limit: Option<u64>,
+    seconds: Option<f64>,
+) -> Option<(i64, u64)> {
     let mut job = JobSpec::new("awari", position, "alphabeta");
     if let Some(t) = tables {
         job = job.with_options(&[("tables", t)]);
     }
     let prepared = prepare(&job).unwrap_or_else(|e| panic!("{position}: {e}"));
-    let control = Control::with_limits(None, node_limit);
+    let control = Control::with_limits(seconds.map(Duration::from_secs_f64), node_limit);
     let r = run_local(prepared.as_ref(), &control).unwrap_or_else(|e| panic!("{position}: {e}"));
     let v = r.value.as_i64()?;
     // A stopped plan reports its bounds, not an exact value.
@@ -81,6 +95,8 @@ fn main() {
     let mut tries = 200usize;
     let mut node_limit = 5_000_000u64;
     let mut seed = 1u64;
+    let mut uniform = false;
+    let mut seconds = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
@@ -97,6 +113,8 @@ fn main() {
             "--tries" => tries = val().parse().expect("--tries T"),
             "--node-limit" => node_limit = val().parse().expect("--node-limit N"),
             "--seed" => seed = val().parse().expect("--seed S"),
+            "--uniform" => uniform = true,
+            "--time-limit" => seconds = Some(val().parse().expect("--time-limit SECONDS")),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -118,7 +136,12 @@ fn main() {
         let (mut plain_sum, mut tables_sum, mut checked) = (0u64, 0u64, 0usize);
         let mut seen = std::collections::HashSet::new();
         while drawn < tries && both < count {
-            let Some(p) = draw(&game, n, &mut rng) else {
+            let drawn_position = if uniform {
+                draw_uniform(&game, n, &mut rng)
+            } else {
+                draw(&game, n, &mut rng)
+            };
+            let Some(p) = drawn_position else {
                 continue;
             };
             if !seen.insert(p.clone()) {
@@ -126,9 +149,9 @@ fn main() {
             }
             drawn += 1;
             let t0 = Instant::now();
-            let plain = solve(&p, None, Some(node_limit));
+            let plain = solve(&p, None, Some(node_limit), seconds);
             let t1 = Instant::now();
-            let with = solve(&p, Some(&set), Some(node_limit));
+            let with = solve(&p, Some(&set), Some(node_limit), seconds);
             let t2 = Instant::now();
             plain_done += usize::from(plain.is_some());
             tables_done += usize::from(with.is_some());
