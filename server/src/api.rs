@@ -826,21 +826,38 @@ pub(crate) async fn worker_result(
     State(c): State<Shared>,
     Json(mut r): Json<Report>,
 ) -> Result<Json<ReportReply>, ApiError> {
-    // A retrograde task's output names an artifact the worker uploaded: one that is not in
-    // the artifact store makes the attempt a failure (the task runs again), never a result.
-    if let Outcome::Done { output } = &r.outcome {
-        if let Some(a) = output.extra.retro.as_deref() {
-            if !c.artifacts.has(&a.artifact) {
-                r.outcome = Outcome::Failed {
-                    message: format!(
-                        "its output names artifact {} that was never uploaded",
-                        a.artifact
-                    ),
-                };
+    let me = c.clone();
+    let reply = c
+        .call(move |s| {
+            // A retrograde task's output names an artifact the worker uploaded: one that is not
+            // in the artifact store makes the attempt a failure (the task runs again), never a
+            // result. Checked under the scheduler's lock, like the deletions below, so that a
+            // chunk cannot be deleted between the check and the result that makes it live.
+            if let Outcome::Done { output } = &r.outcome {
+                if let Some(a) = output.extra.retro.as_deref() {
+                    if !me.artifacts.has(&a.artifact) {
+                        r.outcome = Outcome::Failed {
+                            message: format!(
+                                "its output names artifact {} that was never uploaded",
+                                a.artifact
+                            ),
+                        };
+                    }
+                }
             }
-        }
-    }
-    Ok(Json(c.call(move |s| s.report(r)).await?))
+            let reply = s.report(r);
+            // Committed with the report: old round chunks that no job reads any more go.
+            if reply.is_ok() {
+                for name in s.take_deletable_artifacts() {
+                    if let Err(e) = me.artifacts.remove(&name) {
+                        tracing::warn!("cannot delete spent artifact {name}: {e}");
+                    }
+                }
+            }
+            reply
+        })
+        .await;
+    Ok(Json(reply?))
 }
 
 /// `POST /v1/worker/release`.

@@ -175,6 +175,28 @@ impl ArtifactStore {
         Ok(())
     }
 
+    /// Deletes artifact `name` (blocking); one that is not there is no error.
+    pub fn remove(&self, name: &str) -> Result<(), ArtifactError> {
+        let path = self.path(name)?;
+        let size = match std::fs::metadata(&path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(ArtifactError::Io(format!("artifact store: {e}"))),
+        };
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                let _ = self
+                    .used
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                        Some(u.saturating_sub(size))
+                    });
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(ArtifactError::Io(format!("artifact store: {e}"))),
+        }
+    }
+
     /// The bytes of artifact `name`, checked against it (blocking: call from a blocking
     /// context).
     pub fn get(&self, name: &str) -> Result<Vec<u8>, ArtifactError> {

@@ -57,7 +57,7 @@ use gamesolver_shared::wire::protocol::{
 use gamesolver_shared::wire::{JobSpec, TaskKind, TaskOutput, TaskSpec};
 use rand::Rng;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -286,6 +286,9 @@ pub struct Scheduler {
     ended: HashMap<String, (String, &'static str)>,
     /// Evicted (finished) jobs by state, for the counts in `/v1/status` and `/metrics`.
     evicted: BTreeMap<&'static str, u64>,
+    /// Artifacts the planners no longer read, from results already in the store (see
+    /// [`Scheduler::take_deletable_artifacts`]).
+    retired: Vec<String>,
     workers: BTreeMap<String, Worker>,
     next_job: u64,
     next_task: u64,
@@ -433,6 +436,7 @@ impl Scheduler {
             leases: HashMap::new(),
             ended: HashMap::new(),
             evicted: BTreeMap::new(),
+            retired: Vec::new(),
             workers: BTreeMap::new(),
             next_job: 1,
             next_task: 1,
@@ -457,6 +461,8 @@ impl Scheduler {
     /// Replaces the in-memory state (jobs, tasks, queue, leases, counts) by what `snap` holds;
     /// returns the writes that settle it (jobs that cannot resume, final statuses).
     fn load(&mut self, snap: Snapshot) -> Vec<Write> {
+        // What a failed commit retired is not in the store: the replay retires it again if it is.
+        self.retired.clear();
         self.jobs.clear();
         self.held_bytes = 0;
         self.tasks.clear();
@@ -1061,6 +1067,7 @@ impl Scheduler {
         let Some(planner) = job.planner.as_mut() else {
             return;
         };
+        self.retired.extend(planner.take_retired_artifacts());
         let obsolete = planner.obsolete();
         if !obsolete.is_empty() {
             for kind in &obsolete {
@@ -1366,6 +1373,28 @@ impl Scheduler {
         }
         self.changed.insert(job_id);
         self.advance(job_id, w);
+    }
+
+    /// The artifacts to delete now: those the planners retired (old round chunks of retrograde
+    /// builds) that no active job may still read. Call only after the changes that retired
+    /// them were committed (a restart replays them, and the tasks it re-runs read what the
+    /// store says is live).
+    pub fn take_deletable_artifacts(&mut self) -> Vec<String> {
+        if self.retired.is_empty() {
+            return Vec::new();
+        }
+        let live: HashSet<String> = self
+            .jobs
+            .values()
+            .filter(|j| !j.state.is_final())
+            .filter_map(|j| j.planner.as_ref())
+            .flat_map(|p| p.live_artifacts())
+            .collect();
+        let mut out = std::mem::take(&mut self.retired);
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|n| !live.contains(n));
+        out
     }
 
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.

@@ -129,6 +129,19 @@ fn wait_databases(c: &Coordinator, id: u64, k: u64) {
     });
 }
 
+/// Files in the artifact folder of the coordinator on `db`.
+fn artifact_files(db: &std::path::Path) -> usize {
+    let mut name = db.file_name().unwrap().to_os_string();
+    name.push(".artifacts");
+    std::fs::read_dir(db.with_file_name(name))
+        .unwrap()
+        .filter(|e| {
+            let n = e.as_ref().unwrap().file_name();
+            !n.to_string_lossy().starts_with("tmp-")
+        })
+        .count()
+}
+
 #[test]
 fn builds_through_the_service_match_the_in_process_build_through_kills() {
     let dir = scratch("retro");
@@ -146,6 +159,8 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
     let done = c.wait_job(id, Duration::from_secs(120));
     assert_eq!(done["state"], "done", "{done}");
     assert_eq!(checksums(&done["result"]), reference);
+    // The round chunks were deleted as their rounds were spent: the 12 databases are left.
+    assert_eq!(artifact_files(&dir.join("calm.sqlite")), 12);
     let calm_tasks: BTreeSet<String> = tasks(&c, id).into_iter().map(|t| t.0).collect();
     assert!(calm_tasks.len() > 12 * 3, "{} tasks", calm_tasks.len());
     // The set as the coordinator serves it: the files of the in-process build, byte for byte.
@@ -180,10 +195,18 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
     let mut ws = workers(&c, &dir, 2);
     let id = c.submit(&job("small"), None);
     wait_databases(&c, id, 8);
+    let before_kill = artifact_files(&dir.join("worker-kill.sqlite"));
     ws[0].kill9();
     let done = c.wait_job(id, Duration::from_secs(120));
     assert_eq!(done["state"], "done", "{done}");
     assert_eq!(checksums(&done["result"]), reference);
+    // At most the chunk the killed worker uploaded and never reported is left over.
+    let left = artifact_files(&dir.join("worker-kill.sqlite"));
+    assert!(
+        (12..=13).contains(&left),
+        "{left} artifacts ({} when the worker was killed)",
+        before_kill
+    );
     let ts = tasks(&c, id);
     let names: BTreeSet<String> = ts.iter().map(|t| t.0.clone()).collect();
     assert_eq!(names, calm_tasks, "the same plan as the undisturbed build");
@@ -213,6 +236,10 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
     let done = c.wait_job(id, Duration::from_secs(120));
     assert_eq!(done["state"], "done", "{done}");
     assert_eq!(checksums(&done["result"]), reference);
+    // Chunks uploaded while the coordinator was down never reach it; the rest were deleted,
+    // those spent before the kill included (the restart replays their retirement).
+    let left = artifact_files(&db);
+    assert!((12..=14).contains(&left), "{left} artifacts");
     let ts = tasks(&c, id);
     assert_eq!(ts.len(), calm_tasks.len(), "a restart issues no task twice");
     let names: BTreeSet<String> = ts.iter().map(|t| t.0.clone()).collect();

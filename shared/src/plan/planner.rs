@@ -434,6 +434,17 @@ impl Planner {
 
     /// Feeds the output of an issued task. Unknown or repeated tasks are ignored (a result is
     /// never counted twice).
+    /// Artifacts the plan no longer reads (a retrograde build's old round chunks), each given
+    /// once: the coordinator deletes those that no job's [`Planner::live_artifacts`] names.
+    pub fn take_retired_artifacts(&mut self) -> Vec<String> {
+        self.retro.take_retired()
+    }
+
+    /// Artifacts that tasks to come may read, besides sealed databases (never retired).
+    pub fn live_artifacts(&self) -> Vec<String> {
+        self.retro.live()
+    }
+
     pub fn on_result(&mut self, task: &TaskKind, output: TaskOutput) -> bool {
         let Some(pos) = self.pending.iter().position(|t| t == task) else {
             return false;

@@ -43,6 +43,9 @@ pub(super) struct Build {
     /// Rounds run inside one task, by database (a database of one chunk is built whole by
     /// its round-1 task, which reports how many rounds it ran); 0 where rounds were tasks.
     ran: Vec<u32>,
+    /// Chunks no task to come reads (a round two behind the one in flight, every round of a
+    /// sealed database), not yet taken by [`Build::take_retired`].
+    retired: Vec<String>,
 }
 
 impl Build {
@@ -53,6 +56,39 @@ impl Build {
             b.start_db(len, split);
         }
         b
+    }
+
+    /// The chunks retired since the last call: the coordinator deletes those that no other
+    /// job still reads (without this a build of 0..20 leaves about 30 GB of old rounds).
+    pub(super) fn take_retired(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.retired)
+    }
+
+    /// The chunks that tasks to come may read: the two rounds before the one in flight and the
+    /// chunks of the round in flight already reported (the seal reads the last round's).
+    pub(super) fn live(&self) -> Vec<String> {
+        let reported = self.chunks.iter().flatten().map(|r| r.artifact.clone());
+        self.prev
+            .iter()
+            .chain(&self.before)
+            .cloned()
+            .chain(reported)
+            .filter(|n| !n.is_empty())
+            .collect()
+    }
+
+    /// Retires the chunks of the database just sealed: its last rounds.
+    fn retire_rounds(&mut self) {
+        let reported: Vec<String> = self
+            .chunks
+            .iter()
+            .flatten()
+            .map(|r| r.artifact.clone())
+            .collect();
+        self.retired.extend(reported);
+        self.retired.append(&mut self.prev);
+        self.retired.append(&mut self.before);
+        self.retired.retain(|n| !n.is_empty());
     }
 
     fn start_db(&mut self, len: u64, split: u64) {
@@ -184,7 +220,13 @@ impl Planner {
                         self.retro.sealing = true;
                     } else {
                         let names = self.retro_chunk_names();
-                        self.retro.before = std::mem::replace(&mut self.retro.prev, names);
+                        let spent = std::mem::replace(
+                            &mut self.retro.before,
+                            std::mem::replace(&mut self.retro.prev, names),
+                        );
+                        self.retro
+                            .retired
+                            .extend(spent.into_iter().filter(|n| !n.is_empty()));
                         self.retro.round += 1;
                         let n = self.retro.chunks.len();
                         self.retro.chunks = vec![None; n];
@@ -193,6 +235,7 @@ impl Planner {
             }
             TaskKind::RetroSeal { db: d, .. } if *d == db && self.retro.sealing => {
                 self.retro.sealed.push(report.clone());
+                self.retro.retire_rounds();
                 if let Some(&len) = sizes.get(self.retro.sealed.len()) {
                     self.retro.start_db(len, split);
                 }
