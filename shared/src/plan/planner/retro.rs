@@ -77,18 +77,12 @@ impl Build {
             .collect()
     }
 
-    /// Retires the chunks of the database just sealed: its last rounds.
+    /// Retires the chunks of the database just sealed: all it still had live.
     fn retire_rounds(&mut self) {
-        let reported: Vec<String> = self
-            .chunks
-            .iter()
-            .flatten()
-            .map(|r| r.artifact.clone())
-            .collect();
-        self.retired.extend(reported);
-        self.retired.append(&mut self.prev);
-        self.retired.append(&mut self.before);
-        self.retired.retain(|n| !n.is_empty());
+        let live = self.live();
+        self.retired.extend(live);
+        self.prev.clear();
+        self.before.clear();
     }
 
     fn start_db(&mut self, len: u64, split: u64) {
