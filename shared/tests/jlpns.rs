@@ -208,6 +208,12 @@ fn random_trees_agree_with_alphabeta() {
 /// issued and the results so far makes the same next move, and that obsolete tasks are ones
 /// whose leaf became irrelevant. Returns the final value.
 fn drive(job: &JobSpec, k: usize) -> Value {
+    drive_counting(job, k).0
+}
+
+/// [`drive`], also counting the tasks issued for a threshold other than the current one (an
+/// exact plan's speculative thresholds).
+fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize) {
     let prepared = prepare(job).unwrap();
     let shape = prepared.plan_shape();
     let mut p = Planner::new(shape.clone(), k);
@@ -215,10 +221,19 @@ fn drive(job: &JobSpec, k: usize) -> Value {
     let mut results = Vec::new();
     let mut dropped: Vec<TaskKind> = Vec::new();
     let mut rounds = 0;
+    let mut speculative = 0;
     while !p.is_done() {
         rounds += 1;
         assert!(rounds < 100_000, "the plan does not end");
+        let current = p.progress(prepared.as_ref())["threshold"].clone();
         let tasks = p.next_tasks();
+        for t in &tasks {
+            if let TaskKind::Leaf { target, .. } = t {
+                if prepared.show_value(*target) != current {
+                    speculative += 1;
+                }
+            }
+        }
         issued.extend(tasks.iter().cloned());
         let pending = p.pending().to_vec();
         assert!(!pending.is_empty(), "nothing in flight and not done");
@@ -254,7 +269,31 @@ fn drive(job: &JobSpec, k: usize) -> Value {
         let mut q = p.clone();
         assert_eq!(r.next_tasks(), q.next_tasks(), "restored next tasks");
     }
-    p.finish(prepared.as_ref()).value
+    (p.finish(prepared.as_ref()).value, speculative)
+}
+
+/// An exact plan with more slots than the current threshold has leaves works on the thresholds
+/// the probe plan would ask next: such tasks are issued, answers stay exact (against the
+/// published scores), and a restored planner continues identically ([`drive`]'s checks). With
+/// one slot nothing is speculative.
+#[test]
+fn idle_slots_work_on_the_next_thresholds() {
+    let lines = read_set("Test_L1_R2");
+    let mut speculated = 0;
+    for (moves, want) in lines.iter().step_by(211).take(4) {
+        let job = JobSpec::new("connect4", moves, "jlpns")
+            .with_options(&[("leaf", "alphabeta"), ("budget", "300")]);
+        let (v, spec) = drive_counting(&job, 1);
+        assert_eq!(v, json!(want), "'{moves}' k=1");
+        assert_eq!(spec, 0, "'{moves}': one slot, yet a speculative task");
+        let (v, spec) = drive_counting(&job, 8);
+        assert_eq!(v, json!(want), "'{moves}' k=8");
+        speculated += spec;
+    }
+    assert!(
+        speculated > 0,
+        "eight slots never took a speculative threshold"
+    );
 }
 
 #[test]

@@ -29,7 +29,15 @@
 //!
 //! Thresholds: a decision plan (`target`) has one. An exact plan asks a probe sub-planner (the
 //! `Probes` plan of the same bounds, step and guess, with parallelism 1) for its next target and
-//! feeds it the root's bounds each time the root is solved, until the value is exact.
+//! feeds it the root's bounds each time the root is solved, until the value is exact. So that the
+//! thresholds do not form a chain that more workers cannot shorten, an exact plan also works on
+//! the thresholds the probe plan would ask next, whichever way the current one is answered (and
+//! the ones after those, [`SPECULATION_DEPTH`]): the tree and its bounds are one for all of them,
+//! each threshold has its own numbers, and a worker slot that no leaf of the current threshold
+//! can take gets the most-proving free leaf of the first speculative threshold that has one. With
+//! enough leaves of the current threshold for every slot (one worker, or a wide tree) nothing
+//! changes; when the current threshold ends, the speculative one that follows keeps its numbers
+//! and its tasks in flight, the others' tasks become obsolete.
 //!
 //! Determinism: the state is a function of the results fed, in order (a leaf's node is found by
 //! walking its path at result time), and of the set of pending tasks (which leaves are busy), so
@@ -64,9 +72,6 @@ struct Node {
     /// Proven bounds of the value, root's view (`i32::MIN`/`i32::MAX`: none).
     lower: i32,
     upper: i32,
-    /// Numbers for the current threshold.
-    pn: u32,
-    dn: u32,
     /// The numbers its creating task reported, and for which threshold.
     init: (u32, u32, i32),
     /// Children in the game's move order: move text and node (empty: not expanded, or deleted).
@@ -76,6 +81,19 @@ struct Node {
     /// Nodes that list it as a child.
     parents: Vec<u32>,
 }
+
+/// Proof and disproof numbers of every node (by index) for one threshold.
+#[derive(Clone, Debug)]
+struct Numbers {
+    t: i32,
+    pn: Vec<u32>,
+    dn: Vec<u32>,
+}
+
+/// How many thresholds ahead an exact plan works speculatively: with depth 2, the two
+/// thresholds the probe plan would ask next (one per answer to the current one) and the four
+/// after those.
+const SPECULATION_DEPTH: u32 = 2;
 
 /// The job-level state of a [`Planner`] of shape [`PlanShape::JobLevel`].
 #[derive(Clone, Debug)]
@@ -88,6 +106,9 @@ pub(super) struct JobLevel {
     probes: Option<Box<Planner>>,
     /// The threshold being decided (`None` once done).
     threshold: Option<i32>,
+    /// The proof and disproof numbers of every node for each threshold in work: the current
+    /// one first, then the speculative ones of an exact plan (see [`JobLevel::speculation`]).
+    nums: Vec<Numbers>,
     nodes: Vec<Node>,
     /// (hash, ply) -> node.
     index: HashMap<(u64, u32), u32>,
@@ -123,8 +144,6 @@ impl JobLevel {
             ply: 0,
             lower: i32::MIN,
             upper: i32::MAX,
-            pn: 1,
-            dn: 1,
             init: (1, 1, 0),
             children: Vec::new(),
             expanded: false,
@@ -136,6 +155,7 @@ impl JobLevel {
             target,
             probes: None,
             threshold: target,
+            nums: Vec::new(),
             nodes: vec![root],
             index: HashMap::new(),
             summaries: Vec::new(),
@@ -158,7 +178,7 @@ impl JobLevel {
             j.threshold = next_probe(&mut p);
             j.probes = Some(Box::new(p));
         }
-        j.update();
+        j.retarget();
         Some(j)
     }
 
@@ -198,13 +218,11 @@ impl JobLevel {
         Some(n)
     }
 
-    /// Whether a pending leaf task still matters: current threshold, every node on its path
-    /// unsolved, the leaf not expanded since.
+    /// Whether a pending leaf task still matters: a threshold in work, every node on its path
+    /// unsolved at it, the leaf not expanded since.
     fn useful(&self, target: i32, path: &[String]) -> Option<u32> {
-        let t = self.threshold?;
-        if target != t {
-            return None;
-        }
+        let t = target;
+        self.slot(t)?;
         let mut n = 0u32;
         if self.solved(n, t) {
             return None;
@@ -222,37 +240,121 @@ impl JobLevel {
         (!self.nodes[n as usize].expanded).then_some(n)
     }
 
-    /// Recomputes bounds and numbers of every node reachable from the root through unsolved
-    /// nodes, children first, then deletes the subtrees the module doc says.
-    fn update(&mut self) {
-        let Some(t) = self.threshold else { return };
-        let mut done = vec![false; self.nodes.len()];
-        self.visit(0, t, &mut done);
-        // Nodes only reachable through solved ones: fresh numbers too, should a transposition
-        // link them again.
-        for n in 1..self.nodes.len() as u32 {
-            self.visit(n, t, &mut done);
-        }
+    /// The slot in [`JobLevel::nums`] of threshold `t`, if it is in work.
+    fn slot(&self, t: i32) -> Option<usize> {
+        self.nums.iter().position(|x| x.t == t)
     }
 
-    /// Recomputes `n` from its children and then every ancestor whose bounds or numbers change
-    /// (the backup after one result; [`JobLevel::update`] does the whole tree).
-    fn propagate(&mut self, n: u32) {
-        let Some(t) = self.threshold else { return };
-        let mut stack = vec![n];
-        let mut first = true;
-        while let Some(m) = stack.pop() {
-            if self.recompute(m, t) || std::mem::take(&mut first) {
-                stack.extend(self.nodes[m as usize].parents.iter().copied());
+    /// The thresholds an exact plan works on besides the current one: those the probe plan
+    /// would ask next after each answer to it (proved, disproved), and so on to
+    /// [`SPECULATION_DEPTH`], nearest first. A worker slot that no leaf of the current threshold
+    /// can use takes a leaf of the first of these that has one, so the next threshold's tree is
+    /// often grown, or decided, before the current one ends. A function of the probe plan's
+    /// state only (restorable).
+    fn speculation(&self) -> Vec<i32> {
+        let (Some(probes), Some(t)) = (&self.probes, self.threshold) else {
+            return Vec::new();
+        };
+        let mut out: Vec<i32> = Vec::new();
+        let mut level = vec![((**probes).clone(), t)];
+        for _ in 0..SPECULATION_DEPTH {
+            let mut next = Vec::new();
+            for (p, t) in level {
+                let b = p.bounds;
+                for raw in [
+                    RawBounds {
+                        lower: t,
+                        upper: b.upper,
+                    },
+                    RawBounds {
+                        lower: b.lower,
+                        upper: t.saturating_sub(1),
+                    },
+                ] {
+                    let mut q = p.clone();
+                    let mut answer = TaskOutput {
+                        raw: Some(raw),
+                        ..TaskOutput::default()
+                    };
+                    answer.extra.proved = Some(Some(raw.lower >= t));
+                    q.on_result(&TaskKind::Probe { target: t }, answer);
+                    if q.is_done() {
+                        continue;
+                    }
+                    if let Some(u) = next_probe(&mut q) {
+                        if u != self.threshold.unwrap_or(u) && !out.contains(&u) {
+                            out.push(u);
+                        }
+                        next.push((q, u));
+                    }
+                }
+            }
+            level = next;
+        }
+        out
+    }
+
+    /// Sets the thresholds in work after the current one changed: keeps the numbers of those
+    /// still wanted, computes them for new ones over the whole tree.
+    fn retarget(&mut self) {
+        let Some(t) = self.threshold else {
+            self.nums.clear();
+            return;
+        };
+        let mut want = vec![t];
+        want.extend(self.speculation());
+        let n = self.nodes.len();
+        let mut old = std::mem::take(&mut self.nums);
+        for &u in &want {
+            match old.iter().position(|x| x.t == u) {
+                Some(i) => self.nums.push(old.swap_remove(i)),
+                None => {
+                    self.nums.push(Numbers {
+                        t: u,
+                        pn: vec![1; n],
+                        dn: vec![1; n],
+                    });
+                    let s = self.nums.len() - 1;
+                    let mut done = vec![false; n];
+                    self.visit(0, s, &mut done);
+                    // Nodes only reachable through solved ones: fresh numbers too, should a
+                    // transposition link them again.
+                    for m in 1..n as u32 {
+                        self.visit(m, s, &mut done);
+                    }
+                }
             }
         }
     }
 
-    /// One node's bounds and numbers from its children's current ones; deletes its children
-    /// once they can no longer matter. Whether anything changed.
-    fn recompute(&mut self, n: u32, t: i32) -> bool {
-        let node = &self.nodes[n as usize];
-        let before = (node.lower, node.upper, node.pn, node.dn);
+    /// Recomputes `n` from its children and then every ancestor whose bounds or numbers change,
+    /// for every threshold in work (the backup after one result).
+    fn propagate(&mut self, n: u32) {
+        for s in 0..self.nums.len() {
+            let mut stack = vec![n];
+            let mut first = true;
+            while let Some(m) = stack.pop() {
+                if self.recompute(m, s) || std::mem::take(&mut first) {
+                    stack.extend(self.nodes[m as usize].parents.iter().copied());
+                }
+            }
+        }
+    }
+
+    /// One node's bounds and its numbers for the threshold of slot `s` from its children's
+    /// current ones; deletes its children once they can no longer matter. Whether anything
+    /// changed.
+    fn recompute(&mut self, n: u32, s: usize) -> bool {
+        let t = self.nums[s].t;
+        let i = n as usize;
+        let node = &self.nodes[i];
+        let before = (
+            node.lower,
+            node.upper,
+            self.nums[s].pn[i],
+            self.nums[s].dn[i],
+        );
+        let (mut pn, mut dn) = (before.2, before.3);
         if node.expanded && !node.children.is_empty() && !(node.lower >= t || node.upper < t) {
             let or = node.or;
             let (mut lo, mut hi) = if or {
@@ -260,35 +362,35 @@ impl JobLevel {
             } else {
                 (i32::MAX, i32::MAX)
             };
-            let (mut pn, mut dn) = if or { (INF, 0) } else { (0, INF) };
+            (pn, dn) = if or { (INF, 0) } else { (0, INF) };
+            let nums = &self.nums[s];
             for &(_, k) in &node.children {
                 let c = &self.nodes[k as usize];
+                let (cp, cd) = (nums.pn[k as usize], nums.dn[k as usize]);
                 if or {
                     lo = lo.max(c.lower);
                     hi = hi.max(c.upper);
-                    pn = pn.min(c.pn);
-                    dn = add(dn, c.dn);
+                    pn = pn.min(cp);
+                    dn = add(dn, cd);
                 } else {
                     lo = lo.min(c.lower);
                     hi = hi.min(c.upper);
-                    pn = add(pn, c.pn);
-                    dn = dn.min(c.dn);
+                    pn = add(pn, cp);
+                    dn = dn.min(cd);
                 }
             }
-            let node = &mut self.nodes[n as usize];
+            let node = &mut self.nodes[i];
             node.lower = node.lower.max(lo);
             node.upper = node.upper.min(hi);
-            node.pn = pn;
-            node.dn = dn;
         }
         let decision = self.target.is_some();
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.nodes[i];
         if node.lower >= t {
-            (node.pn, node.dn) = (0, INF);
+            (pn, dn) = (0, INF);
         } else if node.upper < t {
-            (node.pn, node.dn) = (INF, 0);
+            (pn, dn) = (INF, 0);
         } else if !node.expanded || node.children.is_empty() {
-            (node.pn, node.dn) = if node.init.2 == t {
+            (pn, dn) = if node.init.2 == t {
                 (node.init.0.clamp(1, PN_MAX), node.init.1.clamp(1, PN_MAX))
             } else {
                 (1, 1)
@@ -299,25 +401,29 @@ impl JobLevel {
         {
             node.children = Vec::new();
         }
-        before != (node.lower, node.upper, node.pn, node.dn)
+        let after = (node.lower, node.upper, pn, dn);
+        self.nums[s].pn[i] = pn;
+        self.nums[s].dn[i] = dn;
+        before != after
     }
 
-    fn visit(&mut self, n: u32, t: i32, done: &mut [bool]) {
+    fn visit(&mut self, n: u32, s: usize, done: &mut [bool]) {
         if done[n as usize] {
             return;
         }
         done[n as usize] = true;
+        let t = self.nums[s].t;
         let node = &self.nodes[n as usize];
         if node.expanded && !(node.lower >= t || node.upper < t) {
             let kids: Vec<u32> = node.children.iter().map(|c| c.1).collect();
             for k in kids {
-                self.visit(k, t, done);
+                self.visit(k, s, done);
             }
         }
-        self.recompute(n, t);
+        self.recompute(n, s);
     }
 
-    /// The leaves of the pending tasks of the current threshold.
+    /// The leaves of the pending tasks of the thresholds in work.
     fn busy(&self, pending: &[TaskKind]) -> HashSet<u32> {
         pending
             .iter()
@@ -332,11 +438,13 @@ impl JobLevel {
     fn select(
         &self,
         n: u32,
-        t: i32,
+        s: usize,
         busy: &HashSet<u32>,
         seen: &mut HashSet<u32>,
         path: &mut Vec<String>,
     ) -> Option<u32> {
+        let nums = &self.nums[s];
+        let t = nums.t;
         if self.solved(n, t) || !seen.insert(n) {
             return None;
         }
@@ -350,14 +458,19 @@ impl JobLevel {
             .enumerate()
             .filter(|(_, (_, k))| !self.solved(*k, t))
             .map(|(i, (mv, k))| {
-                let c = &self.nodes[*k as usize];
-                (if node.or { c.pn } else { c.dn }, i, mv, *k)
+                let k = *k as usize;
+                (
+                    if node.or { nums.pn[k] } else { nums.dn[k] },
+                    i,
+                    mv,
+                    k as u32,
+                )
             })
             .collect();
         kids.sort_by_key(|k| (k.0, k.1));
         for (_, _, mv, k) in kids {
             path.push(mv.clone());
-            if let Some(leaf) = self.select(k, t, busy, seen, path) {
+            if let Some(leaf) = self.select(k, s, busy, seen, path) {
                 return Some(leaf);
             }
             path.pop();
@@ -365,23 +478,28 @@ impl JobLevel {
         None
     }
 
-    /// Up to `free` leaf tasks, each at a distinct leaf.
+    /// Up to `free` leaf tasks, each at a distinct leaf: the current threshold's most-proving
+    /// leaves first, then, for slots left over, the speculative thresholds' in turn.
     pub(super) fn next_tasks(&self, pending: &[TaskKind], free: usize) -> Vec<TaskKind> {
         let mut out = Vec::new();
-        let Some(t) = self.threshold else { return out };
-        if self.gave_up {
+        if self.threshold.is_none() || self.gave_up {
             return out;
         }
         let mut busy = self.busy(pending);
-        while out.len() < free {
-            let mut path = Vec::new();
-            let mut seen = HashSet::new();
-            match self.select(0, t, &busy, &mut seen, &mut path) {
-                Some(leaf) => {
-                    busy.insert(leaf);
-                    out.push(TaskKind::Leaf { target: t, path });
+        for s in 0..self.nums.len() {
+            while out.len() < free {
+                let mut path = Vec::new();
+                let mut seen = HashSet::new();
+                match self.select(0, s, &busy, &mut seen, &mut path) {
+                    Some(leaf) => {
+                        busy.insert(leaf);
+                        out.push(TaskKind::Leaf {
+                            target: self.nums[s].t,
+                            path,
+                        });
+                    }
+                    None => break,
                 }
-                None => break,
             }
         }
         out
@@ -458,14 +576,16 @@ impl JobLevel {
                         ply,
                         lower,
                         upper,
-                        pn: 1,
-                        dn: 1,
                         init: (c.pn, c.dn, target),
                         children: Vec::new(),
                         expanded: false,
                         parents: Vec::new(),
                     });
                     self.index.insert((c.hash, ply), k);
+                    for x in &mut self.nums {
+                        x.pn.push(1);
+                        x.dn.push(1);
+                    }
                     k
                 }
             };
@@ -479,11 +599,25 @@ impl JobLevel {
         node.expanded = true;
     }
 
-    /// After a result: a solved root ends the threshold (summary, next threshold or done).
+    /// After a result: a solved root ends the threshold (summary, next threshold or done), and
+    /// the next one may be solved already (a speculative threshold's work).
     fn after_update(&mut self) {
-        let Some(t) = self.threshold else { return };
+        let mut changed = false;
+        while self.end_threshold() {
+            changed = true;
+        }
+        if changed {
+            self.retarget();
+        }
+    }
+
+    /// Ends the current threshold if the root is solved at it; whether it did.
+    fn end_threshold(&mut self) -> bool {
+        let Some(t) = self.threshold else {
+            return false;
+        };
         if !self.solved(0, t) {
-            return;
+            return false;
         }
         let root = &self.nodes[0];
         let raw = RawBounds {
@@ -518,9 +652,7 @@ impl JobLevel {
                 }
             }
         };
-        if self.threshold.is_some() {
-            self.update();
-        }
+        true
     }
 
     /// Pending leaf tasks that no longer matter.
@@ -542,8 +674,8 @@ impl JobLevel {
         self.nodes.len()
     }
 
-    /// Approximate bytes held in memory for the tree: nodes, edges with their move texts, and the
-    /// transposition index.
+    /// Approximate bytes held in memory for the tree: nodes, edges with their move texts, the
+    /// transposition index and the numbers of each threshold in work.
     pub(super) fn memory_bytes(&self) -> usize {
         let nodes = self.nodes.capacity() * std::mem::size_of::<Node>();
         let edges: usize = self
@@ -556,7 +688,12 @@ impl JobLevel {
             .sum();
         // A hashbrown entry: key, value and one control byte, at a load of up to 7/8.
         let index = self.index.capacity() * (std::mem::size_of::<((u64, u32), u32)>() + 1);
-        nodes + edges + index
+        let numbers: usize = self
+            .nums
+            .iter()
+            .map(|x| (x.pn.capacity() + x.dn.capacity()) * std::mem::size_of::<u32>())
+            .sum();
+        nodes + edges + index + numbers
     }
 
     pub(super) fn progress(&self, job: &dyn PreparedJob) -> serde_json::Value {
@@ -566,6 +703,7 @@ impl JobLevel {
             "lower": job.show_value(b.lower),
             "upper": job.show_value(b.upper),
             "threshold": self.threshold.map(|t| job.show_value(t)),
+            "speculative": self.nums.iter().skip(1).map(|x| job.show_value(x.t)).collect::<Vec<_>>(),
             "thresholds_done": self.summaries.iter().filter(|s| s.raw.is_some()).count(),
             "leaf_tasks": self.tasks_done,
             "tree_nodes": self.tree_nodes(),
