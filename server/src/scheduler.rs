@@ -323,12 +323,20 @@ fn describe(kind: &TaskKind, job: Option<&dyn PreparedJob>) -> String {
             None => format!("probe value >= {target} (internal)"),
         },
         TaskKind::Run { index, .. } => format!("run {index}"),
-        TaskKind::Leaf { target, path } => {
+        TaskKind::Leaf {
+            target,
+            path,
+            budget_div,
+        } => {
             let t = match job {
                 Some(j) => j.show_value(*target).to_string(),
                 None => format!("{target} (internal)"),
             };
-            format!("leaf {} value >= {t}", path.join(" "))
+            let short = match budget_div {
+                Some(d) => format!(" (budget / {d})"),
+                None => String::new(),
+            };
+            format!("leaf {} value >= {t}{short}", path.join(" "))
         }
         TaskKind::Move { mv, task } => {
             let child = job.and_then(|j| j.child(mv));

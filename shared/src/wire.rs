@@ -118,6 +118,9 @@ pub fn settings(items: &[(&str, &str)]) -> Settings {
         .collect()
 }
 
+/// The largest divisor of the job's node budget a [`TaskKind::Leaf`] may carry.
+pub const LEAF_MAX_BUDGET_DIV: u32 = 64;
+
 /// What one task of a job asks a kernel to do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -161,6 +164,11 @@ pub enum TaskKind {
         target: i32,
         /// The moves from the job's root to the leaf, in the game's notation.
         path: Vec<String>,
+        /// The task's node budget is the job's divided by this (2..=[`LEAF_MAX_BUDGET_DIV`];
+        /// absent: the whole budget): the planner's short tasks while its tree has fewer free leaves than idle
+        /// worker slots.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_div: Option<u32>,
     },
     /// One round of a retrograde build (algorithm `retrograde`) on the index range
     /// `[start, end)` of database `db`: the worker reads the lower databases, the previous

@@ -212,8 +212,8 @@ fn drive(job: &JobSpec, k: usize) -> Value {
 }
 
 /// [`drive`], also counting the tasks issued for a threshold other than the current one (an
-/// exact plan's speculative thresholds).
-fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize) {
+/// exact plan's speculative thresholds) and those with a share of the budget.
+fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize, usize) {
     let prepared = prepare(job).unwrap();
     let shape = prepared.plan_shape();
     let mut p = Planner::new(shape.clone(), k);
@@ -222,15 +222,23 @@ fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize) {
     let mut dropped: Vec<TaskKind> = Vec::new();
     let mut rounds = 0;
     let mut speculative = 0;
+    let mut short = 0;
     while !p.is_done() {
         rounds += 1;
         assert!(rounds < 100_000, "the plan does not end");
         let current = p.progress(prepared.as_ref())["threshold"].clone();
         let tasks = p.next_tasks();
         for t in &tasks {
-            if let TaskKind::Leaf { target, .. } = t {
+            if let TaskKind::Leaf {
+                target, budget_div, ..
+            } = t
+            {
                 if prepared.show_value(*target) != current {
                     speculative += 1;
+                }
+                if let Some(d) = budget_div {
+                    assert!((2..=64).contains(d), "budget_div {d}");
+                    short += 1;
                 }
             }
         }
@@ -269,31 +277,34 @@ fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize) {
         let mut q = p.clone();
         assert_eq!(r.next_tasks(), q.next_tasks(), "restored next tasks");
     }
-    (p.finish(prepared.as_ref()).value, speculative)
+    (p.finish(prepared.as_ref()).value, speculative, short)
 }
 
 /// An exact plan with more slots than the current threshold has leaves works on the thresholds
-/// the probe plan would ask next: such tasks are issued, answers stay exact (against the
-/// published scores), and a restored planner continues identically ([`drive`]'s checks). With
-/// one slot nothing is speculative.
+/// the probe plan would ask next, and gives a narrow tree's leaves a share of the budget: such
+/// tasks are issued, answers stay exact (against the published scores), and a restored planner
+/// continues identically ([`drive`]'s checks). With one slot neither happens.
 #[test]
 fn idle_slots_work_on_the_next_thresholds() {
     let lines = read_set("Test_L1_R2");
-    let mut speculated = 0;
+    let (mut speculated, mut shortened) = (0, 0);
     for (moves, want) in lines.iter().step_by(211).take(4) {
         let job = JobSpec::new("connect4", moves, "jlpns")
             .with_options(&[("leaf", "alphabeta"), ("budget", "300")]);
-        let (v, spec) = drive_counting(&job, 1);
+        let (v, spec, short) = drive_counting(&job, 1);
         assert_eq!(v, json!(want), "'{moves}' k=1");
         assert_eq!(spec, 0, "'{moves}': one slot, yet a speculative task");
-        let (v, spec) = drive_counting(&job, 8);
+        assert_eq!(short, 0, "'{moves}': one slot, yet a short task");
+        let (v, spec, short) = drive_counting(&job, 8);
         assert_eq!(v, json!(want), "'{moves}' k=8");
         speculated += spec;
+        shortened += short;
     }
     assert!(
         speculated > 0,
         "eight slots never took a speculative threshold"
     );
+    assert!(shortened > 0, "eight slots never had a short task");
 }
 
 #[test]

@@ -30,7 +30,7 @@ use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
 use crate::search::pns::{dfpn, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{engine, Control, StopReason};
-use crate::wire::{JobSpec, LeafChild, RawBounds, TaskKind, TaskOutput};
+use crate::wire::{JobSpec, LeafChild, RawBounds, TaskKind, TaskOutput, LEAF_MAX_BUDGET_DIV};
 use std::sync::{Mutex, OnceLock};
 
 /// `leaf`: the kernel a leaf task runs.
@@ -303,7 +303,13 @@ impl<G: Exact> JlJob<G> {
     }
 
     /// Runs one leaf task (see the module doc).
-    fn leaf(&self, t: i32, path: &[String], ctl: &Control) -> Result<TaskOutput, SolveError> {
+    fn leaf(
+        &self,
+        t: i32,
+        path: &[String],
+        budget: u64,
+        ctl: &Control,
+    ) -> Result<TaskOutput, SolveError> {
         let t0 = std::time::Instant::now();
         let state = self.replay(path).map_err(SolveError::Internal)?;
         let bounds = self.root_view_bounds(&state);
@@ -331,7 +337,7 @@ impl<G: Exact> JlJob<G> {
         // The leaf's own question, from its mover's view.
         let aligned = self.root_side(&state);
         let t_leaf = if aligned { t } else { 1i32.saturating_sub(t) };
-        let sub = ctl.for_task(None, Some(self.budget));
+        let sub = ctl.for_task(None, Some(budget));
         // Per child: (proof, disproof) of the leaf's goal, from df-pn's table.
         let mut numbers: Vec<Option<(u32, u32)>> = Vec::new();
         let mut moves = Vec::new();
@@ -418,7 +424,7 @@ impl<G: Exact> JlJob<G> {
         // no later task (on a worker without this table) searches them again.
         let mut probed: Vec<Option<RawBounds>> = Vec::new();
         if self.leaf == Leaf::AlphaBeta {
-            let each = (self.budget / (8 * moves.len().max(1) as u64)).max(1);
+            let each = (budget / (8 * moves.len().max(1) as u64)).max(1);
             for &m in &moves {
                 let mut c = state.clone();
                 self.game.apply(&mut c, m);
@@ -579,7 +585,15 @@ impl<G: Exact> PreparedJob for JlJob<G> {
 
     fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
         match task {
-            TaskKind::Leaf { target, path } => self.leaf(*target, path, ctl),
+            TaskKind::Leaf {
+                target,
+                path,
+                budget_div,
+            } => {
+                let div = budget_div.unwrap_or(1).clamp(1, LEAF_MAX_BUDGET_DIV);
+                let budget = (self.budget / u64::from(div)).max(1);
+                self.leaf(*target, path, budget, ctl)
+            }
             TaskKind::Whole => {
                 // Only for a terminal root.
                 let v = self.game.terminal_value(&self.root);
@@ -610,7 +624,7 @@ impl<G: Exact> PreparedJob for JlJob<G> {
             return Ok(());
         }
         match task {
-            TaskKind::Leaf { target, path } => self.check_leaf(*target, path, out),
+            TaskKind::Leaf { target, path, .. } => self.check_leaf(*target, path, out),
             TaskKind::Whole => {
                 let v = self.game.terminal_value(&self.root);
                 match out.raw {

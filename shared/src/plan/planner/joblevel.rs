@@ -46,7 +46,7 @@
 
 use super::Planner;
 use crate::plan::job::{PlanShape, PreparedJob};
-use crate::wire::{LeafChild, RawBounds, TaskKind, TaskOutput};
+use crate::wire::{LeafChild, RawBounds, TaskKind, TaskOutput, LEAF_MAX_BUDGET_DIV};
 use std::collections::{HashMap, HashSet};
 
 /// Infinite proof or disproof number (as the kernels' [`crate::search::pns::INF`]).
@@ -428,7 +428,7 @@ impl JobLevel {
         pending
             .iter()
             .filter_map(|task| match task {
-                TaskKind::Leaf { target, path } => self.useful(*target, path),
+                TaskKind::Leaf { target, path, .. } => self.useful(*target, path),
                 _ => None,
             })
             .collect()
@@ -479,7 +479,11 @@ impl JobLevel {
     }
 
     /// Up to `free` leaf tasks, each at a distinct leaf: the current threshold's most-proving
-    /// leaves first, then, for slots left over, the speculative thresholds' in turn.
+    /// leaves first, then, for slots left over, the speculative thresholds' in turn. A threshold
+    /// whose tree has fewer free leaves than the slots still free gets short tasks (the budget
+    /// divided by slots per leaf, 2 to [`LEAF_MAX_BUDGET_DIV`]): those leaves are expanded sooner, so that
+    /// idle workers find leaves, and a narrow tree's critical line is not a chain of whole
+    /// budgets.
     pub(super) fn next_tasks(&self, pending: &[TaskKind], free: usize) -> Vec<TaskKind> {
         let mut out = Vec::new();
         if self.threshold.is_none() || self.gave_up {
@@ -487,19 +491,28 @@ impl JobLevel {
         }
         let mut busy = self.busy(pending);
         for s in 0..self.nums.len() {
-            while out.len() < free {
+            let room = free - out.len();
+            let mut paths = Vec::new();
+            while paths.len() < room {
                 let mut path = Vec::new();
                 let mut seen = HashSet::new();
                 match self.select(0, s, &busy, &mut seen, &mut path) {
                     Some(leaf) => {
                         busy.insert(leaf);
-                        out.push(TaskKind::Leaf {
-                            target: self.nums[s].t,
-                            path,
-                        });
+                        paths.push(path);
                     }
                     None => break,
                 }
+            }
+            let budget_div = (!paths.is_empty() && paths.len() < room)
+                .then(|| (room / paths.len()).clamp(2, LEAF_MAX_BUDGET_DIV as usize) as u32);
+            out.extend(paths.into_iter().map(|path| TaskKind::Leaf {
+                target: self.nums[s].t,
+                path,
+                budget_div,
+            }));
+            if out.len() >= free {
+                break;
             }
         }
         out
@@ -507,7 +520,7 @@ impl JobLevel {
 
     /// Feeds a leaf task's output (the task was pending).
     pub(super) fn on_result(&mut self, task: &TaskKind, out: &TaskOutput) {
-        let TaskKind::Leaf { target, path } = task else {
+        let TaskKind::Leaf { target, path, .. } = task else {
             return;
         };
         self.tasks_done += 1;
@@ -660,7 +673,7 @@ impl JobLevel {
         pending
             .iter()
             .filter(|task| match task {
-                TaskKind::Leaf { target, path } => {
+                TaskKind::Leaf { target, path, .. } => {
                     self.is_done() || self.useful(*target, path).is_none()
                 }
                 _ => true,
