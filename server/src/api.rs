@@ -550,7 +550,18 @@ pub(crate) async fn cancel_job(
     Path(id): Path<String>,
 ) -> Result<Json<JobStatus>, ApiError> {
     let id = parse_id(&id)?;
-    c.call(move |s| s.cancel(id)).await?;
+    let me = c.clone();
+    c.call(move |s| {
+        s.cancel(id)?;
+        // Committed: a retrograde build's round chunks go (as after a result).
+        for name in s.take_deletable_artifacts() {
+            if let Err(e) = me.artifacts.remove(&name) {
+                tracing::warn!("cannot delete spent artifact {name}: {e}");
+            }
+        }
+        Ok::<(), SchedError>(())
+    })
+    .await?;
     Ok(Json(c.job_status(id).await?))
 }
 

@@ -1182,7 +1182,12 @@ impl Scheduler {
             _ => job.progress_at_rest.take(),
         };
         job.prepared = None;
-        job.planner = None;
+        // Nothing reads an ended job's round chunks any more (a finished build has none left;
+        // a cancelled or failed one its last rounds'): retired like spent ones, deleted with
+        // them unless another running job names them.
+        if let Some(p) = job.planner.take() {
+            self.retired.extend(p.live_artifacts());
+        }
         for tid in &job.tasks {
             let Some(task) = self.tasks.get_mut(tid) else {
                 continue;

@@ -8,6 +8,8 @@
 //!   restarted on its store: the same checksums, the same tasks as the plan of an undisturbed
 //!   build (a restart issues nothing twice), and every task that needed a second attempt
 //!   belongs to one round: the round in flight.
+//! - A build cancelled in the middle leaves its sealed databases and no round chunks but those
+//!   of tasks still running.
 
 use gamesolver_e2e::{bin, scratch, start_worker_with, wait_until, CoordOpts, Coordinator, Proc};
 use serde_json::{json, Value};
@@ -250,6 +252,36 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
         .filter_map(|t| round_of(&t.0))
         .collect();
     assert!(redone.len() <= 1, "rounds redone: {redone:?}");
+    for w in &mut ws {
+        w.kill9();
+    }
+    drop(c);
+
+    // A build cancelled in the middle keeps its sealed databases; its round chunks go, but for
+    // those a task still running uploads after the cancellation (one per worker at most).
+    let db = dir.join("cancel.sqlite");
+    let c = Coordinator::start(&db, &opts);
+    let mut ws = workers(&c, &dir, 2);
+    let id = c.submit(&job("small"), None);
+    wait_databases(&c, id, 8);
+    let (code, body) = c.post(&format!("/v1/jobs/{id}/cancel"), &json!({}), None);
+    assert_eq!(code, 200, "{body}");
+    let (_, st) = c.get(&format!("/v1/jobs/{id}"), None);
+    assert_eq!(st["state"], "cancelled", "{st}");
+    let sealed = st["progress"]["databases_done"].as_u64().unwrap() as usize;
+    wait_until(
+        Duration::from_secs(30),
+        "tasks of the cancelled build ended",
+        || {
+            let (_, s) = c.get(&format!("/v1/jobs/{id}"), None);
+            s["tasks"]["running"].as_u64() == Some(0)
+        },
+    );
+    let left = artifact_files(&db);
+    assert!(
+        (sealed..=sealed + 2).contains(&left),
+        "{left} artifacts after a cancel with {sealed} databases sealed"
+    );
     for w in &mut ws {
         w.kill9();
     }
