@@ -21,7 +21,9 @@
 //! most-proving leaf (OR: least pn, AND: least dn, ties in the game's move order) that is not
 //! already being searched; a busy leaf counts as exhausted, so the descent takes the next-best
 //! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
-//! infinite). Solved subtrees: the descent and the backup never enter a solved node; the children
+//! infinite). While a threshold's tree has fewer free leaves than free slots, its tasks carry
+//! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner and
+//! the idle slots soon find leaves. Solved subtrees: the descent and the backup never enter a solved node; the children
 //! of a node whose value is known exactly are deleted (a decision plan deletes those of every
 //! solved node). A pending leaf whose path now passes through a solved node, that another task
 //! expanded, or whose threshold is no longer the current one is [`Planner::obsolete`] (the
