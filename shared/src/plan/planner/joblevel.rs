@@ -22,12 +22,12 @@
 //! already being searched; a busy leaf counts as exhausted, so the descent takes the next-best
 //! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
 //! infinite). While a threshold's tree has fewer free leaves than free slots, its tasks carry
-//! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner and
-//! the idle slots soon find leaves. Solved subtrees: the descent and the backup never enter a solved node; the children
-//! of a node whose value is known exactly are deleted (a decision plan deletes those of every
-//! solved node). A pending leaf whose path now passes through a solved node, that another task
-//! expanded, or whose threshold is no longer the current one is [`Planner::obsolete`] (the
-//! coordinator cancels it through the heartbeat).
+//! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner
+//! and the idle slots soon find leaves. Solved subtrees: the descent and the backup never enter
+//! a solved node; the children of a node whose value is known exactly are deleted (a decision
+//! plan deletes those of every solved node). A pending leaf whose path now passes through a
+//! solved node, that another task expanded, or whose threshold is no longer in work is
+//! [`Planner::obsolete`] (the coordinator cancels it through the heartbeat).
 //!
 //! Thresholds: a decision plan (`target`) has one. An exact plan asks a probe sub-planner (the
 //! `Probes` plan of the same bounds, step and guess, with parallelism 1) for its next target and
