@@ -3,10 +3,11 @@
 //! the leaf kernel on.
 //!
 //! A leaf task ([`TaskKind::Leaf`]) replays its path from the root, then decides "value >=
-//! target" (the root side's view) at the leaf with at most `budget` nodes of the leaf kernel:
+//! target" (the root side's view) at the leaf with at most `budget` nodes of the leaf kernel
+//! (`budget / budget_div` when the task carries the planner's divisor):
 //! - `leaf=dfpn` (default): df-pn; with one thread on a table the job's tasks in this process
-//!   pass on (one per task running at once, emptied when the threshold changes), with
-//!   `threads` > 1 the root-split df-pn.
+//!   pass on (one per task running at once, emptied when a task of another threshold takes
+//!   it), with `threads` > 1 the root-split df-pn.
 //! - `leaf=pdspn`: PDS-PN (root-split with `threads` > 1).
 //! - `leaf=alphabeta`: the null-window probe exact alpha-beta jobs use (the game's own solver
 //!   when it has one, Connect Four and Othello, else the generic engine), fail-soft, on a table
