@@ -16,8 +16,9 @@ use crate::answers::{
     ErrorBody, ErrorDetail, Health, JobList, JobStatus, OptionList, Released, ServiceStatus,
     Submitted, TaskPage,
 };
+use crate::artifacts::ArtifactStore;
 use crate::http::{HttpLimits, HttpStats};
-use crate::scheduler::SchedError;
+use crate::scheduler::{SchedError, Scheduler};
 use crate::Coordinator;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
@@ -554,11 +555,7 @@ pub(crate) async fn cancel_job(
     c.call(move |s| {
         s.cancel(id)?;
         // Committed: a retrograde build's round chunks go (as after a result).
-        for name in s.take_deletable_artifacts() {
-            if let Err(e) = me.artifacts.remove(&name) {
-                tracing::warn!("cannot delete spent artifact {name}: {e}");
-            }
-        }
+        delete_spent_artifacts(s, &me.artifacts);
         Ok::<(), SchedError>(())
     })
     .await?;
@@ -859,16 +856,23 @@ pub(crate) async fn worker_result(
             let reply = s.report(r);
             // Committed with the report: old round chunks that no job reads any more go.
             if reply.is_ok() {
-                for name in s.take_deletable_artifacts() {
-                    if let Err(e) = me.artifacts.remove(&name) {
-                        tracing::warn!("cannot delete spent artifact {name}: {e}");
-                    }
-                }
+                delete_spent_artifacts(s, &me.artifacts);
             }
             reply
         })
         .await;
     Ok(Json(reply?))
+}
+
+/// Deletes the artifacts the scheduler says no job reads any more
+/// ([`Scheduler::take_deletable_artifacts`]); call under the scheduler's lock, after the commit
+/// that retired them.
+fn delete_spent_artifacts(s: &mut Scheduler, artifacts: &ArtifactStore) {
+    for name in s.take_deletable_artifacts() {
+        if let Err(e) = artifacts.remove(&name) {
+            tracing::warn!("cannot delete spent artifact {name}: {e}");
+        }
+    }
 }
 
 /// `POST /v1/worker/release`.

@@ -432,8 +432,6 @@ impl Planner {
         targets
     }
 
-    /// Feeds the output of an issued task. Unknown or repeated tasks are ignored (a result is
-    /// never counted twice).
     /// Artifacts the plan no longer reads (a retrograde build's old round chunks), each given
     /// once: the coordinator deletes those that no job's [`Planner::live_artifacts`] names.
     pub fn take_retired_artifacts(&mut self) -> Vec<String> {
@@ -445,6 +443,8 @@ impl Planner {
         self.retro.live()
     }
 
+    /// Feeds the output of an issued task. Unknown or repeated tasks are ignored (a result is
+    /// never counted twice).
     pub fn on_result(&mut self, task: &TaskKind, output: TaskOutput) -> bool {
         let Some(pos) = self.pending.iter().position(|t| t == task) else {
             return false;
