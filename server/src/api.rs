@@ -415,6 +415,7 @@ pub(crate) async fn submit_job(
 ) -> Result<Response, ApiError> {
     // Validation before anything is stored; prepare is cheap (no search) but may parse a large
     // tree, so it runs outside the scheduler's lock.
+    let spec = pin_tables(&c, spec).await?;
     let (spec, prepared) =
         tokio::task::spawn_blocking(move || registry::prepare(&spec).map(|p| (spec, p)))
             .await
@@ -433,6 +434,68 @@ pub(crate) async fn submit_job(
         })
         .await?;
     Ok((StatusCode::CREATED, Json(Submitted { id, state })).into_response())
+}
+
+/// A job's option `tables=NAME` naming a set that is not in the coordinator's data folder but
+/// that this coordinator built (the newest finished `retrograde` job with `name=NAME`) becomes
+/// `tables=NAME@HASH`: HASH names a manifest of that build's databases, stored as an artifact,
+/// so that every task of the job reads the same build (a worker fetches and caches the
+/// databases) even if the set is built again meanwhile. A name that is neither is a 400 here.
+async fn pin_tables(c: &Shared, mut spec: JobSpec) -> Result<JobSpec, ApiError> {
+    use gamesolver_shared::search::retrograde::artifacts::SetManifest;
+    let Some(name) = spec.options.get("tables").map(|v| v.trim().to_string()) else {
+        return Ok(spec);
+    };
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    if name.contains('@') {
+        return Ok(spec);
+    }
+    let plain = gamesolver_shared::games::data::plain_name(&name)
+        .map_err(|e| bad(format!("option tables: {e}")))?;
+    if gamesolver_shared::games::data::data_dir()
+        .join("tables")
+        .join(plain)
+        .is_dir()
+    {
+        return Ok(spec);
+    }
+    let (job, dbs) = match built_set(c, name.clone()).await {
+        Ok(found) => found,
+        Err(e) if e.status == StatusCode::NOT_FOUND => {
+            return Err(bad(format!(
+                "option tables: no set '{name}' in the data folder and no finished retrograde build named '{name}'"
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    let databases = dbs
+        .iter()
+        .map(|d| d["artifact"].as_str().map(str::to_string))
+        .collect::<Option<Vec<String>>>()
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| {
+            ApiError::from(SchedError::Store(format!(
+                "the build of '{name}' (job {job}) lists no database artifacts"
+            )))
+        })?;
+    let manifest = SetManifest {
+        name: name.clone(),
+        job,
+        databases,
+    };
+    let me = c.clone();
+    let hash = tokio::task::spawn_blocking(move || me.artifacts.put_bytes(&manifest.to_bytes()))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "write failed",
+            )
+        })??;
+    spec.options
+        .insert("tables".into(), format!("{name}@{hash}"));
+    Ok(spec)
 }
 
 /// Query of `GET /v1/jobs`.

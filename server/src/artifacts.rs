@@ -197,6 +197,43 @@ impl ArtifactStore {
         }
     }
 
+    /// Stores `bytes` (a small artifact the coordinator makes itself: a set's manifest) and
+    /// returns its name; blocking.
+    pub fn put_bytes(&self, bytes: &[u8]) -> Result<String, ArtifactError> {
+        let name = sha256_hex(bytes);
+        let path = self.path(&name)?;
+        if path.is_file() {
+            return Ok(name);
+        }
+        let n = bytes.len() as u64;
+        if n > MAX_ARTIFACT_BYTES {
+            return Err(ArtifactError::TooLarge(format!(
+                "an artifact of {n} bytes is over the limit of {MAX_ARTIFACT_BYTES} bytes"
+            )));
+        }
+        self.reserve_check(n)?;
+        let io = |e: std::io::Error| ArtifactError::Io(format!("artifact store: {e}"));
+        let tmp = self.dir.join(format!("tmp-{:016x}", rand::random::<u64>()));
+        let written = (|| {
+            let mut file = std::fs::File::create(&tmp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io(e));
+        }
+        self.used.fetch_add(n, Ordering::Relaxed);
+        Ok(name)
+    }
+
+    /// The size of artifact `name` in bytes, if it is stored.
+    pub fn size(&self, name: &str) -> Option<u64> {
+        let m = std::fs::metadata(self.path(name).ok()?).ok()?;
+        m.is_file().then_some(m.len())
+    }
+
     /// The bytes of artifact `name`, checked against it (blocking: call from a blocking
     /// context).
     pub fn get(&self, name: &str) -> Result<Vec<u8>, ArtifactError> {
@@ -215,6 +252,22 @@ impl ArtifactStore {
             )));
         }
         Ok(bytes)
+    }
+}
+
+/// The coordinator's folder as the source of the artifacts jobs name (a pinned database set is
+/// checked against it when a job is submitted or reloaded).
+impl gamesolver_shared::search::retrograde::artifacts::Artifacts for ArtifactStore {
+    fn get(&self, hash: &str) -> Result<std::sync::Arc<Vec<u8>>, String> {
+        ArtifactStore::get(self, hash)
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string())
+    }
+    fn put(&self, bytes: &[u8]) -> Result<String, String> {
+        self.put_bytes(bytes).map_err(|e| e.to_string())
+    }
+    fn size(&self, hash: &str) -> Option<u64> {
+        ArtifactStore::size(self, hash)
     }
 }
 

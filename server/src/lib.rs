@@ -174,14 +174,23 @@ pub struct Coordinator {
     /// `GET /v1/jobs/{id}` answered (`/metrics`: polling shows here).
     pub status_reads: std::sync::atomic::AtomicU64,
     /// File artifacts beside the store (retrograde databases and round chunks).
-    pub artifacts: artifacts::ArtifactStore,
+    pub artifacts: Arc<artifacts::ArtifactStore>,
 }
 
 impl Coordinator {
     /// Opens the store and rebuilds the scheduler from it.
     pub fn open(config: &ServeConfig) -> anyhow::Result<Arc<Coordinator>> {
         let store = store::Store::open(&config.db)?;
-        let artifacts = artifacts::ArtifactStore::open(&config.db, config.max_artifacts_mb)?;
+        let artifacts = Arc::new(artifacts::ArtifactStore::open(
+            &config.db,
+            config.max_artifacts_mb,
+        )?);
+        // Jobs that name a set this coordinator built (`tables=NAME@HASH`) are checked against
+        // these artifacts, from the first one the store reloads on.
+        gamesolver_shared::search::retrograde::artifacts::install_source(
+            artifacts.clone(),
+            gamesolver_shared::search::retrograde::artifacts::SourceMode::Check,
+        );
         let sched = Scheduler::open(store, config.sched.clone())?;
         let reader = sched.reader()?;
         let (job_changed, _) = broadcast::channel(4096);

@@ -144,6 +144,93 @@ fn artifact_files(db: &std::path::Path) -> usize {
         .count()
 }
 
+/// Alpha-beta on a 4-stone position of the 4-pit board with `tables=small` (the set the
+/// coordinator built, 0..=11 stones) and without: the same value, fewer nodes with the
+/// databases, and the job records the build it read as `small@MANIFEST`. A name nobody built
+/// and a forged manifest are refused with 400.
+fn tables_from_the_coordinator(c: &Coordinator) {
+    let search = |tables: Option<&str>| {
+        let mut j = json!({
+            "game": "awari",
+            "game_params": {"pits": 4},
+            "position": "1,1,0,0,1,0,1,0",
+            "algorithm": "alphabeta",
+        });
+        if let Some(t) = tables {
+            j["options"] = json!({ "tables": t });
+        }
+        j
+    };
+    let plain = c.wait_job(c.submit(&search(None), None), Duration::from_secs(120));
+    assert_eq!(plain["state"], "done", "{plain}");
+    let with = c.wait_job(
+        c.submit(&search(Some("small")), None),
+        Duration::from_secs(120),
+    );
+    assert_eq!(with["state"], "done", "{with}");
+    assert_eq!(with["result"]["value"], plain["result"]["value"], "{with}");
+    let (n_with, n_plain) = (
+        with["result"]["nodes"].as_u64().unwrap(),
+        plain["result"]["nodes"].as_u64().unwrap(),
+    );
+    assert!(
+        n_with < n_plain,
+        "{n_with} nodes with the databases, {n_plain} without"
+    );
+    let pinned = with["job"]["options"]["tables"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let hash = pinned.strip_prefix("small@").expect("pinned as small@HASH");
+    assert!(
+        gamesolver_shared::search::retrograde::artifacts::is_name(hash),
+        "{pinned}"
+    );
+    // Naming the pinned form again reads the same build.
+    let again = c.wait_job(
+        c.submit(&search(Some(&pinned)), None),
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        again["result"]["value"], plain["result"]["value"],
+        "{again}"
+    );
+    assert_eq!(again["job"]["options"]["tables"], pinned.as_str());
+    for (bad, says) in [
+        (
+            "nothing".to_string(),
+            "no finished retrograde build named 'nothing'",
+        ),
+        (format!("small@{}", "0".repeat(64)), "no database set"),
+        // A database file is an artifact, but not a set's manifest.
+        (
+            format!("small@{}", with_db_artifact(c)),
+            "is not a database set",
+        ),
+        ("../small".to_string(), "not a plain data name"),
+    ] {
+        let (code, body) = c.post("/v1/jobs", &search(Some(&bad)), None);
+        assert_eq!(code, 400, "{bad}: {body}");
+        let msg = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(says), "{bad}: {msg}");
+    }
+    // The 6-pit board cannot read a 4-pit set.
+    let mut six = search(Some("small"));
+    six["game_params"] = json!({});
+    six["position"] = json!("1,1,1,1,1,1,1,1,1,1,1,1");
+    let (code, body) = c.post("/v1/jobs", &six, None);
+    assert_eq!(code, 400, "{body}");
+}
+
+/// The artifact of database 3 of the set `small`.
+fn with_db_artifact(c: &Coordinator) -> String {
+    let (_, set) = c.get("/v1/tables/small", None);
+    set["databases"][3]["artifact"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn builds_through_the_service_match_the_in_process_build_through_kills() {
     let dir = scratch("retro");
@@ -183,6 +270,9 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
     assert!(code == 400 || code == 404, "{code}");
     let (code, _) = c.get("/v1/tables/nothing", None);
     assert_eq!(code, 404);
+    // A search job naming the set reads this build: the coordinator pins it (its data folder
+    // has no set of that name), the workers fetch it, and the value is the search's without it.
+    tables_from_the_coordinator(&c);
     // A forged upload (content that does not hash to its name) is refused.
     let forged = format!("{}/v1/worker/artifacts/{}", c.url, "0".repeat(64));
     let (code, _) = gamesolver_e2e::raw("PUT", &forged, Some("not this"), None);

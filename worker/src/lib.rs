@@ -450,6 +450,11 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
             shutdown.clone(),
         )?),
     });
+    // Jobs that name a set the coordinator built (`tables=NAME@HASH`) read it from there.
+    gamesolver_shared::search::retrograde::artifacts::install_source(
+        shared.artifacts.clone(),
+        gamesolver_shared::search::retrograde::artifacts::SourceMode::Read,
+    );
     if shared.register().is_none() {
         if shutdown.load(Ordering::Relaxed) {
             return Ok(());

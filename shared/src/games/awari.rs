@@ -62,6 +62,7 @@ use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
     Game, Hashed, NotationError, Picture, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
 };
+use crate::search::retrograde::artifacts::{self, SetManifest, SourceMode};
 use crate::search::retrograde::{store, Tables};
 use std::sync::Arc;
 
@@ -81,7 +82,11 @@ pub struct Awari {
     tables: Option<Arc<Tables>>,
 }
 
-/// The endgame database sets loaded by this process, by file tag and name: read once.
+/// The most database sets a process keeps loaded (each of 0..20 stones holds 226 MB).
+pub const MAX_LOADED_SETS: usize = 2;
+
+/// The endgame database sets loaded by this process, by file tag and name (as the job gives
+/// it), least recently used first: read once.
 static LOADED: std::sync::Mutex<Vec<(String, String, Arc<Tables>)>> =
     std::sync::Mutex::new(Vec::new());
 
@@ -165,23 +170,58 @@ impl Awari {
         }
     }
 
-    /// The database set `name` of this board: the data folder's `tables/NAME`, every file
-    /// checked, read once per process and shared. This is the one place a set is found by
-    /// name (a coordinator's sets can be fetched into the same folder first).
-    pub fn load_tables(&self, name: &str) -> Result<Arc<Tables>, String> {
-        let name = data::plain_name(name).map_err(|e| format!("tables: {e}"))?;
+    /// The database set `name` of this board, read once per process and shared: `NAME`, the
+    /// data folder's `tables/NAME` (every file checked), or `NAME@HASH`, a build held by the
+    /// coordinator, pinned by the hash of its manifest ([`SetManifest`]) and fetched through the
+    /// process's artifact source (a worker reads every database, the coordinator only checks
+    /// them and gets empty tables: it never searches). At most [`MAX_LOADED_SETS`] sets stay
+    /// loaded; the least recently used goes first. Errors start with `tables`; in a worker, a
+    /// pinned set that cannot be read is an internal failure (the coordinator checked it).
+    pub fn load_tables(&self, name: &str) -> Result<Arc<Tables>, SolveError> {
+        let (plain, pin) = match name.split_once('@') {
+            Some((n, h)) => (n, Some(h)),
+            None => (name, None),
+        };
+        let plain = data::plain_name(plain).map_err(|e| SolveError::bad(format!("tables: {e}")))?;
         let tag = self.table_tag();
         let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, t)) = loaded.iter().find(|(g, n, _)| *g == tag && n == name) {
-            return Ok(t.clone());
+        if let Some(i) = loaded.iter().position(|(g, n, _)| *g == tag && n == name) {
+            let hit = loaded.remove(i);
+            let t = hit.2.clone();
+            loaded.push(hit);
+            return Ok(t);
         }
-        let dir = data::data_dir().join("tables").join(name);
-        let t = store::load_tables(self, &tag, &dir, self.max_stones())
-            .map_err(|e| format!("tables: {e}"))?;
-        if t.is_empty() {
-            return Err(format!("tables: no databases '{name}' in the data folder"));
-        }
+        let t = match pin {
+            None => {
+                let dir = data::data_dir().join("tables").join(plain);
+                let t = store::load_tables(self, &tag, &dir, self.max_stones())
+                    .map_err(|e| SolveError::bad(format!("tables: {e}")))?;
+                if t.is_empty() {
+                    return Err(SolveError::bad(format!(
+                        "tables: no databases '{plain}' in the data folder"
+                    )));
+                }
+                t
+            }
+            Some(hash) => {
+                let Some((source, mode)) = artifacts::source() else {
+                    return Err(SolveError::bad(format!(
+                        "tables: '{plain}@...' names a set held by a coordinator; outside the service name a set in the data folder"
+                    )));
+                };
+                let fail = |e: String| match mode {
+                    SourceMode::Check => SolveError::bad(format!("tables: {e}")),
+                    SourceMode::Read => SolveError::Internal(format!("tables: {e}")),
+                };
+                let set = SetManifest::fetch(source.as_ref(), plain, hash).map_err(fail)?;
+                store::load_pinned(self, &tag, &set, source.as_ref(), mode, self.max_stones())
+                    .map_err(|e| fail(format!("{plain}: {e}")))?
+            }
+        };
         let t = Arc::new(t);
+        if loaded.len() >= MAX_LOADED_SETS {
+            loaded.remove(0);
+        }
         loaded.push((tag, name.to_string(), t.clone()));
         Ok(t)
     }
@@ -711,7 +751,7 @@ impl TableProbe for Awari {
 
 impl Exact for Awari {
     type Book = ();
-    fn with_tables(&self, name: &str) -> Result<Self, String> {
+    fn with_tables(&self, name: &str) -> Result<Self, SolveError> {
         Ok(self.with_table_set(self.load_tables(name)?))
     }
 }

@@ -6,6 +6,7 @@
 //! enough for one task. Every hook has a default of "none", so a game without a fast path only
 //! writes `impl Exact for MyGame { type Book = (); }`, and the registry never names a game.
 
+use crate::model::settings::SolveError;
 use crate::model::{Hashed, Tactics, ZeroSum};
 use crate::search::engine::{Outcome, Table};
 use crate::search::eval::{Evaluated, Evaluator};
@@ -50,14 +51,16 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
     }
 
     /// This game reading exact values from the endgame databases `name` (option `tables=NAME`:
-    /// a set in the data folder's `tables/NAME`, never a path) wherever they cover a position.
-    /// Errors start with `tables`.
-    fn with_tables(&self, name: &str) -> Result<Self, String> {
+    /// a set in the data folder's `tables/NAME`, never a path, or `NAME@HASH`, a set the
+    /// coordinator built) wherever they cover a position. Errors start with `tables`; a set
+    /// that the job names correctly but that cannot be fetched is [`SolveError::Internal`] (the
+    /// attempt fails, not the job).
+    fn with_tables(&self, name: &str) -> Result<Self, SolveError> {
         let _ = name;
-        Err(format!(
+        Err(SolveError::bad(format!(
             "tables: game '{}' has no endgame databases",
             self.name()
-        ))
+        )))
     }
 
     /// The first guess of the exact value of `root` where the probe plan starts, when the game

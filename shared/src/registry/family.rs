@@ -139,7 +139,7 @@ fn zero_sum_at<G: Exact>(
                 "option 'tables' is for alphabeta and the proof-number algorithms",
             ))
         }
-        Some(name) => game.with_tables(name.trim()).map_err(SolveError::bad)?,
+        Some(name) => game.with_tables(name.trim())?,
     };
     let depth: Option<u32> = opts.uint(&DEPTH)?;
     // Cut down to what the runner offers (the job may run on bigger workers elsewhere).

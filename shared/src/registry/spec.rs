@@ -98,7 +98,7 @@ pub use super::families;
 pub const TABLES: Spec = Spec::text(
     "tables",
     "none",
-    "Awari endgame databases: a set's name in the data folder's tables/",
+    "Awari endgame databases: a set's name (the data folder's tables/NAME, else the coordinator's build NAME)",
 );
 
 #[cfg(test)]

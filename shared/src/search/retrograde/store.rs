@@ -18,6 +18,7 @@
 //! folder up to the first one missing. Reading checks the magic, the game, the database number,
 //! the entry count the game expects, the file length and the checksum, and names what is wrong.
 
+use super::artifacts::{Artifacts, SetManifest, SourceMode};
 use super::Tables;
 use crate::model::Retrograde;
 use sha2::{Digest, Sha256};
@@ -164,6 +165,47 @@ pub fn write_tables(dir: &Path, game: &str, tables: &Tables) -> Result<Vec<[u8; 
     (0..tables.len())
         .map(|db| write_database(dir, game, db, tables.db(db)))
         .collect()
+}
+
+/// The databases of the pinned set `set` (a build held by the coordinator) from `artifacts`, at
+/// most `0..=top`: each read and checked ([`SourceMode::Read`]), or ([`SourceMode::Check`])
+/// each checked to be held with the size its file must have and database 0 read, which checks
+/// the game's tag; then the tables returned are empty.
+pub fn load_pinned<G: Retrograde>(
+    game: &G,
+    tag: &str,
+    set: &SetManifest,
+    artifacts: &dyn Artifacts,
+    mode: SourceMode,
+    top: usize,
+) -> Result<Tables, String> {
+    if set.databases.len() > top + 1 {
+        return Err(format!(
+            "the set has {} databases, the board at most {}",
+            set.databases.len(),
+            top + 1
+        ));
+    }
+    let mut tables = Tables::new();
+    for (db, hash) in set.databases.iter().enumerate() {
+        let len = game.db_len(db);
+        if mode == SourceMode::Check && db > 0 {
+            let want = 54 + tag.len() as u64 + len;
+            match artifacts.size(hash) {
+                Some(n) if n == want => continue,
+                Some(_) => return Err(format!("database {db} is not one of this board")),
+                None => return Err(format!("database {db} ({hash}) is missing")),
+            }
+        }
+        let bytes = artifacts
+            .get(hash)
+            .map_err(|e| format!("database {db}: {e}"))?;
+        let entries = decode(&bytes, tag, db, len).map_err(|e| format!("database {db}: {e}"))?;
+        if mode == SourceMode::Read {
+            tables.push(entries);
+        }
+    }
+    Ok(tables)
 }
 
 /// Reads the databases `0..` of `game` from `dir` up to the first missing file (at most

@@ -232,6 +232,71 @@ fn database_files_round_trip_and_damage_is_caught() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A pinned set (a manifest naming database artifacts): read whole, or only checked (every
+/// database held with its file's size, database 0 decoded: the tag); a manifest of another name,
+/// a database of another board, a missing database and a non-manifest are refused.
+#[test]
+fn pinned_sets_are_read_or_checked_from_artifacts() {
+    use super::artifacts::{Artifacts, MemoryArtifacts, SetManifest, SourceMode};
+    let g = Awari::default();
+    let t = build(&g, 4);
+    let store = MemoryArtifacts::default();
+    let databases: Vec<String> = (0..t.len())
+        .map(|db| store.put(&store::encode("awari", db, t.db(db)).0).unwrap())
+        .collect();
+    let set = SetManifest {
+        name: "five".into(),
+        job: 7,
+        databases: databases.clone(),
+    };
+    let hash = store.put(&set.to_bytes()).unwrap();
+    let m = SetManifest::fetch(&store, "five", &hash).unwrap();
+    assert_eq!(m, set);
+    let read = store::load_pinned(&g, "awari", &m, &store, SourceMode::Read, 48).unwrap();
+    assert_eq!(read, t);
+    // MemoryArtifacts cannot tell sizes: checking needs them.
+    let err = store::load_pinned(&g, "awari", &m, &store, SourceMode::Check, 48).unwrap_err();
+    assert!(err.contains("database 1"), "{err}");
+    struct Sized(MemoryArtifacts);
+    impl Artifacts for Sized {
+        fn get(&self, h: &str) -> Result<std::sync::Arc<Vec<u8>>, String> {
+            self.0.get(h)
+        }
+        fn put(&self, b: &[u8]) -> Result<String, String> {
+            self.0.put(b)
+        }
+        fn size(&self, h: &str) -> Option<u64> {
+            self.0.get(h).ok().map(|b| b.len() as u64)
+        }
+    }
+    let sized = Sized(store);
+    let checked = store::load_pinned(&g, "awari", &m, &sized, SourceMode::Check, 48).unwrap();
+    assert!(checked.is_empty());
+    // Wrong name, not a manifest, unknown hash, not a hash.
+    assert!(SetManifest::fetch(&sized, "other", &hash)
+        .unwrap_err()
+        .contains("named 'five'"));
+    let not = SetManifest::fetch(&sized, "five", &databases[2]).unwrap_err();
+    assert!(not.contains("not a database set"), "{not}");
+    let none = SetManifest::fetch(&sized, "five", &"0".repeat(64)).unwrap_err();
+    assert!(none.contains("no database set"), "{none}");
+    assert!(SetManifest::fetch(&sized, "five", "../x").is_err());
+    // The 4-pit board reading a 6-pit set: database 0's header names the other board.
+    let small = Awari::new(4).unwrap();
+    let err = store::load_pinned(&small, "awari4", &m, &sized, SourceMode::Check, 32).unwrap_err();
+    assert!(err.contains("database 0"), "{err}");
+    // A database missing from the store.
+    let mut gone = m.clone();
+    gone.databases[3] = "1".repeat(64);
+    let err = store::load_pinned(&g, "awari", &gone, &sized, SourceMode::Check, 48).unwrap_err();
+    assert!(
+        err.contains("database 3") && err.contains("missing"),
+        "{err}"
+    );
+    let err = store::load_pinned(&g, "awari", &gone, &sized, SourceMode::Read, 48).unwrap_err();
+    assert!(err.contains("database 3"), "{err}");
+}
+
 /// Positions of `top + 1` stones: alpha-beta reading the databases of `0..=top` finds the same
 /// value as alpha-beta without them, with fewer nodes.
 #[test]
