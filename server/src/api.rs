@@ -73,6 +73,7 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
         .route("/v1/status", get(status))
         .route("/v1/options", get(options))
         .route("/v1/tables/{name}", get(table_set))
+        .route("/v1/tables/{name}/lookup", get(table_lookup))
         .route("/v1/tables/{name}/{stones}", get(table_file))
         .merge(crate::dashboard::api_routes(&coord))
         .layer(timeout)
@@ -1036,6 +1037,16 @@ pub(crate) async fn worker_get_artifact(
 
 /// The newest finished build of the set `name`: its job id and its databases.
 async fn built_set(c: &Shared, name: String) -> Result<(u64, Vec<serde_json::Value>), ApiError> {
+    built_set_spec(c, name)
+        .await
+        .map(|(job, _, dbs)| (job, dbs))
+}
+
+/// [`built_set`] with the build's job spec.
+async fn built_set_spec(
+    c: &Shared,
+    name: String,
+) -> Result<(u64, JobSpec, Vec<serde_json::Value>), ApiError> {
     gamesolver_shared::games::data::plain_name(&name)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e))?;
     let shown = name.clone();
@@ -1043,17 +1054,106 @@ async fn built_set(c: &Shared, name: String) -> Result<(u64, Vec<serde_json::Val
         .query(move |q| q.table_set(&name))
         .await
         .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
-    let Some((job, result)) = found else {
+    let Some((job, spec, result)) = found else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "not_found",
             format!("no finished retrograde build named '{shown}'"),
         ));
     };
+    let spec: JobSpec = serde_json::from_str(&spec)
+        .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
     let result: serde_json::Value = serde_json::from_str(&result)
         .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
     let dbs = result["databases"].as_array().cloned().unwrap_or_default();
-    Ok((job, dbs))
+    Ok((job, spec, dbs))
+}
+
+/// Query of `GET /v1/tables/{name}/lookup`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct LookupQuery {
+    /// The board: the pit counts separated by commas, the side to move's first (no moves).
+    position: String,
+}
+
+/// `GET /v1/tables/{name}/lookup?position=P`: the score and best moves of a board from the
+/// set's databases, read entry by entry from the artifact files (no database is loaded).
+#[utoipa::path(get, path = "/v1/tables/{name}/lookup", tag = "jobs", security(("apiToken" = []), ()),
+    summary = "Look a board up in a retrograde build: its score and its best moves",
+    params(("name" = String, Path, description = "The set's name"), LookupQuery),
+    responses(
+        (status = 200, description = "{name, job, position, stones, score, best}: score as the databases give it (stones the side to move captures from here on minus the opponent's), best the moves that keep it (empty: the game is over)", body = serde_json::Value),
+        (status = 400, description = "Not a board of the set's game, or more stones than the set covers", body = ErrorBody),
+        (status = 404, description = "No finished build of that name", body = ErrorBody),
+    ))]
+pub(crate) async fn table_lookup(
+    State(c): State<Shared>,
+    Path(name): Path<String>,
+    q: Result<Query<LookupQuery>, QueryRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    use gamesolver_shared::model::Game;
+    use gamesolver_shared::search::retrograde;
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    let Query(q) = q.map_err(|e| bad(e.body_text()))?;
+    let (job, spec, dbs) = built_set_spec(&c, name.clone()).await?;
+    if spec.game != "awari" {
+        return Err(ApiError::from(SchedError::Store(format!(
+            "the build of '{name}' is of game '{}'",
+            spec.game
+        ))));
+    }
+    let game = <gamesolver_shared::games::awari::AwariEntry as gamesolver_shared::games::entry::GameEntry>::build(
+        &gamesolver_shared::model::settings::Opts::new(&spec.game_params, "game parameter"),
+    )
+    .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
+    if q.position.contains(';') {
+        return Err(bad(
+            "a lookup takes a board (the pit counts), not moves".into()
+        ));
+    }
+    let state = game
+        .parse_position(&q.position)
+        .map_err(|e| bad(format!("position: {e}")))?;
+    let artifacts: Vec<String> = dbs
+        .iter()
+        .map(|d| d["artifact"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let me = c.clone();
+    let header = 54 + game.table_tag().len() as u64;
+    let covered = artifacts.len();
+    let (stones, found) = tokio::task::spawn_blocking(move || {
+        let board = game.board(&state);
+        let stones = game.stones(&board);
+        let found = retrograde::best_moves_by(&game, covered, &board, |db, index| {
+            me.artifacts
+                .read_at(&artifacts[db], header + index, 1)
+                .map(|b| b[0] as i8 as i32)
+        })?
+        .map(|(score, moves)| {
+            let best: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
+            (score, best)
+        });
+        Ok::<_, crate::artifacts::ArtifactError>((stones, found))
+    })
+    .await
+    .map_err(|_| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "lookup failed",
+        )
+    })??;
+    let Some((score, best)) = found else {
+        return Err(bad(format!(
+            "'{name}' covers 0 to {} stones, this board has {stones}",
+            covered as i64 - 1
+        )));
+    };
+    Ok(Json(serde_json::json!({
+        "name": name, "job": job, "position": q.position, "stones": stones,
+        "score": score, "best": best,
+    })))
 }
 
 /// `GET /v1/tables/{name}`: the databases of the newest finished build named `name`.

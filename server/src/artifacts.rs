@@ -48,6 +48,10 @@ pub struct ArtifactStore {
     dir: PathBuf,
     max_total: u64,
     used: AtomicU64,
+    /// Artifacts whose whole file was checked against its hash in this process: single reads
+    /// ([`ArtifactStore::read_at`]) trust them. The lock is held while a file is checked, so
+    /// concurrent readers check it once and hold one copy.
+    checked: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl ArtifactStore {
@@ -72,6 +76,7 @@ impl ArtifactStore {
             dir,
             max_total: max_total_mb.saturating_mul(1 << 20),
             used: AtomicU64::new(used),
+            checked: Default::default(),
         })
     }
 
@@ -226,6 +231,32 @@ impl ArtifactStore {
         }
         self.used.fetch_add(n, Ordering::Relaxed);
         Ok(name)
+    }
+
+    /// `len` bytes of artifact `name` from `offset` (blocking): the first read of an artifact in
+    /// this process checks its whole file against its hash, later ones read only those bytes.
+    pub fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Vec<u8>, ArtifactError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.path(name)?;
+        {
+            let mut checked = self.checked.lock();
+            if !checked.contains(name) {
+                self.get(name)?;
+                checked.insert(name.to_string());
+            }
+        }
+        let io = |e: std::io::Error| ArtifactError::Io(format!("artifact store: {e}"));
+        let mut file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ArtifactError::Missing(name.to_string()))
+            }
+            Err(e) => return Err(io(e)),
+        };
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        let mut out = vec![0; len];
+        file.read_exact(&mut out).map_err(io)?;
+        Ok(out)
     }
 
     /// The size of artifact `name` in bytes, if it is stored.

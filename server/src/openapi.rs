@@ -32,6 +32,7 @@ use utoipa::{Modify, OpenApi};
         crate::api::job_tasks,
         crate::api::job_proof,
         crate::api::table_set,
+        crate::api::table_lookup,
         crate::api::table_file,
         crate::api::status,
         crate::api::options,

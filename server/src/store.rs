@@ -769,17 +769,19 @@ impl Queries<'_> {
             .collect()
     }
 
-    /// The result (JSON text) and id of the newest finished `retrograde` job that built the set
-    /// `name` (`GET /v1/tables/{name}`).
-    pub fn table_set(&self, name: &str) -> rusqlite::Result<Option<(u64, String)>> {
+    /// The id, spec and result (JSON texts) of the newest finished `retrograde` job that built
+    /// the set `name` (`GET /v1/tables/{name}`).
+    pub fn table_set(&self, name: &str) -> rusqlite::Result<Option<(u64, String, String)>> {
         self.0
             .prepare_cached(
-                "SELECT id, result FROM jobs
+                "SELECT id, spec, result FROM jobs
                  WHERE state = 'done' AND json_extract(spec, '$.algorithm') = 'retrograde'
                    AND json_extract(spec, '$.options.name') = ?1 AND result IS NOT NULL
                  ORDER BY id DESC LIMIT 1",
             )?
-            .query_row([name], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))
+            .query_row([name], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))
+            })
             .optional()
     }
 

@@ -222,6 +222,67 @@ fn tables_from_the_coordinator(c: &Coordinator) {
     assert_eq!(code, 400, "{body}");
 }
 
+/// `GET /v1/tables/small/lookup?position=P` (entries read from the coordinator's artifact
+/// files) against `gamesolver tables lookup` on the in-process build in `data`: the same score
+/// and best moves; a board above the set's top count is a 400.
+fn lookups_match_the_data_folder(c: &Coordinator, data: &std::path::Path) {
+    for p in [
+        "1,1,0,0,1,0,1,0",
+        "2,0,3,1,0,2,1,2",
+        "0,0,0,0,2,1,0,0",
+        "3,0,0,0,0,0,0,0",
+        "0,0,0,0,0,0,0,0",
+        "5,0,1,1,1,1,1,1",
+    ] {
+        let out = std::process::Command::new(bin("gamesolver"))
+            .args(["tables", "lookup", "small", p, "--pits", "4"])
+            .env("GAMESOLVER_DATA", data)
+            .output()
+            .expect("gamesolver tables lookup runs");
+        assert!(
+            out.status.success(),
+            "{p}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let score: i64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("score "))
+            .expect("a score line")
+            .parse()
+            .unwrap();
+        let best = text.lines().find_map(|l| l.strip_prefix("best ")).unwrap();
+        let (code, got) = c.get(&format!("/v1/tables/small/lookup?position={p}"), None);
+        assert_eq!(code, 200, "{p}: {got}");
+        assert_eq!(got["score"], score, "{p}: {got}");
+        let moves: Vec<&str> = got["best"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        if moves.is_empty() {
+            assert!(best.starts_with("none"), "{p}: {best} / {got}");
+        } else {
+            assert_eq!(moves.join(" "), best, "{p}: {got}");
+        }
+    }
+    for (p, says) in [
+        ("3,1,3,0,2,2,1,1", "covers 0 to 11 stones"),
+        ("1,1,1", "position"),
+        ("1,1,0,0,1,0,1,0;a", "not moves"),
+    ] {
+        let (code, got) = c.get(&format!("/v1/tables/small/lookup?position={p}"), None);
+        assert_eq!(code, 400, "{p}: {got}");
+        let msg = got["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(says), "{p}: {msg}");
+    }
+    let (code, _) = c.get("/v1/tables/small/lookup", None);
+    assert_eq!(code, 400);
+    let (code, _) = c.get("/v1/tables/nothing/lookup?position=1,1,0,0,0,0,0,0", None);
+    assert_eq!(code, 404);
+}
+
 /// The artifact of database 3 of the set `small`.
 fn with_db_artifact(c: &Coordinator) -> String {
     let (_, set) = c.get("/v1/tables/small", None);
@@ -273,6 +334,7 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
     // A search job naming the set reads this build: the coordinator pins it (its data folder
     // has no set of that name), the workers fetch it, and the value is the search's without it.
     tables_from_the_coordinator(&c);
+    lookups_match_the_data_folder(&c, &dir.join("data"));
     // A forged upload (content that does not hash to its name) is refused.
     let forged = format!("{}/v1/worker/artifacts/{}", c.url, "0".repeat(64));
     let (code, _) = gamesolver_e2e::raw("PUT", &forged, Some("not this"), None);

@@ -458,35 +458,51 @@ pub fn best_moves<G: Retrograde>(
     game: &G,
     tables: &Tables,
     board: &G::Board,
-) -> Option<(i32, Vec<G::Move>)> {
+) -> Option<BestMoves<G::Move>> {
+    best_moves_by(game, tables.len(), board, |db, index| {
+        Ok::<_, std::convert::Infallible>(tables.db(db)[index as usize] as i32)
+    })
+    .unwrap_or_else(|e| match e {})
+}
+
+/// A board's value and the moves that keep it ([`best_moves`]).
+pub type BestMoves<M> = (i32, Vec<M>);
+
+/// [`best_moves`] reading entries through `entry(db, index)` (the value of entry `index` of
+/// database `db`, for `db < covered`): a lookup that reads single entries from files instead of
+/// holding whole databases. `Ok(None)` when `board` is not covered.
+pub fn best_moves_by<G: Retrograde, E>(
+    game: &G,
+    covered: usize,
+    board: &G::Board,
+    mut entry: impl FnMut(usize, u64) -> Result<i32, E>,
+) -> Result<Option<BestMoves<G::Move>>, E> {
     let (db, _) = game.rank(board);
-    if tables.len() <= db {
-        return None;
+    if covered <= db {
+        return Ok(None);
     }
     let mut succ = Vec::new();
     game.successors(db, board, &mut succ);
     if succ.is_empty() {
-        return Some((game.end_value(db, board), Vec::new()));
+        return Ok(Some((game.end_value(db, board), Vec::new())));
     }
-    let values: Vec<(G::Move, i32)> = succ
-        .iter()
-        .map(|(mv, to)| {
-            let v = exit_value(tables, to).unwrap_or_else(|| {
-                let Successor::Inside(c) = *to else {
-                    unreachable!()
-                };
-                -(tables.db(db)[c as usize] as i32)
-            });
-            (*mv, v)
-        })
-        .collect();
-    let best = values.iter().map(|&(_, v)| v).max()?;
+    let mut values: Vec<(G::Move, i32)> = Vec::with_capacity(succ.len());
+    for (mv, to) in &succ {
+        let v = match *to {
+            Successor::Inside(c) => -entry(db, c)?,
+            Successor::Below { db, index, gain } => gain - entry(db, index)?,
+        };
+        values.push((*mv, v));
+    }
+    let Some(best) = values.iter().map(|&(_, v)| v).max() else {
+        return Ok(None);
+    };
     let moves = values
         .into_iter()
         .filter(|&(_, v)| v == best)
         .map(|(m, _)| m)
         .collect();
-    Some((best, moves))
+    Ok(Some((best, moves)))
 }
 
 /// Romein and Bal's check of database `db`: recomputes every entry from its successors'
