@@ -234,25 +234,43 @@ impl ArtifactStore {
     }
 
     /// `len` bytes of artifact `name` from `offset` (blocking): the first read of an artifact in
-    /// this process checks its whole file against its hash, later ones read only those bytes.
+    /// this process checks its whole file against its hash (streamed), later ones read only
+    /// those bytes.
     pub fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Vec<u8>, ArtifactError> {
         use std::io::{Read, Seek, SeekFrom};
         let path = self.path(name)?;
+        let io = |e: std::io::Error| ArtifactError::Io(format!("artifact store: {e}"));
+        let open = || match std::fs::File::open(&path) {
+            Ok(f) => Ok(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(ArtifactError::Missing(name.to_string()))
+            }
+            Err(e) => Err(io(e)),
+        };
         {
             let mut checked = self.checked.lock();
             if !checked.contains(name) {
-                self.get(name)?;
+                // Streamed: a database of hundreds of MB is never held to be checked.
+                let mut file = open()?;
+                let mut hasher = Sha256::new();
+                let mut buf = vec![0u8; 1 << 20];
+                loop {
+                    let n = file.read(&mut buf).map_err(io)?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                }
+                let got = gamesolver_shared::search::retrograde::artifacts::hex(&hasher.finalize());
+                if got != name {
+                    return Err(ArtifactError::Io(format!(
+                        "artifact {name} is damaged on disk (its sha256 is {got})"
+                    )));
+                }
                 checked.insert(name.to_string());
             }
         }
-        let io = |e: std::io::Error| ArtifactError::Io(format!("artifact store: {e}"));
-        let mut file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ArtifactError::Missing(name.to_string()))
-            }
-            Err(e) => return Err(io(e)),
-        };
+        let mut file = open()?;
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
         let mut out = vec![0; len];
         file.read_exact(&mut out).map_err(io)?;
@@ -343,6 +361,46 @@ mod tests {
             "the second body was not read through"
         );
         assert_eq!(store.get(&name).unwrap().len(), 32 << 16);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Small artifacts the coordinator writes itself read back whole and in part; a file damaged
+    /// on disk is refused by the first partial read of a process (the whole file is checked),
+    /// and by every whole read.
+    #[test]
+    fn put_bytes_and_read_at_check_the_hash() {
+        let dir = std::env::temp_dir().join(format!("gs-artifacts-at-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("db.sqlite");
+        let store = ArtifactStore::open(&db, 64).unwrap();
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+        let name = store.put_bytes(&bytes).unwrap();
+        assert_eq!(name, sha256_hex(&bytes));
+        assert_eq!(store.put_bytes(&bytes).unwrap(), name, "kept once");
+        assert_eq!(store.size(&name), Some(bytes.len() as u64));
+        assert_eq!(
+            store.read_at(&name, 2_999_990, 10).unwrap(),
+            &bytes[2_999_990..]
+        );
+        assert!(store.read_at(&name, 2_999_995, 10).is_err(), "past the end");
+        assert!(matches!(
+            store.read_at(&"0".repeat(64), 0, 1),
+            Err(ArtifactError::Missing(_))
+        ));
+        assert!(matches!(
+            store.read_at("../x", 0, 1),
+            Err(ArtifactError::BadName(_))
+        ));
+        // Damaged on disk: a fresh process (store) refuses it.
+        let path = store.path(&name).unwrap();
+        let mut damaged = bytes.clone();
+        damaged[1_000_000] ^= 1;
+        std::fs::write(&path, &damaged).unwrap();
+        let fresh = ArtifactStore::open(&db, 64).unwrap();
+        let err = fresh.read_at(&name, 0, 1).unwrap_err();
+        assert!(err.to_string().contains("damaged"), "{err}");
+        assert!(fresh.get(&name).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
