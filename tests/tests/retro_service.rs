@@ -438,3 +438,53 @@ fn builds_through_the_service_match_the_in_process_build_through_kills() {
         w.kill9();
     }
 }
+
+/// A set in the data folder (coordinator and workers share it here): a job naming it keeps the
+/// plain name (nothing to pin) and agrees with the search without it. The coordinator checks the
+/// files without holding the entries: a set with one damaged entry passes its check (the sizes
+/// and database 0 are right), and the worker, which reads every file whole, refuses it.
+#[test]
+fn a_data_folder_set_is_checked_by_the_coordinator_and_read_by_the_workers() {
+    let dir = scratch("retro-data");
+    let data = dir.join("data");
+    in_process(&data, "local");
+    let sets = data.join("tables");
+    std::fs::create_dir_all(sets.join("damaged")).unwrap();
+    for e in std::fs::read_dir(sets.join("local")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), sets.join("damaged").join(e.file_name())).unwrap();
+    }
+    let file = sets.join("damaged").join("awari4-07.rdb");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let c = Coordinator::start(
+        &dir.join("data.sqlite"),
+        &CoordOpts {
+            local_workers: 1,
+            env: vec![("GAMESOLVER_DATA".into(), data.to_str().unwrap().into())],
+            ..CoordOpts::default()
+        },
+    );
+    let search = |tables: &str| {
+        json!({
+            "game": "awari",
+            "game_params": {"pits": 4},
+            "position": "1,1,0,0,1,0,1,0",
+            "algorithm": "alphabeta",
+            "options": {"tables": tables},
+        })
+    };
+    let mut plain = search("x");
+    plain["options"] = json!({});
+    let plain = c.wait_job(c.submit(&plain, None), Duration::from_secs(120));
+    let with = c.wait_job(c.submit(&search("local"), None), Duration::from_secs(120));
+    assert_eq!(with["state"], "done", "{with}");
+    assert_eq!(with["result"]["value"], plain["result"]["value"], "{with}");
+    assert_eq!(with["job"]["options"]["tables"], "local");
+    let damaged = c.wait_job(c.submit(&search("damaged"), None), Duration::from_secs(120));
+    assert_eq!(damaged["state"], "failed", "{damaged}");
+    let error = damaged["error"].as_str().unwrap_or_default();
+    assert!(error.contains("checksum"), "{error}");
+}

@@ -171,7 +171,8 @@ impl Awari {
     }
 
     /// The database set `name` of this board, read once per process and shared: `NAME`, the
-    /// data folder's `tables/NAME` (every file checked), or `NAME@HASH`, a build held by the
+    /// data folder's `tables/NAME` (every file checked; where the artifact source is
+    /// check-only, the coordinator, the files are checked and not held), or `NAME@HASH`, a build held by the
     /// coordinator, pinned by the hash of its manifest ([`SetManifest`]) and fetched through the
     /// process's artifact source (a worker reads every database, the coordinator only checks
     /// them and gets empty tables: it never searches). At most [`MAX_LOADED_SETS`] sets stay
@@ -194,14 +195,23 @@ impl Awari {
         let t = match pin {
             None => {
                 let dir = data::data_dir().join("tables").join(plain);
-                let t = store::load_tables(self, &tag, &dir, self.max_stones())
-                    .map_err(|e| SolveError::bad(format!("tables: {e}")))?;
-                if t.is_empty() {
-                    return Err(SolveError::bad(format!(
-                        "tables: no databases '{plain}' in the data folder"
-                    )));
+                let bad = |e: store::StoreError| SolveError::bad(format!("tables: {e}"));
+                let missing = || {
+                    SolveError::bad(format!("tables: no databases '{plain}' in the data folder"))
+                };
+                if matches!(artifacts::source(), Some((_, SourceMode::Check))) {
+                    // The coordinator checks the files, it never searches: no entries held.
+                    if store::check_tables(self, &tag, &dir, self.max_stones()).map_err(bad)? == 0 {
+                        return Err(missing());
+                    }
+                    Tables::new()
+                } else {
+                    let t = store::load_tables(self, &tag, &dir, self.max_stones()).map_err(bad)?;
+                    if t.is_empty() {
+                        return Err(missing());
+                    }
+                    t
                 }
-                t
             }
             Some(hash) => {
                 let Some((source, mode)) = artifacts::source() else {

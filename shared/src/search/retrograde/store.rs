@@ -208,6 +208,33 @@ pub fn load_pinned<G: Retrograde>(
     Ok(tables)
 }
 
+/// Checks the databases `0..` of `game` in `dir` up to the first missing file (at most
+/// `0..=top`) without holding them: database 0 read and checked whole (the game's tag), every
+/// other file the size its entries make. Returns how many there are. What a process that
+/// never searches (the coordinator) does to check a job naming the set.
+pub fn check_tables<G: Retrograde>(
+    game: &G,
+    name: &str,
+    dir: &Path,
+    top: usize,
+) -> Result<usize, StoreError> {
+    for db in 0..=top {
+        let path = file_name(dir, name, db);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return Ok(db);
+        };
+        if db == 0 {
+            read_database(dir, name, db, game.db_len(db))?;
+        } else if meta.len() != 54 + name.len() as u64 + game.db_len(db) {
+            return Err(StoreError::Invalid {
+                path,
+                what: format!("not a database of {name} with {db} stones (its size)"),
+            });
+        }
+    }
+    Ok(top + 1)
+}
+
 /// Reads the databases `0..` of `game` from `dir` up to the first missing file (at most
 /// `0..=top`), each checked.
 pub fn load_tables<G: Retrograde>(
