@@ -68,6 +68,21 @@ fn call(
     }
 }
 
+/// A client of the coordinator at `url`, with `GAMESOLVER_API_TOKEN` when set; a URL that is
+/// not http(s) is bad input.
+pub fn remote(url: &str) -> Result<Remote, RemoteError> {
+    let base = url.trim_end_matches('/');
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(RemoteError::BadInput(format!(
+            "--coordinator '{url}' must be an http:// URL"
+        )));
+    }
+    let token = std::env::var("GAMESOLVER_API_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    Ok(Remote::new(base, token))
+}
+
 /// Submits `job` to the coordinator at `url` (with `GAMESOLVER_API_TOKEN` when set) and follows
 /// it until it ends, passing each new progress report to `on_progress`.
 pub fn solve_remote(
@@ -85,16 +100,8 @@ pub fn solve_remote_job(
     job: &JobSpec,
     on_progress: &dyn Fn(Value),
 ) -> Result<(Remote, u64, JobResult), RemoteError> {
-    let base = url.trim_end_matches('/');
-    if !(base.starts_with("http://") || base.starts_with("https://")) {
-        return Err(RemoteError::BadInput(format!(
-            "--coordinator '{url}' must be an http:// URL"
-        )));
-    }
-    let token = std::env::var("GAMESOLVER_API_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty());
-    let remote = Remote::new(base, token);
+    let remote = remote(url)?;
+    let base = remote.base.clone();
     let submitted = call(
         &remote.agent,
         remote.auth(remote.agent.post(&format!("{base}/v1/jobs"))),
@@ -155,6 +162,36 @@ impl Remote {
                 Err(RemoteError::NoResult(format!(
                     "coordinator answered {code} for the proof of job {id}: {msg}"
                 )))
+            }
+            Err(e) => Err(RemoteError::NoResult(format!(
+                "cannot reach the coordinator: {e}"
+            ))),
+        }
+    }
+
+    /// A board looked up in the set `name` that the coordinator built
+    /// (`GET /v1/tables/{name}/lookup`): `{"score", "best", ...}`. A set it does not have is
+    /// bad input, like a board it refuses.
+    pub fn lookup(&self, name: &str, position: &str) -> Result<Value, RemoteError> {
+        let url = format!("{}/v1/tables/{name}/lookup", self.base);
+        match self
+            .auth(self.agent.get(&url))
+            .query("position", position)
+            .call()
+        {
+            Ok(resp) => resp
+                .into_json()
+                .map_err(|e| RemoteError::NoResult(format!("bad answer from coordinator: {e}"))),
+            Err(ureq::Error::Status(code, resp)) => {
+                let v: Value = resp.into_json().unwrap_or(Value::Null);
+                let msg = v["error"]["message"].as_str().unwrap_or("no message");
+                if code == 400 || code == 404 {
+                    Err(RemoteError::BadInput(format!("tables: {msg}")))
+                } else {
+                    Err(RemoteError::NoResult(format!(
+                        "coordinator answered {code}: {msg}"
+                    )))
+                }
             }
             Err(e) => Err(RemoteError::NoResult(format!(
                 "cannot reach the coordinator: {e}"

@@ -71,6 +71,11 @@ pub enum TablesAction {
         /// Pits per side.
         #[arg(long, default_value_t = 6)]
         pits: usize,
+        /// Look the board up in the set this coordinator built (`GET
+        /// /v1/tables/NAME/lookup`; the board is the build's, `--pits` is not used), instead of
+        /// the data folder.
+        #[arg(long, value_name = "URL")]
+        coordinator: Option<String>,
     },
 }
 
@@ -130,7 +135,29 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
         TablesAction::Lookup {
             name,
             position,
+            coordinator: Some(url),
+            ..
+        } => {
+            let remote_error = |e| match e {
+                gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
+                gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
+            };
+            let found = gamesolver::client::remote(&url)
+                .and_then(|r| r.lookup(&name, &position))
+                .map_err(remote_error)?;
+            let best: Vec<&str> = found["best"]
+                .as_array()
+                .map(|b| b.iter().filter_map(|m| m.as_str()).collect())
+                .unwrap_or_default();
+            println!("score {}", found["score"]);
+            println!("{}", best_line(&best));
+            Ok(())
+        }
+        TablesAction::Lookup {
+            name,
+            position,
             pits,
+            coordinator: None,
         } => {
             let (game, tag, dir) = open(&name, pits)?;
             if position.contains(';') {
@@ -151,17 +178,20 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
                 )));
             };
             let moves: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
+            let moves: Vec<&str> = moves.iter().map(String::as_str).collect();
             println!("score {score}");
-            println!(
-                "best {}",
-                if moves.is_empty() {
-                    "none (the game is over)".to_string()
-                } else {
-                    moves.join(" ")
-                }
-            );
+            println!("{}", best_line(&moves));
             Ok(())
         }
+    }
+}
+
+/// The line of a lookup that names the best moves.
+fn best_line(moves: &[&str]) -> String {
+    if moves.is_empty() {
+        "best none (the game is over)".to_string()
+    } else {
+        format!("best {}", moves.join(" "))
     }
 }
 

@@ -252,6 +252,17 @@ fn lookups_match_the_data_folder(c: &Coordinator, data: &std::path::Path) {
             .parse()
             .unwrap();
         let best = text.lines().find_map(|l| l.strip_prefix("best ")).unwrap();
+        // The same command against the coordinator prints the same lines.
+        let remote = std::process::Command::new(bin("gamesolver"))
+            .args(["tables", "lookup", "small", p, "--coordinator", &c.url])
+            .output()
+            .expect("gamesolver tables lookup --coordinator runs");
+        assert!(
+            remote.status.success(),
+            "{p}: {}",
+            String::from_utf8_lossy(&remote.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&remote.stdout), text, "{p}");
         let (code, got) = c.get(&format!("/v1/tables/small/lookup?position={p}"), None);
         assert_eq!(code, 200, "{p}: {got}");
         assert_eq!(got["score"], score, "{p}: {got}");
@@ -276,6 +287,17 @@ fn lookups_match_the_data_folder(c: &Coordinator, data: &std::path::Path) {
         assert_eq!(code, 400, "{p}: {got}");
         let msg = got["error"]["message"].as_str().unwrap_or_default();
         assert!(msg.contains(says), "{p}: {msg}");
+    }
+    // A set the coordinator does not have, or a board above the set: exit 2, one line.
+    for (name, p) in [("nothing", "1,1,0,0,0,0,0,0"), ("small", "3,1,3,0,2,2,1,1")] {
+        let out = std::process::Command::new(bin("gamesolver"))
+            .args(["tables", "lookup", name, p, "--coordinator", &c.url])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name} {p}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("tables:"), "{err}");
     }
     let (code, _) = c.get("/v1/tables/small/lookup", None);
     assert_eq!(code, 400);
