@@ -1120,7 +1120,7 @@ pub(crate) async fn table_lookup(
         .map(|d| d["artifact"].as_str().unwrap_or_default().to_string())
         .collect();
     let me = c.clone();
-    let header = 54 + game.table_tag().len() as u64;
+    let header = retrograde::store::header_len(&game.table_tag());
     let covered = artifacts.len();
     let (stones, found) = tokio::task::spawn_blocking(move || {
         let board = game.board(&state);

@@ -52,6 +52,12 @@ pub fn file_name(dir: &Path, game: &str, db: usize) -> PathBuf {
     dir.join(format!("{game}-{db:02}.rdb"))
 }
 
+/// Bytes before the entries in a database file of `game` (the layout above): entry `i` is at
+/// `header_len(game) + i`, and a file of `n` entries has `header_len(game) + n` bytes.
+pub fn header_len(game: &str) -> u64 {
+    54 + game.len() as u64
+}
+
 /// SHA-256 of a database's entries.
 pub fn checksum(entries: &[i8]) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -106,7 +112,7 @@ pub fn read_database(
 /// checksum.
 pub fn encode(game: &str, db: usize, entries: &[i8]) -> (Vec<u8>, [u8; 32]) {
     let sum = checksum(entries);
-    let mut out = Vec::with_capacity(54 + game.len() + entries.len());
+    let mut out = Vec::with_capacity(header_len(game) as usize + entries.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(game.len() as u16).to_le_bytes());
     out.extend_from_slice(game.as_bytes());
@@ -190,7 +196,7 @@ pub fn load_pinned<G: Retrograde>(
     for (db, hash) in set.databases.iter().enumerate() {
         let len = game.db_len(db);
         if mode == SourceMode::Check && db > 0 {
-            let want = 54 + tag.len() as u64 + len;
+            let want = header_len(tag) + len;
             match artifacts.size(hash) {
                 Some(n) if n == want => continue,
                 Some(_) => return Err(format!("database {db} is not one of this board")),
@@ -225,7 +231,7 @@ pub fn check_tables<G: Retrograde>(
         };
         if db == 0 {
             read_database(dir, name, db, game.db_len(db))?;
-        } else if meta.len() != 54 + name.len() as u64 + game.db_len(db) {
+        } else if meta.len() != header_len(name) + game.db_len(db) {
             return Err(StoreError::Invalid {
                 path,
                 what: format!("not a database of {name} with {db} stones (its size)"),
