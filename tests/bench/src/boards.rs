@@ -19,10 +19,12 @@
 //! One coordinator (`gamesolver serve`, SQLite in a scratch folder) and one worker process with
 //! `--threads` task slots and a table of `--memory-mb`; each board is one job (the empty
 //! position, `--algorithm`, with `threads` and `memory_mb` for `alphabeta`, and any
-//! `--option`), submitted over HTTP and timed from submission to its end; a job not done after
-//! `--limit-s` seconds is cancelled and its row says so. Rows of boards not run this time are
-//! kept from the existing file, so long boards can be added by later runs (`--boards 7x7`); the
-//! file lists every run's command, date, load and commit. Exit status 1 when a board's result
+//! `--option`; `jlpns` runs a leaf task in each slot), submitted over HTTP and timed by the
+//! coordinator (creation to end); a job not done after `--limit-s` seconds is cancelled and its
+//! row says so. The file is rewritten after every board (a run stopped midway keeps the boards
+//! it finished); rows of boards, or algorithms, not run this time are kept from the existing
+//! file, so long boards can be added by later runs (`--boards 7x7`); the file lists every run's
+//! command, date, load and commit. Exit status 1 when a board's result
 //! differs from the published one (after the file is written).
 
 use crate::{bad, failed, http, load, run_peer, utc_now, BenchError, Service};
@@ -45,7 +47,8 @@ pub struct BoardsArgs {
     /// Only these boards, comma-separated WxH (e.g. 9x5,7x7); each must be in the table.
     #[arg(long, value_delimiter = ',')]
     pub boards: Vec<String>,
-    /// The algorithm of every job (`alphabeta`: exact null-window probes; `jlpns` once merged).
+    /// The algorithm of every job (`alphabeta`: exact null-window probes; `jlpns`: the job-level
+    /// plan, a leaf per worker slot). A board keeps one row per algorithm.
     #[arg(long, default_value = "alphabeta")]
     pub algorithm: String,
     /// Per-board time limit in seconds: a job still running then is cancelled.
@@ -161,10 +164,18 @@ pub fn outcome_of(width: u32, height: u32, score: i64) -> Option<(Winner, u32)> 
 }
 
 /// A board's row: our result and c4's.
+#[derive(Clone)]
 struct Row {
     width: u32,
     height: u32,
+    /// The algorithm column: a board has one row per algorithm.
+    algorithm: String,
     text: String,
+}
+
+/// The algorithm column of a table row (the seventh cell).
+fn algorithm_of(line: &str) -> String {
+    line.split('|').nth(7).unwrap_or("").trim().to_string()
 }
 
 fn parse_board(s: &str) -> Option<(u32, u32)> {
@@ -301,6 +312,9 @@ pub fn run(args: BoardsArgs) -> Result<(), BenchError> {
         args.memory_mb.to_string(),
     ];
     let svc = Service::start_with(&exe, &worker, &scratch, 1, &worker_args).map_err(failed)?;
+    // The file is rewritten after every board, so a run stopped midway keeps what it solved.
+    let old = std::fs::read_to_string(&args.out).unwrap_or_default();
+    let started = utc_now();
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for b in &chosen {
@@ -317,9 +331,16 @@ pub fn run(args: BoardsArgs) -> Result<(), BenchError> {
         let ended = svc
             .submit(&job)
             .and_then(|id| wait_or_cancel(&svc, id, Duration::from_secs(args.limit_s)));
-        let secs = t0.elapsed().as_secs_f64();
+        let mut secs = t0.elapsed().as_secs_f64();
         let (ours, matched, time, nodes) = match ended {
             Ok(Some(st)) => {
+                // The coordinator's own times, not this loop's polling.
+                if let (Some(c), Some(f)) = (st["created_ms"].as_u64(), st["finished_ms"].as_u64())
+                {
+                    if f >= c {
+                        secs = (f - c) as f64 / 1000.0;
+                    }
+                }
                 let r = &st["result"];
                 let nodes = r["nodes"].as_u64().map_or("-".into(), |n| n.to_string());
                 match r["value"].as_i64().and_then(|v| outcome_of(w, h, v)) {
@@ -379,32 +400,18 @@ pub fn run(args: BoardsArgs) -> Result<(), BenchError> {
         rows.push(Row {
             width: w,
             height: h,
+            algorithm: args.algorithm.clone(),
             text: format!(
                 "| {w} x {h} | {} | {ours} | {matched} | {time} | {peer} | {} | {nodes} |",
                 fmt_outcome(b.winner, b.last),
                 args.algorithm
             ),
         });
+        write_table(&args.out, &old, &rows, &started, load_before)?;
     }
     drop(svc);
     let _ = std::fs::remove_dir_all(&scratch);
-    let command = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
-    let run_line = format!(
-        "- {} UTC, commit {}: `gamesolver-bench {command}`; load before {}, after {}",
-        utc_now(),
-        git_commit(),
-        fmt_load(load_before),
-        fmt_load(load())
-    );
-    let old = std::fs::read_to_string(&args.out).unwrap_or_default();
-    let md = merge(&old, rows, &run_line);
-    if let Some(parent) = args.out.parent() {
-        if !parent.as_os_str().is_empty() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-    }
-    std::fs::write(&args.out, &md)
-        .map_err(|e| failed(format!("cannot write '{}': {e}", args.out.display())))?;
+    let md = write_table(&args.out, &old, &rows, &started, load_before)?;
     print!("{md}");
     if problems.is_empty() {
         Ok(())
@@ -417,11 +424,39 @@ pub fn run(args: BoardsArgs) -> Result<(), BenchError> {
     }
 }
 
+/// Writes the file: `old` (the file when the run began) merged with this run's rows so far and
+/// its run line; returns the text.
+fn write_table(
+    out: &Path,
+    old: &str,
+    rows: &[Row],
+    started: &str,
+    load_before: Option<[f64; 3]>,
+) -> Result<String, BenchError> {
+    let command = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
+    let run_line = format!(
+        "- {started} UTC, commit {}: `gamesolver-bench {command}`; load before {}, after {}",
+        git_commit(),
+        fmt_load(load_before),
+        fmt_load(load())
+    );
+    let md = merge(old, rows.to_vec(), &run_line);
+    if let Some(parent) = out.parent() {
+        if !parent.as_os_str().is_empty() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+    }
+    std::fs::write(out, &md)
+        .map_err(|e| failed(format!("cannot write '{}': {e}", out.display())))?;
+    Ok(md)
+}
+
 fn fmt_load(l: Option<[f64; 3]>) -> String {
     l.map_or("?".into(), |[a, b, c]| format!("{a:.2} {b:.2} {c:.2}"))
 }
 
-/// The file: the new rows, the old file's rows of other boards, every run line.
+/// The file: the new rows, the old file's rows of other boards or other algorithms, every run
+/// line.
 fn merge(old: &str, rows: Vec<Row>, run_line: &str) -> String {
     let mut all: Vec<Row> = Vec::new();
     let mut runs: Vec<String> = Vec::new();
@@ -429,10 +464,15 @@ fn merge(old: &str, rows: Vec<Row>, run_line: &str) -> String {
         if let Some(rest) = line.strip_prefix("| ") {
             let first = rest.split('|').next().unwrap_or("");
             if let Some((w, h)) = parse_board(&first.replace(' ', "")) {
-                if !rows.iter().any(|r| r.width == w && r.height == h) {
+                let algorithm = algorithm_of(line);
+                if !rows
+                    .iter()
+                    .any(|r| r.width == w && r.height == h && r.algorithm == algorithm)
+                {
                     all.push(Row {
                         width: w,
                         height: h,
+                        algorithm,
                         text: line.to_string(),
                     });
                 }
@@ -442,7 +482,13 @@ fn merge(old: &str, rows: Vec<Row>, run_line: &str) -> String {
         }
     }
     all.extend(rows);
-    all.sort_by_key(|r| (r.width + r.height, std::cmp::Reverse(r.width)));
+    all.sort_by(|a, b| {
+        (a.width + a.height, b.width, &a.algorithm).cmp(&(
+            b.width + b.height,
+            a.width,
+            &b.algorithm,
+        ))
+    });
     runs.push(run_line.to_string());
     let mut md = String::from(
         "# Connect Four on larger boards\n\n\
@@ -451,9 +497,13 @@ fn merge(old: &str, rows: Vec<Row>, run_line: &str) -> String {
          process (HTTP, SQLite); the outcome and the move (ply) on which perfect play ends are\n\
          derived from the exact score and compared with the published table\n\
          (`tests/bench/data/connect4_boards.txt`: ChristopheSteininger/c4's readme, after John\n\
-         Tromp's table for width + height <= 15). Times are wall seconds from submission to the\n\
-         result; c4 is ChristopheSteininger/c4 built for each size (`tests/bench/peers/build_c4.sh`),\n\
-         its wall time for the strong solve of the empty board, on the same machine. A board not\n\
+         Tromp's table for width + height <= 15). Times are wall seconds from the job's creation\n\
+         to its end as the coordinator records them. `alphabeta`: the exact null-window probe\n\
+         plan, one task at a time with the worker's threads; `jlpns`: the job-level\n\
+         proof-number plan, a leaf task in each of the worker's slots (the run lines give the\n\
+         options). c4 is ChristopheSteininger/c4 built for each size\n\
+         (`tests/bench/peers/build_c4.sh`), its wall time for the strong solve of the empty\n\
+         board, on the same machine. A board not\n\
          solved within the run's limit says so.\n\n",
     );
     md.push_str(TABLE_HEAD);
@@ -557,7 +607,8 @@ mod tests {
         let row = |w: u32, h: u32, t: &str| Row {
             width: w,
             height: h,
-            text: format!("| {w} x {h} | {t} |"),
+            algorithm: "alphabeta".into(),
+            text: format!("| {w} x {h} | {t} | . | . | . | . | alphabeta | 1 |"),
         };
         let first = merge(
             "",
@@ -569,6 +620,16 @@ mod tests {
         assert!(!second.contains("| 7 x 6 | a |"));
         assert!(second.contains("| 4 x 4 | b |"));
         assert!(second.find("| 4 x 4").unwrap() < second.find("| 7 x 6").unwrap());
+        // Another algorithm's row of the same board is kept beside it, after it.
+        let jl = Row {
+            width: 7,
+            height: 6,
+            algorithm: "jlpns".into(),
+            text: "| 7 x 6 | d | . | . | . | . | jlpns | 1 |".into(),
+        };
+        let third = merge(&second, vec![jl], "- r3 gamesolver-bench");
+        assert!(third.contains("| 7 x 6 | c |") && third.contains("| 7 x 6 | d |"));
+        assert!(third.find("| 7 x 6 | c").unwrap() < third.find("| 7 x 6 | d").unwrap());
         assert!(
             second.contains("- r1 gamesolver-bench") && second.contains("- r2 gamesolver-bench")
         );
