@@ -56,6 +56,11 @@ pub struct SimulateArgs {
     /// its `--max-job-level-parallelism` default, 256].
     #[arg(long, value_name = "N")]
     pub max_parallelism: Option<usize>,
+    /// Memory of each virtual worker in MiB, as a worker's `--memory-mb`: the job's tables are
+    /// cut to it [default: not cut]. Every virtual worker keeps its prepared job, tables
+    /// included, in this process: the largest worker count times this must fit the machine.
+    #[arg(long, value_name = "MB")]
+    pub memory_mb: Option<u64>,
 }
 
 /// Parses and bounds a `--workers` list.
@@ -155,8 +160,9 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         },
     )?;
     // Checked once here, so that a bad job is exit 2 before anything runs.
-    registry::prepare(&job)?;
-    let prepare = || registry::prepare(&job);
+    let res = resources(args.memory_mb)?;
+    registry::prepare_with(&job, &res)?;
+    let prepare = || registry::prepare_with(&job, &res);
     let curve = simulate::curve(&prepare, &workers, &cfg)?;
     if args.job.json {
         println!(
@@ -214,6 +220,21 @@ pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
     s
 }
 
+/// What each virtual worker offers the job: every thread, and `--memory-mb` (default all).
+fn resources(memory_mb: Option<u64>) -> Result<registry::Resources, Failure> {
+    let mut res = registry::Resources::MAX;
+    if let Some(mb) = memory_mb {
+        if !(1..=res.memory_mb).contains(&mb) {
+            return Err(Failure::bad_input(format!(
+                "--memory-mb must be between 1 and {}",
+                res.memory_mb
+            )));
+        }
+        res.memory_mb = mb;
+    }
+    Ok(res)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,5 +249,21 @@ mod tests {
         }
         let long = vec!["1"; MAX_COUNTS + 1].join(",");
         assert!(parse_workers(&long).is_err());
+    }
+
+    #[test]
+    fn worker_memory_is_bounded_and_a_larger_request_is_cut() {
+        for bad in [0, (1 << 20) + 1] {
+            let e = resources(Some(bad)).expect_err("out of range");
+            assert_eq!(e.status, 2);
+            assert!(e.message.contains("--memory-mb"), "{}", e.message);
+        }
+        assert_eq!(resources(None).unwrap(), registry::Resources::MAX);
+        let res = resources(Some(8)).unwrap();
+        assert_eq!(res.memory_mb, 8);
+        // A job that asks for more than a virtual worker has is cut down, not refused.
+        let job = gamesolver_shared::wire::JobSpec::new("tictactoe", "", "alphabeta")
+            .with_options(&[("memory_mb", "64")]);
+        assert!(registry::prepare_with(&job, &res).is_ok());
     }
 }
