@@ -10,9 +10,10 @@
 //! Every task runs for real, one at a time, in this process; its cost is measured (its nodes and
 //! its CPU time) and its completion is scheduled at `start + dispatch + cost` in virtual time,
 //! where the cost is, by [`CostModel`]:
-//! - `Nodes` (the default, deterministic): nodes / rate, the rate (nodes per CPU second) being
-//!   given or measured on the whole N = 1 run. The event order, hence every planner decision,
-//!   depends on node counts only, so a report is reproducible on any machine.
+//! - `Nodes` (the default): nodes / rate, the rate (nodes per CPU second) being given or measured
+//!   on the whole N = 1 run. The event order, hence every planner decision, depends on the node
+//!   counts and the rate only (the dispatch time and heartbeat ticks are in seconds, so the rate
+//!   can reorder events): with a given rate a report is reproducible on any machine.
 //! - `Cpu`: the task's measured CPU time (thread CPU time with one kernel thread, the process's
 //!   with more), noisy as CPU time is.
 //!

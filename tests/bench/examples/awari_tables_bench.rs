@@ -5,12 +5,13 @@
 //! ```text
 //! GAMESOLVER_DATA=DIR cargo run --release -p gamesolver-bench --example awari_tables_bench -- \
 //!     --set NAME [--reference REF] [--stones 21,22,24] [--count K] [--tries T] \
-//!     [--node-limit N] [--time-limit SECONDS] [--uniform] [--seed S]
+//!     [--node-limit N] [--time-limit SECONDS] [--uniform | --skew K] [--seed S]
 //! ```
 //! NAME is a set in DIR/tables (`gamesolver tables build NAME --stones 20`). For each stone
 //! count the bench draws positions (random games from the start, taken the first time the board
 //! holds exactly that many stones with the side to move to play; with `--uniform`, boards drawn
-//! uniformly from the database's index range) and solves each with
+//! uniformly from the database's index range; with `--skew K`, boards on which one side holds at
+//! most K stones, the endgames of a nearly starved player) and solves each with
 //! alpha-beta (the job `alphabeta` through `registry::prepare` and `plan::run_local`, as
 //! `gamesolver solve` does) twice under the node limit: plain, and with `tables=NAME`. Where
 //! both finish the values must agree (the run panics otherwise). Plain search only finishes
@@ -65,6 +66,39 @@ fn draw_uniform(game: &Awari, stones: usize, rng: &mut impl Rng) -> Option<Strin
     (!game.is_terminal(&s)).then(|| game.format_position(&s))
 }
 
+/// `m` stones spread over six pits, every spread equally likely (bars drawn among `m + 5`
+/// slots: stars and bars).
+fn spread(m: usize, rng: &mut impl Rng) -> [usize; 6] {
+    let mut bars = rand::seq::index::sample(rng, m + 5, 5).into_vec();
+    bars.sort_unstable();
+    let mut pits = [0usize; 6];
+    let mut last = 0usize;
+    for (i, &b) in bars.iter().enumerate() {
+        pits[i] = b - last;
+        last = b + 1;
+    }
+    pits[5] = m + 5 - last;
+    pits
+}
+
+/// A board of exactly `stones` stones on which one side, the side to move or its opponent (even
+/// odds), holds at most `k` stones (each count up to `k` equally likely, each spread of a side
+/// equally likely): the endgames where one player is nearly starved. `None` when the side to
+/// move has no move.
+fn draw_skewed(game: &Awari, stones: usize, k: usize, rng: &mut impl Rng) -> Option<String> {
+    let small = rng.gen_range(0..=k.min(stones));
+    let (a, b) = (spread(small, rng), spread(stones - small, rng));
+    let (mover, other) = if rng.gen_bool(0.5) { (a, b) } else { (b, a) };
+    let text = mover
+        .iter()
+        .chain(other.iter())
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let s = game.parse_position(&text).expect("a board of 12 pits");
+    (!game.is_terminal(&s)).then(|| game.format_position(&s))
+}
+
 /// Value and nodes of exact alpha-beta on `position`, or `None` past the node or time limit.
 fn solve(
     position: &str,
@@ -96,6 +130,7 @@ fn main() {
     let mut node_limit = 5_000_000u64;
     let mut seed = 1u64;
     let mut uniform = false;
+    let mut skew = None;
     let mut seconds = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -114,6 +149,7 @@ fn main() {
             "--node-limit" => node_limit = val().parse().expect("--node-limit N"),
             "--seed" => seed = val().parse().expect("--seed S"),
             "--uniform" => uniform = true,
+            "--skew" => skew = Some(val().parse().expect("--skew K")),
             "--time-limit" => seconds = Some(val().parse().expect("--time-limit SECONDS")),
             other => panic!("unknown argument {other}"),
         }
@@ -136,7 +172,9 @@ fn main() {
         let (mut plain_sum, mut tables_sum, mut checked) = (0u64, 0u64, 0usize);
         let mut seen = std::collections::HashSet::new();
         while drawn < tries && both < count {
-            let drawn_position = if uniform {
+            let drawn_position = if let Some(k) = skew {
+                draw_skewed(&game, n, k, &mut rng)
+            } else if uniform {
                 draw_uniform(&game, n, &mut rng)
             } else {
                 draw(&game, n, &mut rng)
