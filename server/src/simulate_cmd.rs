@@ -140,6 +140,8 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
         dispatch_s: args.dispatch_ms / 1000.0,
         heartbeat_s: args.heartbeat_ms.map(|h| h / 1000.0),
         threads: args.job.threads,
+        // A tenth is left to the rest of the machine.
+        memory_limit: available_memory().map(|b| b / 10 * 9),
     })
 }
 
@@ -221,6 +223,15 @@ pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
 }
 
 /// What each virtual worker offers the job: every thread, and `--memory-mb` (default all).
+/// The memory this machine can give without swapping (Linux's `MemAvailable`), which bounds the
+/// virtual workers' state; `None` where it is not known (no check).
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
 fn resources(memory_mb: Option<u64>) -> Result<registry::Resources, Failure> {
     let mut res = registry::Resources::MAX;
     if let Some(mb) = memory_mb {

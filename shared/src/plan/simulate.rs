@@ -73,6 +73,11 @@ pub struct SimConfig {
     pub heartbeat_s: Option<f64>,
     /// Threads each task's kernel may use.
     pub threads: usize,
+    /// The resident set this process may reach: every virtual worker keeps its prepared job
+    /// and tables here, so a run of many workers can outgrow the machine; a run that passes the
+    /// limit stops with an error (checked after each worker's first task and every
+    /// [`MEMORY_CHECK_EVERY`] tasks; Linux only). `None`: no check.
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for SimConfig {
@@ -85,6 +90,7 @@ impl Default for SimConfig {
             dispatch_s: DEFAULT_DISPATCH_MS / 1000.0,
             heartbeat_s: None,
             threads: 1,
+            memory_limit: None,
         }
     }
 }
@@ -204,6 +210,17 @@ fn cpu_now(threads: usize) -> f64 {
         .elapsed()
         .as_secs_f64()
 }
+
+/// This process's resident set in bytes (Linux's `VmRSS`; `None` elsewhere).
+fn resident() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
+/// Tasks between two looks at the resident set (and after every worker's first task).
+const MEMORY_CHECK_EVERY: u64 = 64;
 
 /// A task running on a virtual worker.
 struct Running {
@@ -341,7 +358,8 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
             if prepared.len() <= worker {
                 prepared.resize_with(worker + 1, || None);
             }
-            if prepared[worker].is_none() {
+            let first_task = prepared[worker].is_none();
+            if first_task {
                 prepared[worker] = Some(prepare()?);
             }
             let job = prepared[worker].as_deref().expect("prepared above");
@@ -359,6 +377,22 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
                 }
                 (Err(e), _) => return Err(e),
             };
+            if let Some(limit) = cfg.memory_limit {
+                if first_task || seq % MEMORY_CHECK_EVERY == 0 {
+                    let held = resident().unwrap_or(0);
+                    if held > limit {
+                        return Err(SolveError::bad(format!(
+                            "the run of {} workers holds {} MiB in this process, past the {} MiB \
+                             this machine can give ({} virtual workers prepared so far): bound \
+                             each worker's tables (--memory-mb) or simulate fewer workers",
+                            cfg.workers,
+                            held >> 20,
+                            limit >> 20,
+                            prepared.iter().filter(|p| p.is_some()).count()
+                        )));
+                    }
+                }
+            }
             let nodes = output.nodes.max(task_ctl.nodes());
             let done_at = now + dispatch + cost(nodes, cpu_s);
             running.push(Running {
@@ -669,6 +703,42 @@ mod tests {
                 probe_cost,
             }) as Box<dyn PreparedJob>)
         }
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_run_past_the_memory_limit_stops_with_one_line() {
+        let prep = fake(
+            PlanShape::Runs {
+                count: 4,
+                base_seed: 1,
+            },
+            0,
+            |_| 0,
+        );
+        // The process holds more than a MiB, so the first task's check stops the run.
+        let e = simulate(
+            &prep,
+            &SimConfig {
+                memory_limit: Some(1 << 20),
+                ..cfg(2)
+            },
+        )
+        .expect_err("stopped");
+        let m = e.to_string();
+        assert!(matches!(e, SolveError::BadInput(_)), "{m}");
+        assert!(m.contains("2 workers") && m.contains("--memory-mb"), "{m}");
+        assert!(!m.contains('\n'), "{m}");
+        // Far above what it holds: the same run completes.
+        let ok = simulate(
+            &prep,
+            &SimConfig {
+                memory_limit: Some(1 << 50),
+                ..cfg(2)
+            },
+        )
+        .expect("runs");
+        assert_eq!(ok.tasks.len(), 4);
     }
 
     /// 1,000 nodes a second, no dispatch latency: a task of k thousand nodes takes k seconds.
