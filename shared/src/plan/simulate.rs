@@ -716,28 +716,23 @@ mod tests {
             0,
             |_| 0,
         );
+        let run = |limit: u64| {
+            simulate(
+                &prep,
+                &SimConfig {
+                    memory_limit: Some(limit),
+                    ..cfg(2)
+                },
+            )
+        };
         // The process holds more than a MiB, so the first task's check stops the run.
-        let e = simulate(
-            &prep,
-            &SimConfig {
-                memory_limit: Some(1 << 20),
-                ..cfg(2)
-            },
-        )
-        .expect_err("stopped");
+        let e = run(1 << 20).expect_err("stopped");
         let m = e.to_string();
         assert!(matches!(e, SolveError::BadInput(_)), "{m}");
         assert!(m.contains("2 workers") && m.contains("--memory-mb"), "{m}");
         assert!(!m.contains('\n'), "{m}");
         // Far above what it holds: the same run completes.
-        let ok = simulate(
-            &prep,
-            &SimConfig {
-                memory_limit: Some(1 << 50),
-                ..cfg(2)
-            },
-        )
-        .expect("runs");
+        let ok = run(1 << 50).expect("runs");
         assert_eq!(ok.tasks.len(), 4);
     }
 
