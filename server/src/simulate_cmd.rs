@@ -61,6 +61,10 @@ pub struct SimulateArgs {
     /// included, in this process: the largest worker count times this must fit the machine.
     #[arg(long, value_name = "MB")]
     pub memory_mb: Option<u64>,
+    /// Every virtual worker runs on one copy of the job and its tables: an upper bound on what
+    /// sharing the kernels' tables among workers would give (not a real deployment).
+    #[arg(long)]
+    pub shared_tables: bool,
 }
 
 /// Parses and bounds a `--workers` list.
@@ -142,6 +146,7 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
         threads: args.job.threads,
         // A tenth is left to the rest of the machine.
         memory_limit: available_memory().map(|b| b / 10 * 9),
+        shared_tables: args.shared_tables,
     })
 }
 
@@ -189,8 +194,14 @@ pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
         CostModel::Cpu => "CPU time".to_string(),
     };
     let mut s = format!(
-        "{game} {algorithm}: task durations from {model}, dispatch {} ms, parallelism cap {}\n",
-        c.dispatch_ms, c.max_parallelism
+        "{game} {algorithm}: task durations from {model}, dispatch {} ms, parallelism cap {}{}\n",
+        c.dispatch_ms,
+        c.max_parallelism,
+        if c.shared_tables {
+            ", one set of tables for all workers (--shared-tables)"
+        } else {
+            ""
+        }
     );
     s += &format!(
         "value {} ({}), {} nodes at N = 1\n",

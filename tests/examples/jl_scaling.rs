@@ -1,7 +1,8 @@
 //! Scaling of job-level proof-number search (`jlpns`) over worker processes (issue #25): the
 //! same jobs on a fresh coordinator with 1 and then 2 workers of one thread each, real processes
 //! on loopback. Prints T1, T2 and the efficiency T1 / (2 T2) per job, and the job-level tree's
-//! size (leaf tasks, tree nodes, bytes per node in memory and stored).
+//! size (leaf tasks, tree nodes, bytes per node in memory and stored), and the CPU seconds
+//! the workers and the coordinator spent on each run.
 //!
 //! Run: `cargo build --release -p gamesolver -p gamesolver-worker && cargo run --release -p
 //! gamesolver-e2e --example jl_scaling [LEAF] [BUDGET] [JOBS]` (defaults: `alphabeta`,
@@ -25,22 +26,38 @@ fn pons(set: &str, count: usize) -> Vec<String> {
         .collect()
 }
 
-/// Runs `job` on a fresh coordinator with `workers` one-thread workers; (seconds, result).
-fn timed(name: &str, job: &Value, workers: usize) -> (f64, Value) {
+/// One run: wall seconds, the job's result, the coordinator's CPU seconds and the workers'.
+struct Run {
+    secs: f64,
+    result: Value,
+    coordinator_cpu: f64,
+    worker_cpu: f64,
+}
+
+/// Runs `job` on a fresh coordinator with `workers` one-thread workers.
+fn timed(name: &str, job: &Value, workers: usize) -> Run {
     let c = Coordinator::fresh(
         &format!("jl-scaling-{name}-{workers}"),
         &CoordOpts::default(),
     );
-    let _w = c.start_workers(workers, 1);
+    let w = c.start_workers(workers, 1);
     wait_until(Duration::from_secs(30), "the workers register", || {
         c.workers() == workers
     });
+    let cpu = |pid: u32| usage(pid).1;
+    let c0 = cpu(c.proc.pid());
+    let w0: f64 = w.iter().map(|p| cpu(p.pid())).sum();
     let t0 = Instant::now();
     let id = c.submit(job, None);
     let st = c.wait_job_polling(id, Duration::from_secs(3600), Duration::from_millis(20));
     let secs = t0.elapsed().as_secs_f64();
     assert_eq!(st["state"], "done", "{st}");
-    (secs, st["result"].clone())
+    Run {
+        secs,
+        result: st["result"].clone(),
+        coordinator_cpu: cpu(c.proc.pid()) - c0,
+        worker_cpu: w.iter().map(|p| cpu(p.pid())).sum::<f64>() - w0,
+    }
 }
 
 /// Othello 6 x 6 after three plies: the first `count` positions in move order.
@@ -93,8 +110,9 @@ fn main() {
     }
     let (mut s1, mut s2) = (0.0, 0.0);
     for (i, (name, job)) in jobs.iter().enumerate() {
-        let (t1, r1) = timed(&i.to_string(), job, 1);
-        let (t2, r2) = timed(&i.to_string(), job, 2);
+        let one = timed(&i.to_string(), job, 1);
+        let two = timed(&i.to_string(), job, 2);
+        let (t1, r1, t2, r2) = (one.secs, &one.result, two.secs, &two.result);
         assert_eq!(r1["value"], r2["value"], "{name}");
         assert_eq!(r1["proved"], r2["proved"], "{name}");
         s1 += t1;
@@ -109,6 +127,14 @@ fn main() {
             r2["tree_nodes"],
             r2["tree_bytes_per_node"],
             r2["stored_bytes_per_node"],
+        );
+        println!(
+            "  CPU s: workers {:.2} / {:.2} (inflation {:.2}), coordinator {:.2} / {:.2}",
+            one.worker_cpu,
+            two.worker_cpu,
+            two.worker_cpu / one.worker_cpu.max(1e-9),
+            one.coordinator_cpu,
+            two.coordinator_cpu,
         );
     }
     println!(

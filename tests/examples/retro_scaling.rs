@@ -16,24 +16,6 @@ use gamesolver_e2e::*;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// Peak resident memory (KiB) and CPU seconds of process `pid`, from /proc.
-fn usage(pid: u32) -> (u64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let hwm = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command (which may hold spaces): utime and stime are 14 and 15.
-    let rest = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
-        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    (hwm, ticks / 100.0)
-}
-
 struct Run {
     secs: f64,
     positions: u64,

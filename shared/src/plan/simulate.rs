@@ -26,6 +26,11 @@
 //! until then, and that share of its nodes, is wasted work. When the plan is done the tasks still
 //! running are cut at that instant (the coordinator cancels an ended job's leftovers).
 //!
+//! With `shared_tables` every virtual worker runs on the one prepared job, so every task sees the
+//! table entries of every task run before it: an upper bound on what sharing the kernels'
+//! tables among workers could give, not a model of a real deployment (tasks run in lease order,
+//! so a task also sees entries of tasks that in virtual time are still running).
+//!
 //! A worker count beyond what ever ran at once changes nothing but idle time, so [`curve`] reuses
 //! the run of the smallest such count (with the nodes model the run would be identical).
 
@@ -78,6 +83,9 @@ pub struct SimConfig {
     /// limit stops with an error (checked after each worker's first task and every
     /// [`MEMORY_CHECK_EVERY`] tasks; Linux only). `None`: no check.
     pub memory_limit: Option<u64>,
+    /// Every virtual worker runs its tasks on one prepared job, so on one set of tables (see
+    /// the module doc): what perfect sharing of the kernels' tables among workers would give.
+    pub shared_tables: bool,
 }
 
 impl Default for SimConfig {
@@ -91,6 +99,7 @@ impl Default for SimConfig {
             heartbeat_s: None,
             threads: 1,
             memory_limit: None,
+            shared_tables: false,
         }
     }
 }
@@ -355,14 +364,15 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
                 break;
             };
             queue.pop_front();
-            if prepared.len() <= worker {
-                prepared.resize_with(worker + 1, || None);
+            let slot = if cfg.shared_tables { 0 } else { worker };
+            if prepared.len() <= slot {
+                prepared.resize_with(slot + 1, || None);
             }
-            let first_task = prepared[worker].is_none();
+            let first_task = prepared[slot].is_none();
             if first_task {
-                prepared[worker] = Some(prepare()?);
+                prepared[slot] = Some(prepare()?);
             }
-            let job = prepared[worker].as_deref().expect("prepared above");
+            let job = prepared[slot].as_deref().expect("prepared above");
             let task_ctl = ctl.for_task(None, limits.node_limit);
             let c0 = cpu_now(cfg.threads);
             let out = job.run(&task, &task_ctl);
@@ -501,6 +511,8 @@ pub struct Curve {
     pub dispatch_ms: f64,
     /// The cap on the planner's parallelism.
     pub max_parallelism: usize,
+    /// Every virtual worker ran on one set of tables ([`SimConfig::shared_tables`]).
+    pub shared_tables: bool,
     /// Whether every row found the same value.
     pub same_value: bool,
     /// The rows, by worker count.
@@ -631,6 +643,7 @@ pub fn curve(
         rate,
         dispatch_ms: dispatch * 1000.0,
         max_parallelism: base.max_parallelism,
+        shared_tables: base.shared_tables,
         same_value,
         rows,
         result: one.result,
@@ -748,6 +761,42 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    /// With shared tables every virtual worker runs on one prepared job (the plan's own and
+    /// one more), while the schedule, worker by worker, stays the same.
+    #[test]
+    fn shared_tables_run_every_worker_on_one_prepared_job() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let made = AtomicUsize::new(0);
+        let inner = fake(
+            PlanShape::Runs {
+                count: 5,
+                base_seed: 1,
+            },
+            0,
+            |_| 0,
+        );
+        let job = || {
+            made.fetch_add(1, Ordering::Relaxed);
+            inner()
+        };
+        let apart = simulate(&job, &cfg(4)).unwrap();
+        assert_eq!(made.swap(0, Ordering::Relaxed), 1 + 4);
+        let shared = simulate(
+            &job,
+            &SimConfig {
+                shared_tables: true,
+                ..cfg(4)
+            },
+        )
+        .unwrap();
+        assert_eq!(made.load(Ordering::Relaxed), 2);
+        let schedule = |r: &SimRun| -> Vec<(usize, f64, f64)> {
+            r.tasks.iter().map(|t| (t.worker, t.start, t.end)).collect()
+        };
+        assert_eq!(schedule(&apart), schedule(&shared));
+        assert_eq!(shared.result.value, apart.result.value);
     }
 
     /// Five runs of 1..5 s: 15 s on one worker; on two, greedy in issue order: run 0 (0-1),
