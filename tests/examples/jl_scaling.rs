@@ -128,13 +128,15 @@ fn main() {
             r2["tree_bytes_per_node"],
             r2["stored_bytes_per_node"],
         );
+        // CPU times are in ticks of 10 ms: no ratio for runs of a few ticks.
+        let inflation = if one.worker_cpu >= 0.1 {
+            format!("{:.2}", two.worker_cpu / one.worker_cpu)
+        } else {
+            "-".into()
+        };
         println!(
-            "  CPU s: workers {:.2} / {:.2} (inflation {:.2}), coordinator {:.2} / {:.2}",
-            one.worker_cpu,
-            two.worker_cpu,
-            two.worker_cpu / one.worker_cpu.max(1e-9),
-            one.coordinator_cpu,
-            two.coordinator_cpu,
+            "  CPU s: workers {:.2} / {:.2} (inflation {inflation}), coordinator {:.2} / {:.2}",
+            one.worker_cpu, two.worker_cpu, one.coordinator_cpu, two.coordinator_cpu,
         );
     }
     println!(
