@@ -647,7 +647,14 @@ impl ZeroSum for Awari {
     }
 }
 
-impl Tactics for Awari {}
+impl Tactics for Awari {
+    /// Capture-free play can run for thousands of plies before a repetition ends it, so exact
+    /// search looks for short proofs first (the bounds, `score ± stones`, are tight enough for
+    /// the horizon to decide positions where one side takes the rest quickly).
+    fn exact_deepening(&self) -> bool {
+        true
+    }
+}
 
 impl Hashed for Awari {
     /// Board, side, score and the positions since the last capture are mixed: not a key.

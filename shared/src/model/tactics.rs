@@ -57,6 +57,16 @@ pub trait Tactics: ZeroSum {
         0
     }
 
+    /// Whether exact search looks for short proofs first (see `search::engine`, "Deepening
+    /// exact search"): for games whose play can run long without deciding anything (Awari's
+    /// capture-free play, bounded only by its repetition rule), where a depth-first exact search
+    /// follows one endless line while a short forced win sits beside it. Needs tight
+    /// [`ZeroSum::value_bounds`]: a position cut at the horizon counts as one of its bounds.
+    /// Default: no (plain depth-first exact search).
+    fn exact_deepening(&self) -> bool {
+        false
+    }
+
     /// A rough upper bound on the number of positions an exact search from `state` stores,
     /// so the engine can size its table below the memory budget for small searches (a large
     /// table costs page faults on first touch). Default: unknown (the whole budget).

@@ -24,6 +24,23 @@
 //! iteration is never interrupted, later ones are abandoned whole when a limit hits, so the move
 //! returned is always from a complete search. An exact search that is stopped returns `None`.
 //!
+//! ## Deepening exact search
+//! For a game that asks for it ([`Tactics::exact_deepening`]), exact search runs iterative
+//! deepening over a horizon before it falls back to plain depth-first search: at horizon `d`, a
+//! position cut there counts as one end of its [`ZeroSum::value_bounds`]. Cut at the end
+//! pessimistic for the root's side, minimax gives a lower bound on the root's value; cut at the
+//! optimistic end, an upper bound; when the bounds meet (or decide the window) the search is
+//! done, with a move proved by the pessimistic search. Every result of a node on the side of its
+//! horizon kind (at least: a fail-high or exact result where the horizon takes the node's lower
+//! bound; at most: where it takes the upper) is a bound on the node's *true* value, whatever
+//! mixture of horizon values, table entries and hints produced it (minimax is monotone, and the
+//! horizon values lie on the far side of the true value), so such results are stored as exact
+//! table entries; the other results are only bounds on a horizon value and are stored under a
+//! draft that names the horizon and its kind, reused only there. Deepening takes turns with
+//! plain depth-first exact search, each turn under a node budget that doubles (a position whose
+//! value only a long repetition settles has no short proof), so the search costs a small factor
+//! more than the better of the two; horizons past [`MAX_DEEPENING`] leave plain search alone.
+//!
 //! The table may be reused across calls on the same game and mode (the null-window probes of
 //! one job share it): its entries are sound bounds whatever window wrote them.
 //!
@@ -54,6 +71,10 @@ const EXTENSION_HORIZON: usize = 2;
 pub const DEFAULT_TABLE_MB: u64 = 64;
 /// Smallest table, in bytes.
 const MIN_TABLE_BYTES: usize = 1 << 12;
+/// Deepest horizon of deepening exact search (drafts `2 d + kind` stay below [`DRAFT_EXACT`]).
+pub const MAX_DEEPENING: i32 = 120;
+/// Nodes of the first turn of deepening and of plain search in deepening exact search.
+const DEEPENING_BUDGET: u64 = 1 << 12;
 /// Longest principal variation read back from the table.
 const MAX_PV: usize = 256;
 
@@ -246,6 +267,13 @@ struct Worker<'a, G: ZeroSum + Hashed + Tactics> {
     root_best: Option<G::Move>,
     /// Plies from the root below which forcing moves are extended (this iteration).
     extension_horizon: usize,
+    /// Deepening exact search: the side whose positions count as their lower bound at the
+    /// horizon (the other side's count as their upper bound); `None` in plain exact search.
+    low_side: Option<u8>,
+    /// Deepening exact search: the node count at which this turn of the search gives up.
+    local_limit: u64,
+    /// The search stopped at `local_limit` (not at the job's limits).
+    aborted: bool,
 }
 
 type Found<M> = Option<(i32, Option<M>, u32, Option<StopReason>)>;
@@ -275,11 +303,15 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             interruptible: true,
             root_best: None,
             extension_horizon: 0,
+            low_side: None,
+            local_limit: u64::MAX,
+            aborted: false,
         }
     }
 
     fn go(&mut self, root: &G::State, alpha: i32, beta: i32) -> Found<G::Move> {
         match self.cfg.depth {
+            None if self.game.exact_deepening() => self.deepen(root, alpha, beta),
             None => {
                 let v = self.node::<true>(root, alpha, beta, 0, 0);
                 if self.stopped {
@@ -311,6 +343,114 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         }
     }
 
+    /// Deepening exact search (see the module doc): lower and upper bounds from horizons
+    /// 1, 2, ... until they decide the window, taking turns with plain exact search under a
+    /// node budget that doubles each turn (a drawn line that only a repetition ends has no short
+    /// proof, and deepening would pay for every horizon up to its length). Past
+    /// [`MAX_DEEPENING`] plain exact search runs without a budget.
+    fn deepen(&mut self, root: &G::State, alpha: i32, beta: i32) -> Found<G::Move> {
+        let game = self.game;
+        let root_side = game.side(root);
+        let (lo0, hi0) = game.value_bounds(root);
+        let (mut lo, mut hi) = (lo0.clamp(-INF, INF), hi0.clamp(-INF, INF));
+        // A move proved to reach `lo` (found by a pessimistic search that claimed it).
+        let mut best = None;
+        let mut d = 1;
+        let mut budget = DEEPENING_BUDGET;
+        loop {
+            // Deepening, until the bounds decide or this turn's budget is spent (an iteration
+            // cut short is run again next turn, with what it stored in the table).
+            self.local_limit = self.count.nodes.saturating_add(budget);
+            while d <= MAX_DEEPENING {
+                if hi <= alpha {
+                    self.local_limit = u64::MAX;
+                    return Some((hi, best, 0, None));
+                }
+                if best.is_some() && (lo >= beta || lo >= hi) {
+                    self.local_limit = u64::MAX;
+                    return Some((lo, best, 0, None));
+                }
+                // Lower bound: the horizon takes the root side's lower bounds. The window
+                // starts just below `lo`, so that a result reaching `lo` proves its move.
+                let b = beta.min(hi);
+                let a = alpha.max(lo - 1).min(b - 1);
+                let Some((v, mv)) = self.bounded(root, a, b, d, root_side) else {
+                    break;
+                };
+                if v > a {
+                    lo = lo.max(v);
+                    best = mv.or(best);
+                }
+                if lo < beta && lo < hi && hi > alpha {
+                    // Upper bound: the horizon takes the root side's upper bounds.
+                    let (a, b) = (alpha.max(lo), beta.min(hi));
+                    let Some((v, _)) = self.bounded(root, a, b, d, root_side ^ 1) else {
+                        break;
+                    };
+                    if v < b {
+                        hi = hi.min(v);
+                    }
+                }
+                d += 1;
+            }
+            if self.stopped {
+                self.local_limit = u64::MAX;
+                return None;
+            }
+            // Plain exact search under the same budget (unlimited past the deepest horizon).
+            self.local_limit = if d > MAX_DEEPENING {
+                u64::MAX
+            } else {
+                self.count.nodes.saturating_add(budget)
+            };
+            self.root_best = None;
+            let v = self.node::<true>(root, alpha, beta, 0, 0);
+            if !self.stopped {
+                self.local_limit = u64::MAX;
+                return Some((v, self.root_best, 0, None));
+            }
+            if !self.aborted {
+                self.local_limit = u64::MAX;
+                return None;
+            }
+            self.stopped = false;
+            self.aborted = false;
+            budget = budget.saturating_mul(2);
+        }
+    }
+
+    /// One deepening search at horizon `d` with `low_side`'s positions taking their lower
+    /// bounds there: its value and root move, or `None` when stopped (`self.stopped`; also
+    /// when the turn's budget ran out, then with `self.stopped` cleared).
+    fn bounded(
+        &mut self,
+        root: &G::State,
+        alpha: i32,
+        beta: i32,
+        d: i32,
+        low_side: u8,
+    ) -> Option<(i32, Option<G::Move>)> {
+        self.low_side = Some(low_side);
+        self.root_best = None;
+        let v = self.node::<true>(root, alpha, beta, d, 0);
+        self.low_side = None;
+        if self.stopped {
+            if self.aborted {
+                self.stopped = false;
+                self.aborted = false;
+            }
+            return None;
+        }
+        Some((v, self.root_best))
+    }
+
+    /// The table draft of a deepening node's bound on its horizon value: horizon `depth`, and
+    /// whether the horizon takes the node's lower bounds (0) or upper bounds (1).
+    #[inline]
+    fn horizon_draft(depth: i32, low: bool) -> u8 {
+        (2 * depth.clamp(1, MAX_DEEPENING) + i32::from(!low)) as u8
+    }
+
     #[cold]
     fn poll(&mut self) {
         self.count.flush(self.ctl);
@@ -318,6 +458,10 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             && (self.stop.load(Ordering::Relaxed) || self.ctl.should_stop().is_some())
         {
             self.stopped = true;
+            self.aborted = false;
+        } else if self.count.nodes >= self.local_limit {
+            self.stopped = true;
+            self.aborted = true;
         }
     }
 
@@ -378,6 +522,17 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         if !EXACT && depth <= 0 {
             return self.quiesce(s, alpha, beta, ply, QUIESCENCE_PLIES);
         }
+        if EXACT && depth <= 0 {
+            if let Some(low_side) = self.low_side {
+                // The horizon of deepening exact search.
+                let (lo, hi) = self.game.value_bounds(s);
+                return if self.game.side(s) == low_side {
+                    lo
+                } else {
+                    hi
+                };
+            }
+        }
         let mut moves = std::mem::take(&mut self.moves[ply]);
         let mut order = std::mem::take(&mut self.order[ply]);
         let v = self.expand::<EXACT>(s, alpha, beta, depth, ply, &mut moves, &mut order);
@@ -422,10 +577,13 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         //    cuts from the table, so a finished search always has its own best move.
         let key = game.hash(s);
         let mut tt_index = NO_MOVE;
+        // Deepening exact search: whether the horizon takes this node's lower bounds.
+        let low = self.low_side.map(|l| game.side(s) == l);
         if let Some(e) = self.table.probe(key) {
             tt_index = e.mv;
             let usable = if EXACT {
                 e.draft == DRAFT_EXACT
+                    || low.is_some_and(|low| e.draft == Self::horizon_draft(depth, low))
             } else {
                 e.draft as i32 == depth
             };
@@ -501,7 +659,12 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             let mut c = s.clone();
             game.apply(&mut c, mv);
             let d = if EXACT {
-                0
+                // Plain exact search ignores depth; deepening counts down to its horizon.
+                if low.is_some() {
+                    depth - 1
+                } else {
+                    0
+                }
             } else {
                 let extend =
                     self.cfg.extensions && ply < self.extension_horizon && game.is_forcing(s, mv);
@@ -545,12 +708,22 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             Bound::Exact
         };
         let work = (64 - (self.count.nodes - nodes_before).leading_zeros()) as u8;
+        // Deepening: a result on the side of the node's horizon kind bounds the true value
+        // (an exact entry, as a one-sided bound); any other bounds only the horizon value.
+        let (bound, horizon) = match low {
+            Some(true) if bound != Bound::Upper => (Bound::Lower, None),
+            Some(false) if bound != Bound::Lower => (Bound::Upper, None),
+            Some(low) => (bound, Some(Self::horizon_draft(depth, low))),
+            None => (bound, None),
+        };
         self.table.store(
             key,
             Entry {
                 value: best,
                 bound,
-                draft: if EXACT {
+                draft: if let Some(h) = horizon {
+                    h
+                } else if EXACT {
                     DRAFT_EXACT
                 } else {
                     depth.clamp(0, DRAFT_EXACT as i32 - 1) as u8

@@ -5,7 +5,7 @@
 use super::probe::WithTables;
 use super::*;
 use crate::games::awari::{Awari, AwariState};
-use crate::model::{Game, ZeroSum};
+use crate::model::{Game, Tactics, ZeroSum};
 use crate::search::{alphabeta::alphabeta, Control};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -350,5 +350,98 @@ fn best_moves_reach_the_value() {
                 assert_eq!(-cv, v);
             }
         }
+    }
+}
+
+/// The alpha-beta engine's deepening exact search (Awari asks for it) against the databases:
+/// every position of the small boards and random ones of the real board (those it finishes
+/// within a node limit: most need far more), every kind of window through one shared table
+/// (fail-soft contract), one and two threads; the move it returns with an exact value reaches
+/// that value.
+#[test]
+fn deepening_engine_search_equals_the_databases() {
+    use crate::search::engine::{self, Config, Table, INF};
+    fn fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: &str) {
+        if v <= alpha {
+            assert!(
+                truth <= v,
+                "{what}: fail low {v} in ({alpha}, {beta}), value {truth}"
+            );
+        } else if v >= beta {
+            assert!(
+                truth >= v,
+                "{what}: fail high {v} in ({alpha}, {beta}), value {truth}"
+            );
+        } else {
+            assert_eq!(v, truth, "{what}: inside ({alpha}, {beta})");
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let mut checked = 0;
+    for (pits, top, sample) in [(2, 5, None), (3, 4, None), (6, 7, Some(12))] {
+        let g = Awari::new(pits).unwrap();
+        assert!(g.exact_deepening());
+        let t = build(&g, top);
+        let table = Table::with_bytes(1 << 20).unwrap();
+        for db in 1..=top {
+            let indices: Vec<u64> = match sample {
+                None => (0..g.db_len(db)).collect(),
+                Some(k) => (0..k).map(|_| rng.gen_range(0..g.db_len(db))).collect(),
+            };
+            for i in indices {
+                let s = g.state_of(g.unrank(db, i));
+                if g.is_terminal(&s) {
+                    continue;
+                }
+                let truth = t.db(db)[i as usize] as i32;
+                let what = format!("{pits} pits {}", g.format_position(&s));
+                let n = db as i32;
+                for threads in [1, 2] {
+                    let cfg = Config {
+                        threads,
+                        ..Config::default()
+                    };
+                    for (alpha, beta) in [(-INF, INF), (truth - 1, truth + 1), (-n - 1, n + 1)]
+                        .into_iter()
+                        .chain([truth - 2, truth, truth + 1].map(|a| (a, a + 1)))
+                    {
+                        let ctl = match sample {
+                            Some(_) => Control::with_limits(None, Some(200_000)),
+                            None => Control::unlimited(),
+                        };
+                        let Some(o) = engine::search(&g, &s, alpha, beta, &cfg, &table, &ctl)
+                        else {
+                            assert!(sample.is_some(), "{what}: an unlimited search ends");
+                            continue;
+                        };
+                        fail_soft(o.value, alpha, beta, truth, &what);
+                        if o.value > alpha && o.value < beta {
+                            let m = o.best_move.expect("an exact value comes with a move");
+                            let mut c = s.clone();
+                            g.apply(&mut c, m);
+                            let (cdb, ci) = g.rank(&g.board(&c));
+                            let gain = n - cdb as i32;
+                            let child = if g.is_terminal(&c) {
+                                to_parent_value(&g, &s, &c, g.terminal_value(&c))
+                            } else {
+                                gain - t.db(cdb)[ci as usize] as i32
+                            };
+                            assert_eq!(child, truth, "{what}: move {m} does not reach the value");
+                        }
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 250, "only {checked} positions");
+}
+
+/// A child's terminal value from the parent's side.
+fn to_parent_value(g: &Awari, s: &AwariState, c: &AwariState, v: i32) -> i32 {
+    if g.side(c) == g.side(s) {
+        v
+    } else {
+        -v
     }
 }
