@@ -5,13 +5,16 @@
 //! ```text
 //! GAMESOLVER_DATA=DIR cargo run --release -p gamesolver-bench --example awari_tables_bench -- \
 //!     --set NAME [--reference REF] [--stones 21,22,24] [--count K] [--tries T] \
-//!     [--node-limit N] [--time-limit SECONDS] [--uniform | --skew K] [--seed S]
+//!     [--node-limit N] [--time-limit SECONDS] [--uniform | --skew K | --extreme D] [--seed S]
 //! ```
 //! NAME is a set in DIR/tables (`gamesolver tables build NAME --stones 20`). For each stone
 //! count the bench draws positions (random games from the start, taken the first time the board
 //! holds exactly that many stones with the side to move to play; with `--uniform`, boards drawn
 //! uniformly from the database's index range; with `--skew K`, boards on which one side holds at
-//! most K stones, the endgames of a nearly starved player) and solves each with
+//! most K stones, the endgames of a nearly starved player; with `--extreme D`, boards drawn
+//! uniformly from the reference set's database of that count whose value is within `D` of all
+//! the stones, won or lost: the endgames where one side takes (nearly) everything that is left,
+//! which a proof can close without exploring the loser's long capture-free play) and solves each with
 //! alpha-beta (the job `alphabeta` through `registry::prepare` and `plan::run_local`, as
 //! `gamesolver solve` does) twice under the node limit: plain, and with `tables=NAME`. Where
 //! both finish the values must agree (the run panics otherwise). Plain search only finishes
@@ -99,6 +102,27 @@ fn draw_skewed(game: &Awari, stones: usize, k: usize, rng: &mut impl Rng) -> Opt
     (!game.is_terminal(&s)).then(|| game.format_position(&s))
 }
 
+/// A board of exactly `stones` stones drawn uniformly from `reference`'s database of that count
+/// whose value `v` has `|v| >= stones - d` (one side takes all but at most `d` of the stones
+/// left); `None` when the draw misses or the side to move has no move.
+fn draw_extreme(
+    game: &Awari,
+    reference: &Tables,
+    stones: usize,
+    d: usize,
+    rng: &mut impl Rng,
+) -> Option<String> {
+    let index = rng.gen_range(0..game.db_len(stones));
+    let v = reference
+        .value(stones, index)
+        .expect("the reference covers the count");
+    if (v.unsigned_abs() as usize) + d < stones {
+        return None;
+    }
+    let s = game.state_of(game.unrank(stones, index));
+    (!game.is_terminal(&s)).then(|| game.format_position(&s))
+}
+
 /// Value and nodes of exact alpha-beta on `position`, or `None` past the node or time limit.
 fn solve(
     position: &str,
@@ -131,6 +155,7 @@ fn main() {
     let mut seed = 1u64;
     let mut uniform = false;
     let mut skew = None;
+    let mut extreme = None;
     let mut seconds = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -150,6 +175,7 @@ fn main() {
             "--seed" => seed = val().parse().expect("--seed S"),
             "--uniform" => uniform = true,
             "--skew" => skew = Some(val().parse().expect("--skew K")),
+            "--extreme" => extreme = Some(val().parse().expect("--extreme D")),
             "--time-limit" => seconds = Some(val().parse().expect("--time-limit SECONDS")),
             other => panic!("unknown argument {other}"),
         }
@@ -171,8 +197,18 @@ fn main() {
         let (mut drawn, mut plain_done, mut tables_done, mut both) = (0usize, 0, 0, 0);
         let (mut plain_sum, mut tables_sum, mut checked) = (0u64, 0u64, 0usize);
         let mut seen = std::collections::HashSet::new();
-        while drawn < tries && both < count {
-            let drawn_position = if let Some(k) = skew {
+        // Draws that miss (a capture past the count, a terminal board, a value not extreme)
+        // are retried, up to a bound so that a class with no member ends the loop.
+        let mut attempts = 0u64;
+        while drawn < tries && both < count && attempts < 1_000_000 * tries as u64 {
+            attempts += 1;
+            let drawn_position = if let Some(d) = extreme {
+                let t = reference
+                    .as_ref()
+                    .filter(|t| n < t.len())
+                    .expect("--extreme needs a --reference set that covers the stone count");
+                draw_extreme(&game, t, n, d, &mut rng)
+            } else if let Some(k) = skew {
                 draw_skewed(&game, n, k, &mut rng)
             } else if uniform {
                 draw_uniform(&game, n, &mut rng)
