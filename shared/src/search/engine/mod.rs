@@ -865,4 +865,4 @@ fn principal_variation<G: ZeroSum + Hashed + Tactics>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -29,7 +29,7 @@ fn exact<G: ZeroSum + Hashed + Tactics>(
 }
 
 /// Checks the fail-soft contract of `v` for the window against the true value.
-fn assert_fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: &str) {
+pub(crate) fn assert_fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: &str) {
     if v <= alpha {
         assert!(
             truth <= v,

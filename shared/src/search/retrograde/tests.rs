@@ -360,22 +360,8 @@ fn best_moves_reach_the_value() {
 /// that value.
 #[test]
 fn deepening_engine_search_equals_the_databases() {
+    use crate::search::engine::tests::assert_fail_soft as fail_soft;
     use crate::search::engine::{self, Config, Table, INF};
-    fn fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: &str) {
-        if v <= alpha {
-            assert!(
-                truth <= v,
-                "{what}: fail low {v} in ({alpha}, {beta}), value {truth}"
-            );
-        } else if v >= beta {
-            assert!(
-                truth >= v,
-                "{what}: fail high {v} in ({alpha}, {beta}), value {truth}"
-            );
-        } else {
-            assert_eq!(v, truth, "{what}: inside ({alpha}, {beta})");
-        }
-    }
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let mut checked = 0;
     for (pits, top, sample) in [(2, 5, None), (3, 4, None), (6, 7, Some(12))] {
