@@ -270,7 +270,8 @@ struct Worker<'a, G: ZeroSum + Hashed + Tactics> {
     /// Deepening exact search: the side whose positions count as their lower bound at the
     /// horizon (the other side's count as their upper bound); `None` in plain exact search.
     low_side: Option<u8>,
-    /// Deepening exact search: the node count at which this turn of the search gives up.
+    /// Deepening exact search: the node count at which this turn of the search gives up
+    /// (`u64::MAX` outside deepening; `go` resets it).
     local_limit: u64,
     /// The search stopped at `local_limit` (not at the job's limits).
     aborted: bool,
@@ -311,7 +312,11 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
 
     fn go(&mut self, root: &G::State, alpha: i32, beta: i32) -> Found<G::Move> {
         match self.cfg.depth {
-            None if self.game.exact_deepening() => self.deepen(root, alpha, beta),
+            None if self.game.exact_deepening() => {
+                let found = self.deepen(root, alpha, beta);
+                self.local_limit = u64::MAX;
+                found
+            }
             None => {
                 let v = self.node::<true>(root, alpha, beta, 0, 0);
                 if self.stopped {
@@ -363,11 +368,9 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             self.local_limit = self.count.nodes.saturating_add(budget);
             while d <= MAX_DEEPENING {
                 if hi <= alpha {
-                    self.local_limit = u64::MAX;
                     return Some((hi, best, 0, None));
                 }
                 if best.is_some() && (lo >= beta || lo >= hi) {
-                    self.local_limit = u64::MAX;
                     return Some((lo, best, 0, None));
                 }
                 // Lower bound: the horizon takes the root side's lower bounds. The window
@@ -394,7 +397,6 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
                 d += 1;
             }
             if self.stopped {
-                self.local_limit = u64::MAX;
                 return None;
             }
             // Plain exact search under the same budget (unlimited past the deepest horizon).
@@ -406,15 +408,11 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
             self.root_best = None;
             let v = self.node::<true>(root, alpha, beta, 0, 0);
             if !self.stopped {
-                self.local_limit = u64::MAX;
                 return Some((v, self.root_best, 0, None));
             }
-            if !self.aborted {
-                self.local_limit = u64::MAX;
+            if !self.take_abort() {
                 return None;
             }
-            self.stopped = false;
-            self.aborted = false;
             budget = budget.saturating_mul(2);
         }
     }
@@ -435,13 +433,20 @@ impl<'a, G: ZeroSum + Hashed + Tactics> Worker<'a, G> {
         let v = self.node::<true>(root, alpha, beta, d, 0);
         self.low_side = None;
         if self.stopped {
-            if self.aborted {
-                self.stopped = false;
-                self.aborted = false;
-            }
+            self.take_abort();
             return None;
         }
         Some((v, self.root_best))
+    }
+
+    /// After a stopped search: whether it stopped at the turn's budget (`local_limit`), which
+    /// clears the stop; a stop by the job's limits stays.
+    fn take_abort(&mut self) -> bool {
+        let aborted = std::mem::take(&mut self.aborted);
+        if aborted {
+            self.stopped = false;
+        }
+        aborted
     }
 
     /// The table draft of a deepening node's bound on its horizon value: horizon `depth`, and
