@@ -848,8 +848,13 @@ pub(crate) async fn worker_lease(
         tokio::pin!(notified);
         notified.as_mut().enable();
         let (worker, until) = (r.worker_id.clone(), deadline.into_std());
-        let leased = c.call(move |s| s.lease_or_wait(&worker, until)).await;
-        let grant = match leased {
+        let leased = c
+            .call(move |s| {
+                s.lease_or_wait(&worker, until)
+                    .map(|g| (g, s.passed_hold_until()))
+            })
+            .await;
+        let (grant, recheck) = match leased {
             Ok(grant) => grant,
             Err(e) => {
                 // This poll may have taken a wake-up meant for a queued task: pass it on.
@@ -863,9 +868,12 @@ pub(crate) async fn worker_lease(
         if tokio::time::Instant::now() >= deadline || *closing.borrow() {
             return Ok(StatusCode::NO_CONTENT.into_response());
         }
+        // A task held for another worker (its next leaf near its last one) is this worker's
+        // once the hold ends, which wakes nobody: look again then.
+        let wake = recheck.map_or(deadline, |t| deadline.min(t.into()));
         tokio::select! {
             _ = &mut notified => {}
-            _ = tokio::time::sleep_until(deadline) => {}
+            _ = tokio::time::sleep_until(wake) => {}
             _ = closing.changed() => {}
         }
     }

@@ -232,6 +232,10 @@ struct Task {
     /// The latest progress its worker reported while it ran (nodes and rate, or the kernel's
     /// own report), shown in the job's task list while the task runs.
     progress: Option<Value>,
+    /// Held for a worker until then: a job-level leaf picked near the one that worker's table
+    /// holds (see [`Scheduler::report`]); other workers pass it over while the holder has a
+    /// free slot. Not stored: a restart hands it to anyone.
+    held_for: Option<(String, Instant)>,
 }
 
 struct Lease {
@@ -298,7 +302,21 @@ pub struct Scheduler {
     /// whether tasks were queued.
     changed: BTreeSet<u64>,
     queued_new: bool,
+    /// The worker whose result is being taken: the first task the planner issues for it is
+    /// held for it ([`Task::held_for`]).
+    hold_for: Option<String>,
+    /// When the earliest hold the last lease call passed over ends (a waiting worker looks
+    /// again then, [`Scheduler::passed_hold_until`]).
+    passed_hold: Option<Instant>,
 }
+
+/// How long a task picked near a worker's last leaf is held for that worker: long enough for
+/// the worker's next lease request after its report, short enough that a worker that does not
+/// come back delays nobody for long.
+const HOLD_FOR_REPORTER: Duration = Duration::from_millis(500);
+
+/// How many queued tasks a lease looks at past those held for other workers.
+const LEASE_SCAN: usize = 64;
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -452,6 +470,8 @@ impl Scheduler {
             done_times: VecDeque::new(),
             changed: BTreeSet::new(),
             queued_new: false,
+            hold_for: None,
+            passed_hold: None,
         };
         let snap = s.store.load()?;
         let w = s.load(snap);
@@ -673,6 +693,7 @@ impl Scheduler {
                         .as_deref()
                         .and_then(|r| serde_json::from_str::<TaskKind>(r).ok()),
                     progress: None,
+                    held_for: None,
                 };
                 if !state.is_final() {
                     match task.state {
@@ -1128,6 +1149,10 @@ impl Scheduler {
                         lease_ids: Vec::new(),
                         resume: None,
                         progress: None,
+                        held_for: self
+                            .hold_for
+                            .take()
+                            .map(|w| (w, Instant::now() + HOLD_FOR_REPORTER)),
                     },
                 );
                 job.tasks.push(tid);
@@ -1414,7 +1439,7 @@ impl Scheduler {
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
         let store_id = self.store.identity().to_string();
-        while let Some(tid) = self.queue.pop_front() {
+        while let Some(tid) = self.next_queued_for(worker_id) {
             let Some(job_id) = self
                 .tasks
                 .get(&tid)
@@ -1512,6 +1537,44 @@ impl Scheduler {
             return Ok(Some(grant));
         }
         Ok(None)
+    }
+
+    /// Takes the next queued task for `worker_id` off the queue: the first one not held for
+    /// another worker that has a free slot (among the first [`LEASE_SCAN`]; past them, the
+    /// next one), or none. Entries of tasks no longer queued are left for the lease loop to drop.
+    fn next_queued_for(&mut self, worker_id: &str) -> Option<u64> {
+        let now = Instant::now();
+        let mut passed: Option<Instant> = None;
+        let pick = self
+            .queue
+            .iter()
+            .take(LEASE_SCAN)
+            .position(|tid| {
+                let Some((holder, until)) = self.tasks.get(tid).and_then(|t| t.held_for.as_ref())
+                else {
+                    return true;
+                };
+                let takes = holder == worker_id
+                    || *until <= now
+                    || self
+                        .workers
+                        .get(holder)
+                        .is_none_or(|w| w.leases.len() >= w.threads.max(1) as usize);
+                if !takes {
+                    passed = Some(passed.map_or(*until, |p| p.min(*until)));
+                }
+                takes
+            })
+            .or((self.queue.len() > LEASE_SCAN).then_some(LEASE_SCAN));
+        self.passed_hold = passed;
+        self.queue.remove(pick?)
+    }
+
+    /// When a task the last lease call passed over (held for another worker) stops being held:
+    /// a worker that found nothing else should look again then rather than sleep through its
+    /// long poll.
+    pub fn passed_hold_until(&self) -> Option<Instant> {
+        self.passed_hold
     }
 
     /// A long poll's turn: a lease for `worker_id`, or, with nothing queued, the worker is
@@ -1683,7 +1746,17 @@ impl Scheduler {
                     }
                     self.counters.tasks_done += 1;
                     self.done_times.push_back(Instant::now());
+                    // The slot this result frees is this worker's: a job-level plan picks its
+                    // next leaf near the one the worker's table holds.
+                    if let TaskKind::Leaf { path, .. } = &kind {
+                        if let Some(p) = self.jobs.get_mut(&job_id).and_then(|j| j.planner.as_mut())
+                        {
+                            p.prefer_near(vec![path.clone()]);
+                            self.hold_for = Some(r.worker_id.clone());
+                        }
+                    }
                     self.advance(job_id, &mut w);
+                    self.hold_for = None;
                 } else {
                     task.state = TaskState::Cancelled;
                     w.push(Self::task_write(task));
@@ -2749,6 +2822,76 @@ mod tests {
         assert!(!report_done(&mut s, &w, &grant.lease_id, out));
         assert_eq!(s.stored_results(grant.task_id).unwrap(), 1);
         drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A job-level leaf picked near the leaf a worker just answered is held for that worker:
+    /// while it has a free slot, others pass it over (and are told when the hold ends), it
+    /// takes the task itself, and once the hold ends anyone may.
+    #[test]
+    fn a_leaf_picked_near_a_workers_last_one_is_held_for_it() {
+        let path = db("hold");
+        let mut s = open(&path, 2);
+        let one_slot = |s: &mut Scheduler| {
+            s.register(Register {
+                host: "test".into(),
+                threads: 1,
+                version: String::new(),
+            })
+            .unwrap()
+            .worker_id
+        };
+        let (a, b) = (one_slot(&mut s), one_slot(&mut s));
+        submit(
+            &mut s,
+            json!({"game": "connect4", "algorithm": "jlpns",
+                "options": {"budget": "100", "target": "1"}}),
+        );
+        let root = s.lease(&a).unwrap().expect("the root leaf");
+        assert!(s.lease(&b).unwrap().is_none(), "one leaf so far");
+        let out = run_grant(&root);
+        assert!(
+            out.extra.children.is_some(),
+            "100 nodes do not solve the start"
+        );
+        report_done(&mut s, &a, &root.lease_id, out);
+        // Two leaves now, the first picked for a.
+        let for_b = s.lease(&b).unwrap().expect("the leaf not held");
+        assert!(s.lease(&b).unwrap().is_none(), "the other is held for a");
+        assert!(
+            s.passed_hold_until().is_some(),
+            "b is told when the hold ends"
+        );
+        let for_a = s.lease(&a).unwrap().expect("a takes its leaf");
+        assert_ne!(for_a.task_id, for_b.task_id);
+        // b answers, then a: each gets the leaf picked for it, whoever asks first.
+        report_done(&mut s, &b, &for_b.lease_id, run_grant(&for_b));
+        report_done(&mut s, &a, &for_a.lease_id, run_grant(&for_a));
+        let held: Vec<(u64, String)> = s
+            .queue
+            .iter()
+            .filter_map(|t| {
+                let task = &s.tasks[t];
+                task.held_for.as_ref().map(|h| (*t, h.0.clone()))
+            })
+            .collect();
+        assert_eq!(held.len(), 2, "one leaf held for each: {held:?}");
+        let got_a = s.lease(&a).unwrap().expect("a's leaf");
+        let got_b = s.lease(&b).unwrap().expect("b's leaf");
+        for (grant, w) in [(&got_a, &a), (&got_b, &b)] {
+            assert!(
+                held.contains(&(grant.task_id, w.clone())),
+                "{w} took another's"
+            );
+        }
+        // A hold ends: a's next leaf goes to b after it.
+        report_done(&mut s, &a, &got_a.lease_id, run_grant(&got_a));
+        report_done(&mut s, &b, &got_b.lease_id, run_grant(&got_b));
+        let mine = s.lease(&b).unwrap().expect("b's own leaf");
+        assert!(s.lease(&b).unwrap().is_none(), "a's leaf is held");
+        std::thread::sleep(HOLD_FOR_REPORTER + Duration::from_millis(50));
+        assert!(s.lease(&b).unwrap().is_some(), "the hold has ended");
+        drop((mine, s));
         let _ = std::fs::remove_file(&path);
     }
 

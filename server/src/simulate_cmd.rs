@@ -65,6 +65,11 @@ pub struct SimulateArgs {
     /// sharing the kernels' tables among workers would give (not a real deployment).
     #[arg(long)]
     pub shared_tables: bool,
+    /// Job-level plans: pick a freed worker's next leaf where the plan finds it, not near the
+    /// leaf the worker searched last (the coordinator always picks near it): what that
+    /// locality buys.
+    #[arg(long)]
+    pub no_locality: bool,
 }
 
 /// Parses and bounds a `--workers` list.
@@ -147,6 +152,7 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
         // A tenth is left to the rest of the machine.
         memory_limit: available_memory().map(|b| b / 10 * 9),
         shared_tables: args.shared_tables,
+        locality: !args.no_locality,
     })
 }
 
@@ -197,10 +203,11 @@ pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
         "{game} {algorithm}: task durations from {model}, dispatch {} ms, parallelism cap {}{}\n",
         c.dispatch_ms,
         c.max_parallelism,
-        if c.shared_tables {
-            ", one set of tables for all workers (--shared-tables)"
-        } else {
-            ""
+        match (c.shared_tables, c.locality) {
+            (true, true) => ", one set of tables for all workers (--shared-tables)",
+            (true, false) => ", one set of tables for all workers (--shared-tables), no locality",
+            (false, true) => "",
+            (false, false) => ", no locality (--no-locality)",
         }
     );
     s += &format!(

@@ -206,14 +206,19 @@ fn random_trees_agree_with_alphabeta() {
 /// once (in issue order, results fed in reverse, so answers arrive out of order), checking at
 /// every step that the leaves in flight are distinct, that a planner restored from the tasks
 /// issued and the results so far makes the same next move, and that obsolete tasks are ones
-/// whose leaf became irrelevant. Returns the final value.
+/// whose leaf became irrelevant. Returns the final value. Runs twice: with the locality hint
+/// the coordinator gives (the path of the leaf just answered, whose slot the next task takes)
+/// and without; both must give the same value.
 fn drive(job: &JobSpec, k: usize) -> Value {
-    drive_counting(job, k).0
+    let near = drive_counting(job, k, true).0;
+    let plain = drive_counting(job, k, false).0;
+    assert_eq!(near, plain, "with and without locality hints");
+    near
 }
 
 /// [`drive`], also counting the tasks issued for a threshold other than the current one (an
 /// exact plan's speculative thresholds) and those with a share of the budget.
-fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize, usize) {
+fn drive_counting(job: &JobSpec, k: usize, near: bool) -> (Value, usize, usize) {
     let prepared = prepare(job).unwrap();
     let shape = prepared.plan_shape();
     let mut p = Planner::new(shape.clone(), k);
@@ -224,6 +229,9 @@ fn drive_counting(job: &JobSpec, k: usize) -> (Value, usize, usize) {
     let mut speculative = 0;
     let mut short = 0;
     while !p.is_done() {
+        if let (true, Some((TaskKind::Leaf { path, .. }, _))) = (near, results.last()) {
+            p.prefer_near(vec![path.clone()]);
+        }
         rounds += 1;
         assert!(rounds < 100_000, "the plan does not end");
         let current = p.progress(prepared.as_ref())["threshold"].clone();
@@ -291,11 +299,11 @@ fn idle_slots_work_on_the_next_thresholds() {
     for (moves, want) in lines.iter().step_by(211).take(4) {
         let job = JobSpec::new("connect4", moves, "jlpns")
             .with_options(&[("leaf", "alphabeta"), ("budget", "300")]);
-        let (v, spec, short) = drive_counting(&job, 1);
+        let (v, spec, short) = drive_counting(&job, 1, true);
         assert_eq!(v, json!(want), "'{moves}' k=1");
         assert_eq!(spec, 0, "'{moves}': one slot, yet a speculative task");
         assert_eq!(short, 0, "'{moves}': one slot, yet a short task");
-        let (v, spec, short) = drive_counting(&job, 8);
+        let (v, spec, short) = drive_counting(&job, 8, true);
         assert_eq!(v, json!(want), "'{moves}' k=8");
         speculated += spec;
         shortened += short;

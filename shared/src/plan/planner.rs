@@ -36,6 +36,9 @@ pub struct Planner {
     joblevel: Option<Box<JobLevel>>,
     /// Retrograde plans: where the build stands.
     retro: retro::Build,
+    /// Paths of the leaves last searched by the workers expected to take the next tasks
+    /// ([`Planner::prefer_near`]), used by the next call of [`Planner::next_tasks`].
+    near: Vec<Vec<String>>,
 }
 
 impl Planner {
@@ -79,6 +82,7 @@ impl Planner {
             issued_single: false,
             children,
             retro,
+            near: Vec::new(),
         }
     }
 
@@ -267,13 +271,21 @@ impl Planner {
             PlanShape::JobLevel { .. } => {
                 let free = self.parallelism.saturating_sub(self.pending.len());
                 if let Some(j) = &self.joblevel {
-                    out = j.next_tasks(&self.pending, free);
+                    out = j.next_tasks(&self.pending, free, &self.near);
                 }
             }
             PlanShape::Retro { .. } => out = self.next_retro_tasks(),
         }
+        self.near.clear();
         self.pending.extend(out.iter().cloned());
         out
+    }
+
+    /// Locality hint for the next [`Planner::next_tasks`] (job-level plans; others ignore it):
+    /// the leaf paths last searched by the workers expected to take its tasks, in order. The
+    /// plan's state does not depend on it, only which leaves the next tasks name.
+    pub fn prefer_near(&mut self, paths: Vec<Vec<String>>) {
+        self.near = paths;
     }
 
     /// Probe targets for `free` new probes, not already pending. A probe "value >= t" is useful

@@ -26,6 +26,11 @@
 //! until then, and that share of its nodes, is wasted work. When the plan is done the tasks still
 //! running are cut at that instant (the coordinator cancels an ended job's leftovers).
 //!
+//! Locality, as in the coordinator: before the planner is asked for tasks, it is told the path
+//! of the leaf that each free worker (those that will take the new tasks, in the order they
+//! will take them) searched last, and a job-level plan picks that worker's next leaf near it
+//! when that costs little ([`Planner::prefer_near`]); `locality: false` turns it off.
+//!
 //! With `shared_tables` every virtual worker runs on the one prepared job, so every task sees the
 //! table entries of every task run before it: an upper bound on what sharing the kernels'
 //! tables among workers could give, not a model of a real deployment (tasks run in lease order,
@@ -86,6 +91,9 @@ pub struct SimConfig {
     /// Every virtual worker runs its tasks on one prepared job, so on one set of tables (see
     /// the module doc): what perfect sharing of the kernels' tables among workers would give.
     pub shared_tables: bool,
+    /// Job-level plans pick a freed worker's next leaf near the one it searched last, as the
+    /// coordinator does (see the module doc); `false` turns that off, to see what it buys.
+    pub locality: bool,
 }
 
 impl Default for SimConfig {
@@ -100,6 +108,7 @@ impl Default for SimConfig {
             threads: 1,
             memory_limit: None,
             shared_tables: false,
+            locality: true,
         }
     }
 }
@@ -295,6 +304,8 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
     let mut planner = Planner::new(root.plan_shape(), parallelism);
     let mut prepared: Vec<Option<Box<dyn PreparedJob>>> = Vec::new();
     let mut free: BTreeSet<usize> = (0..cfg.workers).collect();
+    // The path of the leaf each worker searched last (job-level plans' locality hint).
+    let mut last_leaf: Vec<Option<Vec<String>>> = vec![None; cfg.workers];
     let mut queue: VecDeque<TaskKind> = VecDeque::new();
     let mut running: Vec<Running> = Vec::new();
     let mut records: Vec<TaskRecord> = Vec::new();
@@ -349,6 +360,16 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
         }
         if !planner.is_done() {
             planner.set_parallelism(parallelism);
+            // The free workers that will not take a task already queued take the new ones,
+            // lowest index first: the leaves they searched last are the planner's hints.
+            let hints = free
+                .iter()
+                .skip(queue.len())
+                .map(|w| last_leaf.get(*w).cloned().flatten().unwrap_or_default())
+                .collect();
+            if cfg.locality {
+                planner.prefer_near(hints);
+            }
             for kind in planner.next_tasks() {
                 issued += 1;
                 queue.push_back(kind);
@@ -364,6 +385,9 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
                 break;
             };
             queue.pop_front();
+            if let TaskKind::Leaf { path, .. } = &task {
+                last_leaf[worker] = Some(path.clone());
+            }
             let slot = if cfg.shared_tables { 0 } else { worker };
             if prepared.len() <= slot {
                 prepared.resize_with(slot + 1, || None);
@@ -513,6 +537,8 @@ pub struct Curve {
     pub max_parallelism: usize,
     /// Every virtual worker ran on one set of tables ([`SimConfig::shared_tables`]).
     pub shared_tables: bool,
+    /// Leaves were picked near the freed worker's last one ([`SimConfig::locality`]).
+    pub locality: bool,
     /// Whether every row found the same value.
     pub same_value: bool,
     /// The rows, by worker count.
@@ -644,6 +670,7 @@ pub fn curve(
         dispatch_ms: dispatch * 1000.0,
         max_parallelism: base.max_parallelism,
         shared_tables: base.shared_tables,
+        locality: base.locality,
         same_value,
         rows,
         result: one.result,

@@ -23,7 +23,10 @@
 //! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
 //! infinite). While a threshold's tree has fewer free leaves than free slots, its tasks carry
 //! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner
-//! and the idle slots soon find leaves. Solved subtrees: the descent and the backup never enter
+//! and the idle slots soon find leaves. Locality ([`JobLevel::next_tasks`]'s `near`): each
+//! worker's kernel keeps its table between leaves, so the slot a result frees gets, where that
+//! costs at most a factor [`NEAR_TOLERANCE`] in the numbers along the way, a leaf near the one
+//! just answered. Solved subtrees: the descent and the backup never enter
 //! a solved node; the children of a node whose value is known exactly are deleted (a decision
 //! plan deletes those of every solved node). A pending leaf whose path now passes through a
 //! solved node, that another task expanded, or whose threshold is no longer in work is
@@ -96,6 +99,10 @@ struct Numbers {
 /// thresholds the probe plan would ask next (one per answer to the current one) and the four
 /// after those.
 const SPECULATION_DEPTH: u32 = 2;
+
+/// How far from the best number (a factor) a child on the path a worker searched last may be
+/// and still be taken first by that worker's next selection ([`JobLevel::next_tasks`]).
+const NEAR_TOLERANCE: u64 = 2;
 
 /// The job-level state of a [`Planner`] of shape [`PlanShape::JobLevel`].
 #[derive(Clone, Debug)]
@@ -436,7 +443,10 @@ impl JobLevel {
             .collect()
     }
 
-    /// A most-proving leaf below `n` that is not busy, with its path.
+    /// A most-proving leaf below `n` that is not busy, with its path. `near` is the rest of a
+    /// path the worker that takes the task searched last: while the descent follows it, its
+    /// child is taken first when its number is within [`NEAR_TOLERANCE`] of the best (see
+    /// [`JobLevel::next_tasks`]).
     fn select(
         &self,
         n: u32,
@@ -444,6 +454,7 @@ impl JobLevel {
         busy: &HashSet<u32>,
         seen: &mut HashSet<u32>,
         path: &mut Vec<String>,
+        near: Option<&[String]>,
     ) -> Option<u32> {
         let nums = &self.nums[s];
         let t = nums.t;
@@ -470,9 +481,19 @@ impl JobLevel {
             })
             .collect();
         kids.sort_by_key(|k| (k.0, k.1));
+        let near_move = near.and_then(|p| p.first());
+        if let (Some(mv), Some(best)) = (near_move, kids.first().map(|k| k.0)) {
+            if let Some(i) = kids.iter().position(|k| k.2 == mv) {
+                if kids[i].0 != INF && u64::from(kids[i].0) <= u64::from(best) * NEAR_TOLERANCE {
+                    let k = kids.remove(i);
+                    kids.insert(0, k);
+                }
+            }
+        }
         for (_, _, mv, k) in kids {
+            let follow = near.filter(|p| p.first() == Some(mv)).map(|p| &p[1..]);
             path.push(mv.clone());
-            if let Some(leaf) = self.select(k, s, busy, seen, path) {
+            if let Some(leaf) = self.select(k, s, busy, seen, path, follow) {
                 return Some(leaf);
             }
             path.pop();
@@ -486,7 +507,18 @@ impl JobLevel {
     /// divided by slots per leaf, 2 to [`LEAF_MAX_BUDGET_DIV`]): those leaves are expanded sooner, so that
     /// idle workers find leaves, and a narrow tree's critical line is not a chain of whole
     /// budgets.
-    pub(super) fn next_tasks(&self, pending: &[TaskKind], free: usize) -> Vec<TaskKind> {
+    ///
+    /// Locality: `near` holds, for the first tasks, the path of the leaf the worker expected to
+    /// take it searched last. Its kernel's table holds that leaf's subtree, so a descent that
+    /// can stay on that path (a child within [`NEAR_TOLERANCE`] times the best number) does,
+    /// and the worker continues where its table is warm instead of repeating a subtree another
+    /// worker searched. Only the current threshold's selection follows it.
+    pub(super) fn next_tasks(
+        &self,
+        pending: &[TaskKind],
+        free: usize,
+        near: &[Vec<String>],
+    ) -> Vec<TaskKind> {
         let mut out = Vec::new();
         if self.threshold.is_none() || self.gave_up {
             return out;
@@ -498,7 +530,11 @@ impl JobLevel {
             while paths.len() < room {
                 let mut path = Vec::new();
                 let mut seen = HashSet::new();
-                match self.select(0, s, &busy, &mut seen, &mut path) {
+                let hint = (s == 0)
+                    .then(|| near.get(paths.len()))
+                    .flatten()
+                    .map(|p| p.as_slice());
+                match self.select(0, s, &busy, &mut seen, &mut path, hint) {
                     Some(leaf) => {
                         busy.insert(leaf);
                         paths.push(path);
@@ -760,4 +796,106 @@ fn next_probe(p: &mut Planner) -> Option<i32> {
         TaskKind::Probe { target } => Some(target),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Planner;
+    use crate::plan::job::PlanShape;
+    use crate::wire::{Extra, LeafChild, TaskKind, TaskOutput};
+
+    /// A decision plan ("value >= 1" over -1..=1) fed by hand.
+    fn planner(slots: usize) -> Planner {
+        let shape = PlanShape::JobLevel {
+            lower: -1,
+            upper: 1,
+            step: 1,
+            guess: None,
+            target: Some(1),
+        };
+        Planner::new(shape, slots)
+    }
+
+    fn child(mv: &str, hash: u64, or: bool, pn: u32, dn: u32) -> LeafChild {
+        LeafChild {
+            mv: mv.into(),
+            hash,
+            or,
+            pn,
+            dn,
+            lower: None,
+            upper: None,
+        }
+    }
+
+    fn expanded(children: Vec<LeafChild>) -> TaskOutput {
+        TaskOutput {
+            nodes: 10,
+            extra: Extra {
+                children: Some(children),
+                ..Extra::default()
+            },
+            ..TaskOutput::default()
+        }
+    }
+
+    fn path(task: &TaskKind) -> Vec<String> {
+        match task {
+            TaskKind::Leaf { path, .. } => path.clone(),
+            other => panic!("not a leaf: {other:?}"),
+        }
+    }
+
+    fn p(moves: &[&str]) -> Vec<String> {
+        moves.iter().map(|m| m.to_string()).collect()
+    }
+
+    /// The root (OR) has children a, b, c with proof numbers 3, 5 and 7; a and b were
+    /// expanded by earlier tasks. A worker whose last leaf was below b gets its next leaf
+    /// below b (5 is within twice 3), one whose last leaf was below c does not (7 is not), and
+    /// without a hint the most-proving leaf (below a) is taken. The hint lasts one call.
+    #[test]
+    fn a_freed_worker_continues_near_its_last_leaf_when_that_costs_little() {
+        let mut pl = planner(2);
+        let root = pl.next_tasks();
+        assert_eq!(root.len(), 1);
+        let kids = vec![
+            child("a", 1, false, 3, 1),
+            child("b", 2, false, 5, 1),
+            child("c", 3, false, 7, 1),
+        ];
+        assert!(pl.on_result(&root[0], expanded(kids)));
+        let first = pl.next_tasks();
+        assert_eq!(
+            first.iter().map(path).collect::<Vec<_>>(),
+            vec![p(&["a"]), p(&["b"])],
+            "two slots: the two most-proving leaves"
+        );
+        // a and b are expanded, each into one OR grandchild carrying its parent's number.
+        let grand = |mv: &str, hash: u64, pn: u32| expanded(vec![child(mv, hash, true, pn, 1)]);
+        assert!(pl.on_result(&first[0], grand("x", 11, 3)));
+        assert!(pl.on_result(&first[1], grand("y", 12, 5)));
+        pl.set_parallelism(1);
+
+        let mut q = pl.clone();
+        assert_eq!(path(&q.next_tasks()[0]), p(&["a", "x"]), "no hint");
+
+        let mut q = pl.clone();
+        q.prefer_near(vec![p(&["b"])]);
+        assert_eq!(path(&q.next_tasks()[0]), p(&["b", "y"]), "near b");
+        q.forget(&q.pending()[0].clone());
+        assert_eq!(
+            path(&q.next_tasks()[0]),
+            p(&["a", "x"]),
+            "the hint is used once"
+        );
+
+        let mut q = pl.clone();
+        q.prefer_near(vec![p(&["c", "z"])]);
+        assert_eq!(
+            path(&q.next_tasks()[0]),
+            p(&["a", "x"]),
+            "c's number is more than twice a's"
+        );
+    }
 }
