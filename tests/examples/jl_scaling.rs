@@ -1,8 +1,9 @@
 //! Scaling of job-level proof-number search (`jlpns`) over worker processes (issue #25): the
 //! same jobs on a fresh coordinator with 1 and then 2 workers of one thread each, real processes
 //! on loopback. Prints T1, T2 and the efficiency T1 / (2 T2) per job, and the job-level tree's
-//! size (leaf tasks, tree nodes, bytes per node in memory and stored), and the CPU seconds
-//! the workers and the coordinator spent on each run.
+//! size (leaf tasks, tree nodes, bytes per node in memory and stored), the CPU seconds the
+//! workers and the coordinator spent on each run, and the nodes of the answered leaf tasks
+//! with the workers' rate per CPU second.
 //!
 //! Run: `cargo build --release -p gamesolver -p gamesolver-worker && cargo run --release -p
 //! gamesolver-e2e --example jl_scaling [LEAF] [BUDGET] [JOBS]` (defaults: `alphabeta`,
@@ -138,6 +139,20 @@ fn main() {
             "  CPU s: workers {:.2} / {:.2} (inflation {inflation}), coordinator {:.2} / {:.2}",
             one.worker_cpu, two.worker_cpu, one.coordinator_cpu, two.coordinator_cpu,
         );
+        // Nodes of the answered leaf tasks (cancelled ones are not counted) and the workers'
+        // rate: CPU inflation is node inflation times the slowdown of a core beside a busy one.
+        let (n1, n2) = (
+            r1["nodes"].as_f64().unwrap_or(0.0),
+            r2["nodes"].as_f64().unwrap_or(0.0),
+        );
+        if n1 > 0.0 && one.worker_cpu >= 0.1 && two.worker_cpu >= 0.1 {
+            println!(
+                "  nodes (answered leaves): {n1:.0} / {n2:.0} (x {:.2}), M nodes per worker-CPU s: {:.2} / {:.2}",
+                n2 / n1,
+                n1 / one.worker_cpu / 1e6,
+                n2 / two.worker_cpu / 1e6,
+            );
+        }
     }
     println!(
         "all: T1 {s1:.2} s, T2 {s2:.2} s, efficiency {:.2}",
