@@ -1479,6 +1479,7 @@ impl Scheduler {
             let job = self.jobs.get_mut(&job_id).expect("checked");
             let lease_id = random_id("l-");
             task.attempts += 1;
+            task.held_for = None;
             task.state = TaskState::Running;
             task.progress = None;
             task.lease = Some(lease_id.clone());
