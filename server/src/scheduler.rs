@@ -302,9 +302,6 @@ pub struct Scheduler {
     /// whether tasks were queued.
     changed: BTreeSet<u64>,
     queued_new: bool,
-    /// The worker whose result is being taken: the first task the planner issues for it is
-    /// held for it ([`Task::held_for`]).
-    hold_for: Option<String>,
     /// When the earliest hold the last lease call passed over ends (a waiting worker looks
     /// again then, [`Scheduler::passed_hold_until`]).
     passed_hold: Option<Instant>,
@@ -470,7 +467,6 @@ impl Scheduler {
             done_times: VecDeque::new(),
             changed: BTreeSet::new(),
             queued_new: false,
-            hold_for: None,
             passed_hold: None,
         };
         let snap = s.store.load()?;
@@ -1149,10 +1145,7 @@ impl Scheduler {
                         lease_ids: Vec::new(),
                         resume: None,
                         progress: None,
-                        held_for: self
-                            .hold_for
-                            .take()
-                            .map(|w| (w, Instant::now() + HOLD_FOR_REPORTER)),
+                        held_for: None,
                     },
                 );
                 job.tasks.push(tid);
@@ -1748,16 +1741,23 @@ impl Scheduler {
                     self.counters.tasks_done += 1;
                     self.done_times.push_back(Instant::now());
                     // The slot this result frees is this worker's: a job-level plan picks its
-                    // next leaf near the one the worker's table holds.
-                    if let TaskKind::Leaf { path, .. } = &kind {
-                        if let Some(p) = self.jobs.get_mut(&job_id).and_then(|j| j.planner.as_mut())
-                        {
-                            p.prefer_near(vec![path.clone()]);
-                            self.hold_for = Some(r.worker_id.clone());
-                        }
-                    }
+                    // next leaf near the one the worker's table holds, and the first task it
+                    // issues is held for the worker.
+                    let near = match &kind {
+                        TaskKind::Leaf { path, .. } => self
+                            .jobs
+                            .get_mut(&job_id)
+                            .and_then(|j| j.planner.as_mut())
+                            .map(|p| p.prefer_near(vec![path.clone()]))
+                            .is_some(),
+                        _ => false,
+                    };
+                    let first_new = self.next_task;
                     self.advance(job_id, &mut w);
-                    self.hold_for = None;
+                    if let Some(t) = self.tasks.get_mut(&first_new).filter(|_| near) {
+                        t.held_for =
+                            Some((r.worker_id.clone(), Instant::now() + HOLD_FOR_REPORTER));
+                    }
                 } else {
                     task.state = TaskState::Cancelled;
                     w.push(Self::task_write(task));

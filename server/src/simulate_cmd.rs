@@ -200,14 +200,18 @@ pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
         CostModel::Cpu => "CPU time".to_string(),
     };
     let mut s = format!(
-        "{game} {algorithm}: task durations from {model}, dispatch {} ms, parallelism cap {}{}\n",
+        "{game} {algorithm}: task durations from {model}, dispatch {} ms, parallelism cap {}{}{}\n",
         c.dispatch_ms,
         c.max_parallelism,
-        match (c.shared_tables, c.locality) {
-            (true, true) => ", one set of tables for all workers (--shared-tables)",
-            (true, false) => ", one set of tables for all workers (--shared-tables), no locality",
-            (false, true) => "",
-            (false, false) => ", no locality (--no-locality)",
+        if c.shared_tables {
+            ", one set of tables for all workers (--shared-tables)"
+        } else {
+            ""
+        },
+        if c.locality {
+            ""
+        } else {
+            ", no locality (--no-locality)"
         }
     );
     s += &format!(

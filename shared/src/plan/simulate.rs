@@ -305,7 +305,7 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
     let mut prepared: Vec<Option<Box<dyn PreparedJob>>> = Vec::new();
     let mut free: BTreeSet<usize> = (0..cfg.workers).collect();
     // The path of the leaf each worker searched last (job-level plans' locality hint).
-    let mut last_leaf: Vec<Option<Vec<String>>> = vec![None; cfg.workers];
+    let mut last_leaf: Vec<Vec<String>> = vec![Vec::new(); cfg.workers];
     let mut queue: VecDeque<TaskKind> = VecDeque::new();
     let mut running: Vec<Running> = Vec::new();
     let mut records: Vec<TaskRecord> = Vec::new();
@@ -361,13 +361,16 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
         if !planner.is_done() {
             planner.set_parallelism(parallelism);
             // The free workers that will not take a task already queued take the new ones,
-            // lowest index first: the leaves they searched last are the planner's hints.
-            let hints = free
-                .iter()
-                .skip(queue.len())
-                .map(|w| last_leaf.get(*w).cloned().flatten().unwrap_or_default())
-                .collect();
+            // lowest index first: the leaves they searched last are the planner's hints (one
+            // per slot the planner will fill).
             if cfg.locality {
+                let slots = parallelism.saturating_sub(planner.pending().len());
+                let hints = free
+                    .iter()
+                    .skip(queue.len())
+                    .take(slots)
+                    .map(|w| last_leaf[*w].clone())
+                    .collect();
                 planner.prefer_near(hints);
             }
             for kind in planner.next_tasks() {
@@ -386,7 +389,7 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
             };
             queue.pop_front();
             if let TaskKind::Leaf { path, .. } = &task {
-                last_leaf[worker] = Some(path.clone());
+                last_leaf[worker] = path.clone();
             }
             let slot = if cfg.shared_tables { 0 } else { worker };
             if prepared.len() <= slot {
