@@ -18,7 +18,7 @@ use crate::answers::{
 };
 use crate::artifacts::ArtifactStore;
 use crate::http::{HttpLimits, HttpStats};
-use crate::scheduler::{SchedError, Scheduler};
+use crate::scheduler::{self, SchedError, Scheduler};
 use crate::Coordinator;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
@@ -30,8 +30,8 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use gamesolver_shared::registry;
 use gamesolver_shared::wire::protocol::{
-    Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register, Registered, Release, Report,
-    ReportReply,
+    CancelList, CancelWatch, Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register,
+    Registered, Release, Report, ReportReply,
 };
 use gamesolver_shared::wire::JobSpec;
 use serde::de::DeserializeOwned;
@@ -83,6 +83,7 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
     let worker = Router::new()
         .route("/v1/worker/register", post(worker_register))
         .route("/v1/worker/heartbeat", post(worker_heartbeat))
+        .route("/v1/worker/cancels", post(worker_cancels))
         .route("/v1/worker/result", post(worker_result))
         .route("/v1/worker/release", post(worker_release))
         .route("/v1/worker/artifacts/{name}", get(worker_get_artifact))
@@ -713,6 +714,11 @@ pub(crate) async fn metrics(
         c.status_reads.load(Ordering::Relaxed),
     );
     crate::metrics::render_server(&mut text, &http);
+    crate::metrics::render_lock(
+        &mut text,
+        c.lock_hold_max_us.load(Ordering::Relaxed),
+        c.lock_hold_total_us.load(Ordering::Relaxed),
+    );
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
@@ -894,6 +900,39 @@ pub(crate) async fn worker_heartbeat(
     Ok(Json(c.call_now(move |s| s.heartbeat(h))?))
 }
 
+/// Long poll: the worker's leases whose tasks should stop, as soon as there is one, or an
+/// empty list after `wait_ms`.
+#[utoipa::path(post, path = "/v1/worker/cancels", tag = "worker", security(("workerToken" = [])),
+    summary = "Worker: long-poll for cancelled tasks (a cancel reaches a running task at once)",
+    request_body = CancelWatch,
+    responses(
+        (status = 200, description = "Leases to stop (empty: none within wait_ms)", body = CancelList),
+        (status = 404, description = "Unknown worker: register again", body = ErrorBody),
+    ))]
+pub(crate) async fn worker_cancels(
+    State(c): State<Shared>,
+    Json(r): Json<CancelWatch>,
+) -> Result<Json<CancelList>, ApiError> {
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
+    let mut closing = c.closing.subscribe();
+    loop {
+        let notified = c.cancels.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let worker = r.worker_id.clone();
+        let cancel = c.call_now(move |s| s.cancels_for(&worker))?;
+        if !cancel.is_empty() || tokio::time::Instant::now() >= deadline || *closing.borrow() {
+            return Ok(Json(CancelList { cancel }));
+        }
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+            _ = closing.changed() => {}
+        }
+    }
+}
+
 /// `POST /v1/worker/result`.
 #[utoipa::path(post, path = "/v1/worker/result", tag = "worker", security(("workerToken" = [])),
     summary = "Worker: the outcome of a lease (idempotent per lease)",
@@ -906,6 +945,40 @@ pub(crate) async fn worker_result(
     State(c): State<Shared>,
     Json(mut r): Json<Report>,
 ) -> Result<Json<ReportReply>, ApiError> {
+    // The output's check (a proof certificate's verification, every move list) may cost as
+    // much as the output is large: it runs here, off the scheduler's lock, on the blocking
+    // pool; the locked call below only takes its verdict (or checks again if the lease moved).
+    let pre = match &mut r.outcome {
+        Outcome::Done { output } => {
+            let (w, l) = (r.worker_id.clone(), r.lease_id.clone());
+            let context = c
+                .read(move |s| s.check_context(&w, &l).map(|x| (x, s.max_proof_bytes())))
+                .await;
+            match context {
+                Some((context, max_proof_bytes)) => {
+                    let mut out = std::mem::take(output);
+                    let lease_id = r.lease_id.clone();
+                    let (out, pre) = tokio::task::spawn_blocking(move || {
+                        let pre =
+                            scheduler::precheck(context, &lease_id, &mut out, max_proof_bytes);
+                        (out, pre)
+                    })
+                    .await
+                    .map_err(|_| {
+                        ApiError::new(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal",
+                            "the result's check panicked",
+                        )
+                    })?;
+                    *output = out;
+                    Some(pre)
+                }
+                None => None,
+            }
+        }
+        _ => None,
+    };
     let me = c.clone();
     let reply = c
         .call(move |s| {
@@ -925,7 +998,7 @@ pub(crate) async fn worker_result(
                     }
                 }
             }
-            let reply = s.report(r);
+            let reply = s.report_checked(r, pre);
             // Committed with the report: old round chunks that no job reads any more go.
             if reply.is_ok() {
                 delete_spent_artifacts(s, &me.artifacts);

@@ -175,6 +175,49 @@ pub struct Coordinator {
     pub status_reads: std::sync::atomic::AtomicU64,
     /// File artifacts beside the store (retrograde databases and round chunks).
     pub artifacts: Arc<artifacts::ArtifactStore>,
+    /// Work too heavy for the scheduler's lock, to the planning thread ([`planning_thread`]).
+    background: Mutex<Option<std::sync::mpsc::Sender<scheduler::Background>>>,
+    /// Woken when tasks on workers were told to stop (workers' cancel watches look again).
+    pub cancels: Notify,
+    /// Longest hold of the scheduler's lock so far, in microseconds (`/metrics`).
+    pub lock_hold_max_us: std::sync::atomic::AtomicU64,
+    /// Total time the scheduler's lock was held, in microseconds (`/metrics`).
+    pub lock_hold_total_us: std::sync::atomic::AtomicU64,
+}
+
+/// The coordinator's planning thread: runs, one at a time and off the scheduler's lock, the
+/// work a scheduler call handed out ([`scheduler::Background`]: a done plan's final search and
+/// result, preparing a large resting job again), then gives each result back under the lock.
+/// Its stack is the kernels' ([`gamesolver_shared::search::KERNEL_STACK_BYTES`]): a plan's
+/// final search is a small kernel call. It ends with the coordinator.
+fn planning_thread(
+    coord: std::sync::Weak<Coordinator>,
+    rx: std::sync::mpsc::Receiver<scheduler::Background>,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("planning".into())
+        .stack_size(gamesolver_shared::search::KERNEL_STACK_BYTES)
+        .spawn(move || {
+            while let Ok(work) = rx.recv() {
+                let done =
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.run())) {
+                        Ok(done) => done,
+                        Err(_) => {
+                            tracing::error!("background planning work panicked");
+                            continue;
+                        }
+                    };
+                let Some(c) = coord.upgrade() else {
+                    return;
+                };
+                if let Err(e) = c.with(|s| s.complete(done)) {
+                    tracing::warn!("background planning result not stored: {e}");
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the planning thread: {e}");
+    }
 }
 
 impl Coordinator {
@@ -191,10 +234,12 @@ impl Coordinator {
             artifacts.clone(),
             gamesolver_shared::search::retrograde::artifacts::SourceMode::Check,
         );
-        let sched = Scheduler::open(store, config.sched.clone())?;
+        let mut sched = Scheduler::open(store, config.sched.clone())?;
+        sched.set_background(true);
         let reader = sched.reader()?;
         let (job_changed, _) = broadcast::channel(4096);
-        Ok(Arc::new(Coordinator {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let coord = Arc::new(Coordinator {
             sched: Mutex::new(sched),
             reader: Mutex::new(reader),
             tasks_ready: Notify::new(),
@@ -207,18 +252,51 @@ impl Coordinator {
             event_streams: Default::default(),
             status_reads: Default::default(),
             artifacts,
-        }))
+            background: Mutex::new(Some(tx)),
+            cancels: Notify::new(),
+            lock_hold_max_us: Default::default(),
+            lock_hold_total_us: Default::default(),
+        });
+        planning_thread(Arc::downgrade(&coord), rx);
+        Ok(coord)
+    }
+
+    /// Ends the planning thread once it has done the work already handed to it.
+    pub fn stop_background(&self) {
+        self.background.lock().take();
+    }
+
+    /// Counts a hold of the scheduler's lock that started at `since`.
+    fn held(&self, since: std::time::Instant) {
+        use std::sync::atomic::Ordering;
+        let us = since.elapsed().as_micros() as u64;
+        self.lock_hold_max_us.fetch_max(us, Ordering::Relaxed);
+        self.lock_hold_total_us.fetch_add(us, Ordering::Relaxed);
     }
 
     /// Runs `f` on the scheduler under the lock, then wakes workers and SSE streams as its
     /// effects require. Blocking (the lock, the store's commit): call from a blocking context.
     pub fn with<R>(&self, f: impl FnOnce(&mut Scheduler) -> R) -> R {
-        let (r, changed, queued) = {
+        let (r, changed, queued, background, cancels) = {
             let mut s = self.sched.lock();
+            let since = std::time::Instant::now();
             let r = f(&mut s);
             let (changed, queued) = s.take_effects();
-            (r, changed, queued)
+            let background = s.take_background();
+            let cancels = s.take_cancels();
+            self.held(since);
+            (r, changed, queued, background, cancels)
         };
+        if !background.is_empty() {
+            if let Some(tx) = self.background.lock().as_ref() {
+                for work in background {
+                    let _ = tx.send(work);
+                }
+            }
+        }
+        if cancels {
+            self.cancels.notify_waiters();
+        }
         self.wake_workers(queued);
         for id in changed {
             let _ = self.job_changed.send(id);
@@ -254,7 +332,14 @@ impl Coordinator {
         self: &Arc<Self>,
         f: impl FnOnce(&Scheduler) -> R + Send + 'static,
     ) -> R {
-        self.blocking(move |c| f(&c.sched.lock())).await
+        self.blocking(move |c| {
+            let s = c.sched.lock();
+            let since = std::time::Instant::now();
+            let r = f(&s);
+            c.held(since);
+            r
+        })
+        .await
     }
 
     /// `f` on the store's read-only connection (its own lock, never the scheduler's), on

@@ -27,6 +27,23 @@ pub fn render_http(out: &mut String, event_streams: u64, status_reads: u64) {
     }
 }
 
+/// Appends how long the scheduler's lock was held: the longest single hold (a gauge: heavy work
+/// under the lock shows here) and the total (a counter).
+pub fn render_lock(out: &mut String, max_us: u64, total_us: u64) {
+    let secs = |us: u64| us as f64 / 1e6;
+    let _ = writeln!(
+        out,
+        "# HELP gamesolver_scheduler_lock_hold_max_seconds Longest single hold of the scheduler's lock.\n\
+         # TYPE gamesolver_scheduler_lock_hold_max_seconds gauge\n\
+         gamesolver_scheduler_lock_hold_max_seconds {}\n\
+         # HELP gamesolver_scheduler_lock_hold_seconds_total Time the scheduler's lock was held.\n\
+         # TYPE gamesolver_scheduler_lock_hold_seconds_total counter\n\
+         gamesolver_scheduler_lock_hold_seconds_total {}",
+        secs(max_us),
+        secs(total_us)
+    );
+}
+
 /// Appends the HTTP server's gauges and counters (connections and event streams).
 pub fn render_server(out: &mut String, h: &crate::http::HttpStats) {
     use std::sync::atomic::Ordering::Relaxed;

@@ -43,6 +43,7 @@ use utoipa::{Modify, OpenApi};
         crate::api::worker_register,
         crate::api::worker_lease,
         crate::api::worker_heartbeat,
+        crate::api::worker_cancels,
         crate::api::worker_result,
         crate::api::worker_release,
         crate::api::worker_put_artifact,

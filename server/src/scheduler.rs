@@ -208,6 +208,21 @@ struct Job {
     finished: Finished,
     /// Its final status is in the store (it may be evicted).
     final_stored: bool,
+    /// Its planner is done and being finished off the lock (the token of that work, see
+    /// [`Background`]); the planner is away meanwhile.
+    finishing: Option<u64>,
+    /// Artifacts the away planner still reads (kept from deletion while it finishes).
+    finishing_artifacts: Vec<String>,
+    /// Its prepared form is being made again off the lock (the token of that work).
+    waking: Option<u64>,
+}
+
+impl Job {
+    /// Whether its tasks' outcomes still matter: it has not ended, and its plan is not done
+    /// (a plan being finished off the lock takes no more results; its end cancels the rest).
+    fn takes_results(&self) -> bool {
+        !self.state.is_final() && self.finishing.is_none()
+    }
 }
 
 struct Task {
@@ -305,6 +320,145 @@ pub struct Scheduler {
     /// When the earliest hold the last lease call passed over ends (a waiting worker looks
     /// again then, [`Scheduler::passed_hold_until`]).
     passed_hold: Option<Instant>,
+    /// Whether work too heavy for the lock goes to [`Scheduler::take_background`] (the
+    /// coordinator's planning thread) rather than running inline ([`Scheduler::set_background`]).
+    background: bool,
+    /// Work handed out of the lock, drained by the coordinator.
+    to_background: Vec<Background>,
+    /// Tokens of background work: a result whose token is not the job's current one (the job
+    /// was rebuilt or ended meanwhile) is dropped.
+    next_token: u64,
+    /// Tasks were cancelled since the last drain (workers watching for cancels look again).
+    cancels_new: bool,
+}
+
+/// Most jobs that one lease call ends because their time is up before it finds a task: the
+/// rest are ended by the next calls (and the sweeper), so no call does unbounded work.
+const LEASE_ENDINGS: usize = 32;
+
+/// Work that may cost far more than bookkeeping (a plan's final search, preparing a large job
+/// again): taken out of the scheduler's lock by [`Scheduler::take_background`], run with
+/// [`Background::run`] on the coordinator's planning thread, and given back with
+/// [`Scheduler::complete`].
+pub enum Background {
+    /// A done planner's result: [`Planner::finish`] (an exact job stopped by a limit may run a
+    /// bounded search for its move there) and the result's serialisation.
+    Finish {
+        id: u64,
+        token: u64,
+        planner: Box<Planner>,
+        prepared: Arc<dyn PreparedJob>,
+        created_ms: u64,
+    },
+    /// A resting job's prepared form ([`Scheduler::rest`]), made again at its first lease.
+    Prepare {
+        id: u64,
+        token: u64,
+        spec: Arc<JobSpec>,
+    },
+}
+
+/// What a [`Background`] work gives back.
+pub enum BackgroundDone {
+    Finished {
+        id: u64,
+        token: u64,
+        planner: Box<Planner>,
+        /// The job's result (JSON) and its proof certificate, serialised.
+        result: Value,
+        proof: Option<String>,
+    },
+    Prepared {
+        id: u64,
+        token: u64,
+        prepared: Result<Arc<dyn PreparedJob>, registry::SolveError>,
+    },
+}
+
+impl Background {
+    /// Does the work; no scheduler state is touched.
+    pub fn run(self) -> BackgroundDone {
+        match self {
+            Background::Finish {
+                id,
+                token,
+                planner,
+                prepared,
+                created_ms,
+            } => {
+                let out = planner.finish(&*prepared);
+                let finished = now_ms();
+                let mut result = job_result(&*prepared, out, finished.saturating_sub(created_ms));
+                // The proof of the output that decided the job is its artifact, not part of
+                // its result.
+                let proof = result.proof.take().map(|p| to_json(&p));
+                let result = serde_json::to_value(result).unwrap_or(Value::Null);
+                BackgroundDone::Finished {
+                    id,
+                    token,
+                    planner,
+                    result,
+                    proof,
+                }
+            }
+            Background::Prepare { id, token, spec } => BackgroundDone::Prepared {
+                id,
+                token,
+                prepared: registry::prepare(&spec).map(Arc::from),
+            },
+        }
+    }
+}
+
+/// A worker's result checked before the scheduler's lock is taken ([`precheck`]): the output's
+/// serialisation and the game's verdict on it, which may cost as much as the output is large.
+pub struct Prechecked {
+    lease_id: String,
+    text: String,
+    proof_text: Option<String>,
+    check: Result<(), String>,
+}
+
+/// Checks a reported output against its job, off the lock: what [`Scheduler::report`] would
+/// do under it. `context` is what [`Scheduler::check_context`] gave for the report's lease.
+pub fn precheck(
+    context: (Arc<dyn PreparedJob>, TaskKind),
+    lease_id: &str,
+    output: &mut TaskOutput,
+    max_proof_bytes: usize,
+) -> Prechecked {
+    let (prepared, kind) = context;
+    let (text, proof_text) = output_texts(output);
+    let check = check_texts(&proof_text, max_proof_bytes)
+        .and_then(|()| prepared.check_output(&kind, output));
+    Prechecked {
+        lease_id: lease_id.to_string(),
+        text,
+        proof_text,
+        check,
+    }
+}
+
+/// A result's stored text (without its proof certificate, which is the job's artifact) and the
+/// certificate's text; the output keeps its proof (the planner gets it whole).
+fn output_texts(output: &mut TaskOutput) -> (String, Option<String>) {
+    let proof = output.proof.take();
+    let text = to_json(&*output);
+    let proof_text = proof.as_ref().map(to_json);
+    output.proof = proof;
+    (text, proof_text)
+}
+
+/// The size limit of a proof certificate.
+fn check_texts(proof_text: &Option<String>, max_proof_bytes: usize) -> Result<(), String> {
+    match proof_text {
+        Some(p) if p.len() > max_proof_bytes => Err(format!(
+            "its proof certificate of {} bytes is over the limit of {} bytes (max-proof-bytes)",
+            p.len(),
+            max_proof_bytes
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// How long a task picked near a worker's last leaf is held for that worker: long enough for
@@ -468,6 +622,10 @@ impl Scheduler {
             changed: BTreeSet::new(),
             queued_new: false,
             passed_hold: None,
+            background: false,
+            to_background: Vec::new(),
+            next_token: 1,
+            cancels_new: false,
         };
         let snap = s.store.load()?;
         let w = s.load(snap);
@@ -496,6 +654,9 @@ impl Scheduler {
         self.evicted.clear();
         self.workers.clear();
         self.changed.clear();
+        // Work handed out before is for the jobs as they were: its results are dropped (their
+        // tokens are no job's any more) and the replay below hands out what is still needed.
+        self.to_background.clear();
         self.next_job = snap.max_job_id + 1;
         self.next_task = snap.max_task_id + 1;
         for (state, n) in &snap.finished {
@@ -620,6 +781,9 @@ impl Scheduler {
                 tasks: Vec::new(),
                 finished: Finished::default(),
                 final_stored: false,
+                finishing: None,
+                finishing_artifacts: Vec::new(),
+                waking: None,
             };
             let stored_tasks = by_job.remove(&sj.id).unwrap_or_default();
             if !state.is_final() {
@@ -865,6 +1029,34 @@ impl Scheduler {
         (changed, queued)
     }
 
+    /// Whether tasks on workers were told to stop since the last call (workers watching for
+    /// cancels look again, [`Scheduler::cancels_for`]).
+    pub fn take_cancels(&mut self) -> bool {
+        std::mem::replace(&mut self.cancels_new, false)
+    }
+
+    /// The leases of `worker_id` whose tasks should stop now: the planner no longer needs them
+    /// or their job ended. A worker that is not known gets `NotFound` (it registers again).
+    pub fn cancels_for(&mut self, worker_id: &str) -> Result<Vec<String>, SchedError> {
+        self.touch(worker_id)?;
+        let Some(wk) = self.workers.get(worker_id) else {
+            return Ok(Vec::new());
+        };
+        Ok(wk
+            .leases
+            .iter()
+            .filter(|l| {
+                self.leases
+                    .get(*l)
+                    .and_then(|lease| self.tasks.get(&lease.task_id))
+                    .is_some_and(|t| {
+                        t.cancel || self.jobs.get(&t.job_id).is_none_or(|j| !j.takes_results())
+                    })
+            })
+            .cloned()
+            .collect())
+    }
+
     /// Evicts job `id` when it has settled and its final status is stored.
     fn maybe_evict(&mut self, id: u64) {
         if !self.is_settled(id) || !self.jobs.get(&id).is_some_and(|j| j.final_stored) {
@@ -1061,6 +1253,9 @@ impl Scheduler {
                 tasks: Vec::new(),
                 finished: Finished::default(),
                 final_stored: false,
+                finishing: None,
+                finishing_artifacts: Vec::new(),
+                waking: None,
             },
         );
         self.changed.insert(id);
@@ -1114,6 +1309,7 @@ impl Scheduler {
                     w.push(Self::task_write(task));
                 } else {
                     task.cancel = true;
+                    self.cancels_new = true;
                 }
             }
         }
@@ -1155,19 +1351,33 @@ impl Scheduler {
         }
         if planner.is_done() {
             let prepared = job.prepared.clone().expect("active job has a prepared job");
-            let out = planner.finish(&*prepared);
-            let finished = now_ms();
-            let mut result = job_result(&*prepared, out, finished.saturating_sub(job.created_ms));
-            // The proof of the output that decided the job is its artifact, not part of its
-            // result (a plan that drops it keeps the one stored with the latest accepted output).
-            if let Some(proof) = result.proof.take() {
-                w.push(Write::Artifact {
-                    job_id: id,
-                    proof: to_json(&proof),
-                });
+            let planner = Box::new(job.planner.take().expect("checked"));
+            let token = self.next_token;
+            self.next_token += 1;
+            let work = Background::Finish {
+                id,
+                token,
+                planner,
+                prepared,
+                created_ms: job.created_ms,
+            };
+            if self.background {
+                // Off the lock: the job shows the plan's last progress meanwhile, and the
+                // artifacts its plan reads stay.
+                if let Background::Finish {
+                    planner, prepared, ..
+                } = &work
+                {
+                    job.progress_at_rest = Some(planner.progress(&**prepared));
+                    job.finishing_artifacts = planner.live_artifacts();
+                }
+                job.finishing = Some(token);
+                self.to_background.push(work);
+            } else {
+                job.finishing = Some(token);
+                let done = work.run();
+                self.complete_with(done, w);
             }
-            let result = serde_json::to_value(result).unwrap_or(Value::Null);
-            self.end_job(id, JobState::Done, Some(result), None, w);
         } else if planner.pending().is_empty() {
             self.end_job(
                 id,
@@ -1206,6 +1416,11 @@ impl Scheduler {
         if let Some(p) = job.planner.take() {
             self.retired.extend(p.live_artifacts());
         }
+        // A plan being finished off the lock: its artifacts, kept for it, go the same way.
+        self.retired
+            .extend(std::mem::take(&mut job.finishing_artifacts));
+        job.finishing = None;
+        job.waking = None;
         for tid in &job.tasks {
             let Some(task) = self.tasks.get_mut(tid) else {
                 continue;
@@ -1215,7 +1430,10 @@ impl Scheduler {
                     task.state = TaskState::Cancelled;
                     w.push(Self::task_write(task));
                 }
-                TaskState::Running => task.cancel = true,
+                TaskState::Running => {
+                    task.cancel = true;
+                    self.cancels_new = true;
+                }
                 _ => {}
             }
         }
@@ -1245,20 +1463,115 @@ impl Scheduler {
         }
     }
 
-    /// Gives an active job its prepared form again, if it rests ([`Scheduler::rest`]). The job
-    /// was checked when it was submitted; this is the same check, so it fails only if the
-    /// service changed meanwhile.
-    fn wake(&mut self, id: u64) -> Result<(), registry::SolveError> {
+    /// Gives an active job its prepared form again, if it rests ([`Scheduler::rest`]): at once
+    /// (`Ok(true)`) when work runs inline, else handed to the planning thread (`Ok(false)`: the
+    /// job's tasks wait until [`Scheduler::complete`] brings it). The job was checked when it
+    /// was submitted; this is the same check, so it fails only if the service changed meanwhile.
+    fn wake(&mut self, id: u64) -> Result<bool, registry::SolveError> {
         let Some(job) = self.jobs.get_mut(&id) else {
-            return Ok(());
+            return Ok(true);
         };
         if job.prepared.is_some() || job.state.is_final() {
-            return Ok(());
+            return Ok(true);
         }
-        let p = registry::prepare(&job.spec)?;
-        job.prepared = Some(Arc::from(p));
-        job.progress_at_rest = None;
-        Ok(())
+        if job.waking.is_some() {
+            return Ok(false);
+        }
+        let token = self.next_token;
+        self.next_token += 1;
+        let work = Background::Prepare {
+            id,
+            token,
+            spec: job.spec.clone(),
+        };
+        job.waking = Some(token);
+        if self.background {
+            self.to_background.push(work);
+            return Ok(false);
+        }
+        let mut w = Vec::new();
+        self.complete_with(work.run(), &mut w);
+        let job = &self.jobs[&id];
+        match &job.error {
+            Some(e) if job.state.is_final() => Err(registry::SolveError::Internal(e.clone())),
+            _ => Ok(true),
+        }
+    }
+
+    /// Work to run off the lock ([`Background`]); empty unless [`Scheduler::set_background`].
+    pub fn take_background(&mut self) -> Vec<Background> {
+        std::mem::take(&mut self.to_background)
+    }
+
+    /// From now on, work too heavy for the lock is handed out ([`Scheduler::take_background`])
+    /// instead of running inline. The coordinator turns it on; tests of the scheduler alone
+    /// keep the inline path, which runs the same [`Background::run`].
+    pub fn set_background(&mut self, on: bool) {
+        self.background = on;
+    }
+
+    /// Takes back what background work gave ([`Background::run`]) and commits its effect.
+    pub fn complete(&mut self, done: BackgroundDone) -> Result<(), SchedError> {
+        let mut w = Vec::new();
+        self.complete_with(done, &mut w);
+        self.commit(w)
+    }
+
+    fn complete_with(&mut self, done: BackgroundDone, w: &mut Vec<Write>) {
+        match done {
+            BackgroundDone::Finished {
+                id,
+                token,
+                planner,
+                result,
+                proof,
+            } => {
+                let Some(job) = self.jobs.get_mut(&id) else {
+                    return;
+                };
+                if job.finishing != Some(token) || job.state.is_final() {
+                    return;
+                }
+                job.finishing = None;
+                job.finishing_artifacts.clear();
+                job.planner = Some(*planner);
+                // A plan that drops the proof keeps the one stored with the latest accepted
+                // output.
+                if let Some(proof) = proof {
+                    w.push(Write::Artifact { job_id: id, proof });
+                }
+                self.end_job(id, JobState::Done, Some(result), None, w);
+            }
+            BackgroundDone::Prepared {
+                id,
+                token,
+                prepared,
+            } => {
+                let Some(job) = self.jobs.get_mut(&id) else {
+                    return;
+                };
+                if job.waking != Some(token) || job.state.is_final() {
+                    return;
+                }
+                job.waking = None;
+                match prepared {
+                    Ok(p) => {
+                        job.prepared = Some(p);
+                        job.progress_at_rest = None;
+                        // Its queued tasks may be leased now.
+                        self.queued_new = true;
+                        self.changed.insert(id);
+                    }
+                    Err(e) => self.end_job(
+                        id,
+                        JobState::Failed,
+                        None,
+                        Some(format!("cannot prepare the job again: {e}")),
+                        w,
+                    ),
+                }
+            }
+        }
     }
 
     /// Registers a worker.
@@ -1432,7 +1745,15 @@ impl Scheduler {
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
         let store_id = self.store.identity().to_string();
-        while let Some(tid) = self.next_queued_for(worker_id) {
+        // Tasks of jobs whose prepared form is being made off the lock: back to the head of
+        // the queue, in order, when this call ends.
+        let mut waiting: Vec<u64> = Vec::new();
+        let mut endings = 0;
+        let mut w = Vec::new();
+        let grant = loop {
+            let Some(tid) = self.next_queued_for(worker_id) else {
+                break None;
+            };
             let Some(job_id) = self
                 .tasks
                 .get(&tid)
@@ -1441,33 +1762,57 @@ impl Scheduler {
             else {
                 continue;
             };
-            if self.jobs.get(&job_id).is_none_or(|j| j.state.is_final()) {
+            // A job that ended, or whose plan is done and being finished: its queued tasks are
+            // no longer needed (the job's end cancels them).
+            if self.jobs.get(&job_id).is_none_or(|j| !j.takes_results()) {
                 continue;
             }
             // A job's first lease: it needs its prepared form from now on (results to check
             // and merge), which it did not hold while it waited.
-            if let Err(e) = self.wake(job_id) {
-                let mut w = Vec::new();
-                self.end_job(
-                    job_id,
-                    JobState::Failed,
-                    None,
-                    Some(format!("cannot prepare the job again: {e}")),
-                    &mut w,
-                );
-                self.commit(w)?;
-                continue;
+            match self.wake(job_id) {
+                Ok(true) => {}
+                Ok(false) => {
+                    waiting.push(tid);
+                    continue;
+                }
+                Err(e) => {
+                    self.end_job(
+                        job_id,
+                        JobState::Failed,
+                        None,
+                        Some(format!("cannot prepare the job again: {e}")),
+                        &mut w,
+                    );
+                    continue;
+                }
             }
             // The job's time is up and this task would end its plan with what is known: end
             // it here. A worker handed the remaining millisecond could finish a small task in
             // it (a job-level leaf with a tiny budget does), and the plan would never end.
             if self.past_time_limit(job_id) && self.ends_on_stop(job_id, tid) {
-                let mut w = Vec::new();
                 let note = "the time limit stopped it before it started".to_string();
                 self.end_task_stopped(tid, "time-limit".into(), StopReason::Time, note, &mut w);
-                self.commit(w)?;
+                endings += 1;
+                if endings >= LEASE_ENDINGS {
+                    // Bounded work per call: the worker asks again at once.
+                    self.queued_new = true;
+                    break None;
+                }
                 continue;
             }
+            break Some(tid);
+        };
+        for &tid in waiting.iter().rev() {
+            self.queue.push_front(tid);
+        }
+        let Some(tid) = grant else {
+            if !w.is_empty() {
+                self.commit(w)?;
+            }
+            return Ok(None);
+        };
+        {
+            let job_id = self.tasks[&tid].job_id;
             let task = self.tasks.get_mut(&tid).expect("checked");
             let job = self.jobs.get_mut(&job_id).expect("checked");
             let lease_id = random_id("l-");
@@ -1478,15 +1823,13 @@ impl Scheduler {
             task.lease = Some(lease_id.clone());
             task.workers.push(worker_id.to_string());
             task.lease_ids.push(lease_id.clone());
-            let mut w = vec![
-                Self::task_write(task),
-                Write::InsertLease {
-                    id: lease_id.clone(),
-                    task_id: tid,
-                    worker_id: worker_id.into(),
-                    at_ms: now_ms(),
-                },
-            ];
+            w.push(Self::task_write(task));
+            w.push(Write::InsertLease {
+                id: lease_id.clone(),
+                task_id: tid,
+                worker_id: worker_id.into(),
+                at_ms: now_ms(),
+            });
             if job.state == JobState::Queued {
                 job.state = JobState::Running;
                 w.push(Write::JobState {
@@ -1528,9 +1871,8 @@ impl Scheduler {
             }
             self.commit(w)?;
             self.counters.tasks_leased += 1;
-            return Ok(Some(grant));
+            Ok(Some(grant))
         }
-        Ok(None)
     }
 
     /// Takes the next queued task for `worker_id` off the queue: the first one not held for
@@ -1621,7 +1963,7 @@ impl Scheduler {
             .expect("lease has a task");
         let (task_id, job_id, cancel_task) = (task.id, task.job_id, task.cancel);
         let job = self.jobs.get_mut(&job_id).expect("task has a job");
-        let cancel = cancel_task || job.state.is_final();
+        let cancel = cancel_task || !job.takes_results();
         if let Some(p) = hb.progress {
             let text = to_json(&p);
             let mut w = vec![Write::TaskProgress {
@@ -1650,8 +1992,43 @@ impl Scheduler {
         Ok(HeartbeatReply { cancel })
     }
 
+    /// What checking a result on lease `lease_id` needs, to run [`precheck`] off the lock:
+    /// the job's prepared form and the task's kind, while the lease is the worker's active one
+    /// and its job is active (else `None`: [`Scheduler::report`] decides without a check).
+    pub fn check_context(
+        &self,
+        worker_id: &str,
+        lease_id: &str,
+    ) -> Option<(Arc<dyn PreparedJob>, TaskKind)> {
+        let lease = self
+            .leases
+            .get(lease_id)
+            .filter(|l| l.worker_id == worker_id)?;
+        let task = self.tasks.get(&lease.task_id)?;
+        let job = self
+            .jobs
+            .get(&task.job_id)
+            .filter(|j| !j.state.is_final())?;
+        Some((job.prepared.clone()?, task.kind.clone()))
+    }
+
+    /// The largest proof certificate a result may carry (`--max-proof-bytes`).
+    pub fn max_proof_bytes(&self) -> usize {
+        self.config.max_proof_bytes
+    }
+
     /// A task's outcome. Idempotent per lease; refused for a lease that is not the worker's.
     pub fn report(&mut self, r: Report) -> Result<ReportReply, SchedError> {
+        self.report_checked(r, None)
+    }
+
+    /// [`Scheduler::report`] with the output's check done off the lock ([`precheck`]); a check
+    /// made for another lease, or before its job lost its prepared form, is done again here.
+    pub fn report_checked(
+        &mut self,
+        r: Report,
+        pre: Option<Prechecked>,
+    ) -> Result<ReportReply, SchedError> {
         self.touch(&r.worker_id)?;
         if let Some((owner, "done")) = self.lease_end(&r.lease_id) {
             if owner == r.worker_id {
@@ -1678,7 +2055,7 @@ impl Scheduler {
         let task = self.tasks.get_mut(&tid).expect("lease has a task");
         task.lease = None;
         let job_id = task.job_id;
-        let job_active = !self.jobs[&job_id].state.is_final();
+        let job_active = self.jobs[&job_id].takes_results();
         match r.outcome {
             Outcome::Done { mut output } => {
                 // Done only when the planner takes the result; a probe that finished after it
@@ -1687,25 +2064,26 @@ impl Scheduler {
                 let kind = task.kind.clone();
                 // The result is stored without its proof certificate, which is the job's
                 // artifact; the planner gets it whole (the final output may carry it).
-                let proof = output.proof.take();
-                let text = to_json(&output);
-                let proof_text = proof.as_ref().map(to_json);
-                output.proof = proof;
                 // A worker is trusted to run kernels, not to be right: a result that fails the
                 // game's checks, or a certificate over the limit, is a failed attempt.
-                let check = match (&proof_text, self.jobs.get(&job_id)) {
-                    (_, _) if !job_active => Ok(()),
-                    (Some(p), _) if p.len() > self.config.max_proof_bytes => Err(format!(
-                        "its proof certificate of {} bytes is over the limit of {} bytes (max-proof-bytes)",
-                        p.len(),
-                        self.config.max_proof_bytes
-                    )),
-                    (_, Some(j)) => j
-                        .prepared
-                        .as_ref()
-                        .map_or(Ok(()), |p| p.check_output(&kind, &output)),
-                    _ => Ok(()),
+                let (text, proof_text, check) = match pre.filter(|p| p.lease_id == r.lease_id) {
+                    Some(p) => (p.text, p.proof_text, p.check),
+                    None => {
+                        let (text, proof_text) = output_texts(&mut output);
+                        let check = match self.jobs.get(&job_id) {
+                            _ if !job_active => Ok(()),
+                            Some(j) => check_texts(&proof_text, self.config.max_proof_bytes)
+                                .and_then(|()| {
+                                    j.prepared
+                                        .as_ref()
+                                        .map_or(Ok(()), |p| p.check_output(&kind, &output))
+                                }),
+                            None => Ok(()),
+                        };
+                        (text, proof_text, check)
+                    }
                 };
+                let check = if job_active { check } else { Ok(()) };
                 if let Err(reason) = check {
                     self.counters.results_invalid += 1;
                     self.task_failed(
@@ -1838,7 +2216,7 @@ impl Scheduler {
         task.lease = None;
         let job_id = task.job_id;
         self.changed.insert(job_id);
-        let job_active = self.jobs.get(&job_id).is_some_and(|j| !j.state.is_final());
+        let job_active = self.jobs.get(&job_id).is_some_and(|j| j.takes_results());
         if task.cancel || !job_active {
             task.state = TaskState::Cancelled;
             w.push(Self::task_write(task));
@@ -1897,7 +2275,7 @@ impl Scheduler {
         let job_active = self
             .jobs
             .get(&task.job_id)
-            .is_some_and(|j| !j.state.is_final());
+            .is_some_and(|j| j.takes_results());
         if task.cancel || !job_active {
             task.state = TaskState::Cancelled;
         } else {
@@ -3275,6 +3653,117 @@ mod tests {
             json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
         );
         assert!(s.jobs[&small].prepared.is_some());
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn heavy_planning_work_is_handed_out_of_the_lock_and_taken_back() {
+        let path = db("background");
+        let mut s = open(&path, 1);
+        s.set_background(true);
+        let w = worker(&mut s);
+        // A large job rests; its first lease hands its preparation out instead of doing it.
+        let mins: Vec<String> = (0..1200)
+            .map(|i| format!("{{\"min\":[{},{},{}]}}", 1000 + i, 2000 + i, 5000 - i))
+            .collect();
+        let position = format!("{{\"max\":[{}]}}", mins.join(","));
+        let id = submit(
+            &mut s,
+            json!({"game": "tree", "position": position, "algorithm": "minimax"}),
+        );
+        assert!(
+            s.lease(&w).unwrap().is_none(),
+            "no lease while it is prepared"
+        );
+        let work = s.take_background();
+        assert!(matches!(work.as_slice(), [Background::Prepare { .. }]));
+        assert!(s.lease(&w).unwrap().is_none(), "handed out once");
+        assert!(s.take_background().is_empty());
+        for job in work {
+            s.complete(job.run()).unwrap();
+        }
+        let runs = lease_and_run(&mut s, &w);
+        assert!(!runs.is_empty());
+        for (grant, output) in runs {
+            report_done(&mut s, &w, &grant.lease_id, output);
+        }
+        // The plan is done; its result is made off the lock.
+        let st = v(s.job_status(id).unwrap());
+        assert_eq!(st["state"], "running", "{st}");
+        let work = s.take_background();
+        assert!(matches!(work.as_slice(), [Background::Finish { .. }]));
+        // A result of work for a job as it no longer is (an old token) is dropped.
+        let done: Vec<BackgroundDone> = work.into_iter().map(Background::run).collect();
+        for d in done {
+            s.complete(d).unwrap();
+        }
+        let st = v(s.job_status(id).unwrap());
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["value"], 2199, "{st}");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_finish_that_comes_back_after_a_cancel_is_dropped() {
+        let path = db("background-cancel");
+        let mut s = open(&path, 1);
+        s.set_background(true);
+        let w = worker(&mut s);
+        let id = submit(
+            &mut s,
+            json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"}),
+        );
+        let mut work = Vec::new();
+        while work.is_empty() {
+            let runs = lease_and_run(&mut s, &w);
+            assert!(!runs.is_empty(), "the plan goes on until it is done");
+            for (grant, output) in runs {
+                report_done(&mut s, &w, &grant.lease_id, output);
+            }
+            work = s.take_background();
+        }
+        assert_eq!(work.len(), 1);
+        s.cancel(id).unwrap();
+        for job in work {
+            s.complete(job.run()).unwrap();
+        }
+        let st = v(s.job_status(id).unwrap());
+        assert_eq!(st["state"], "cancelled", "{st}");
+        assert!(st["result"].is_null(), "{st}");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_worker_hears_which_of_its_tasks_to_cancel() {
+        let path = db("cancels");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let other = worker(&mut s);
+        let id = submit(
+            &mut s,
+            json!({"game": "connect4", "position": "4453", "algorithm": "alphabeta"}),
+        );
+        let grant = s.lease(&w).unwrap().expect("a task");
+        assert!(s.cancels_for(&w).unwrap().is_empty());
+        assert!(!s.take_cancels());
+        s.cancel(id).unwrap();
+        assert!(s.take_cancels(), "a running task was told to stop");
+        assert_eq!(s.cancels_for(&w).unwrap(), vec![grant.lease_id.clone()]);
+        assert!(s.cancels_for(&other).unwrap().is_empty());
+        s.report(Report {
+            worker_id: w.clone(),
+            lease_id: grant.lease_id,
+            outcome: Outcome::Cancelled,
+        })
+        .unwrap();
+        assert!(s.cancels_for(&w).unwrap().is_empty());
+        assert!(matches!(
+            s.cancels_for("nobody"),
+            Err(SchedError::UnknownWorker(_))
+        ));
         drop(s);
         let _ = std::fs::remove_file(&path);
     }

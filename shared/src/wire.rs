@@ -747,6 +747,29 @@ pub mod protocol {
         pub cancel: bool,
     }
 
+    /// `POST /v1/worker/cancels`: asks which of the worker's running tasks to stop, waiting up
+    /// to `wait_ms` for one to be cancelled (a long poll beside the heartbeats, so a cancel
+    /// reaches a running task within a second whatever the heartbeat interval).
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[serde(deny_unknown_fields)]
+    pub struct CancelWatch {
+        /// The worker's id.
+        pub worker_id: String,
+        /// Long-poll time in milliseconds (capped by the coordinator).
+        #[serde(default)]
+        pub wait_ms: u64,
+    }
+
+    /// Reply to [`CancelWatch`]: the leases whose tasks should stop now (report
+    /// [`Outcome::Cancelled`] for each); empty when the wait ended without one.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub struct CancelList {
+        /// Lease ids.
+        pub cancel: Vec<String>,
+    }
+
     /// How a task ended on the worker.
     // One message per task, parsed and dropped: boxing the output would buy nothing.
     #[allow(clippy::large_enum_variant)]

@@ -315,6 +315,10 @@ type EngineRun<M> = (minimax::Outcome<M>, u32, Option<StopReason>);
 /// `stopped_move`): a few tens of milliseconds, small next to the limit that stopped the job.
 const STOPPED_MOVE_NODES: u64 = 100_000;
 
+/// Nodes of that search per millisecond of the job's time limit, at most: at the engine's
+/// usual rates a tenth of the job's time or less.
+const STOPPED_MOVE_NODES_PER_MS: u64 = 100;
+
 /// Depth cap of that search; the node budget ends it first on any board worth searching.
 const STOPPED_MOVE_MAX_DEPTH: u32 = 64;
 
@@ -340,7 +344,8 @@ impl<G: Exact> ZeroSumJob<G> {
 
     /// The move a stopped exact job answers with when no probe failed high: iterative deepening
     /// with the game's evaluator, one thread, on a small table of its own, within
-    /// [`STOPPED_MOVE_NODES`] nodes (or the job's smaller node limit), so the answer is
+    /// [`STOPPED_MOVE_NODES`] nodes (or the job's smaller node limit, or
+    /// [`STOPPED_MOVE_NODES_PER_MS`] per millisecond of its time limit), so the answer is
     /// deterministic. The deepest finished iteration gives the move; `None` when none finished.
     fn stopped_move(&self) -> Option<engine::Outcome<G::Move>> {
         let cfg = engine::Config {
@@ -348,11 +353,18 @@ impl<G: Exact> ZeroSumJob<G> {
             threads: 1,
             ..self.engine.clone()
         };
+        // Small next to what the job was allowed: a job of a millisecond gets a search of
+        // [`STOPPED_MOVE_NODES_PER_MS`] nodes, not of 100,000 (the coordinator runs it, off
+        // its lock but on its planning thread, for every such job).
+        let by_time = self.job.limits.time_ms.map_or(u64::MAX, |t| {
+            t.saturating_mul(STOPPED_MOVE_NODES_PER_MS).max(1)
+        });
         let budget = self
             .job
             .limits
             .node_limit
-            .map_or(STOPPED_MOVE_NODES, |n| n.min(STOPPED_MOVE_NODES));
+            .map_or(STOPPED_MOVE_NODES, |n| n.min(STOPPED_MOVE_NODES))
+            .min(by_time);
         let table = engine::Table::with_bytes(1 << 20).ok()?;
         let ctl = Control::with_limits(None, Some(budget));
         let e = engine::search(
