@@ -8,6 +8,11 @@ mod tables_cmd;
 
 use clap::Parser;
 
+/// Counts live heap bytes so that a worker's `--memory-mb` is a limit
+/// (`gamesolver_worker::memory`).
+#[global_allocator]
+static ALLOC: gamesolver_worker::memory::CountingAlloc = gamesolver_worker::memory::CountingAlloc;
+
 fn main() {
     let parsed = match cli::Cli::try_parse() {
         Ok(c) => c,

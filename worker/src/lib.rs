@@ -37,14 +37,18 @@
 //!   the kernel call, exactly where a kernel bug would.
 //! - `GAMESOLVER_TEST_ABORT_POSITION=TEXT`: such a task calls `std::process::abort()` inside the
 //!   kernel call, as a stack overflow or a failed allocation would end the process.
+//! - `GAMESOLVER_TEST_HOG_POSITION=TEXT`: such a task allocates (and touches) 16 MiB every 10 ms
+//!   until its stop flag is set, as a kernel that ignores its memory budget would.
 
 pub mod artifacts;
 pub mod cli;
+pub mod memory;
 
 use gamesolver_shared::registry::{self, PreparedJob, Resources, SolveError};
 use gamesolver_shared::search::{Control, StopReason};
 use gamesolver_shared::wire::protocol::{
-    Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register, Registered, Release, Report,
+    CancelList, CancelWatch, Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register,
+    Registered, Release, Report,
 };
 use parking_lot::{Mutex, RwLock};
 use rand::Rng;
@@ -332,6 +336,13 @@ impl PreparedCache {
         self.map.get(key).cloned()
     }
 
+    /// Forgets every cached job (tasks running keep theirs): their tables are freed once no
+    /// task holds them.
+    fn clear(&mut self) {
+        self.map.clear();
+        self.order.clear();
+    }
+
     fn insert(&mut self, key: CacheKey, p: Arc<dyn PreparedJob>) {
         if self.map.insert(key.clone(), p).is_none() {
             self.order.push_back(key);
@@ -355,9 +366,13 @@ struct Shared {
     poison: Option<String>,
     /// `GAMESOLVER_TEST_ABORT_POSITION` (see the module doc).
     abort_at: Option<String>,
+    /// `GAMESOLVER_TEST_HOG_POSITION` (see the module doc).
+    hog_at: Option<String>,
     alive: std::path::PathBuf,
     /// The coordinator's file artifacts, with the local cache.
     artifacts: Arc<artifacts::HttpArtifacts>,
+    /// The stop flags of the tasks running now, by lease id ([`cancel_watch`] sets them).
+    running: Mutex<HashMap<String, Arc<AtomicBool>>>,
 }
 
 impl Shared {
@@ -441,7 +456,9 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
         shutdown: shutdown.clone(),
         poison: std::env::var("GAMESOLVER_TEST_PANIC_POSITION").ok(),
         abort_at: std::env::var("GAMESOLVER_TEST_ABORT_POSITION").ok(),
+        hog_at: std::env::var("GAMESOLVER_TEST_HOG_POSITION").ok(),
         alive: alive_file(),
+        running: Mutex::new(HashMap::new()),
         artifacts: Arc::new(artifacts::HttpArtifacts::new(
             &config.coordinator,
             config.token.as_deref(),
@@ -463,6 +480,15 @@ pub fn run(config: WorkerConfig, shutdown: Arc<AtomicBool>) -> anyhow::Result<()
             "the coordinator at {} refused this worker",
             config.coordinator
         );
+    }
+    if memory::installed() {
+        memory::set_hard_limit(memory::hard_limit_for(config.memory_mb));
+    }
+    {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name("cancels".into())
+            .spawn(move || cancel_watch(&shared))?;
     }
     let slots: Vec<_> = (0..config.threads)
         .map(|i| {
@@ -511,6 +537,89 @@ fn slot_loop(shared: &Shared) {
             }
         }
     }
+}
+
+/// Watches for cancelled tasks while any runs: a long poll on `/v1/worker/cancels` answered as
+/// soon as the coordinator cancels one of this worker's leases, whose stop flag is then set.
+/// Heartbeats carry the same answer, but only every third of the lease time; this way a cancel
+/// reaches a running kernel within a second. A coordinator without the endpoint (an older
+/// version) leaves cancels to the heartbeats.
+fn cancel_watch(shared: &Shared) {
+    let mut backoff = Backoff::new();
+    while !shared.shutdown.load(Ordering::Relaxed) {
+        if shared.running.lock().is_empty() {
+            sleep_unless(Duration::from_millis(50), &shared.shutdown);
+            continue;
+        }
+        let Some(worker_id) = shared.worker_id() else {
+            sleep_unless(Duration::from_millis(200), &shared.shutdown);
+            continue;
+        };
+        let req = CancelWatch {
+            worker_id,
+            wait_ms: LONG_POLL_MS,
+        };
+        match shared
+            .client
+            .post::<_, CancelList>("/v1/worker/cancels", &req)
+        {
+            Ok(Some(list)) => {
+                backoff.reset();
+                let mut fresh = false;
+                let running = shared.running.lock();
+                for lease in &list.cancel {
+                    if let Some(flag) = running.get(lease) {
+                        fresh |= !flag.swap(true, Ordering::Relaxed);
+                    }
+                }
+                drop(running);
+                if !list.cancel.is_empty() && !fresh {
+                    // Told already; the task is on its way out and will report.
+                    sleep_unless(Duration::from_millis(100), &shared.shutdown);
+                }
+            }
+            Ok(None) => backoff.reset(),
+            Err(CallError::Refused(404, _)) => {
+                sleep_unless(Duration::from_secs(30), &shared.shutdown);
+            }
+            Err(e) => {
+                tracing::debug!("cancel watch: {e}");
+                backoff.wait_after(&e, &shared.shutdown);
+            }
+        }
+    }
+}
+
+/// Keeps a running task's stop flag where [`cancel_watch`] finds it, until dropped.
+struct Running<'a> {
+    shared: &'a Shared,
+    lease_id: String,
+}
+
+impl<'a> Running<'a> {
+    fn new(shared: &'a Shared, lease_id: &str, flag: Arc<AtomicBool>) -> Self {
+        shared.running.lock().insert(lease_id.to_string(), flag);
+        Running {
+            shared,
+            lease_id: lease_id.to_string(),
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.shared.running.lock().remove(&self.lease_id);
+    }
+}
+
+/// The memory hog of `GAMESOLVER_TEST_HOG_POSITION`: grows until stopped.
+fn hog(ctl: &Control) -> SolveError {
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    while ctl.should_stop().is_none() {
+        held.push(vec![1u8; 16 << 20]);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    SolveError::Internal(format!("test hog stopped after {} MiB", held.len() * 16))
 }
 
 /// What the kernel thread sends back.
@@ -581,6 +690,10 @@ fn run_lease(shared: &Shared, lease: Lease) {
         }
     };
     let cancel = Arc::new(AtomicBool::new(false));
+    let _running = Running::new(shared, &lease.lease_id, cancel.clone());
+    let memory_limit = memory::soft_limit_for(shared.config.memory_mb);
+    let mut over_memory: Option<usize> = None;
+    let mut cache_cleared = false;
     let progress: Arc<Mutex<Option<serde_json::Value>>> = Arc::new(Mutex::new(None));
     let sink = {
         let progress = progress.clone();
@@ -600,6 +713,7 @@ fn run_lease(shared: &Shared, lease: Lease) {
         let position = Some(lease.task.job.position.as_str());
         let poisoned = shared.poison.as_deref() == position;
         let aborting = shared.abort_at.as_deref() == position;
+        let hogging = shared.hog_at.as_deref() == position;
         shared.pool.spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if aborting {
@@ -608,6 +722,9 @@ fn run_lease(shared: &Shared, lease: Lease) {
                 }
                 if poisoned {
                     panic!("test poison: GAMESOLVER_TEST_PANIC_POSITION matches this job");
+                }
+                if hogging {
+                    return Err(hog(&ctl));
                 }
                 prepared.run(&kind, &ctl)
             }));
@@ -632,6 +749,21 @@ fn run_lease(shared: &Shared, lease: Lease) {
                 break Err(Box::new("the kernel thread vanished") as Box<dyn std::any::Any + Send>)
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        // The worker's memory budget is a limit: a kernel past it is stopped and its task
+        // fails with the reason (see `memory`).
+        // Cached jobs keep their tables: they go first, and the task fails only if its own
+        // kernel is still past the budget at the next look.
+        if over_memory.is_none() {
+            if let Some(bytes) = memory::allocated().filter(|&b| b > memory_limit) {
+                if cache_cleared {
+                    over_memory = Some(bytes);
+                    cancel.store(true, Ordering::Relaxed);
+                } else {
+                    shared.cache.lock().clear();
+                    cache_cleared = true;
+                }
+            }
         }
         if shared.shutdown.load(Ordering::Relaxed) {
             let since = *shutdown_since.get_or_insert_with(Instant::now);
@@ -690,6 +822,14 @@ fn run_lease(shared: &Shared, lease: Lease) {
         return;
     }
     let outcome = match result {
+        _ if over_memory.is_some() => Outcome::Failed {
+            message: format!(
+                "the worker's memory went past its budget ({} MiB in use, --memory-mb {} plus \
+                 64 MiB for the worker): the task was stopped",
+                over_memory.unwrap_or(0) >> 20,
+                shared.config.memory_mb
+            ),
+        },
         Ok(Ok(output)) => Outcome::Done { output },
         Ok(Err(e)) => match ctl.should_stop() {
             Some(StopReason::Cancelled) => Outcome::Cancelled,

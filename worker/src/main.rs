@@ -36,6 +36,11 @@ fn healthcheck() -> ! {
     }
 }
 
+/// Counts live heap bytes so that a worker's `--memory-mb` is a limit
+/// (`gamesolver_worker::memory`).
+#[global_allocator]
+static ALLOC: gamesolver_worker::memory::CountingAlloc = gamesolver_worker::memory::CountingAlloc;
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("healthcheck") {
         healthcheck();
