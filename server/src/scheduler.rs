@@ -332,6 +332,12 @@ pub struct Scheduler {
     cancels_new: bool,
 }
 
+/// The lease id stored with the result of a task that the time limit stopped before it was
+/// leased.
+const UNSTARTED_LEASE: &str = "time-limit";
+
+pub use gamesolver_shared::plan::UNSTARTED;
+
 /// Most jobs that one lease call ends because their time is up before it finds a task: the
 /// rest are ended by the next calls (and the sweeper), so no call does unbounded work.
 const LEASE_ENDINGS: usize = 32;
@@ -1702,7 +1708,11 @@ impl Scheduler {
             return;
         };
         let job_id = task.job_id;
-        let output = TaskOutput::stopped(reason);
+        let mut output = TaskOutput::stopped(reason);
+        if lease_id == UNSTARTED_LEASE {
+            // No worker ran it: the plan's final step spends nothing on its account.
+            output.extra.insert(UNSTARTED.into(), true.into());
+        }
         task.state = TaskState::Done;
         task.last_error = Some(note);
         w.push(Self::task_write(task));
@@ -1791,7 +1801,7 @@ impl Scheduler {
             // it (a job-level leaf with a tiny budget does), and the plan would never end.
             if self.past_time_limit(job_id) && self.ends_on_stop(job_id, tid) {
                 let note = "the time limit stopped it before it started".to_string();
-                self.end_task_stopped(tid, "time-limit".into(), StopReason::Time, note, &mut w);
+                self.end_task_stopped(tid, UNSTARTED_LEASE.into(), StopReason::Time, note, &mut w);
                 endings += 1;
                 if endings >= LEASE_ENDINGS {
                     // Bounded work per call: the worker asks again at once.

@@ -42,6 +42,16 @@ pub use job::{MovePlan, PlanShape, PreparedJob, SolveError};
 pub use local::{job_result, run_local};
 pub use planner::Planner;
 
+/// Display key of a stopped output that no worker ran (the coordinator ended the task because
+/// the job's time was up before it was leased): a plan's final step spends no search on its
+/// account (see `registry::family`, the move of a stopped exact job).
+pub const UNSTARTED: &str = "unstarted";
+
+/// Whether `out` is a stopped output that no worker ran ([`UNSTARTED`]).
+pub fn unstarted(out: &crate::wire::TaskOutput) -> bool {
+    out.extra.display.get(UNSTARTED) == Some(&serde_json::Value::Bool(true))
+}
+
 /// Derives the seed of run `index` from a base seed (SplitMix64 step, so runs differ well).
 pub fn run_seed(base: u64, index: u32) -> u64 {
     let mut z = base.wrapping_add((index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));

@@ -653,6 +653,9 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                     .max_by_key(|(lower, _)| *lower);
                 match failed_high {
                     Some((_, p)) => p.clone(),
+                    // The time was up before any probe was leased: no search on the
+                    // coordinator for a job that got none on a worker.
+                    None if probes.iter().all(crate::plan::unstarted) => TaskOutput::default(),
                     None => {
                         let mut out = TaskOutput::default();
                         if let Some(e) = self.stopped_move() {
