@@ -89,6 +89,11 @@ impl ArtifactStore {
         Ok(self.dir.join(name))
     }
 
+    /// Bytes of all artifacts held (a running total, no directory is read).
+    pub fn used_bytes(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
     /// Whether the artifact `name` is stored.
     pub fn has(&self, name: &str) -> bool {
         self.path(name).is_ok_and(|p| p.is_file())

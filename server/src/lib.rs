@@ -26,6 +26,7 @@ pub mod http;
 pub mod local_workers;
 pub mod metrics;
 pub mod openapi;
+pub mod retention;
 pub mod scheduler;
 pub mod store;
 
@@ -68,6 +69,8 @@ pub struct ServeConfig {
     pub http: http::HttpLimits,
     /// Bound on the bytes of all file artifacts (retrograde databases), in MiB.
     pub max_artifacts_mb: u64,
+    /// Retention of finished jobs and the disk quota ([`retention`]).
+    pub retention: retention::RetentionConfig,
 }
 
 impl ServeConfig {
@@ -86,6 +89,7 @@ impl ServeConfig {
             insecure_open_api: false,
             http: http::HttpLimits::default(),
             max_artifacts_mb: artifacts::DEFAULT_MAX_ARTIFACTS_MB,
+            retention: retention::RetentionConfig::default(),
         }
     }
 
@@ -175,6 +179,8 @@ pub struct Coordinator {
     pub status_reads: std::sync::atomic::AtomicU64,
     /// File artifacts beside the store (retrograde databases and round chunks).
     pub artifacts: Arc<artifacts::ArtifactStore>,
+    /// Retention of finished jobs and the disk quota.
+    pub retention: retention::Retention,
 }
 
 impl Coordinator {
@@ -191,6 +197,12 @@ impl Coordinator {
             artifacts.clone(),
             gamesolver_shared::search::retrograde::artifacts::SourceMode::Check,
         );
+        let retention = retention::Retention::open(
+            store.pruner()?,
+            &config.db,
+            artifacts.clone(),
+            config.retention.clone(),
+        )?;
         let sched = Scheduler::open(store, config.sched.clone())?;
         let reader = sched.reader()?;
         let (job_changed, _) = broadcast::channel(4096);
@@ -207,6 +219,7 @@ impl Coordinator {
             event_streams: Default::default(),
             status_reads: Default::default(),
             artifacts,
+            retention,
         }))
     }
 
@@ -274,7 +287,8 @@ impl Coordinator {
     /// The status of job `id` (`GET /v1/jobs/{id}`, SSE, dashboard): from memory, under the
     /// lock, while the job is resident; else its stored final status, one query on the reader
     /// outside the lock. A job is evicted only after its final status is committed, so one of
-    /// the two always has it. Never blocks an async thread.
+    /// the two always has it. A job that the retention policy deleted is a 404 that says so.
+    /// Never blocks an async thread.
     pub async fn job_status(
         self: &Arc<Self>,
         id: u64,
@@ -282,7 +296,10 @@ impl Coordinator {
         let resident = self.read(move |s| s.resident_status(id)).await;
         match resident {
             Some(st) => Ok(st),
-            None => self.query(move |q| scheduler::stored_status(q, id)).await,
+            None => self
+                .query(move |q| scheduler::stored_status(q, id))
+                .await
+                .map_err(|e| self.retention.explain(id, e)),
         }
     }
 
@@ -399,6 +416,9 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         None
     };
 
+    tracing::info!("retention: {}", config.retention.describe());
+    let retention = tokio::spawn(retention::run(coord.clone()));
+
     let app = api::router_with(coord.clone(), &limits, stats.clone());
     let closing = {
         let coord = coord.clone();
@@ -418,6 +438,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
     };
     http::run(listener, app, &limits, stats, closing).await;
     sweeper.abort();
+    retention.abort();
     Ok(())
 }
 

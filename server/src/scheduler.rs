@@ -1428,6 +1428,22 @@ impl Scheduler {
         out
     }
 
+    /// What the active jobs read of the artifact store: their planners' live round chunks, and
+    /// the manifests of the sets they are pinned to (`tables=NAME@HASH`). Retention deletes
+    /// neither (`crate::retention`).
+    pub fn artifacts_in_use(&self) -> (HashSet<String>, HashSet<String>) {
+        let (mut live, mut pinned) = (HashSet::new(), HashSet::new());
+        for j in self.jobs.values().filter(|j| !j.state.is_final()) {
+            if let Some(p) = &j.planner {
+                live.extend(p.live_artifacts());
+            }
+            if let Some((_, hash)) = j.spec.options.get("tables").and_then(|t| t.split_once('@')) {
+                pinned.insert(hash.trim().to_string());
+            }
+        }
+        (live, pinned)
+    }
+
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
