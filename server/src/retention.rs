@@ -5,7 +5,7 @@
 //! it ended (168, a week; 0: no age limit), and while the store is over its size budget the
 //! jobs that ended first are deleted first. The budget is `--retain-mb` of live pages of the
 //! SQLite file (2048 MiB; 0: none), lowered when needed so that the whole store (live pages,
-//! WAL and file artifacts) stays under `--max-store-mb` (8192 MiB; 0: no quota). A deleted job
+//! WAL and file artifacts) stays under 90% of `--max-store-mb` (8192 MiB; 0: no quota). A deleted job
 //! goes with everything stored for it: its tasks, leases, results, proof certificate and log
 //! lines, and the file artifacts that only it named. Its id is not given again; asking for it
 //! answers 404 saying the retention policy removed it.
@@ -23,11 +23,14 @@
 //!
 //! Work: a sweep every [`SWEEP_EVERY`] on the blocking pool, off the scheduler's lock except to
 //! ask which candidate jobs it still holds and, when files go, which artifacts active jobs
-//! read. Deletion is done in transactions of at most [`MAX_BATCH`] jobs on the store's own
-//! pruning connection, at most [`DELETE_BUDGET`] per sweep, then freed pages are given back to
-//! the file system by incremental vacuum steps of [`VACUUM_PAGES`] pages, at most
-//! [`VACUUM_BUDGET`] per sweep: a backlog is worked off over several sweeps, and the
-//! scheduler's commits wait for at most one short transaction at a time.
+//! read. Deletion is done on the store's own pruning connection in transactions of about
+//! [`TXN_BYTES`] (at most [`MAX_BATCH`] jobs, sized by the pages the last one freed per job;
+//! the very first is one job), at most [`DELETE_BUDGET`] per sweep; then freed pages are given back to the file
+//! system by incremental vacuum steps of [`VACUUM_PAGES`] pages, at most [`VACUUM_BUDGET`] per
+//! sweep. A backlog is worked off over several sweeps. Between two of its transactions the
+//! sweep waits for the scheduler's call in progress, if any, so that a commit that found the
+//! file locked gets in before the next one: the scheduler waits for at most one short
+//! transaction at a time (each some 10 to 30 ms on a busy two-core machine), never a sweep.
 
 use crate::artifacts::ArtifactStore;
 use crate::scheduler::SchedError;
@@ -52,18 +55,23 @@ pub const MAX_RETAIN_HOURS: f64 = 1_000_000.0;
 /// Time between two sweeps (a quota refusal starts one at once).
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// Most jobs deleted in one transaction.
-pub const MAX_BATCH: usize = 8;
+pub const MAX_BATCH: usize = 32;
+/// Bytes one deletion transaction aims at (by the size of the jobs last deleted).
+pub const TXN_BYTES: u64 = 2 << 20;
 /// Longest a sweep spends deleting jobs.
 pub const DELETE_BUDGET: Duration = Duration::from_millis(200);
 /// Longest a sweep spends giving pages back.
 pub const VACUUM_BUDGET: Duration = Duration::from_millis(200);
-/// Pages one incremental vacuum step gives back (8 MiB of 4 KiB pages).
-pub const VACUUM_PAGES: u32 = 2048;
+/// Pages one incremental vacuum step gives back (1 MiB of 4 KiB pages; some 0.1 ms each).
+pub const VACUUM_PAGES: u32 = 256;
 /// Free pages are given back once they pass this many bytes (below, new rows reuse them).
 const VACUUM_ABOVE_BYTES: u64 = 4 << 20;
 /// How long a set's newest build is remembered as kept before it is looked at again (a newer
 /// build of the same name makes it deletable).
 const KEPT_RECHECK: Duration = Duration::from_secs(3600);
+/// Tenths of `--max-store-mb` that retention keeps the store under when it can, so that
+/// submits find room between two sweeps.
+const QUOTA_TARGET: u64 = 9;
 /// Most old log lines and worker registrations deleted per sweep.
 const LOG_BATCH: usize = 1000;
 
@@ -287,7 +295,7 @@ impl Retention {
     }
 
     /// The live bytes finished jobs may fill: `--retain-mb`, lowered so that the whole store
-    /// stays under `--max-store-mb`; `None`: no bound.
+    /// stays under [`QUOTA_TARGET`] of `--max-store-mb` (room for new jobs); `None`: no bound.
     fn budget(&self) -> Option<u64> {
         let others = self
             .wal_bytes
@@ -296,7 +304,7 @@ impl Retention {
         let quota = self
             .config
             .max_store_bytes()
-            .map(|m| m.saturating_sub(others));
+            .map(|m| (m / 10 * QUOTA_TARGET).saturating_sub(others));
         match (self.config.retain_bytes(), quota) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, None) => a,
@@ -398,12 +406,16 @@ impl Retention {
             let excess = self
                 .budget()
                 .map_or(0, |b| size.live_bytes().saturating_sub(b));
-            let want = if excess > 0 && sw.per_job > 0 {
-                (excess.div_ceil(sw.per_job) as usize).clamp(1, MAX_BATCH)
-            } else if excess > 0 {
-                1
-            } else {
-                MAX_BATCH
+            let want = match sw.per_job {
+                0 => 1,
+                per_job => {
+                    let by_size = (TXN_BYTES / per_job) as usize;
+                    let by_excess = match excess {
+                        0 => usize::MAX,
+                        e => e.div_ceil(per_job) as usize,
+                    };
+                    by_size.min(by_excess).clamp(1, MAX_BATCH)
+                }
             };
             let mut pick = Vec::new();
             for (id, finished) in sw
@@ -461,7 +473,15 @@ impl Retention {
             if ids.is_empty() {
                 continue;
             }
-            let deleted = sw.pruner.delete_jobs(&ids)?;
+            let t = Instant::now();
+            let (deleted, freed) = sw.pruner.delete_jobs(&ids)?;
+            tracing::debug!(
+                "retention: {} jobs deleted in one transaction of {:.1} ms",
+                deleted.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            // A commit of the scheduler's that found the file locked goes first.
+            drop(c.sched.lock());
             for d in &deleted {
                 if let Some(i) = STATES.iter().position(|s| *s == d.state) {
                     self.deleted[i].fetch_add(1, Relaxed);
@@ -469,11 +489,9 @@ impl Retention {
                 self.max_deleted_job.fetch_max(d.id, Relaxed);
             }
             out.jobs += deleted.len() as u64;
-            let before = size.live_bytes();
             size = self.measure(&sw.pruner)?;
             if !deleted.is_empty() {
-                sw.per_job = (before.saturating_sub(size.live_bytes()) / deleted.len() as u64)
-                    .max(size.page_size);
+                sw.per_job = (freed / deleted.len() as u64).max(size.page_size.max(1));
             }
         }
         if !named.is_empty() || !manifests.is_empty() {
@@ -482,7 +500,13 @@ impl Retention {
         }
         let vacuum = Instant::now();
         while size.free_bytes() > VACUUM_ABOVE_BYTES && vacuum.elapsed() < VACUUM_BUDGET {
+            let t = Instant::now();
             let n = sw.pruner.incremental_vacuum(VACUUM_PAGES)?;
+            tracing::debug!(
+                "retention: {n} pages given back in {:.1} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            drop(c.sched.lock());
             size = self.measure(&sw.pruner)?;
             out.pages += n;
             if n == 0 {

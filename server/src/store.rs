@@ -947,11 +947,13 @@ impl Pruner {
     /// Deletes jobs `ids` with their tasks, leases, results, proof certificate and events, in
     /// one transaction, and keeps the largest deleted job and task ids in `meta`. Every job must
     /// have ended (the index it was found by says so): one that has not makes the whole call an
-    /// error that deletes nothing. Ids not stored are skipped.
-    pub fn delete_jobs(&mut self, ids: &[u64]) -> rusqlite::Result<Vec<DeletedJob>> {
+    /// error that deletes nothing. Ids not stored are skipped. Returns the jobs deleted and the
+    /// bytes of the pages they freed (whatever other connections wrote meanwhile).
+    pub fn delete_jobs(&mut self, ids: &[u64]) -> rusqlite::Result<(Vec<DeletedJob>, u64)> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let free_before = pragma_u64(&tx, "freelist_count")?;
         let mut deleted = Vec::with_capacity(ids.len());
         let (mut max_job, mut max_task) = (0u64, 0u64);
         for &id in ids {
@@ -1002,8 +1004,10 @@ impl Pruner {
                 .execute(params![key, v.to_string()])?;
             }
         }
+        let freed = pragma_u64(&tx, "freelist_count")?.saturating_sub(free_before)
+            * pragma_u64(&tx, "page_size")?;
         tx.commit()?;
-        Ok(deleted)
+        Ok((deleted, freed))
     }
 
     /// The largest job id retention ever deleted (0: none).
@@ -1422,7 +1426,8 @@ mod tests {
         let err = p.delete_jobs(&[1, 2]).unwrap_err();
         assert!(err.to_string().contains("job 2 has not ended"), "{err}");
         assert!(p.job_exists(1).unwrap());
-        let deleted = p.delete_jobs(&[3, 1, 99]).unwrap();
+        // Small rows share their pages: no page need be freed.
+        let (deleted, _freed) = p.delete_jobs(&[3, 1, 99]).unwrap();
         assert_eq!(
             deleted,
             vec![
@@ -1506,8 +1511,10 @@ mod tests {
         let full = p.size().unwrap();
         assert!(full.live_bytes() > 4_000_000, "{full:?}");
         let ids: Vec<u64> = (1..=20).collect();
-        assert_eq!(p.delete_jobs(&ids).unwrap().len(), 20);
+        let (deleted, bytes) = p.delete_jobs(&ids).unwrap();
+        assert_eq!(deleted.len(), 20);
         let freed = p.size().unwrap();
+        assert!(bytes > 4_000_000 && bytes <= freed.free_bytes(), "{bytes}");
         assert!(freed.live_bytes() < 200_000, "{freed:?}");
         assert!(freed.free_bytes() > 4_000_000, "{freed:?}");
         let mut given = 0;
