@@ -129,11 +129,11 @@ impl RetentionConfig {
     }
 
     fn retain_bytes(&self) -> Option<u64> {
-        (self.retain_mb > 0).then(|| self.retain_mb << 20)
+        (self.retain_mb > 0).then_some(self.retain_mb << 20)
     }
 
     fn max_store_bytes(&self) -> Option<u64> {
-        (self.max_store_mb > 0).then(|| self.max_store_mb << 20)
+        (self.max_store_mb > 0).then_some(self.max_store_mb << 20)
     }
 
     /// The policy in words, for messages and the log.

@@ -221,7 +221,7 @@ fn the_disk_quota_answers_429_when_retention_cannot_free_enough() {
     );
     let mut queued = Vec::new();
     // Submits until one is refused; returns the refusal.
-    let mut fill = |queued: &mut Vec<u64>| loop {
+    let fill = |queued: &mut Vec<u64>| loop {
         let (code, v) = c.post("/v1/jobs", &big_job(queued.len() as u64), None);
         match code {
             201 => queued.push(v["id"].as_u64().unwrap()),
