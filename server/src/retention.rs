@@ -36,7 +36,7 @@ use crate::artifacts::ArtifactStore;
 use crate::scheduler::SchedError;
 use crate::store::{DbSize, Pruner};
 use crate::Coordinator;
-use gamesolver_shared::search::retrograde::artifacts::{is_name, SetManifest};
+use gamesolver_shared::search::retrograde::artifacts::{is_name, SetManifest, MAX_MANIFEST_BYTES};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -400,6 +400,7 @@ impl Retention {
         let mut out = Swept::default();
         let mut named = Vec::new();
         let mut manifests = Vec::new();
+        let mut builds = HashSet::new();
         // Held by the scheduler (ended, a task still on a worker): not this sweep.
         let mut held: HashSet<u64> = HashSet::new();
         while start.elapsed() < DELETE_BUDGET {
@@ -464,6 +465,7 @@ impl Retention {
                 }
                 if retro {
                     named.extend(sw.pruner.job_artifacts(id)?);
+                    builds.insert(id);
                 }
                 if let Some((_, hash)) = f.tables.as_deref().and_then(|t| t.split_once('@')) {
                     manifests.push(hash.trim().to_string());
@@ -494,8 +496,8 @@ impl Retention {
                 sw.per_job = (freed / deleted.len() as u64).max(size.page_size.max(1));
             }
         }
-        if !named.is_empty() || !manifests.is_empty() {
-            out.artifacts = self.delete_orphans(c, &sw.pruner, named, manifests)?;
+        if !named.is_empty() || !manifests.is_empty() || !builds.is_empty() {
+            out.artifacts = self.delete_orphans(c, &sw.pruner, named, manifests, &builds)?;
             self.artifacts_deleted.fetch_add(out.artifacts, Relaxed);
         }
         let vacuum = Instant::now();
@@ -536,8 +538,9 @@ impl Retention {
     }
 
     /// Deletes the file artifacts named by deleted jobs (`named`: their results; `manifests`:
-    /// the sets they were pinned to) that nothing else needs. Kept: a manifest whose build is
-    /// still stored (`tables=NAME` may pin it again) and the databases it lists; an artifact
+    /// the sets they were pinned to; the manifests of the deleted `builds`, found among the
+    /// small artifacts) that nothing else needs. Kept: a manifest whose build is still stored
+    /// (`tables=NAME` may pin it again) and the databases it lists; an artifact
     /// that a stored result names; and, checked under the scheduler's lock (as a worker's
     /// report is, so that no result can make an artifact live between the check and the
     /// deletion), what active jobs read: round chunks, pinned sets and their databases.
@@ -546,7 +549,8 @@ impl Retention {
         c: &Coordinator,
         p: &Pruner,
         named: Vec<String>,
-        manifests: Vec<String>,
+        mut manifests: Vec<String>,
+        builds: &HashSet<u64>,
     ) -> anyhow::Result<u64> {
         let read_manifest = |hash: &str| -> Option<SetManifest> {
             if !is_name(hash) {
@@ -556,6 +560,14 @@ impl Retention {
             serde_json::from_slice(&bytes).ok()
         };
         let mut doomed: HashSet<String> = named.into_iter().filter(|n| is_name(n)).collect();
+        if !builds.is_empty() {
+            // Manifests of a deleted build whose pinned jobs went before it.
+            for hash in self.artifacts.names_up_to(MAX_MANIFEST_BYTES) {
+                if read_manifest(&hash).is_some_and(|m| builds.contains(&m.job)) {
+                    manifests.push(hash);
+                }
+            }
+        }
         for hash in manifests {
             let Some(m) = read_manifest(&hash) else {
                 continue;
@@ -754,6 +766,120 @@ mod tests {
         // The ids of deleted jobs are not given again.
         let next = submit(&c, 1_000, 99);
         assert_eq!(next, ids[19] + 1);
+        drop(c);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Files go with the jobs that alone named them: an older build's databases and chunks,
+    /// the manifest of a finished job pinned to that build once the build is gone; a database
+    /// that a kept build also names stays, and so does the newest build of each set.
+    #[test]
+    fn artifacts_go_with_the_jobs_that_alone_named_them() {
+        use gamesolver_shared::search::retrograde::artifacts::sha256_hex;
+        let dir = std::env::temp_dir().join(format!("gs-retention-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("db.sqlite");
+        let files = ArtifactStore::open(&db, 64).unwrap();
+        let put = |text: &str| files.put_bytes(text.as_bytes()).unwrap();
+        let (only, shared, chunk, newer) = (
+            put("db only"),
+            put("db shared"),
+            put("chunk"),
+            put("db new"),
+        );
+        let manifest = SetManifest {
+            name: "s".into(),
+            job: 1,
+            databases: vec![only.clone(), shared.clone()],
+        };
+        let pin = files.put_bytes(&manifest.to_bytes()).unwrap();
+        assert_eq!(pin, sha256_hex(&manifest.to_bytes()));
+        // A manifest of the same build whose pinned job is gone already.
+        let orphan = SetManifest {
+            databases: vec![only.clone()],
+            ..manifest.clone()
+        };
+        let orphan = files.put_bytes(&orphan.to_bytes()).unwrap();
+        {
+            let s = crate::store::Store::open(&db).unwrap();
+            drop(s);
+            let c = rusqlite::Connection::open(&db).unwrap();
+            let build = |name: &str| {
+                format!(
+                    r#"{{"game":"awari","algorithm":"retrograde","options":{{"name":"{name}"}}}}"#
+                )
+            };
+            let out = |names: &[&String]| {
+                let dbs: Vec<String> = names
+                    .iter()
+                    .map(|n| format!(r#"{{"artifact":"{n}","bytes":1}}"#))
+                    .collect();
+                format!(r#"{{"extra":{{"databases":[{}]}}}}"#, dbs.join(","))
+            };
+            let pinned = format!(
+                r#"{{"game":"awari","algorithm":"alphabeta","options":{{"tables":"s@{pin}"}}}}"#
+            );
+            let jobs = [
+                (1, build("s"), out(&[&only, &shared, &chunk])),
+                (2, build("s"), out(&[&newer])),
+                (3, pinned, "{}".to_string()),
+                (4, build("u"), out(&[&shared])),
+            ];
+            for (id, spec, output) in jobs {
+                c.execute(
+                    "INSERT INTO jobs (id, spec, state, created_ms, finished_ms, result)
+                     VALUES (?1, ?2, 'done', ?1, ?1, ?3)",
+                    rusqlite::params![id, spec, output],
+                )
+                .unwrap();
+                c.execute(
+                    "INSERT INTO tasks (id, job_id, kind, state) VALUES (?1, ?1, '{}', 'done')",
+                    [id],
+                )
+                .unwrap();
+                c.execute(
+                    "INSERT INTO results (task_id, lease_id, output) VALUES (?1, 'l', ?2)",
+                    rusqlite::params![id, output],
+                )
+                .unwrap();
+            }
+        }
+        let mut config = crate::ServeConfig::from_env("127.0.0.1:0".into(), db.clone(), 0);
+        config.retention = RetentionConfig {
+            retain_hours: 1e-7,
+            retain_mb: 0,
+            max_store_mb: 0,
+        };
+        let c = Coordinator::open(&config).unwrap();
+        let swept = c.retention.sweep(&c).unwrap();
+        assert_eq!(swept.jobs, 2, "{swept:?}");
+        assert_eq!(
+            status(&c, 2).map(|s| s.id),
+            Ok(2),
+            "the newest build of s is kept"
+        );
+        assert_eq!(
+            status(&c, 4).map(|s| s.id),
+            Ok(4),
+            "the only build of u is kept"
+        );
+        for id in [1, 3] {
+            assert!(status(&c, id).is_err());
+        }
+        assert_eq!(swept.artifacts, 4, "{swept:?}");
+        for (name, kept) in [
+            (&only, false),
+            (&chunk, false),
+            (&pin, false),
+            (&orphan, false),
+            (&shared, true),
+            (&newer, true),
+        ] {
+            assert_eq!(c.artifacts.has(name), kept, "{name}");
+        }
+        // Kept builds stay kept.
+        assert_eq!(c.retention.sweep(&c).unwrap().jobs, 0);
         drop(c);
         let _ = std::fs::remove_dir_all(&dir);
     }

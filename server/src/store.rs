@@ -1037,6 +1037,17 @@ impl Pruner {
             before_ms.min(i64::MAX as u64) as i64,
             limit.min(i64::MAX as usize) as i64,
         );
+        // Looked for first: a DELETE takes the write lock even when it deletes nothing.
+        let stale: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM events WHERE job_id IS NULL AND at_ms < ?1)
+                     OR EXISTS (SELECT 1 FROM workers WHERE registered_ms < ?1)",
+            )?
+            .query_row([before], |r| r.get(0))?;
+        if !stale {
+            return Ok(0);
+        }
         let events = self
             .conn
             .prepare_cached(
