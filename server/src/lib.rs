@@ -322,7 +322,7 @@ impl Coordinator {
 pub const MAX_WAKE: usize = 4096;
 
 /// Runs the coordinator until SIGINT or SIGTERM: binds, restores the store, starts the lease
-/// sweeper and the local workers, serves HTTP.
+/// sweeper, the retention sweep ([`retention::run`]) and the local workers, serves HTTP.
 pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
     config.check_exposure().map_err(anyhow::Error::msg)?;
     let nofile = http::raise_nofile_limit();
