@@ -409,12 +409,21 @@ pub(crate) fn parse_id(id: &str) -> Result<u64, ApiError> {
         (status = 400, description = "Invalid job: the message names the problem", body = ErrorBody),
         (status = 401, description = "Missing or wrong API token", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
-        (status = 429, description = "A quota is full (max-queued-jobs, max-position-bytes): the message names it; try again later", body = ErrorBody),
+        (status = 429, description = "A quota is full (max-queued-jobs, max-position-bytes, max-store-mb): the message names it; try again later", body = ErrorBody),
     ))]
 pub(crate) async fn submit_job(
     State(c): State<Shared>,
     Json(spec): Json<JobSpec>,
 ) -> Result<Response, ApiError> {
+    // The disk quota first: a store that is full refuses before a large job is parsed.
+    let bytes = (spec.position.len()
+        + spec
+            .options
+            .iter()
+            .chain(spec.game_params.iter())
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>()) as u64;
+    c.retention.check_quota(bytes)?;
     // Validation before anything is stored; prepare is cheap (no search) but may parse a large
     // tree, so it runs outside the scheduler's lock.
     let spec = pin_tables(&c, spec).await?;
@@ -435,6 +444,7 @@ pub(crate) async fn submit_job(
             Ok::<_, SchedError>((id, s.job_status(id)?.state))
         })
         .await?;
+    c.retention.accepted(bytes);
     Ok((StatusCode::CREATED, Json(Submitted { id, state })).into_response())
 }
 
@@ -539,7 +549,7 @@ pub(crate) async fn list_jobs(
     params(("id" = u64, Path, description = "The job's id")),
     responses(
         (status = 200, description = "Status", body = JobStatus),
-        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 404, description = "No such job, or removed by the retention policy (the message says which)", body = ErrorBody),
     ))]
 pub(crate) async fn job_status(
     State(c): State<Shared>,
@@ -566,7 +576,7 @@ pub(crate) struct TasksQuery {
     params(("id" = u64, Path, description = "The job's id"), TasksQuery),
     responses(
         (status = 200, description = "Tasks", body = TaskPage),
-        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 404, description = "No such job, or removed by the retention policy (the message says which)", body = ErrorBody),
     ))]
 pub(crate) async fn job_tasks(
     State(c): State<Shared>,
@@ -580,7 +590,8 @@ pub(crate) async fn job_tasks(
     let after = q.after.unwrap_or(0);
     Ok(Json(
         c.query(move |r| crate::scheduler::task_page(r, id, after, limit))
-            .await?,
+            .await
+            .map_err(|e| c.retention.explain(id, e))?,
     ))
 }
 
@@ -590,7 +601,7 @@ pub(crate) async fn job_tasks(
     params(("id" = u64, Path, description = "The job's id")),
     responses(
         (status = 200, description = "The certificate (JSON)", body = serde_json::Value),
-        (status = 404, description = "No such job, or the job has no proof certificate", body = ErrorBody),
+        (status = 404, description = "No such job (or removed by the retention policy), or the job has no proof certificate", body = ErrorBody),
     ))]
 pub(crate) async fn job_proof(
     State(c): State<Shared>,
@@ -598,7 +609,9 @@ pub(crate) async fn job_proof(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let id = parse_id(&id)?;
     Ok(Json(
-        c.query(move |r| crate::scheduler::proof(r, id)).await?,
+        c.query(move |r| crate::scheduler::proof(r, id))
+            .await
+            .map_err(|e| c.retention.explain(id, e))?,
     ))
 }
 
@@ -608,7 +621,7 @@ pub(crate) async fn job_proof(
     params(("id" = u64, Path, description = "The job's id")),
     responses(
         (status = 200, description = "Status after the cancel", body = JobStatus),
-        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 404, description = "No such job, or removed by the retention policy (the message says which)", body = ErrorBody),
         (status = 409, description = "The job has already ended", body = ErrorBody),
     ))]
 pub(crate) async fn cancel_job(
@@ -623,7 +636,8 @@ pub(crate) async fn cancel_job(
         delete_spent_artifacts(s, &me.artifacts);
         Ok::<(), SchedError>(())
     })
-    .await?;
+    .await
+    .map_err(|e| c.retention.explain(id, e))?;
     Ok(Json(c.job_status(id).await?))
 }
 
@@ -632,7 +646,11 @@ pub(crate) async fn cancel_job(
     summary = "Workers, queue depth, throughput",
     responses((status = 200, description = "Status", body = ServiceStatus)))]
 pub(crate) async fn status(State(c): State<Shared>) -> Json<ServiceStatus> {
-    Json(c.call(|s| s.status()).await)
+    let mut st = c.call(|s| s.status()).await;
+    // Jobs the retention policy deleted are no longer counted.
+    c.retention.adjust_counts(&mut st.jobs);
+    st.jobs.retain(|_, n| *n > 0);
+    Json(st)
 }
 
 /// Query of `GET /v1/options`.
@@ -707,7 +725,9 @@ pub(crate) async fn metrics(
     State(c): State<Shared>,
     Extension(http): Extension<Arc<HttpStats>>,
 ) -> Response {
-    let mut text = c.read(crate::metrics::render).await;
+    let deleted = c.retention.deleted_by_state();
+    let mut text = c.read(move |s| crate::metrics::render(s, &deleted)).await;
+    crate::metrics::render_store(&mut text, &c.retention);
     crate::metrics::render_http(
         &mut text,
         c.event_streams.load(Ordering::Relaxed),
@@ -730,7 +750,7 @@ pub(crate) async fn metrics(
     params(("id" = u64, Path, description = "The job's id")),
     responses(
         (status = 200, description = "text/event-stream; each data line is a JobStatus", body = JobStatus, content_type = "text/event-stream"),
-        (status = 404, description = "No such job", body = ErrorBody),
+        (status = 404, description = "No such job, or removed by the retention policy (the message says which)", body = ErrorBody),
         (status = 503, description = "Too many event streams open (serve --max-event-streams): poll the status instead", body = ErrorBody),
     ))]
 pub(crate) async fn job_events(

@@ -89,6 +89,25 @@ impl ArtifactStore {
         Ok(self.dir.join(name))
     }
 
+    /// Bytes of all artifacts held (a running total, no directory is read).
+    pub fn used_bytes(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The names of the artifacts of at most `max` bytes (reads the folder: for rare work,
+    /// such as finding the set manifests of a build that retention deletes).
+    pub fn names_up_to(&self, max: u64) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        dir.filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().to_str()?.to_string();
+            (is_name(&name) && e.metadata().ok()?.len() <= max).then_some(name)
+        })
+        .collect()
+    }
+
     /// Whether the artifact `name` is stored.
     pub fn has(&self, name: &str) -> bool {
         self.path(name).is_ok_and(|p| p.is_file())

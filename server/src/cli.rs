@@ -325,6 +325,19 @@ pub struct ServeArgs {
     /// Bytes of all file artifacts (retrograde databases) kept beside the store, in MiB.
     #[arg(long, default_value_t = gamesolver::artifacts::DEFAULT_MAX_ARTIFACTS_MB, value_name = "MIB")]
     pub max_artifacts_mb: u64,
+    /// Hours a finished job (done, failed, cancelled) is kept after it ended, with its tasks,
+    /// results and proof; then it is deleted (404 says so). 0: no age limit; decimals allowed.
+    #[arg(long, value_name = "HOURS", default_value_t = gamesolver::retention::DEFAULT_RETAIN_HOURS)]
+    pub retain_hours: f64,
+    /// MiB of the SQLite file that finished jobs may fill: past it the jobs that ended first are
+    /// deleted first. 0: no size budget (--max-store-mb still applies).
+    #[arg(long, value_name = "MIB", default_value_t = gamesolver::retention::DEFAULT_RETAIN_MB)]
+    pub retain_mb: u64,
+    /// MiB the whole store may hold (the SQLite file's live pages, its WAL, the file
+    /// artifacts): retention deletes finished jobs to stay under it, and when it cannot a
+    /// submit gets 429. 0: no quota.
+    #[arg(long, value_name = "MIB", default_value_t = gamesolver::retention::DEFAULT_MAX_STORE_MB)]
+    pub max_store_mb: u64,
     /// Without GAMESOLVER_WORKER_TOKEN, let anyone use the worker endpoints. By default they
     /// then accept only the local workers of this process (a random token kept in memory).
     #[arg(long)]
@@ -430,6 +443,12 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
         )));
     }
     let http = args.http.limits()?;
+    let retention = gamesolver::retention::RetentionConfig {
+        retain_hours: args.retain_hours,
+        retain_mb: args.retain_mb,
+        max_store_mb: args.max_store_mb,
+    };
+    retention.check().map_err(Failure::bad_input)?;
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -446,6 +465,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     config.sched.max_tasks_per_job = args.max_tasks_per_job;
     config.sched.max_proof_bytes = args.max_proof_bytes;
     config.max_artifacts_mb = args.max_artifacts_mb;
+    config.retention = retention;
     config.insecure_workers = args.insecure_workers;
     config.insecure_open_api = args.insecure_open_api;
     config.http = http;

@@ -26,6 +26,7 @@ pub mod http;
 pub mod local_workers;
 pub mod metrics;
 pub mod openapi;
+pub mod retention;
 pub mod scheduler;
 pub mod store;
 
@@ -68,6 +69,8 @@ pub struct ServeConfig {
     pub http: http::HttpLimits,
     /// Bound on the bytes of all file artifacts (retrograde databases), in MiB.
     pub max_artifacts_mb: u64,
+    /// Retention of finished jobs and the disk quota ([`retention`]).
+    pub retention: retention::RetentionConfig,
 }
 
 impl ServeConfig {
@@ -86,6 +89,7 @@ impl ServeConfig {
             insecure_open_api: false,
             http: http::HttpLimits::default(),
             max_artifacts_mb: artifacts::DEFAULT_MAX_ARTIFACTS_MB,
+            retention: retention::RetentionConfig::default(),
         }
     }
 
@@ -183,6 +187,8 @@ pub struct Coordinator {
     pub lock_hold_max_us: std::sync::atomic::AtomicU64,
     /// Total time the scheduler's lock was held, in microseconds (`/metrics`).
     pub lock_hold_total_us: std::sync::atomic::AtomicU64,
+    /// Retention of finished jobs and the disk quota.
+    pub retention: retention::Retention,
 }
 
 /// The coordinator's planning thread: runs, one at a time and off the scheduler's lock, the
@@ -234,6 +240,12 @@ impl Coordinator {
             artifacts.clone(),
             gamesolver_shared::search::retrograde::artifacts::SourceMode::Check,
         );
+        let retention = retention::Retention::open(
+            store.pruner()?,
+            &config.db,
+            artifacts.clone(),
+            config.retention.clone(),
+        )?;
         let mut sched = Scheduler::open(store, config.sched.clone())?;
         sched.set_background(true);
         let reader = sched.reader()?;
@@ -252,6 +264,7 @@ impl Coordinator {
             event_streams: Default::default(),
             status_reads: Default::default(),
             artifacts,
+            retention,
             background: Mutex::new(Some(tx)),
             cancels: Notify::new(),
             lock_hold_max_us: Default::default(),
@@ -359,7 +372,8 @@ impl Coordinator {
     /// The status of job `id` (`GET /v1/jobs/{id}`, SSE, dashboard): from memory, under the
     /// lock, while the job is resident; else its stored final status, one query on the reader
     /// outside the lock. A job is evicted only after its final status is committed, so one of
-    /// the two always has it. Never blocks an async thread.
+    /// the two always has it. A job that the retention policy deleted is a 404 that says so.
+    /// Never blocks an async thread.
     pub async fn job_status(
         self: &Arc<Self>,
         id: u64,
@@ -367,7 +381,10 @@ impl Coordinator {
         let resident = self.read(move |s| s.resident_status(id)).await;
         match resident {
             Some(st) => Ok(st),
-            None => self.query(move |q| scheduler::stored_status(q, id)).await,
+            None => self
+                .query(move |q| scheduler::stored_status(q, id))
+                .await
+                .map_err(|e| self.retention.explain(id, e)),
         }
     }
 
@@ -390,7 +407,7 @@ impl Coordinator {
 pub const MAX_WAKE: usize = 4096;
 
 /// Runs the coordinator until SIGINT or SIGTERM: binds, restores the store, starts the lease
-/// sweeper and the local workers, serves HTTP.
+/// sweeper, the retention sweep ([`retention::run`]) and the local workers, serves HTTP.
 pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
     config.check_exposure().map_err(anyhow::Error::msg)?;
     let nofile = http::raise_nofile_limit();
@@ -456,6 +473,9 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
                 if let Err(e) = coord.call(|s| s.expire_leases()).await {
                     tracing::error!("lease sweep: {e}");
                 }
+                if let Err(e) = coord.call(|s| s.end_timed_out()).await {
+                    tracing::error!("time limit sweep: {e}");
+                }
                 coord.call(|s| s.expire_workers()).await;
             }
         })
@@ -484,6 +504,9 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         None
     };
 
+    tracing::info!("retention: {}", config.retention.describe());
+    let retention = tokio::spawn(retention::run(coord.clone()));
+
     let app = api::router_with(coord.clone(), &limits, stats.clone());
     let closing = {
         let coord = coord.clone();
@@ -503,6 +526,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
     };
     http::run(listener, app, &limits, stats, closing).await;
     sweeper.abort();
+    retention.abort();
     Ok(())
 }
 

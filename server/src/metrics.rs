@@ -92,9 +92,15 @@ pub fn render_server(out: &mut String, h: &crate::http::HttpStats) {
     }
 }
 
-/// Renders the metrics page.
-pub fn render(s: &Scheduler) -> String {
-    let (c, states, queue, running, slots) = s.metrics();
+/// Renders the metrics page; `deleted`: jobs the retention policy deleted since start, by
+/// state (no longer counted in `gamesolver_jobs`).
+pub fn render(s: &Scheduler, deleted: &[(&'static str, u64)]) -> String {
+    let (c, mut states, queue, running, slots) = s.metrics();
+    for (state, n) in deleted {
+        if let Some(v) = states.get_mut(state) {
+            *v = v.saturating_sub(*n);
+        }
+    }
     let mut out = String::new();
     let mut counter = |name: &str, help: &str, v: u64| {
         let _ = writeln!(
@@ -183,4 +189,68 @@ pub fn render(s: &Scheduler) -> String {
         s.known_workers(),
     );
     out
+}
+
+/// Appends the store's size and what retention did (`crate::retention`).
+pub fn render_store(out: &mut String, r: &crate::retention::Retention) {
+    let b = r.store_bytes();
+    let _ = writeln!(
+        out,
+        "# HELP gamesolver_store_bytes The job store by part: db (live pages of the SQLite file), \
+         db_file (the file on disk), wal, artifacts (file artifacts).\n\
+         # TYPE gamesolver_store_bytes gauge"
+    );
+    for (part, v) in [
+        ("db", b.db_live),
+        ("db_file", b.db_file),
+        ("wal", b.wal),
+        ("artifacts", b.artifacts),
+    ] {
+        let _ = writeln!(out, "gamesolver_store_bytes{{part=\"{part}\"}} {v}");
+    }
+    let (jobs, artifacts, pages, refused) = r.counters();
+    let max = r.config().max_store_mb << 20;
+    for (name, kind, help, v) in [
+        (
+            "gamesolver_store_quota_bytes",
+            "gauge",
+            "What the disk quota counts (db + wal + artifacts + jobs accepted since the last sweep).",
+            b.total(),
+        ),
+        (
+            "gamesolver_store_max_bytes",
+            "gauge",
+            "The disk quota (--max-store-mb; 0: none).",
+            max,
+        ),
+        (
+            "gamesolver_jobs_deleted_total",
+            "counter",
+            "Finished jobs deleted by the retention policy.",
+            jobs,
+        ),
+        (
+            "gamesolver_artifacts_deleted_total",
+            "counter",
+            "File artifacts deleted with the jobs that alone named them.",
+            artifacts,
+        ),
+        (
+            "gamesolver_store_pages_vacuumed_total",
+            "counter",
+            "Free pages of the SQLite file given back to the file system.",
+            pages,
+        ),
+        (
+            "gamesolver_store_quota_refusals_total",
+            "counter",
+            "Jobs refused with 429 because the store was over --max-store-mb.",
+            refused,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+        );
+    }
 }

@@ -1751,6 +1751,22 @@ impl Scheduler {
         out
     }
 
+    /// What the active jobs read of the artifact store: their planners' live round chunks, and
+    /// the manifests of the sets they are pinned to (`tables=NAME@HASH`). Retention deletes
+    /// neither (`crate::retention`).
+    pub fn artifacts_in_use(&self) -> (HashSet<String>, HashSet<String>) {
+        let (mut live, mut pinned) = (HashSet::new(), HashSet::new());
+        for j in self.jobs.values().filter(|j| !j.state.is_final()) {
+            if let Some(p) = &j.planner {
+                live.extend(p.live_artifacts());
+            }
+            if let Some((_, hash)) = j.spec.options.get("tables").and_then(|t| t.split_once('@')) {
+                pinned.insert(hash.trim().to_string());
+            }
+        }
+        (live, pinned)
+    }
+
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
@@ -2335,6 +2351,77 @@ impl Scheduler {
         }
         self.commit(w)?;
         Ok(expired.len())
+    }
+
+    /// Ends what the time limits of waiting jobs have stopped, whether or not a worker asks for
+    /// a task (with every worker busy for an hour, a job of a second would otherwise wait that
+    /// hour in the queue): a queued task whose job's time is up ends its plan with what is
+    /// known, as at a lease, or, in a plan a stop does not end, fails the job naming the limit.
+    /// At most [`LEASE_ENDINGS`] jobs a call; the sweeper calls it every tick.
+    pub fn end_timed_out(&mut self) -> Result<usize, SchedError> {
+        let now = now_ms();
+        let due: Vec<u64> = self
+            .queue
+            .iter()
+            .copied()
+            .filter(|tid| {
+                self.tasks
+                    .get(tid)
+                    .filter(|t| t.state == TaskState::Queued)
+                    .and_then(|t| self.jobs.get(&t.job_id))
+                    .is_some_and(|j| {
+                        j.takes_results()
+                            && j.spec
+                                .limits
+                                .time_ms
+                                .is_some_and(|t| now.saturating_sub(j.created_ms) >= t)
+                    })
+            })
+            .collect();
+        let mut w = Vec::new();
+        let mut ended = 0;
+        for tid in due {
+            if ended >= LEASE_ENDINGS {
+                break;
+            }
+            let Some(task) = self.tasks.get(&tid) else {
+                continue;
+            };
+            let (job_id, what) = (task.job_id, task.what.clone());
+            if task.state != TaskState::Queued
+                || !self.jobs.get(&job_id).is_some_and(|j| j.takes_results())
+            {
+                continue;
+            }
+            // A resting job is prepared again first (off the lock); a later call ends it.
+            match self.wake(job_id) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    let message = format!("cannot prepare the job again: {e}");
+                    self.end_job(job_id, JobState::Failed, None, Some(message), &mut w);
+                    ended += 1;
+                    continue;
+                }
+            }
+            if self.ends_on_stop(job_id, tid) {
+                let note = "the time limit stopped it before it started".to_string();
+                self.end_task_stopped(tid, UNSTARTED_LEASE.into(), StopReason::Time, note, &mut w);
+            } else {
+                let message = format!("the time limit stopped {what} before it started");
+                self.end_job(job_id, JobState::Failed, None, Some(message), &mut w);
+            }
+            ended += 1;
+        }
+        if ended > 0 {
+            self.queue.retain(|tid| {
+                self.tasks
+                    .get(tid)
+                    .is_some_and(|t| t.state == TaskState::Queued)
+            });
+            self.commit(w)?;
+        }
+        Ok(ended)
     }
 
     /// Cancels a job; its running tasks are told to stop through their heartbeats.
@@ -3774,6 +3861,37 @@ mod tests {
             s.cancels_for("nobody"),
             Err(SchedError::UnknownWorker(_))
         ));
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn jobs_whose_time_is_up_end_though_no_worker_asks() {
+        let path = db("timed-out");
+        let mut s = open(&path, 1);
+        let probes = submit(
+            &mut s,
+            json!({"game": "connect4", "position": "", "algorithm": "alphabeta",
+                   "game_params": {"width": "8", "height": "7"}, "limits": {"time_ms": 1}}),
+        );
+        let runs = submit(
+            &mut s,
+            json!({"game": "connect4", "position": "", "algorithm": "mcts",
+                   "options": {"trees": 2, "tasks": 2}, "limits": {"time_ms": 1}}),
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(s.end_timed_out().unwrap() >= 2);
+        let st = v(s.job_status(probes).unwrap());
+        assert_eq!(st["state"], "done", "{st}");
+        assert_eq!(st["result"]["stopped"], "time", "{st}");
+        assert!(
+            st["result"]["best_move"].is_null(),
+            "no search for a job no worker ran: {st}"
+        );
+        let st = v(s.job_status(runs).unwrap());
+        assert_eq!(st["state"], "failed", "{st}");
+        assert!(st["error"].as_str().unwrap().contains("time limit"), "{st}");
+        assert_eq!(s.end_timed_out().unwrap(), 0);
         drop(s);
         let _ = std::fs::remove_file(&path);
     }

@@ -22,6 +22,13 @@
 //!
 //! Bad input: a file that is not a gamesolver database, or a newer schema, is an error on open
 //! naming the file; nothing is overwritten.
+//!
+//! Retention (`crate::retention`): a [`Pruner`], a third connection that writes, deletes
+//! finished jobs with everything stored for them in short transactions of a few jobs each, and
+//! gives the freed pages back to the file system (`auto_vacuum = INCREMENTAL`, set when a file
+//! is made; an older file small enough is converted by a `VACUUM` on open). The largest job and
+//! task ids it deleted stay in `meta`, so ids are never given twice, even after a restart with
+//! the newest jobs deleted.
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
@@ -37,6 +44,14 @@ const SCHEMA_VERSION: i64 = 4;
 
 /// Job states after which nothing about a job changes but its leftover tasks.
 const FINAL_STATES: &str = "('done', 'failed', 'cancelled')";
+
+/// Size the WAL file is cut back to after a checkpoint (it may grow past it meanwhile).
+const JOURNAL_SIZE_LIMIT: u64 = 32 << 20;
+
+/// An older file without `auto_vacuum` is converted by a `VACUUM` on open up to this size; a
+/// larger one reuses the pages of deleted jobs but does not shrink (the log says how to
+/// convert it offline).
+const VACUUM_ON_OPEN_BYTES: u64 = 512 << 20;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS jobs (
@@ -97,6 +112,8 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     detail TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS events_by_job ON events(job_id);
+CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs(finished_ms, state) WHERE state IN ('done', 'failed', 'cancelled');
 ";
 
 /// One change to the store; a batch of them is committed in one transaction.
@@ -287,6 +304,35 @@ fn add_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
     Ok(())
 }
 
+/// The per-connection settings of a connection that writes: `synchronous` (NORMAL, or FULL
+/// with `GAMESOLVER_DB_SYNC=full`) and the size the WAL is cut back to.
+fn connection_setup() -> String {
+    let sync = match std::env::var("GAMESOLVER_DB_SYNC").as_deref() {
+        Ok("full") => "FULL",
+        _ => "NORMAL",
+    };
+    format!("PRAGMA synchronous = {sync}; PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT};")
+}
+
+/// A pragma that answers one number.
+fn pragma_u64(conn: &Connection, name: &str) -> rusqlite::Result<u64> {
+    conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
+        .map(|v| v.max(0) as u64)
+}
+
+/// A number kept in `meta` (0 when absent).
+fn meta_u64(conn: &Connection, key: &str) -> rusqlite::Result<u64> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| {
+        r.get::<_, String>(0)
+    })
+    .optional()
+    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// The meta keys of the largest job and task ids retention deleted.
+const DELETED_JOB_KEY: &str = "max_deleted_job_id";
+const DELETED_TASK_KEY: &str = "max_deleted_task_id";
+
 /// A fresh random store identity (128 bits, hex).
 fn new_identity() -> String {
     use rand::Rng;
@@ -299,15 +345,21 @@ impl Store {
     pub fn open(path: &Path) -> anyhow::Result<Store> {
         let conn = Connection::open(path)
             .map_err(|e| anyhow::anyhow!("cannot open database '{}': {e}", path.display()))?;
-        let sync = match std::env::var("GAMESOLVER_DB_SYNC").as_deref() {
-            Ok("full") => "FULL",
-            _ => "NORMAL",
+        let unusable = |e: rusqlite::Error| {
+            anyhow::anyhow!("database '{}' is not usable: {e}", path.display())
         };
+        // A new file gives the pages of deleted jobs back to the file system: auto_vacuum has
+        // to be set before its first table (an older file is converted below).
+        let fresh = pragma_u64(&conn, "page_count").map_err(unusable)? == 0;
+        if fresh {
+            conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
+                .map_err(unusable)?;
+        }
         let setup = format!(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
+            "PRAGMA journal_mode = WAL; {} PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+            connection_setup()
         );
-        conn.execute_batch(&setup)
-            .map_err(|e| anyhow::anyhow!("database '{}' is not usable: {e}", path.display()))?;
+        conn.execute_batch(&setup).map_err(unusable)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
             anyhow::bail!(
@@ -338,6 +390,25 @@ impl Store {
                 r.get(0)
             })?;
         conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        if pragma_u64(&conn, "auto_vacuum")? != 2 {
+            let bytes = pragma_u64(&conn, "page_count")? * pragma_u64(&conn, "page_size")?;
+            if bytes <= VACUUM_ON_OPEN_BYTES {
+                tracing::info!(
+                    "converting the store '{}' ({} MiB) to incremental vacuum, once",
+                    path.display(),
+                    bytes >> 20
+                );
+                conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+            } else {
+                tracing::warn!(
+                    "the store '{}' ({} MiB) was made without auto_vacuum: the space of deleted \
+                     jobs is reused but the file does not shrink; to convert it, stop the \
+                     coordinator and run: sqlite3 FILE 'PRAGMA auto_vacuum = INCREMENTAL; VACUUM;'",
+                    path.display(),
+                    bytes >> 20
+                );
+            }
+        }
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -366,6 +437,24 @@ impl Store {
         })
         .map_err(|e| anyhow::anyhow!("cannot open a reader on the job store: {e}"))?;
         Ok(Reader { conn })
+    }
+
+    /// A third connection, that writes: retention deletes finished jobs through it, in short
+    /// transactions, without the scheduler's lock ([`Pruner`]).
+    pub fn pruner(&self) -> anyhow::Result<Pruner> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .and_then(|c| {
+            c.execute_batch(&format!(
+                "{} PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+                connection_setup()
+            ))?;
+            Ok(c)
+        })
+        .map_err(|e| anyhow::anyhow!("cannot open a pruner on the job store: {e}"))?;
+        Ok(Pruner { conn })
     }
 
     /// Test hook: makes the next [`Store::commit`] fail without writing anything, as a full
@@ -557,16 +646,21 @@ impl Store {
         snap.workers = q
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<Result<_, _>>()?;
-        snap.max_job_id = self
-            .conn
-            .query_row("SELECT COALESCE(MAX(id), 0) FROM jobs", [], |r| {
-                r.get::<_, i64>(0)
-            })? as u64;
+        // Ids of deleted jobs and tasks are never given again (a client may still hold one).
+        snap.max_job_id =
+            (self
+                .conn
+                .query_row("SELECT COALESCE(MAX(id), 0) FROM jobs", [], |r| {
+                    r.get::<_, i64>(0)
+                })? as u64)
+                .max(meta_u64(&self.conn, DELETED_JOB_KEY)?);
         snap.max_task_id =
-            self.conn
+            (self
+                .conn
                 .query_row("SELECT COALESCE(MAX(id), 0) FROM tasks", [], |r| {
                     r.get::<_, i64>(0)
-                })? as u64;
+                })? as u64)
+                .max(meta_u64(&self.conn, DELETED_TASK_KEY)?);
         let mut q = self.conn.prepare(&format!(
             "SELECT state, COUNT(*) FROM jobs WHERE state IN {FINAL_STATES} GROUP BY state"
         ))?;
@@ -639,6 +733,342 @@ impl Reader {
     /// Its queries.
     pub fn queries(&self) -> Queries<'_> {
         Queries(&self.conn)
+    }
+}
+
+/// Page counts of the store file, as SQLite sees it (the WAL's latest commit included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DbSize {
+    pub page_size: u64,
+    /// Pages of the file.
+    pub pages: u64,
+    /// Of them, pages free for reuse (deleted rows not yet given back to the file system).
+    pub free_pages: u64,
+}
+
+impl DbSize {
+    /// Bytes of the pages in use.
+    pub fn live_bytes(&self) -> u64 {
+        self.pages.saturating_sub(self.free_pages) * self.page_size
+    }
+    /// Bytes of the free pages.
+    pub fn free_bytes(&self) -> u64 {
+        self.free_pages * self.page_size
+    }
+}
+
+/// What retention reads of a finished job before it deletes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobFacts {
+    pub state: String,
+    /// The spec's `algorithm`.
+    pub algorithm: Option<String>,
+    /// The spec's option `name` (a retrograde build's set name).
+    pub set_name: Option<String>,
+    /// The spec's option `tables` (`NAME@HASH` for a set the coordinator built).
+    pub tables: Option<String>,
+    /// Whether it has a result.
+    pub has_result: bool,
+}
+
+/// A job that retention deleted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeletedJob {
+    pub id: u64,
+    /// Its final state (`done`, `failed` or `cancelled`).
+    pub state: String,
+}
+
+/// The store's third connection, that deletes finished jobs for retention
+/// (`crate::retention`). It writes only rows of jobs that have ended and are no longer held by
+/// the scheduler (the caller checks that), which nothing writes again, so it needs no lock of
+/// the scheduler's; each deletion is one short transaction of a few jobs, which the scheduler's
+/// commits wait for at most that long (`busy_timeout`).
+pub struct Pruner {
+    conn: Connection,
+}
+
+/// The artifact names (64 lowercase hex digits under a key `artifact`) in a JSON value.
+fn artifact_names(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                match v {
+                    serde_json::Value::String(s) if k == "artifact" => {
+                        if gamesolver_shared::search::retrograde::artifacts::is_name(s) {
+                            out.push(s.clone());
+                        }
+                    }
+                    _ => artifact_names(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| artifact_names(v, out)),
+        _ => {}
+    }
+}
+
+impl Pruner {
+    /// The store file's page counts.
+    pub fn size(&self) -> rusqlite::Result<DbSize> {
+        Ok(DbSize {
+            page_size: pragma_u64(&self.conn, "page_size")?,
+            pages: pragma_u64(&self.conn, "page_count")?,
+            free_pages: pragma_u64(&self.conn, "freelist_count")?,
+        })
+    }
+
+    /// Up to `limit` jobs that have ended, oldest first by the time they ended (a job without
+    /// one first): `(id, finished_ms)`. From an index: no job row is read.
+    pub fn oldest_finished(&self, limit: usize) -> rusqlite::Result<Vec<(u64, Option<u64>)>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT id, finished_ms FROM jobs WHERE state IN {FINAL_STATES}
+                 ORDER BY finished_ms, id LIMIT ?1"
+            ))?
+            .query_map([limit.min(i64::MAX as usize) as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as u64,
+                    r.get::<_, Option<i64>>(1)?.map(|v| v.max(0) as u64),
+                ))
+            })?
+            .collect()
+    }
+
+    /// What retention needs to know of job `id` (`None`: no such job). A spec that is not
+    /// JSON (never written by this version) reads as one without algorithm or options.
+    pub fn job_facts(&self, id: u64) -> rusqlite::Result<Option<JobFacts>> {
+        let Some((state, has_result)) = self
+            .conn
+            .prepare_cached("SELECT state, result IS NOT NULL FROM jobs WHERE id = ?1")?
+            .query_row([id as i64], |r| Ok((r.get::<_, String>(0)?, r.get(1)?)))
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let spec = self
+            .conn
+            .prepare_cached(
+                "SELECT json_extract(spec, '$.algorithm'), json_extract(spec, '$.options.name'),
+                        json_extract(spec, '$.options.tables')
+                 FROM jobs WHERE id = ?1 AND json_valid(spec)",
+            )?
+            .query_row([id as i64], |r| {
+                Ok((
+                    r.get::<_, Option<String>>(0).unwrap_or(None),
+                    r.get::<_, Option<String>>(1).unwrap_or(None),
+                    r.get::<_, Option<String>>(2).unwrap_or(None),
+                ))
+            })
+            .optional()?
+            .unwrap_or_default();
+        Ok(Some(JobFacts {
+            state,
+            algorithm: spec.0,
+            set_name: spec.1,
+            tables: spec.2,
+            has_result,
+        }))
+    }
+
+    /// Whether a `retrograde` build newer than job `id` finished with the set name `name`
+    /// (then job `id` is no longer the build that `tables=NAME` reads).
+    pub fn newer_build_exists(&self, id: u64, name: &str) -> rusqlite::Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT 1 FROM jobs WHERE id > ?1 AND state = 'done' AND result IS NOT NULL
+                   AND json_valid(spec) AND json_extract(spec, '$.algorithm') = 'retrograde'
+                   AND json_extract(spec, '$.options.name') = ?2 LIMIT 1",
+            )?
+            .exists(params![id as i64, name])
+    }
+
+    /// Whether job `id` is stored.
+    pub fn job_exists(&self, id: u64) -> rusqlite::Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM jobs WHERE id = ?1")?
+            .exists([id as i64])
+    }
+
+    /// The artifacts the task results of job `id` name (a retrograde build's round chunks and
+    /// sealed databases), each once.
+    pub fn job_artifacts(&self, id: u64) -> rusqlite::Result<Vec<String>> {
+        let mut q = self.conn.prepare_cached(
+            "SELECT r.output FROM results r JOIN tasks t ON r.task_id = t.id
+             WHERE t.job_id = ?1 AND instr(r.output, '\"artifact\"') > 0",
+        )?;
+        let mut out = Vec::new();
+        for text in q.query_map([id as i64], |r| r.get::<_, String>(0))? {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text?) {
+                artifact_names(&v, &mut out);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Those of `names` that a stored result with a sequence number above `after` names, and
+    /// the largest sequence number read (`after` when none): with the latter, a later call reads
+    /// only the results stored since.
+    pub fn results_naming(
+        &self,
+        names: &std::collections::HashSet<String>,
+        after: i64,
+    ) -> rusqlite::Result<(std::collections::HashSet<String>, i64)> {
+        let mut found = std::collections::HashSet::new();
+        let mut last = after;
+        if names.is_empty() {
+            return Ok((found, last));
+        }
+        let mut q = self.conn.prepare_cached(
+            "SELECT seq, output FROM results WHERE seq > ?1 AND instr(output, '\"artifact\"') > 0",
+        )?;
+        let rows = q.query_map([after], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        for row in rows {
+            let (seq, text) = row?;
+            last = last.max(seq);
+            for n in names {
+                if !found.contains(n) && text.contains(n.as_str()) {
+                    found.insert(n.clone());
+                }
+            }
+        }
+        let top: i64 =
+            self.conn
+                .query_row("SELECT COALESCE(MAX(seq), 0) FROM results", [], |r| {
+                    r.get(0)
+                })?;
+        Ok((found, last.max(top)))
+    }
+
+    /// Deletes jobs `ids` with their tasks, leases, results, proof certificate and events, in
+    /// one transaction, and keeps the largest deleted job and task ids in `meta`. Every job must
+    /// have ended (the index it was found by says so): one that has not makes the whole call an
+    /// error that deletes nothing. Ids not stored are skipped. Returns the jobs deleted and the
+    /// bytes of the pages they freed (whatever other connections wrote meanwhile).
+    pub fn delete_jobs(&mut self, ids: &[u64]) -> rusqlite::Result<(Vec<DeletedJob>, u64)> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let free_before = pragma_u64(&tx, "freelist_count")?;
+        let mut deleted = Vec::with_capacity(ids.len());
+        let (mut max_job, mut max_task) = (0u64, 0u64);
+        for &id in ids {
+            let id64 = id as i64;
+            let top: i64 = tx
+                .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM tasks WHERE job_id = ?1")?
+                .query_row([id64], |r| r.get(0))?;
+            for sql in [
+                "DELETE FROM leases WHERE task_id IN (SELECT id FROM tasks WHERE job_id = ?1)",
+                "DELETE FROM results WHERE task_id IN (SELECT id FROM tasks WHERE job_id = ?1)",
+                "DELETE FROM tasks WHERE job_id = ?1",
+                "DELETE FROM artifacts WHERE job_id = ?1",
+                "DELETE FROM events WHERE job_id = ?1",
+            ] {
+                tx.prepare_cached(sql)?.execute([id64])?;
+            }
+            let state: Option<String> = tx
+                .prepare_cached(&format!(
+                    "DELETE FROM jobs WHERE id = ?1 AND state IN {FINAL_STATES} RETURNING state"
+                ))?
+                .query_row([id64], |r| r.get(0))
+                .optional()?;
+            match state {
+                Some(state) => {
+                    max_job = max_job.max(id);
+                    max_task = max_task.max(top.max(0) as u64);
+                    deleted.push(DeletedJob { id, state });
+                }
+                None if tx
+                    .prepare_cached("SELECT 1 FROM jobs WHERE id = ?1")?
+                    .exists([id64])? =>
+                {
+                    // Not ended: the transaction rolls back when dropped.
+                    return Err(rusqlite::Error::SqliteFailure(
+                        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT),
+                        Some(format!("retention: job {id} has not ended")),
+                    ));
+                }
+                None => {}
+            }
+        }
+        for (key, v) in [(DELETED_JOB_KEY, max_job), (DELETED_TASK_KEY, max_task)] {
+            if v > 0 {
+                tx.prepare_cached(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE
+                     SET value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+                )?
+                .execute(params![key, v.to_string()])?;
+            }
+        }
+        let freed = pragma_u64(&tx, "freelist_count")?.saturating_sub(free_before)
+            * pragma_u64(&tx, "page_size")?;
+        tx.commit()?;
+        Ok((deleted, freed))
+    }
+
+    /// The largest job id retention ever deleted (0: none).
+    pub fn max_deleted_job(&self) -> rusqlite::Result<u64> {
+        meta_u64(&self.conn, DELETED_JOB_KEY)
+    }
+
+    /// Gives up to `pages` free pages back to the file system (one short transaction; nothing
+    /// in a file without incremental vacuum). Returns the pages given back.
+    pub fn incremental_vacuum(&self, pages: u32) -> rusqlite::Result<u64> {
+        let before = pragma_u64(&self.conn, "freelist_count")?;
+        // One result row per page: the statement is stepped to its end.
+        let mut q = self
+            .conn
+            .prepare(&format!("PRAGMA incremental_vacuum({})", pages.max(1)))?;
+        let mut rows = q.query([])?;
+        while rows.next()?.is_some() {}
+        drop(rows);
+        let after = pragma_u64(&self.conn, "freelist_count")?;
+        Ok(before.saturating_sub(after))
+    }
+
+    /// Deletes up to `limit` log lines that belong to no job and up to `limit` worker
+    /// registrations, older than `before_ms`. Returns how many rows went.
+    pub fn prune_log(&self, before_ms: u64, limit: usize) -> rusqlite::Result<usize> {
+        let (before, limit) = (
+            before_ms.min(i64::MAX as u64) as i64,
+            limit.min(i64::MAX as usize) as i64,
+        );
+        // Looked for first: a DELETE takes the write lock even when it deletes nothing.
+        let stale: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM events WHERE job_id IS NULL AND at_ms < ?1)
+                     OR EXISTS (SELECT 1 FROM workers WHERE registered_ms < ?1)",
+            )?
+            .query_row([before], |r| r.get(0))?;
+        if !stale {
+            return Ok(0);
+        }
+        let events = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM events WHERE seq IN
+                     (SELECT seq FROM events WHERE job_id IS NULL AND at_ms < ?1 LIMIT ?2)",
+            )?
+            .execute(params![before, limit])?;
+        let workers = self
+            .conn
+            .prepare_cached(
+                "DELETE FROM workers WHERE id IN
+                     (SELECT id FROM workers WHERE registered_ms < ?1 LIMIT ?2)",
+            )?
+            .execute(params![before, limit])?;
+        Ok(events + workers)
+    }
+
+    /// The connection (tests).
+    #[cfg(test)]
+    pub(crate) fn conn_for_tests(&self) -> &Connection {
+        &self.conn
     }
 }
 
@@ -910,5 +1340,316 @@ mod tests {
         assert_eq!((snap.max_job_id, snap.max_task_id), (1, 1));
         assert_eq!(s.result_count(1).unwrap(), 1);
         let _ = std::fs::remove_file(&dir);
+    }
+
+    fn temp_db(name: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!("gs-store-{name}-{}", std::process::id()));
+        for suffix in ["", "-wal", "-shm"] {
+            let mut f = p.as_os_str().to_os_string();
+            f.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(f));
+        }
+        p
+    }
+
+    fn count(c: &Connection, sql: &str) -> i64 {
+        c.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    /// A job with a task, a lease, a result, a proof, events and a final state.
+    fn finished_job(id: u64, state: &'static str, spec: &str, output: &str) -> Vec<Write> {
+        vec![
+            Write::InsertJob {
+                id,
+                spec: spec.into(),
+                created_ms: id,
+            },
+            Write::InsertTask {
+                id: id * 10,
+                job_id: id,
+                kind: "{}".into(),
+                what: "the whole job".into(),
+            },
+            Write::InsertLease {
+                id: format!("l{id}"),
+                task_id: id * 10,
+                worker_id: "w".into(),
+                at_ms: id,
+            },
+            Write::InsertResult {
+                task_id: id * 10,
+                lease_id: format!("l{id}"),
+                output: output.into(),
+            },
+            Write::Artifact {
+                job_id: id,
+                proof: "{\"proof\":1}".into(),
+            },
+            Write::Event {
+                job_id: Some(id),
+                at_ms: id,
+                kind: "submitted",
+                detail: String::new(),
+            },
+            Write::JobState {
+                id,
+                state,
+                finished_ms: Some(1000 + id),
+                result: Some("{\"value\":1}".into()),
+                error: None,
+                progress: None,
+            },
+            Write::FinalStatus {
+                id,
+                status: "{}".into(),
+            },
+        ]
+    }
+
+    /// Retention deletes a finished job with every row stored for it, in one transaction,
+    /// refuses a job that has not ended (deleting nothing of the batch), and the ids it
+    /// deleted are never given again, even when they were the largest.
+    #[test]
+    fn a_finished_job_is_deleted_with_all_its_rows_and_its_id_is_not_reused() {
+        let path = temp_db("prune");
+        let mut s = Store::open(&path).unwrap();
+        let mut w = finished_job(1, "done", "{}", "{}");
+        w.extend(finished_job(3, "cancelled", "{}", "{}"));
+        w.push(Write::InsertJob {
+            id: 2,
+            spec: "{}".into(),
+            created_ms: 2,
+        });
+        w.push(Write::InsertTask {
+            id: 20,
+            job_id: 2,
+            kind: "{}".into(),
+            what: "the whole job".into(),
+        });
+        s.commit(&w).unwrap();
+        let mut p = s.pruner().unwrap();
+        // Only finished jobs, oldest first by the time they ended.
+        assert_eq!(
+            p.oldest_finished(10).unwrap(),
+            vec![(1, Some(1001)), (3, Some(1003))]
+        );
+        // A batch with a job in flight is refused whole.
+        let err = p.delete_jobs(&[1, 2]).unwrap_err();
+        assert!(err.to_string().contains("job 2 has not ended"), "{err}");
+        assert!(p.job_exists(1).unwrap());
+        // Small rows share their pages: no page need be freed.
+        let (deleted, _freed) = p.delete_jobs(&[3, 1, 99]).unwrap();
+        assert_eq!(
+            deleted,
+            vec![
+                DeletedJob {
+                    id: 3,
+                    state: "cancelled".into()
+                },
+                DeletedJob {
+                    id: 1,
+                    state: "done".into()
+                }
+            ]
+        );
+        let c = p.conn_for_tests();
+        for (table, left) in [
+            ("jobs", 1),
+            ("tasks", 1),
+            ("leases", 0),
+            ("results", 0),
+            ("artifacts", 0),
+            ("events", 0),
+        ] {
+            assert_eq!(
+                count(c, &format!("SELECT COUNT(*) FROM {table}")),
+                left,
+                "{table}"
+            );
+        }
+        assert_eq!(p.max_deleted_job().unwrap(), 3);
+        assert!(p.oldest_finished(10).unwrap().is_empty());
+        drop(p);
+        drop(s);
+        // After a restart the next ids are past the deleted ones.
+        let mut s = Store::open(&path).unwrap();
+        let snap = s.load().unwrap();
+        assert_eq!((snap.max_job_id, snap.max_task_id), (3, 30));
+        assert_eq!(snap.jobs.len(), 1);
+        assert!(snap.finished.is_empty());
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// The oldest finished jobs are read from the partial index, never from the job rows
+    /// (which hold megabyte specs).
+    #[test]
+    fn the_oldest_finished_jobs_come_from_an_index() {
+        let path = temp_db("plan");
+        let s = Store::open(&path).unwrap();
+        let plan: Vec<String> = s
+            .conn
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT id, finished_ms FROM jobs WHERE state IN {FINAL_STATES}
+                 ORDER BY finished_ms, id LIMIT 5"
+            ))
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|l| l.contains("COVERING INDEX jobs_by_finish")),
+            "{plan:?}"
+        );
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A new file has incremental vacuum: deleted jobs' pages go back to the file system and
+    /// the file shrinks. An older file without it is converted when it is opened.
+    #[test]
+    fn deleted_pages_go_back_and_older_files_are_converted() {
+        let path = temp_db("vacuum");
+        let mut s = Store::open(&path).unwrap();
+        assert_eq!(pragma_u64(&s.conn, "auto_vacuum").unwrap(), 2);
+        let spec = format!("{{\"position\":\"{}\"}}", "x".repeat(200_000));
+        for id in 1..=20 {
+            s.commit(&finished_job(id, "done", &spec, "{}")).unwrap();
+        }
+        let mut p = s.pruner().unwrap();
+        let full = p.size().unwrap();
+        assert!(full.live_bytes() > 4_000_000, "{full:?}");
+        let ids: Vec<u64> = (1..=20).collect();
+        let (deleted, bytes) = p.delete_jobs(&ids).unwrap();
+        assert_eq!(deleted.len(), 20);
+        let freed = p.size().unwrap();
+        assert!(bytes > 4_000_000 && bytes <= freed.free_bytes(), "{bytes}");
+        assert!(freed.live_bytes() < 200_000, "{freed:?}");
+        assert!(freed.free_bytes() > 4_000_000, "{freed:?}");
+        let mut given = 0;
+        loop {
+            let n = p.incremental_vacuum(256).unwrap();
+            if n == 0 {
+                break;
+            }
+            assert!(n <= 256);
+            given += n;
+        }
+        let after = p.size().unwrap();
+        assert_eq!(after.free_pages, 0);
+        assert_eq!(given, freed.free_pages);
+        // The file lost the free pages (and pointer-map pages that mapped them).
+        assert!(after.pages <= freed.pages - freed.free_pages, "{after:?}");
+        drop(p);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+
+        // A file made without auto_vacuum (as before retention), with a job in it.
+        let path = temp_db("convert");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+            c.execute_batch(SCHEMA).unwrap();
+            c.execute_batch(
+                "PRAGMA user_version = 4;
+                 INSERT INTO jobs (id, spec, state, created_ms) VALUES (7, '{}', 'queued', 1);",
+            )
+            .unwrap();
+            assert_eq!(pragma_u64(&c, "auto_vacuum").unwrap(), 0);
+        }
+        let mut s = Store::open(&path).unwrap();
+        assert_eq!(pragma_u64(&s.conn, "auto_vacuum").unwrap(), 2);
+        assert_eq!(s.load().unwrap().jobs[0].id, 7);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// What retention reads before it deletes: a build's set name and the artifacts its
+    /// results name, whether a newer build of the same set is stored, the set a job was pinned
+    /// to, and which artifacts stored results still name.
+    #[test]
+    fn retention_reads_builds_pins_and_artifact_names() {
+        let path = temp_db("facts");
+        let mut s = Store::open(&path).unwrap();
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let build = r#"{"game":"awari","algorithm":"retrograde","options":{"name":"small"}}"#;
+        let out = format!(r#"{{"extra":{{"retro":{{"artifact":"{a}","bytes":5}}}}}}"#);
+        s.commit(&finished_job(1, "done", build, &out)).unwrap();
+        let pinned = format!(
+            r#"{{"game":"awari","algorithm":"alphabeta","options":{{"tables":"small@{b}"}}}}"#
+        );
+        s.commit(&finished_job(2, "done", &pinned, "{}")).unwrap();
+        s.commit(&[Write::InsertJob {
+            id: 3,
+            spec: "not json".into(),
+            created_ms: 3,
+        }])
+        .unwrap();
+        let p = s.pruner().unwrap();
+        let f = p.job_facts(1).unwrap().unwrap();
+        assert_eq!(
+            (f.algorithm.as_deref(), f.set_name.as_deref(), f.has_result),
+            (Some("retrograde"), Some("small"), true)
+        );
+        assert_eq!(
+            p.job_facts(2).unwrap().unwrap().tables,
+            Some(format!("small@{b}"))
+        );
+        let bad = p.job_facts(3).unwrap().unwrap();
+        assert_eq!((bad.state.as_str(), bad.algorithm), ("queued", None));
+        assert_eq!(p.job_facts(4).unwrap(), None);
+        assert_eq!(p.job_artifacts(1).unwrap(), vec![a.clone()]);
+        assert!(p.job_artifacts(2).unwrap().is_empty());
+        assert!(!p.newer_build_exists(1, "small").unwrap());
+        drop(p);
+        s.commit(&finished_job(4, "done", build, "{}")).unwrap();
+        let p = s.pruner().unwrap();
+        assert!(p.newer_build_exists(1, "small").unwrap());
+        assert!(!p.newer_build_exists(4, "small").unwrap());
+        let names: std::collections::HashSet<String> = [a.clone(), b.clone()].into();
+        let (found, seq) = p.results_naming(&names, 0).unwrap();
+        assert_eq!(found, [a.clone()].into());
+        assert!(seq >= 1);
+        // Only results stored after `seq` are read by the second call.
+        assert!(p.results_naming(&names, seq).unwrap().0.is_empty());
+        drop(p);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// Log lines of no job and worker registrations older than the cut are deleted, in
+    /// bounded batches.
+    #[test]
+    fn old_log_lines_and_registrations_are_pruned() {
+        let path = temp_db("log");
+        let mut s = Store::open(&path).unwrap();
+        let mut w = Vec::new();
+        for i in 0..5u64 {
+            w.push(Write::Event {
+                job_id: None,
+                at_ms: i * 100,
+                kind: "worker",
+                detail: String::new(),
+            });
+            w.push(Write::Worker {
+                id: format!("w{i}"),
+                host: "h".into(),
+                threads: 1,
+                at_ms: i * 100,
+            });
+        }
+        s.commit(&w).unwrap();
+        let p = s.pruner().unwrap();
+        assert_eq!(p.prune_log(250, 2).unwrap(), 4);
+        assert_eq!(p.prune_log(250, 2).unwrap(), 2);
+        assert_eq!(p.prune_log(250, 2).unwrap(), 0);
+        let c = p.conn_for_tests();
+        assert_eq!(count(c, "SELECT COUNT(*) FROM events"), 2);
+        assert_eq!(count(c, "SELECT COUNT(*) FROM workers"), 2);
+        drop(p);
+        drop(s);
+        let _ = std::fs::remove_file(&path);
     }
 }
