@@ -190,6 +190,29 @@ pub fn prepare<G: ZeroSum + Hashed>(
 }
 
 impl<G: ZeroSum + Hashed> PnJob<G> {
+    /// The certificate file of `tree` as a JSON value. The tree is moved into it, not copied
+    /// (`serde_json::to_value` of a whole file would hold the tokens twice).
+    fn certificate(
+        &self,
+        claim: Claim,
+        target: i32,
+        tree: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, SolveError> {
+        let file = ProofFile {
+            format: crate::proof::FORMAT.to_string(),
+            game: self.job.game.clone(),
+            game_params: self.job.game_params.clone(),
+            position: self.job.position.clone(),
+            claim,
+            target,
+            tree: Vec::new(),
+        };
+        let mut value = serde_json::to_value(&file)
+            .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?;
+        value["tree"] = serde_json::Value::Array(tree);
+        Ok(value)
+    }
+
     /// The largest possible value `<= v` (a multiple of the game's value step).
     fn floor_step(&self, v: i32) -> i32 {
         let step = self.game.value_step().max(1) as i64;
@@ -284,21 +307,15 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
         let proved = verdict == Verdict::Proved;
         if self.proof && single {
             let claim = if proved { Claim::AtLeast } else { Claim::Below };
-            let tree = certify::build_proof(&self.game, &self.root, claim, target, &self.opts, ctl)
-                .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?;
-            let file = ProofFile {
-                format: crate::proof::FORMAT.to_string(),
-                game: self.job.game.clone(),
-                game_params: self.job.game_params.clone(),
-                position: self.job.position.clone(),
-                claim,
-                target,
-                tree,
-            };
-            out.proof = Some(
-                serde_json::to_value(&file)
-                    .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?,
-            );
+            match certify::build_proof(&self.game, &self.root, claim, target, &self.opts, ctl) {
+                Ok(tree) => out.proof = Some(self.certificate(claim, target, tree)?),
+                // The decision stands; the certificate does not fit: said in one line.
+                Err(certify::NoProof::TooLarge(why)) => {
+                    out.extra.stopped = Some(StopReason::Memory);
+                    out.extra.error = Some(format!("proof certificate: {why}"));
+                }
+                Err(e) => return Err(SolveError::Internal(format!("proof certificate: {e}"))),
+            }
         }
         out.value = if raw.is_exact() {
             self.game.value_to_json(&self.root, raw.lower)
