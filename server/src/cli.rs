@@ -855,8 +855,10 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
     // The certificate goes to its file, never to stdout.
     let proof = result.proof.take();
     if let Some(path) = &args.proof {
-        let cert = proof.ok_or_else(|| {
-            Failure::no_result("the job gave no proof certificate (it needs a proof-number algorithm and a target, and a decision)")
+        let cert = proof.ok_or_else(|| match &result.extra.error {
+            // The job says why (a certificate over its memory or size limit).
+            Some(why) => Failure::no_result(why.clone()),
+            None => Failure::no_result("the job gave no proof certificate (it needs a proof-number algorithm and a target, and a decision)"),
         })?;
         let text = serde_json::to_string(&cert).expect("JSON values serialise");
         std::fs::write(path, text).map_err(|e| {

@@ -39,6 +39,11 @@ use serde_json::Value;
 /// The format tag of version 1.
 pub const FORMAT: &str = "gamesolver-proof/1";
 
+/// Most bytes of JSON a certificate's tree may take when it is built (the coordinator's
+/// default `--max-proof-bytes`, 64 MiB): a builder stops past it rather than make a certificate
+/// that the coordinator would refuse.
+pub const MAX_PROOF_BYTES: usize = 64 << 20;
+
 /// What a certificate claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -12,7 +12,7 @@
 //! | option | algorithms | meaning (default) |
 //! |---|---|---|
 //! | `target` | all | decide "value >= target" (none: exact value by probes) |
-//! | `memory_mb` | all | tree (pns, pn2), table (dfpn) or half of each (pdspn) budget in MiB (512) |
+//! | `memory_mb` | all | tree (pns, pn2), table (dfpn) or half of each (pdspn) budget in MiB (512); with `proof`, also the certificate's (half for its df-pn table, half for its tokens) |
 //! | `threads` | all | root splitting over this many threads (1) |
 //! | `proof` | all, with `target` | `true`: the result carries a proof certificate of the decision (`proof`; the CLI's `solve --proof FILE` writes it to a file, the service serves it at `GET /v1/jobs/{id}/proof`) (false) |
 //! | `current_node` | pns, pn2, pdspn | current-node enhancement (true) |
@@ -27,6 +27,11 @@
 //! probe plan the probe answers without bounds, which ends the plan (running it again, here or
 //! on another worker, would fail again), and the other probes are cancelled. Other stops (time,
 //! nodes, cancel) end the task with an error, as alpha-beta's probes do.
+//!
+//! A certificate (`proof=true`) is built after the decision within `memory_mb` and
+//! [`crate::proof::MAX_PROOF_BYTES`] of JSON (`search::pns::certify`); one that does not fit
+//! leaves the decision as it is (`proved`, `bounds`, `value`) and adds `stopped: "memory"` and
+//! `error: "proof certificate: ..."`, one line naming the limit, without a certificate.
 //!
 //! Values: targets and bounds are the game's internal integers inside; every value shown
 //! (`value`, `bounds`, progress) goes through `value_to_json`, and bounds are rounded inwards to
@@ -48,7 +53,7 @@ use serde::Deserialize;
 /// `memory_mb`.
 pub const MEMORY_MB: Spec = spec::memory_mb(
     "512 (cut to the worker's)",
-    "proof tree (pns, pn2), table (dfpn) or both halves (pdspn) budget, MiB",
+    "proof tree (pns, pn2), table (dfpn) or both halves (pdspn) budget, MiB; with proof=true also the certificate's",
 );
 /// `threads` (root splitting).
 pub const THREADS: Spec = Spec::uint(
@@ -190,6 +195,29 @@ pub fn prepare<G: ZeroSum + Hashed>(
 }
 
 impl<G: ZeroSum + Hashed> PnJob<G> {
+    /// The certificate file of `tree` as a JSON value. The tree is moved into it, not copied
+    /// (`serde_json::to_value` of a whole file would hold the tokens twice).
+    fn certificate(
+        &self,
+        claim: Claim,
+        target: i32,
+        tree: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, SolveError> {
+        let file = ProofFile {
+            format: crate::proof::FORMAT.to_string(),
+            game: self.job.game.clone(),
+            game_params: self.job.game_params.clone(),
+            position: self.job.position.clone(),
+            claim,
+            target,
+            tree: Vec::new(),
+        };
+        let mut value = serde_json::to_value(&file)
+            .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?;
+        value["tree"] = serde_json::Value::Array(tree);
+        Ok(value)
+    }
+
     /// The largest possible value `<= v` (a multiple of the game's value step).
     fn floor_step(&self, v: i32) -> i32 {
         let step = self.game.value_step().max(1) as i64;
@@ -284,21 +312,15 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
         let proved = verdict == Verdict::Proved;
         if self.proof && single {
             let claim = if proved { Claim::AtLeast } else { Claim::Below };
-            let tree = certify::build_proof(&self.game, &self.root, claim, target, &self.opts, ctl)
-                .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?;
-            let file = ProofFile {
-                format: crate::proof::FORMAT.to_string(),
-                game: self.job.game.clone(),
-                game_params: self.job.game_params.clone(),
-                position: self.job.position.clone(),
-                claim,
-                target,
-                tree,
-            };
-            out.proof = Some(
-                serde_json::to_value(&file)
-                    .map_err(|e| SolveError::Internal(format!("proof certificate: {e}")))?,
-            );
+            match certify::build_proof(&self.game, &self.root, claim, target, &self.opts, ctl) {
+                Ok(tree) => out.proof = Some(self.certificate(claim, target, tree)?),
+                // The decision stands; the certificate does not fit: said in one line.
+                Err(certify::NoProof::TooLarge(why)) => {
+                    out.extra.stopped = Some(StopReason::Memory);
+                    out.extra.error = Some(format!("proof certificate: {why}"));
+                }
+                Err(e) => return Err(SolveError::Internal(format!("proof certificate: {e}"))),
+            }
         }
         out.value = if raw.is_exact() {
             self.game.value_to_json(&self.root, raw.lower)

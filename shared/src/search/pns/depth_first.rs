@@ -5,7 +5,7 @@
 //! Contract: a helper only names a step; each kernel visits the same nodes in the same order as
 //! if the step were written inline, so their node counts are theirs.
 
-use super::{known_value, pn_add, Verdict, INF};
+use super::{known_verdict, pn_add, Verdict, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::node::{take_ply, NodeCount};
 use crate::search::{Control, StopReason};
@@ -17,6 +17,12 @@ const BUCKET: usize = 4;
 const INITIAL_BUCKETS: usize = 1 << 12;
 /// Fill ratio at which the table doubles.
 const GROW_AT: f64 = 0.75;
+/// A search whose table, full at its memory budget, has replaced this many times its capacity
+/// in entries ends with [`StopReason::Memory`]: past that point it mostly searches again what it
+/// forgot (a depth-first search that keeps losing the numbers it just computed can go round in
+/// circles for ever), and a proof that does not fit is better reported than chased (PNS stops
+/// at the same point, `tree::MAX_RECYCLED_BUDGETS`).
+pub const MAX_EVICTED_TABLES: u64 = 8;
 
 /// One table entry.
 ///
@@ -38,9 +44,11 @@ pub struct Entry {
 }
 const _: () = assert!(std::mem::size_of::<Entry>() == 24);
 
-/// A power-of-two number of 4-entry buckets; a new position replaces the least-worked entry of
-/// its bucket, so the table never overflows (a small one only costs re-search). It starts
-/// small and doubles while more than [`GROW_AT`] full, up to the memory budget.
+/// A power-of-two number of 4-entry buckets; a position lives in one of two buckets picked by
+/// its mixed hash. It starts small and doubles while more than [`GROW_AT`] full, or when a new
+/// position finds both its buckets full, up to the memory budget: below it nothing is
+/// forgotten. At the budget a new position replaces the least-worked entry of its buckets, so
+/// the table never overflows (a small one costs re-search, bounded by [`MAX_EVICTED_TABLES`]).
 pub(super) struct Table {
     entries: Vec<Entry>,
     mask: usize,
@@ -48,6 +56,9 @@ pub(super) struct Table {
     pub used: u64,
     /// Most buckets the memory budget allows (a power of two).
     max_buckets: usize,
+    /// Entries replaced since the last [`Table::clear`] or [`Table::reset_evicted`]: only a
+    /// table at its budget replaces entries.
+    pub evicted: u64,
 }
 
 impl Table {
@@ -64,6 +75,7 @@ impl Table {
             mask: 0,
             used: 0,
             max_buckets,
+            evicted: 0,
         }
     }
 
@@ -80,6 +92,7 @@ impl Table {
         self.entries.shrink_to(buckets * BUCKET);
         self.mask = buckets - 1;
         self.used = 0;
+        self.evicted = 0;
     }
 
     /// Doubles the table and re-inserts every entry.
@@ -99,47 +112,87 @@ impl Table {
         hash.max(1)
     }
 
+    /// The two buckets a key may live in (the same one now and then): both from the whole key,
+    /// mixed, since some games' hashes are structured (Connect Four's are the position's bits:
+    /// taking a few bits of the key, or of a product, piles whole families of positions into one
+    /// bucket).
     #[inline]
-    fn bucket(&self, key: u64) -> usize {
-        // The high bits pick the bucket (low bits of some hashes are structured).
-        ((key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & self.mask) * BUCKET
+    fn buckets(&self, key: u64) -> (usize, usize) {
+        let h = crate::games::fmix64(key);
+        (
+            (h as usize & self.mask) * BUCKET,
+            ((h >> 32) as usize & self.mask) * BUCKET,
+        )
+    }
+
+    /// Index of `key`'s entry, if stored.
+    #[inline]
+    fn find(&self, key: u64) -> Option<usize> {
+        let (b1, b2) = self.buckets(key);
+        let at = |b: usize| {
+            self.entries[b..b + BUCKET]
+                .iter()
+                .position(|e| e.key == key)
+                .map(|i| b + i)
+        };
+        at(b1).or_else(|| at(b2))
     }
 
     #[inline]
     pub fn get(&self, hash: u64) -> Option<Entry> {
-        let key = Self::key(hash);
-        let b = self.bucket(key);
-        self.entries[b..b + BUCKET]
-            .iter()
-            .find(|e| e.key == key)
-            .copied()
+        self.find(Self::key(hash)).map(|i| self.entries[i])
     }
 
     /// Stores numbers; `expanded` is kept once set (a second level's guess never replaces the
-    /// numbers of a position the first level has expanded).
+    /// numbers of a position the first level has expanded), and so is a proof or disproof (a
+    /// fact: numbers that are not final never replace it).
+    ///
+    /// A new position goes to a free slot of one of its two buckets; when both are full the
+    /// table doubles first while it may, so that below the memory budget nothing is ever
+    /// forgotten. Only a table at its budget replaces an entry (the least-worked of the two
+    /// buckets'), and counts it in `evicted`.
     #[inline]
     pub fn put(&mut self, hash: u64, phi: u32, delta: u32, work: u64, expanded: bool) {
         let key = Self::key(hash);
-        let b = self.bucket(key);
-        let bucket = &mut self.entries[b..b + BUCKET];
-        let slot = match bucket.iter().position(|e| e.key == key) {
+        let slot = match self.find(key) {
             Some(i) => {
-                if bucket[i].expanded != 0 && !expanded {
+                let old = &self.entries[i];
+                if old.expanded != 0 && !expanded {
+                    return;
+                }
+                if (old.phi == 0 || old.delta == 0) && phi != 0 && delta != 0 {
                     return;
                 }
                 i
             }
             None => {
-                let i = (0..BUCKET)
-                    .min_by_key(|&i| (bucket[i].key != 0, bucket[i].work))
-                    .unwrap_or(0);
-                if bucket[i].key == 0 {
-                    self.used += 1;
+                let (b1, b2) = self.buckets(key);
+                let free = |b: usize| {
+                    self.entries[b..b + BUCKET]
+                        .iter()
+                        .position(|e| e.key == 0)
+                        .map(|i| b + i)
+                };
+                match free(b1).or_else(|| free(b2)) {
+                    Some(i) => {
+                        self.used += 1;
+                        i
+                    }
+                    None if self.mask + 1 < self.max_buckets => {
+                        self.grow();
+                        return self.put(hash, phi, delta, work, expanded);
+                    }
+                    None => {
+                        self.evicted += 1;
+                        (b1..b1 + BUCKET)
+                            .chain(b2..b2 + BUCKET)
+                            .min_by_key(|&i| self.entries[i].work)
+                            .unwrap_or(b1)
+                    }
                 }
-                i
             }
         };
-        bucket[slot] = Entry {
+        self.entries[slot] = Entry {
             key,
             phi,
             delta,
@@ -151,6 +204,11 @@ impl Table {
         {
             self.grow();
         }
+    }
+
+    /// Entries the table can hold.
+    pub fn capacity(&self) -> u64 {
+        (self.max_buckets * BUCKET) as u64
     }
 }
 
@@ -236,6 +294,7 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         self.count.nodes = 1;
         self.expansions = 0;
         self.stopped = None;
+        self.tt.evicted = 0;
     }
 
     /// Whether the side to move at `state` is the root's side.
@@ -244,16 +303,15 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         self.game.side(state) == self.root_side
     }
 
-    /// Numbers of a position whose value `v` (its mover's view) is known.
+    /// φ/δ of a position whose answer is known without search ([`known_verdict`]): final.
     #[inline]
-    pub fn known_numbers(&self, state: &G::State, v: i32) -> (u32, u32) {
-        let root_side = self.is_root_side(state);
-        let root_view = if root_side { v } else { -v };
-        if root_side == (root_view >= self.target) {
+    pub fn known_numbers(&self, state: &G::State) -> Option<(u32, u32)> {
+        let holds = known_verdict(self.game, state, self.root_side, self.target)?;
+        Some(if self.is_root_side(state) == holds {
             (0, INF)
         } else {
             (INF, 0)
-        }
+        })
     }
 
     /// Reports the nodes and records a stop request.
@@ -262,6 +320,8 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         self.count.flush(ctl);
         if let Some(r) = ctl.should_stop() {
             self.stopped = Some(r);
+        } else if self.tt.evicted > self.tt.capacity().saturating_mul(MAX_EVICTED_TABLES) {
+            self.stopped = Some(StopReason::Memory);
         }
     }
 
@@ -279,11 +339,8 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         for &mv in &moves {
             let mut child = state.clone();
             self.game.apply(&mut child, mv);
-            let (phi, delta, known) = match known_value(self.game, &child) {
-                Some(v) => {
-                    let (p, d) = self.known_numbers(&child, v);
-                    (p, d, true)
-                }
+            let (phi, delta, known) = match self.known_numbers(&child) {
+                Some((p, d)) => (p, d, true),
                 None => (1, 1, false),
             };
             kids.push(Kid {

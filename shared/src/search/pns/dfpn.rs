@@ -15,17 +15,20 @@
 //!
 //! Transposition table: a power-of-two number of 4-entry buckets of [`Entry`] (24 bytes, asserted),
 //! starting small and doubling while it fills up, up to the memory budget; a position's entry
-//! holds its φ and δ and the work (expansions) spent on it; a new entry replaces the bucket's
-//! entry with the least work. The table never overflows, so df-pn never runs out of memory: a small table only costs re-search. Entries are keyed by the
+//! holds its φ and δ and the work (expansions) spent on it and lives in one of two buckets
+//! picked by its mixed hash. Below the budget a position whose two buckets are full makes the
+//! table double, so nothing is forgotten; at the budget it replaces the least-worked entry of
+//! the two buckets, and a search that has replaced eight times the table's capacity ends with
+//! `StopReason::Memory` (see [`super`], "Progress"). Entries are keyed by the
 //! full 64-bit hash; for games whose hash is not a perfect key (`Hashed::HASH_IS_KEY == false`),
 //! two positions sharing a 64-bit hash would share numbers (probability about n²/2⁶⁴ for n
 //! stored positions).
 //!
 //! Transpositions and repetitions: positions reached by several paths share one table entry, so
 //! the search works on the DAG, not the tree. Numbers then over-count (a shared descendant counts
-//! once per path), which slows df-pn down on some DAGs but keeps it correct. Positions cannot
-//! repeat in the model's games; a game with cycles would need the graph-history-interaction
-//! fixes of Kishimoto and Müller, which this kernel does not have.
+//! once per path), which slows df-pn down on some DAGs but keeps it correct. A game whose
+//! positions repeat keeps the history in its state and hash (Awari), so the graph stays acyclic
+//! and entries do not depend on the path (see [`super`], "Repetitions").
 //!
 //! Per visit, a node's children (hash, numbers, whether the mover changes) are kept in a
 //! per-ply buffer reused across visits, so the recursion allocates nothing per node; a child's
@@ -33,7 +36,7 @@
 //! from the table cannot make a parent loop.
 
 use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
-use super::{known_value, Decision, PnOptions, INF};
+use super::{Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::Control;
 
@@ -161,8 +164,8 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
     /// φ/δ of `state` for the goal of the last [`Dfpn::decide`]: final when its value is known,
     /// else searched with the table.
     fn numbers(&mut self, state: &G::State, ctl: &Control) -> (u32, u32) {
-        match known_value(self.s.game, state) {
-            Some(v) => self.s.known_numbers(state, v),
+        match self.s.known_numbers(state) {
+            Some(numbers) => numbers,
             None => {
                 let h = self.s.game.hash(state);
                 let r = self.visit(state, h, INF, INF, 0, ctl);

@@ -18,8 +18,31 @@
 //! Numbers are `u32`: [`INF`] is infinity, finite sums saturate at [`PN_MAX`] (so a huge sum is
 //! never mistaken for a solved node).
 //!
-//! Games with cycles are not supported by the model's games (all of them end); none of the
-//! kernels detects repetitions, see each kernel's note on transpositions.
+//! Known answers ([`known_verdict`]): a new node is solved at once when the game knows its
+//! value (terminal or immediate) or when its value bounds (`ZeroSum::value_bounds`) lie on one
+//! side of the target. The bounds are what ends a search on scores: an Awari position whose
+//! remaining stones cannot change the answer, a Connect Four position too deep for a win that
+//! would pass the target. Without them such positions are only decided at the end of the game,
+//! and on Awari that end can lie thousands of capture-free plies away (PNS and df-pn ran into
+//! that play until the time limit on a position alpha-beta proves in 68 nodes).
+//!
+//! Repetitions and the graph-history interaction. A game whose positions can repeat carries the
+//! repetition history in its state, where the rules need it: Awari's state keeps the positions
+//! since the last capture (a repetition ends the game), and its hash and equality include them
+//! (`model::Hashed`: equal states hash equally). The search graph the kernels see is then
+//! acyclic and a position's value depends on the state alone, not on the path to it, so a
+//! table entry (df-pn, PDS-PN) is never reused where its history differs: the graph-history
+//! interaction that Kishimoto and Müller's fixes address (results that depend on the path,
+//! stored as if they did not) cannot arise, and no kernel needs to detect cycles. The price is
+//! fewer transpositions (the same board with another history is another entry).
+//!
+//! Progress. The depth-first kernels keep what they learn: below their memory budget their
+//! table forgets nothing (it doubles instead of replacing an entry), a proof or disproof is
+//! never replaced by numbers that are not final, and a table at its budget that has replaced
+//! `depth_first::MAX_EVICTED_TABLES` times its capacity ends the search with
+//! [`StopReason::Memory`] instead of searching again, for ever, what it forgets. (PDS-PN went
+//! round in circles on a Connect Four 8 x 6 disproof when a table bucket kept dropping the
+//! proofs its own loop depended on.)
 
 pub mod certify;
 mod depth_first;
@@ -142,6 +165,38 @@ pub(crate) fn known_value<G: ZeroSum>(game: &G, state: &G::State) -> Option<i32>
         Some(game.terminal_value(state))
     } else {
         game.immediate_value(state)
+    }
+}
+
+/// Whether "value >= target" (the value seen from `root_side`) is known at `state` without a
+/// search: from its terminal or immediate value, or because the game's value bounds
+/// (`ZeroSum::value_bounds`, which never exclude the true value) lie on one side of the target.
+/// The bounds are what lets a search on scores stop where nothing can change the answer any more:
+/// an Awari position whose captures are decided, a Connect Four position too deep for a win that
+/// would pass the target; without them such a position is only decided at the end of the game.
+#[inline]
+pub(crate) fn known_verdict<G: ZeroSum>(
+    game: &G,
+    state: &G::State,
+    root_side: u8,
+    target: i32,
+) -> Option<bool> {
+    let root_view = game.side(state) == root_side;
+    if let Some(v) = known_value(game, state) {
+        return Some(if root_view { v } else { -v } >= target);
+    }
+    let (lo, hi) = game.value_bounds(state);
+    let (lo, hi) = if root_view {
+        (lo, hi)
+    } else {
+        (hi.saturating_neg(), lo.saturating_neg())
+    };
+    if lo >= target {
+        Some(true)
+    } else if hi < target {
+        Some(false)
+    } else {
+        None
     }
 }
 

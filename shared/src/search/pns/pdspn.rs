@@ -17,10 +17,18 @@
 //! (at least [`super::pn2::MIN_SECOND_LEVEL`] nodes), as PN² sizes its second level. The leaf
 //! then takes the second-level root's numbers, its children go into the table with theirs (not
 //! marked expanded: each becomes a leaf in turn), and the second-level tree is thrown away. The
-//! memory budget is split: half for the table, half for the second-level tree. The table never
-//! overflows (a full bucket replaces its least-worked entry), so the first level is not bound by
-//! memory; a second-level tree that cannot expand even its root ends the search with
-//! [`StopReason::Memory`].
+//! memory budget is split: half for the table, half for the second-level tree. The table is
+//! df-pn's: it doubles rather than forget below its budget, and at its budget it replaces
+//! least-worked entries, up to eight times its capacity before the search ends with
+//! [`StopReason::Memory`]; a second-level tree that cannot expand even its root ends the search
+//! with [`StopReason::Memory`] too.
+//!
+//! Progress: a first-level visit whose numbers depend on a child's proof must find that proof
+//! in the table the next time round. A table that dropped it (a bucket that a structured hash
+//! filled) made the node's multiple iterative deepening swing between its two thresholds
+//! without end: on Connect Four 8 x 6 `115016167301364402136335704` "value >= -3" ran 122 M
+//! nodes. The table now keeps its entries below the budget, never replaces a proof with
+//! unfinished numbers, and bounds what it may forget at the budget (see [`super`], "Progress").
 //!
 //! The root is expanded by the first level (so that a proved root names a proved child as its
 //! move). Statistics: `nodes` counts the children generated at both levels, `expansions` the
@@ -29,11 +37,11 @@
 //!
 //! Transpositions and repetitions: as df-pn, positions reached by several paths share one table
 //! entry at the first level (second-level trees are trees). Entries are keyed by the full 64-bit
-//! hash. Repetitions do not occur in the model's games and are not detected.
+//! hash. Repetitions: as df-pn (the state carries the history, see [`super`]).
 
 use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
 use super::tree::Pns;
-use super::{known_value, Decision, PnOptions, INF};
+use super::{Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::{Control, StopReason};
 
@@ -77,8 +85,9 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
         self.s.start(root, target);
         self.visits = 0;
         self.second_peak = 0;
-        let numbers = match known_value(self.s.game, root) {
-            Some(v) if self.s.game.is_terminal(root) => self.s.known_numbers(root, v),
+        let known = self.s.known_numbers(root);
+        let numbers = match known {
+            Some(numbers) if self.s.game.is_terminal(root) => numbers,
             _ => {
                 let h = self.s.game.hash(root);
                 // The first level expands the root itself.

@@ -18,7 +18,7 @@
 //! per first-level leaf) still frees subtrees like PNS.
 //!
 //! Transpositions and repetitions: as PNS, both levels are trees (transposed positions are
-//! searched once per path); repetitions do not occur in the model's games and are not detected.
+//! searched once per path); a game whose positions repeat keeps the history in its state.
 
 use super::tree::{Leaf, Pns};
 use super::{Decision, PnOptions};

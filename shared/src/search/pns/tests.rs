@@ -506,6 +506,93 @@ fn proofs_verify_and_tampered_proofs_fail() {
         .contains("cannot read"));
 }
 
+/// A certificate that does not fit its budget ends the build with one line naming the limit,
+/// as soon as the tree passes it; through a job, the decision stands and the result says
+/// `stopped: "memory"` with the reason; a cancel ends a long build at once.
+#[test]
+fn proof_certificates_stay_within_their_budget() {
+    use super::certify::{build_proof, build_proof_within, NoProof, ProofBudget};
+    let g = Othello::new(4).unwrap();
+    let s = g.initial_state();
+    let v = exact(&g, &s);
+    let opts = PnOptions {
+        memory_mb: 16,
+        ..PnOptions::default()
+    };
+    let ctl = Control::unlimited();
+    let tree = build_proof(&g, &s, Claim::AtLeast, v, &opts, &ctl).unwrap();
+    let json = serde_json::to_string(&tree).unwrap().len();
+    assert!(proof::check(&g, &s, Claim::AtLeast, v, &tree).is_ok());
+    // Just enough JSON: built. One byte less than its tokens take: refused, in one line.
+    let budget = |memory_mb, json_bytes| ProofBudget {
+        memory_mb,
+        json_bytes,
+    };
+    let again = build_proof_within(&g, &s, Claim::AtLeast, v, &opts, budget(16, json), &ctl);
+    assert_eq!(again.as_ref().map(Vec::len), Ok(tree.len()));
+    match build_proof_within(&g, &s, Claim::AtLeast, v, &opts, budget(16, json / 2), &ctl) {
+        Err(NoProof::TooLarge(why)) => {
+            assert!(why.contains("size limit") && !why.contains('\n'), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Memory: a proof tree far larger than half of 1 MiB (Connect Four 5 x 4 from the start).
+    let c4 = crate::games::connect4::Connect4::<u64>::new(5, 4, 1).unwrap();
+    let start = c4.initial_state();
+    let small = PnOptions {
+        memory_mb: 1,
+        ..PnOptions::default()
+    };
+    let holds = decide(Algorithm::Dfpn, &c4, &start, 0, &opts, &ctl).verdict == Verdict::Proved;
+    let claim = if holds { Claim::AtLeast } else { Claim::Below };
+    match build_proof(&c4, &start, claim, 0, &small, &ctl) {
+        Err(NoProof::TooLarge(why)) => {
+            assert!(why.contains("memory_mb=1 MiB"), "{why}")
+        }
+        other => panic!("a 5 x 4 proof in 1 MiB: {:?}", other.map(|t| t.len())),
+    }
+    // Through a job: the decision with the reason, no certificate.
+    let r = solve(&job(
+        "connect4",
+        &[("width", "5"), ("height", "4")],
+        "",
+        "dfpn",
+        &[("target", "0"), ("proof", "true"), ("memory_mb", "1")],
+    ));
+    assert!(r.proof.is_none());
+    let m = r.extra.to_map();
+    assert_eq!(m["proved"], holds, "{m:?}");
+    assert_eq!(m["stopped"], "memory", "{m:?}");
+    let why = m["error"].as_str().unwrap();
+    assert!(why.starts_with("proof certificate: memory limit") && !why.contains('\n'));
+    // A cancel ends a long build (the README's Connect Four position, "value >= -2": decided in
+    // about a second, its proof tree is millions of positions) within the poll interval, in
+    // the decision or in the walk.
+    let c7 = crate::games::connect4::Connect4::<u64>::new(7, 6, 1).unwrap();
+    let readme = c7.parse_position("335662333565").unwrap();
+    let cancel = Control::unlimited();
+    let stop = cancel.clone();
+    let big = PnOptions {
+        memory_mb: 4096,
+        ..PnOptions::default()
+    };
+    let late = std::thread::scope(|scope| {
+        let at = scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(2000));
+            stop.cancel();
+            std::time::Instant::now()
+        });
+        let r = build_proof(&c7, &readme, Claim::AtLeast, -200, &big, &cancel);
+        let ended = std::time::Instant::now();
+        assert_eq!(r, Err(NoProof::Stopped(StopReason::Cancelled)));
+        ended.duration_since(at.join().unwrap())
+    });
+    assert!(
+        late < std::time::Duration::from_millis(500),
+        "the build went on for {late:?} after the cancel"
+    );
+}
+
 #[test]
 fn parallel_root_splitting_agrees() {
     let g = Othello::new(4).unwrap();

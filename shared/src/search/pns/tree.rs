@@ -33,10 +33,10 @@
 //!
 //! Transpositions and repetitions: the tree is a tree; a position reached by two move orders
 //! appears twice and is searched twice (correct, since values do not depend on the path in the
-//! model's games; df-pn shares them through its table). Positions cannot repeat in the model's
-//! games, and this kernel does not detect repetitions.
+//! model's games; df-pn shares them through its table). A game whose positions repeat keeps
+//! the history in its state (Awari), so the tree never loops (see [`super`], "Repetitions").
 
-use super::{known_value, pn_add, Decision, PnOptions, Verdict, INF};
+use super::{known_verdict, pn_add, Decision, PnOptions, Verdict, INF};
 use crate::model::ZeroSum;
 use crate::search::{Control, StopReason};
 
@@ -250,22 +250,13 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
         }
     }
 
-    /// Numbers of a new node at `state`: solved if its value is known, else (1, 1).
+    /// Numbers of a new node at `state`: solved if its answer is known ([`known_verdict`]),
+    /// else (1, 1).
     #[inline]
     fn initial_numbers(&self, state: &G::State) -> (u32, u32) {
-        match known_value(self.game, state) {
-            Some(v) => {
-                let v = if self.game.side(state) == self.root_side {
-                    v
-                } else {
-                    -v
-                };
-                if v >= self.target {
-                    (0, INF)
-                } else {
-                    (INF, 0)
-                }
-            }
+        match known_verdict(self.game, state, self.root_side, self.target) {
+            Some(true) => (0, INF),
+            Some(false) => (INF, 0),
             None => (1, 1),
         }
     }
