@@ -21,12 +21,4 @@ pub mod weakschur;
 
 pub use exact::Exact;
 
-/// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche).
-#[inline(always)]
-pub(crate) fn fmix64(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
+pub(crate) use crate::model::fmix64;

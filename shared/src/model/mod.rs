@@ -228,3 +228,14 @@ pub mod multi;
 pub mod single;
 pub use chance::{ChanceZeroSum, VectorEval};
 pub use multi::OutOfTurn;
+
+/// The 64-bit finaliser of MurmurHash3 (a bijection with good avalanche): games mix their
+/// position keys with it, and tables keyed by those keys mix them again to pick buckets.
+#[inline(always)]
+pub(crate) fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}

@@ -118,7 +118,7 @@ impl Table {
     /// bucket).
     #[inline]
     fn buckets(&self, key: u64) -> (usize, usize) {
-        let h = crate::games::fmix64(key);
+        let h = crate::model::fmix64(key);
         (
             (h as usize & self.mask) * BUCKET,
             ((h >> 32) as usize & self.mask) * BUCKET,
