@@ -190,6 +190,31 @@ fn clip(text: &str) -> String {
     super::clip(text)
 }
 
+/// An error about reported data (a reader's message, which may quote it) cut to one line of
+/// at most 200 characters.
+pub fn clip_error(e: impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    let mut out: String = text
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(200).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// A number as a message shows it: the shortest text that reads back as it (`1e300`, not
+/// three hundred digits).
+pub fn short(x: f64) -> String {
+    if x.is_finite() {
+        Value::from(x).to_string()
+    } else {
+        x.to_string()
+    }
+}
+
 /// A reported text as a message may quote it (at most 40 characters).
 pub fn clip_text(text: &str) -> String {
     clip(text)
@@ -241,7 +266,12 @@ pub fn number_in(v: &Value, what: &str, lo: f64, hi: f64) -> Result<(), String> 
         // A relative margin for the rounding of utilities scaled to JSON.
         let eps = 1e-9 * lo.abs().max(hi.abs()).max(1.0);
         if x < lo - eps || x > hi + eps {
-            return Err(format!("{what} {x} is outside [{lo}, {hi}]"));
+            return Err(format!(
+                "{what} {} is outside [{}, {}]",
+                short(x),
+                short(lo),
+                short(hi)
+            ));
         }
     }
     Ok(())

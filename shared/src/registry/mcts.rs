@@ -543,8 +543,12 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
         legal: &std::collections::HashSet<String>,
         nodes: u64,
     ) -> Result<Summary<String>, String> {
-        let s = Summary::<String>::deserialize(stats)
-            .map_err(|e| format!("root statistics are malformed: {e}"))?;
+        let s = Summary::<String>::deserialize(stats).map_err(|e| {
+            format!(
+                "root statistics are malformed: {}",
+                super::check::clip_error(e)
+            )
+        })?;
         let n = s.moves.len();
         if [
             s.visits.len(),

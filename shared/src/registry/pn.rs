@@ -447,7 +447,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         }
         if let Some(cert) = &out.proof {
             let file = ProofFile::deserialize(cert)
-                .map_err(|e| format!("proof certificate is malformed: {e}"))?;
+                .map_err(|e| format!("proof certificate is malformed: {}", check::clip_error(e)))?;
             let yes = raw.lower >= target;
             let claim = if yes { Claim::AtLeast } else { Claim::Below };
             if file.game != self.job.game
@@ -459,7 +459,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                 return Err("proof certificate is not about this decision".into());
             }
             crate::proof::verify_game(&self.game, &self.root, &file)
-                .map_err(|e| format!("proof certificate: {e}"))?;
+                .map_err(|e| format!("proof certificate: {}", check::clip_error(e)))?;
         }
         Ok(())
     }

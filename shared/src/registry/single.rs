@@ -516,7 +516,9 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                 let score = self.game.score(&end);
                 if (score - v).abs() > 1e-9 * score.abs().max(1.0) {
                     return Err(format!(
-                        "value {v} is not the score {score} of its sequence"
+                        "value {} is not the score {} of its sequence",
+                        check::short(v),
+                        check::short(score)
                     ));
                 }
             }
