@@ -1081,17 +1081,6 @@ impl From<crate::artifacts::ArtifactError> for ApiError {
     }
 }
 
-/// Bytes as a download.
-fn octets(bytes: Vec<u8>, file: Option<String>) -> Response {
-    let mut r = ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response();
-    if let Some(f) = file
-        .and_then(|f| header::HeaderValue::from_str(&format!("attachment; filename=\"{f}\"")).ok())
-    {
-        r.headers_mut().insert(header::CONTENT_DISPOSITION, f);
-    }
-    r
-}
-
 /// `PUT /v1/worker/artifacts/{name}`: a worker uploads an artifact under its SHA-256.
 #[utoipa::path(put, path = "/v1/worker/artifacts/{name}", tag = "worker", security(("workerToken" = [])),
     summary = "Worker: upload a file artifact (a database or a round chunk) named by its SHA-256; idempotent",
@@ -1127,13 +1116,22 @@ pub(crate) async fn worker_get_artifact(
     State(c): State<Shared>,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    let me = c.clone();
-    let bytes = tokio::task::spawn_blocking(move || me.artifacts.get(&name))
+    artifact_file(&c, name).await
+}
+
+/// Artifact `name` streamed from its file (see [`ArtifactStore::stream`]): a database of
+/// hundreds of MB is never held in memory to be sent.
+async fn artifact_file(c: &Shared, name: String) -> Result<Response, ApiError> {
+    let store = c.artifacts.clone();
+    let (size, body) = tokio::task::spawn_blocking(move || store.stream(&name))
         .await
         .map_err(|_| {
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "read failed")
         })??;
-    Ok(octets(bytes, None))
+    let mut r = ([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_LENGTH, header::HeaderValue::from(size));
+    Ok(r)
 }
 
 /// The newest finished build of the set `name`: its job id and its databases.
@@ -1300,13 +1298,7 @@ pub(crate) async fn table_file(
             )
         })?;
     let artifact = db["artifact"].as_str().unwrap_or_default().to_string();
-    let me = c.clone();
-    let bytes = tokio::task::spawn_blocking(move || me.artifacts.get(&artifact))
-        .await
-        .map_err(|_| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "read failed")
-        })??;
-    Ok(octets(bytes, None))
+    artifact_file(&c, artifact).await
 }
 
 #[cfg(test)]

@@ -15,10 +15,13 @@ use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Largest artifact: the file of the 24-stone Awari database (417 million entries) and its
 /// header fit.
 pub const MAX_ARTIFACT_BYTES: u64 = 512 << 20;
+/// Bytes of an artifact read from its file at a time when it is streamed to a client.
+pub const STREAM_CHUNK: usize = 256 << 10;
 /// Default of the total bound (`serve --max-artifacts-mb`), in MiB.
 pub const DEFAULT_MAX_ARTIFACTS_MB: u64 = 64 << 10;
 
@@ -302,6 +305,78 @@ impl ArtifactStore {
         m.is_file().then_some(m.len())
     }
 
+    /// Artifact `name` as an answer body streamed from its file, a chunk of [`STREAM_CHUNK`]
+    /// bytes at a time (never the whole file in memory), with its size. The first read in this
+    /// process hashes the file as it goes and ends the body with an error when the file does not
+    /// match its name, so a damaged file never arrives as a whole answer (the size is declared:
+    /// a cut body is seen as cut); later reads trust it, as [`ArtifactStore::read_at`] does.
+    /// Opens the file at once (blocking: call from a blocking context), so that a missing one
+    /// is an error here, not in the body.
+    pub fn stream(self: &Arc<Self>, name: &str) -> Result<(u64, axum::body::Body), ArtifactError> {
+        let path = self.path(name)?;
+        let io = |e: std::io::Error| ArtifactError::Io(format!("artifact store: {e}"));
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ArtifactError::Missing(name.to_string()))
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let size = file.metadata().map_err(io)?.len();
+        let trusted = self.checked.lock().contains(name);
+        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(4);
+        let (store, name) = (self.clone(), name.to_string());
+        tokio::task::spawn_blocking(move || store.pump(file, &name, trusted, &tx));
+        let chunks = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|chunk| (chunk, rx))
+        });
+        Ok((size, axum::body::Body::from_stream(chunks)))
+    }
+
+    /// Sends `file` in chunks to `tx` (blocking), hashing it unless `trusted`; an error (or a
+    /// file that does not hash to `name`) ends the stream with an error.
+    fn pump(
+        &self,
+        mut file: std::fs::File,
+        name: &str,
+        trusted: bool,
+        tx: &tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>,
+    ) {
+        use std::io::Read;
+        let mut hasher = (!trusted).then(Sha256::new);
+        loop {
+            let mut chunk = vec![0u8; STREAM_CHUNK];
+            let n = match file.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    return;
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            chunk.truncate(n);
+            if let Some(h) = hasher.as_mut() {
+                h.update(&chunk);
+            }
+            if tx.blocking_send(Ok(chunk)).is_err() {
+                return; // The client went away.
+            }
+        }
+        if let Some(h) = hasher {
+            let got = gamesolver_shared::search::retrograde::artifacts::hex(&h.finalize());
+            if got != name {
+                tracing::error!(
+                    "artifacts: artifact {name} is damaged on disk (its sha256 is {got})"
+                );
+                let _ = tx.blocking_send(Err(std::io::Error::other("artifact damaged on disk")));
+                return;
+            }
+            self.checked.lock().insert(name.to_string());
+        }
+    }
+
     /// The bytes of artifact `name`, checked against it (blocking: call from a blocking
     /// context).
     pub fn get(&self, name: &str) -> Result<Vec<u8>, ArtifactError> {
@@ -380,6 +455,45 @@ mod tests {
             "the second body was not read through"
         );
         assert_eq!(store.get(&name).unwrap().len(), 32 << 16);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An artifact streams from its file in chunks with its size; a file damaged on disk ends
+    /// the first stream of a process with an error (never a whole answer).
+    #[test]
+    fn artifacts_stream_from_disk_and_damage_cuts_the_stream() {
+        let dir = std::env::temp_dir().join(format!("gs-artifacts-stream-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("db.sqlite");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = Arc::new(ArtifactStore::open(&db, 64).unwrap());
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        let name = store.put_bytes(&bytes).unwrap();
+        let read = |store: &Arc<ArtifactStore>| {
+            let (size, body) = rt.block_on(async { store.stream(&name) }).unwrap();
+            (size, rt.block_on(axum::body::to_bytes(body, usize::MAX)))
+        };
+        for _ in 0..2 {
+            let (size, got) = read(&store);
+            assert_eq!(size, bytes.len() as u64);
+            assert_eq!(got.unwrap(), bytes, "streamed whole, checked then trusted");
+        }
+        assert!(matches!(
+            rt.block_on(async { store.stream(&"0".repeat(64)) }),
+            Err(ArtifactError::Missing(_))
+        ));
+        let mut damaged = bytes.clone();
+        damaged[2_000_000] ^= 1;
+        std::fs::write(store.path(&name).unwrap(), &damaged).unwrap();
+        let fresh = Arc::new(ArtifactStore::open(&db, 64).unwrap());
+        let (_, got) = read(&fresh);
+        assert!(got.is_err(), "a damaged file is not a whole answer");
+        drop(rt);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

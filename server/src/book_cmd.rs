@@ -20,13 +20,14 @@ pub struct BookArgs {
     /// Board height.
     #[arg(long, default_value_t = 6)]
     pub height: u32,
-    /// Every position with at most this many stones goes into the book.
+    /// Every position with at most this many stones goes into the book (at most the board's
+    /// cells, and at most 1,000,000 positions: 9 stones on 7 x 6; deeper is refused at once).
     #[arg(long)]
     pub depth: u32,
     /// Search threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Table size in MB (shared by all positions).
+    /// Table size in MB (shared by all positions), at most 1048576.
     #[arg(long, default_value_t = 64)]
     pub memory_mb: u64,
     /// Stop (exit 1, nothing written) after this many seconds.
@@ -37,7 +38,8 @@ pub struct BookArgs {
     pub out: PathBuf,
 }
 
-/// Builds the book and writes it; exit 2 on a bad board, 1 when stopped or unwritable.
+/// Builds the book and writes it; exit 2 on a bad board or a book past its bounds (found before
+/// any work: see `book::positions_within`), 1 when stopped or unwritable.
 pub fn run(args: BookArgs) -> Result<(), Failure> {
     let game = Connect4::<u64>::new(args.width, args.height, 1)
         .map_err(|e| Failure::bad_input(format!("book: {e}")))?;

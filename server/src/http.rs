@@ -15,6 +15,12 @@
 //!   sending its head), as nginx reuses idle keep-alive connections; if every slot is busy the
 //!   newcomer is accepted and closed at once, so `accept` keeps draining the backlog and never
 //!   runs out of file descriptors.
+//! - A request head that hyper cannot read (a bad request line or header, a head past hyper's
+//!   buffer or header count, a target too long) is answered by hyper itself, before any handler,
+//!   with an empty 400, 431 or 414. The socket wrapper recognises those answers as hyper writes
+//!   them (an error status, `content-length: 0`, no content type: every handler's error has a
+//!   JSON body) and writes the usual JSON error in their place ([`parse_error_answer`]), then
+//!   the connection closes as hyper closes it.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -280,10 +286,83 @@ impl Drop for BusyGuard {
 }
 
 /// The client's socket, noting the first byte of a request head that arrives while no request
-/// is in flight (the header clock starts there).
+/// is in flight (the header clock starts there), and writing a JSON error in place of hyper's
+/// empty answer to a head it cannot read.
 struct Watched {
     io: tokio::net::TcpStream,
     conn: Arc<Conn>,
+    /// The JSON error being written in place of hyper's answer: its bytes, how many are out,
+    /// and how many bytes of hyper's it stands for (claimed written once it is all out).
+    replacing: Option<(Vec<u8>, usize, usize)>,
+}
+
+impl Watched {
+    /// Writes the replacement answer, if one is under way (or `bufs` start hyper's answer to a
+    /// head it could not read); `None` when hyper's bytes go out as they are.
+    fn poll_replace(
+        &mut self,
+        cx: &mut Context<'_>,
+        first: &[u8],
+        total: usize,
+    ) -> Option<Poll<std::io::Result<usize>>> {
+        if self.replacing.is_none() {
+            self.replacing = parse_error_answer(first).map(|answer| (answer, 0, total));
+        }
+        let (answer, sent, claimed) = self.replacing.as_mut()?;
+        while *sent < answer.len() {
+            match tokio::io::AsyncWrite::poll_write(Pin::new(&mut self.io), cx, &answer[*sent..]) {
+                Poll::Ready(Ok(0)) => {
+                    return Some(Poll::Ready(Err(std::io::ErrorKind::WriteZero.into())))
+                }
+                Poll::Ready(Ok(n)) => *sent += n,
+                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+                Poll::Pending => return Some(Poll::Pending),
+            }
+        }
+        let claimed = (*claimed).min(total);
+        self.replacing = None;
+        Some(Poll::Ready(Ok(claimed)))
+    }
+}
+
+/// The JSON error to send in place of `head` when `head` is hyper's own answer to a request
+/// head it could not read: `HTTP/1.1 400`, `431` or `414`, no body, no content type (every
+/// handler's error names its JSON content type). `None` for anything else.
+pub fn parse_error_answer(head: &[u8]) -> Option<Vec<u8>> {
+    let (status, code, message) = if head.starts_with(b"HTTP/1.1 400 ") {
+        (
+            "400 Bad Request",
+            "bad_request",
+            "malformed HTTP request: its request line or a header field cannot be read",
+        )
+    } else if head.starts_with(b"HTTP/1.1 431 ") {
+        (
+            "431 Request Header Fields Too Large",
+            "header_too_large",
+            "the request head is too large (too many or too long header fields)",
+        )
+    } else if head.starts_with(b"HTTP/1.1 414 ") {
+        (
+            "414 URI Too Long",
+            "uri_too_long",
+            "the request target is too long",
+        )
+    } else {
+        return None;
+    };
+    let end = head.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let fields = String::from_utf8_lossy(&head[..end + 2]).to_ascii_lowercase();
+    if !fields.contains("\r\ncontent-length: 0\r\n") || fields.contains("\r\ncontent-type:") {
+        return None;
+    }
+    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    Some(
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    )
 }
 
 impl tokio::io::AsyncRead for Watched {
@@ -311,6 +390,9 @@ impl tokio::io::AsyncWrite for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        if let Some(p) = self.poll_replace(cx, buf, buf.len()) {
+            return p;
+        }
         Pin::new(&mut self.io).poll_write(cx, buf)
     }
 
@@ -319,6 +401,14 @@ impl tokio::io::AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        let first = bufs
+            .iter()
+            .find(|b| !b.is_empty())
+            .map_or(&[][..], |b| &b[..]);
+        let total = bufs.iter().map(|b| b.len()).sum();
+        if let Some(p) = self.poll_replace(cx, first, total) {
+            return p;
+        }
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
 
@@ -434,6 +524,7 @@ pub async fn run(
             hyper_util::rt::TokioIo::new(Watched {
                 io: stream,
                 conn: conn.clone(),
+                replacing: None,
             }),
             service,
         ));
@@ -512,5 +603,44 @@ pub fn beyond_loopback(listen: &str) -> bool {
     match listen.to_socket_addrs() {
         Ok(mut addrs) => addrs.any(|a| !a.ip().is_loopback()),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_error_answer;
+
+    /// hyper's answers to heads it cannot read become JSON errors; a handler's answer (JSON,
+    /// with its content type) and a body are left alone.
+    #[test]
+    fn hyper_parse_errors_become_json() {
+        let hyper = |status: &str| {
+            format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\ndate: Sat, 06 Dec 2025 19:00:00 GMT\r\n\r\n")
+        };
+        for (status, code) in [
+            ("400 Bad Request", "bad_request"),
+            ("431 Request Header Fields Too Large", "header_too_large"),
+            ("414 URI Too Long", "uri_too_long"),
+        ] {
+            let answer = parse_error_answer(hyper(status).as_bytes()).unwrap();
+            let text = String::from_utf8(answer).unwrap();
+            let (head, body) = text.split_once("\r\n\r\n").unwrap();
+            assert!(
+                head.starts_with(&format!("HTTP/1.1 {status}\r\n")),
+                "{head}"
+            );
+            assert!(
+                head.contains(&format!("content-length: {}", body.len())),
+                "{head}"
+            );
+            let v: serde_json::Value = serde_json::from_str(body).unwrap();
+            assert_eq!(v["error"]["code"], code);
+        }
+        let handler = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n";
+        assert!(parse_error_answer(handler.as_bytes()).is_none());
+        let json = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{}";
+        assert!(parse_error_answer(json.as_bytes()).is_none());
+        assert!(parse_error_answer(hyper("200 OK").as_bytes()).is_none());
+        assert!(parse_error_answer(b"HTTP/1.1 400 Bad Request\r\ncontent-len").is_none());
     }
 }

@@ -274,6 +274,9 @@ impl<G: ZeroSum + Hashed> Check<'_, G> {
                 ));
             }
             let mut seen = vec![false; legal.len()];
+            // Replies are found by a map where there are many: a node of k replies costs O(k).
+            let index: Option<std::collections::HashMap<G::Move, usize>> = (legal.len() > 16)
+                .then(|| legal.iter().enumerate().map(|(i, &m)| (m, i)).collect());
             for _ in 0..count {
                 let at = self.at;
                 let text = self.next_str("a reply")?;
@@ -284,7 +287,11 @@ impl<G: ZeroSum + Hashed> Check<'_, G> {
                         here()
                     )
                 })?;
-                let i = legal.iter().position(|&m| m == mv).ok_or_else(|| {
+                let found = match &index {
+                    Some(map) => map.get(&mv).copied(),
+                    None => legal.iter().position(|&m| m == mv),
+                };
+                let i = found.ok_or_else(|| {
                     format!(
                         "token {at}: reply '{}' at '{}' is not among the legal moves",
                         excerpt(&text),

@@ -466,9 +466,14 @@ fn deep_and_wide_trees_are_refused_or_parsed_without_overflow() {
     // As deep as the JSON reader allows: a tree.
     let t = games::tree::Tree::parse(&deep_text(60, "{\"max\":[", "1", "]}")).unwrap();
     assert_eq!(t.len(), 61);
-    // Huge fan-out and huge numbers.
+    // Huge fan-out is refused at once, naming the cap; a node at the cap is a tree. Huge
+    // numbers.
     let wide = format!("{{\"max\":[{}1]}}", "0,".repeat(200_000));
-    assert_eq!(games::tree::Tree::parse(&wide).unwrap().len(), 200_002);
+    let e = games::tree::Tree::parse(&wide).unwrap_err().to_string();
+    assert!(e.contains("200001 children, more than the 4096"), "{e}");
+    let cap = games::tree::MAX_CHILDREN;
+    let wide = format!("{{\"max\":[{}1]}}", "0,".repeat(cap - 1));
+    assert_eq!(games::tree::Tree::parse(&wide).unwrap().len(), cap + 1);
     for leaf in [
         "1e308",
         "-1e308",

@@ -6,6 +6,7 @@
 mod fuzz_common;
 
 use fuzz_common::{config, nasty, no_panic, text};
+use gamesolver_shared::registry::PreparedJob;
 use gamesolver_shared::wire::protocol::*;
 use gamesolver_shared::wire::{
     Extra, JobResult, JobSpec, Limits, RawBounds, Settings, StopReason, TaskKind, TaskOutput,
@@ -380,6 +381,103 @@ proptest! {
             }
             Err(e) => {
                 prop_assert!(!items.values().all(scalar), "refused scalar settings: {}", e);
+            }
+        }
+    }
+}
+
+/// A prepared job, one of its tasks and that task's real output (as JSON).
+type RealOutput = (Box<dyn PreparedJob>, TaskKind, Value);
+
+/// Real outputs of tasks of every family (the shape a hostile worker starts from), with their
+/// prepared jobs.
+fn real_outputs() -> &'static [RealOutput] {
+    use gamesolver_shared::search::Control;
+    static OUTPUTS: std::sync::OnceLock<Vec<RealOutput>> = std::sync::OnceLock::new();
+    OUTPUTS.get_or_init(|| {
+        let tree = r#"{"max": [{"min": [4, 9]}, {"min": [2, 3]}], "labels": ["a", "b"]}"#;
+        let multi =
+            r#"{"player": 0, "children": [{"utility": [1, 2, 3]}, {"utility": [3, 2, 1]}]}"#;
+        let run = TaskKind::Run {
+            index: 0,
+            seed: 1,
+            input: Value::Null,
+        };
+        let jobs = [
+            (
+                JobSpec::new("tictactoe", "", "alphabeta"),
+                TaskKind::Probe { target: 0 },
+            ),
+            (
+                JobSpec::new("connect4", "44", "alphabeta").with_options(&[("depth", "3")]),
+                TaskKind::Whole,
+            ),
+            (
+                JobSpec::new("tictactoe", "5", "pns")
+                    .with_options(&[("target", "0"), ("proof", "true")]),
+                TaskKind::Whole,
+            ),
+            (
+                JobSpec::new("tree", tree, "jlpns").with_options(&[("budget", "1")]),
+                TaskKind::Leaf {
+                    target: 1,
+                    path: vec![],
+                    budget_div: None,
+                },
+            ),
+            (JobSpec::new("tree", multi, "maxn"), TaskKind::Whole),
+            (
+                JobSpec::new("pig", "", "expectimax").with_options(&[("depth", "2")]),
+                TaskKind::Whole,
+            ),
+            (
+                JobSpec::new("tictactoe", "", "mcts").with_options(&[
+                    ("playouts", "100"),
+                    ("trees", "2"),
+                    ("tasks", "2"),
+                ]),
+                run.clone(),
+            ),
+            (
+                JobSpec::new("weakschur", "", "nrpa")
+                    .with_params(&[("k", "3")])
+                    .with_options(&[("level", "1"), ("iterations", "5"), ("runs", "2")]),
+                run,
+            ),
+        ];
+        jobs.into_iter()
+            .map(|(job, task)| {
+                let p = gamesolver_shared::registry::prepare(&job).unwrap();
+                let out = p.run(&task, &Control::unlimited()).unwrap();
+                p.check_output(&task, &out).unwrap();
+                (p, task, serde_json::to_value(out).unwrap())
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// A worker's report is the real output of a task of every family with one field (at any
+    /// depth) replaced by a hostile value, or a key added: the coordinator's check never
+    /// panics, and a refusal is one short line.
+    #[test]
+    fn forged_outputs_are_checked_without_panic(which in any::<prop::sample::Index>(),
+                                                pick in any::<prop::sample::Index>(),
+                                                with in any_json(), add in proptest::option::of(short())) {
+        let all = real_outputs();
+        let (p, task, real) = &all[which.index(all.len())];
+        let mut forged = real.clone();
+        break_field(&mut forged, &pick, with.clone());
+        if let (Some(key), Some(extra)) = (add, forged.get_mut("extra").and_then(Value::as_object_mut)) {
+            extra.insert(key, with);
+        }
+        if let Ok(out) = serde_json::from_value::<TaskOutput>(forged) {
+            let checked = no_panic("check_output", || p.check_output(task, &out))?;
+            if let Err(e) = checked {
+                fuzz_common::one_line("check_output", &e)?;
+                prop_assert!(e.len() <= 600, "a long refusal: {} bytes", e.len());
             }
         }
     }

@@ -27,10 +27,11 @@ use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
 use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
-    ChanceZeroSum, Game, Hashed, NotationError, Picture, Stochastic, Tactics, Turn, VectorEval,
-    ZeroSum,
+    excerpt, ChanceZeroSum, Game, Hashed, NotationError, Picture, Stochastic, Tactics, Turn,
+    VectorEval, ZeroSum,
 };
 use serde_json::Value;
+use std::sync::Arc;
 
 /// What a tree contains, which decides the kernels that apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +53,25 @@ enum Node {
     Chance,
 }
 
+/// The move labels of one node, with their order for lookups by name.
+#[derive(Clone, Debug)]
+struct Labels {
+    /// Label of each child, in child order.
+    names: Vec<String>,
+    /// Child indices sorted by label (binary search of a move's text).
+    order: Vec<u32>,
+}
+
+impl Labels {
+    /// The child labelled `name`.
+    fn find(&self, name: &str) -> Option<u32> {
+        self.order
+            .binary_search_by(|&i| self.names[i as usize].as_str().cmp(name))
+            .ok()
+            .map(|at| self.order[at])
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Entry {
     node: Node,
@@ -60,12 +80,21 @@ struct Entry {
     /// Probabilities of the children at chance nodes.
     probs: Vec<f64>,
     /// Move labels, when given.
-    labels: Option<Vec<String>>,
+    labels: Option<Labels>,
+    /// The parent's index (`u32::MAX` at the root) and this node's place among its children:
+    /// a position's path is read back without a scan of the tree.
+    parent: u32,
+    slot: u32,
 }
 
-/// A parsed game tree.
+/// A parsed game tree. Cloning it is cheap (the nodes are shared): a job clones its game for
+/// every task and every root move of an analysis.
 #[derive(Clone, Debug)]
-pub struct Tree {
+pub struct Tree(Arc<TreeData>);
+
+/// The nodes and leaf values of a [`Tree`].
+#[derive(Debug)]
+pub struct TreeData {
     nodes: Vec<Entry>,
     /// Utilities of all leaves, `players` numbers per leaf.
     utilities: Vec<f64>,
@@ -73,6 +102,15 @@ pub struct Tree {
     kind: TreeKind,
     /// Distinct MAX utilities in increasing order (ranks for [`ZeroSum`]).
     ranks: Vec<f64>,
+    /// The smallest and largest utility of each player over the leaves.
+    ranges: Vec<(f64, f64)>,
+}
+
+impl std::ops::Deref for Tree {
+    type Target = TreeData;
+    fn deref(&self) -> &TreeData {
+        &self.0
+    }
 }
 
 const MAX_NODES: usize = 50_000_000;
@@ -80,10 +118,22 @@ const MAX_NODES: usize = 50_000_000;
 /// stops at 128 nested arrays and objects); this bounds trees built from JSON values in code,
 /// so that the builder's recursion stays well inside a 2 MiB thread stack.
 const MAX_DEPTH: usize = 1_000;
+/// Most children (and so labels) of one node: far more than any real game's branching
+/// factor, and it bounds the work per node of everything that lists a node's moves (analysis
+/// of every root move, MCTS root statistics, proof certificates, error messages).
+pub const MAX_CHILDREN: usize = 4_096;
+/// Longest move label, in bytes: labels are moves, carried in every task, path and result.
+pub const MAX_LABEL_BYTES: usize = 64;
+/// Labels a "no such move" error lists before it cuts the list short.
+const LISTED_LABELS: usize = 8;
 
 impl Tree {
     /// Parses the JSON text of a tree. The library never reads files a position names: `@file`
     /// is a convenience of the command line, which reads the file before it builds the job.
+    ///
+    /// Linear in the text: every node is visited once, a node's labels are checked for
+    /// duplicates by sorting them once, and the path a message names is only written for an
+    /// error.
     pub fn parse(text: &str) -> Result<Tree, NotationError> {
         let json_text = text.trim();
         if json_text.starts_with('@') {
@@ -110,8 +160,9 @@ impl Tree {
             has_chance: false,
             has_minmax: false,
             has_player: false,
+            trail: Vec::new(),
         };
-        b.node(v, "root", 0)?;
+        b.node(v, u32::MAX, 0)?;
         let players = b.players.unwrap_or(2);
         if b.has_player && b.has_minmax {
             return Err(NotationError::new(
@@ -147,13 +198,20 @@ impl Tree {
             ranks.sort_by(|a, b| a.partial_cmp(b).unwrap());
             ranks.dedup();
         }
-        Ok(Tree {
+        let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); players];
+        for leaf in b.utilities.chunks(players) {
+            for (r, &u) in ranges.iter_mut().zip(leaf) {
+                *r = (r.0.min(u), r.1.max(u));
+            }
+        }
+        Ok(Tree(Arc::new(TreeData {
             nodes: b.nodes,
             utilities: b.utilities,
             players,
             kind,
             ranks,
-        })
+            ranges,
+        })))
     }
 
     /// What the tree contains.
@@ -186,13 +244,16 @@ impl Tree {
 
     /// The smallest and largest MAX utility in the tree (scalar trees).
     pub fn utility_range(&self) -> (f64, f64) {
-        let mut lo = f64::INFINITY;
-        let mut hi = f64::NEG_INFINITY;
-        for u in self.utilities.iter().step_by(self.players.max(1)) {
-            lo = lo.min(*u);
-            hi = hi.max(*u);
-        }
-        (lo, hi)
+        self.player_range(0)
+    }
+
+    /// The smallest and largest utility of `player` over the leaves: every value of the tree
+    /// for that player (exact, expected or the evaluator's middle) lies in it.
+    pub fn player_range(&self, player: usize) -> (f64, f64) {
+        self.ranges
+            .get(player)
+            .copied()
+            .unwrap_or((f64::INFINITY, f64::NEG_INFINITY))
     }
 
     fn rank_of(&self, u: f64) -> i32 {
@@ -202,9 +263,13 @@ impl Tree {
     }
 }
 
-/// An error in the tree node at `path`.
-fn node_error(path: &str, what: impl std::fmt::Display) -> NotationError {
-    NotationError::new(format!("tree node {path}: {what}"))
+/// One step of the builder's way down from the root, for the path a message names.
+#[derive(Clone, Copy)]
+enum Step {
+    /// Child `i` of a node (`[i]`).
+    Child(u32),
+    /// Utility `i` of a leaf (`.utility[i]`).
+    Utility(u32),
 }
 
 struct Builder {
@@ -214,31 +279,59 @@ struct Builder {
     has_chance: bool,
     has_minmax: bool,
     has_player: bool,
+    /// The way from the root to the node being read.
+    trail: Vec<Step>,
 }
 
 impl Builder {
-    fn number(v: &Value, path: &str) -> Result<f64, NotationError> {
-        v.as_f64()
-            .filter(|x| x.is_finite())
-            .ok_or_else(|| node_error(path, format!("expected a number, found {v}")))
+    /// The path of the node being read, as messages name it (`root[2][0]`); a deep one shows
+    /// its first and last steps.
+    fn path(&self) -> String {
+        let step = |s: &Step| match s {
+            Step::Child(i) => format!("[{i}]"),
+            Step::Utility(i) => format!(".utility[{i}]"),
+        };
+        let mut out = String::from("root");
+        let n = self.trail.len();
+        if n <= 12 {
+            self.trail.iter().for_each(|s| out.push_str(&step(s)));
+        } else {
+            self.trail[..4].iter().for_each(|s| out.push_str(&step(s)));
+            out.push_str(&format!("...({} levels)...", n - 8));
+            self.trail[n - 4..]
+                .iter()
+                .for_each(|s| out.push_str(&step(s)));
+        }
+        out
     }
 
-    fn set_players(&mut self, n: usize, path: &str) -> Result<(), NotationError> {
+    /// An error in the node being read.
+    fn error(&self, what: impl std::fmt::Display) -> NotationError {
+        NotationError::new(format!("tree node {}: {what}", self.path()))
+    }
+
+    fn number(&self, v: &Value) -> Result<f64, NotationError> {
+        v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+            self.error(format!(
+                "expected a number, found {}",
+                excerpt(&v.to_string())
+            ))
+        })
+    }
+
+    fn set_players(&mut self, n: usize) -> Result<(), NotationError> {
         match self.players {
             None => {
                 self.players = Some(n);
                 Ok(())
             }
             Some(m) if m == n => Ok(()),
-            Some(m) => Err(node_error(
-                path,
-                format!("leaf has {n} utilities, other leaves have {m}"),
-            )),
+            Some(m) => Err(self.error(format!("leaf has {n} utilities, other leaves have {m}"))),
         }
     }
 
     /// Adds a leaf with one utility per player; returns its id.
-    fn leaf(&mut self, utilities: &[f64]) -> u32 {
+    fn leaf(&mut self, utilities: &[f64], parent: u32, slot: u32) -> u32 {
         let first = self.utilities.len() as u32;
         self.utilities.extend_from_slice(utilities);
         self.nodes.push(Entry {
@@ -246,12 +339,16 @@ impl Builder {
             children: vec![],
             probs: vec![],
             labels: None,
+            parent,
+            slot,
         });
         self.nodes.len() as u32 - 1
     }
 
-    fn node(&mut self, v: &Value, path: &str, depth: usize) -> Result<u32, NotationError> {
-        if depth > MAX_DEPTH {
+    /// Reads the node `v`, child number `slot` of `parent` (the root: `u32::MAX`, 0); the
+    /// trail names it.
+    fn node(&mut self, v: &Value, parent: u32, slot: u32) -> Result<u32, NotationError> {
+        if self.trail.len() > MAX_DEPTH {
             return Err(NotationError::new(format!(
                 "tree is deeper than {MAX_DEPTH} levels"
             )));
@@ -263,28 +360,36 @@ impl Builder {
         }
         let id = self.nodes.len() as u32;
         if v.is_number() {
-            let u = Self::number(v, path)?;
-            self.set_players(2, path)?;
-            return Ok(self.leaf(&[u, -u]));
+            let u = self.number(v)?;
+            self.set_players(2)?;
+            return Ok(self.leaf(&[u, -u], parent, slot));
         }
         let obj = v.as_object().ok_or_else(|| {
-            node_error(path, format!("expected a number or an object, found {v}"))
+            self.error(format!(
+                "expected a number or an object, found {}",
+                excerpt(&v.to_string())
+            ))
         })?;
         if let Some(u) = obj.get("utility") {
             if obj.len() > 1 {
-                return Err(node_error(path, "a \"utility\" leaf has no other keys"));
+                return Err(self.error("a \"utility\" leaf has no other keys"));
             }
             let arr = u
                 .as_array()
                 .filter(|a| !a.is_empty())
-                .ok_or_else(|| node_error(path, "\"utility\" must be a non-empty array"))?;
-            self.set_players(arr.len(), path)?;
-            let utilities = arr
-                .iter()
-                .enumerate()
-                .map(|(i, x)| Self::number(x, &format!("{path}.utility[{i}]")))
-                .collect::<Result<Vec<f64>, _>>()?;
-            return Ok(self.leaf(&utilities));
+                .ok_or_else(|| self.error("\"utility\" must be a non-empty array"))?;
+            if arr.len() > 64 {
+                return Err(self.error("a leaf has at most 64 utilities (players)"));
+            }
+            self.set_players(arr.len())?;
+            let mut utilities = Vec::with_capacity(arr.len());
+            for (i, x) in arr.iter().enumerate() {
+                self.trail.push(Step::Utility(i as u32));
+                let u = self.number(x);
+                self.trail.pop();
+                utilities.push(u?);
+            }
+            return Ok(self.leaf(&utilities, parent, slot));
         }
         let (node, list): (Node, &Value) = if let Some(c) = obj.get("max") {
             self.has_minmax = true;
@@ -297,23 +402,22 @@ impl Builder {
             let p = p
                 .as_u64()
                 .filter(|&p| p < 64)
-                .ok_or_else(|| node_error(path, "\"player\" must be an integer 0..63"))?;
+                .ok_or_else(|| self.error("\"player\" must be an integer 0..63"))?;
             let c = obj
                 .get("children")
-                .ok_or_else(|| node_error(path, "player node without \"children\""))?;
+                .ok_or_else(|| self.error("player node without \"children\""))?;
             (Node::Player(p as u8), c)
         } else if let Some(c) = obj.get("chance") {
             self.has_chance = true;
             (Node::Chance, c)
         } else {
-            return Err(node_error(
-                path,
-                "expected one of \"max\", \"min\", \"player\", \"chance\", \"utility\"",
-            ));
+            return Err(
+                self.error("expected one of \"max\", \"min\", \"player\", \"chance\", \"utility\"")
+            );
         };
         for key in obj.keys() {
             if !["max", "min", "player", "children", "chance", "labels"].contains(&key.as_str()) {
-                return Err(node_error(path, format!("unknown key \"{key}\"")));
+                return Err(self.error(format!("unknown key \"{}\"", excerpt(key))));
             }
         }
         // One node, one meaning: a second kind key or stray "children" would be ignored.
@@ -322,97 +426,121 @@ impl Builder {
             .filter(|k| obj.contains_key(**k))
             .count();
         if kinds > 1 || (obj.contains_key("children") && !matches!(node, Node::Player(_))) {
-            return Err(node_error(
-                path,
+            return Err(self.error(
                 "a node is one of \"max\", \"min\", \"player\" (with \"children\"), \"chance\"",
             ));
         }
         let items = list
             .as_array()
             .filter(|a| !a.is_empty())
-            .ok_or_else(|| node_error(path, "children must be a non-empty array"))?;
-        if items.len() > u32::MAX as usize {
-            return Err(node_error(path, "too many children"));
+            .ok_or_else(|| self.error("children must be a non-empty array"))?;
+        if items.len() > MAX_CHILDREN {
+            return Err(self.error(format!(
+                "{} children, more than the {MAX_CHILDREN} a node may have",
+                items.len()
+            )));
         }
+        // Labels first: a wrong one is found before the subtrees are read.
+        let labels = match obj.get("labels") {
+            None => None,
+            Some(l) => Some(self.labels(l, items.len())?),
+        };
         self.nodes.push(Entry {
             node: node.clone(),
             children: vec![],
             probs: vec![],
-            labels: None,
+            labels,
+            parent,
+            slot,
         });
         let mut children = Vec::with_capacity(items.len());
         let mut probs = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let child_path = format!("{path}[{i}]");
-            let child_value = if matches!(node, Node::Chance) {
-                let pair = item.as_array().filter(|a| a.len() == 2).ok_or_else(|| {
-                    NotationError::new(format!(
-                        "tree node {child_path}: chance children are [probability, node] pairs"
-                    ))
-                })?;
-                let p = Self::number(&pair[0], &child_path)?;
-                if !(p > 0.0 && p <= 1.0) {
-                    return Err(NotationError::new(format!(
-                        "tree node {child_path}: probability {p} is not in (0, 1]"
-                    )));
-                }
-                probs.push(p);
-                &pair[1]
-            } else {
-                item
-            };
-            children.push(self.node(child_value, &child_path, depth + 1)?);
+            self.trail.push(Step::Child(i as u32));
+            let child = self.child(&node, item, id, i as u32, &mut probs);
+            self.trail.pop();
+            children.push(child?);
         }
         if !probs.is_empty() {
             let total: f64 = probs.iter().sum();
             if (total - 1.0).abs() > 1e-9 {
-                return Err(node_error(
-                    path,
-                    format!("chance probabilities sum to {total}, not 1"),
-                ));
+                return Err(self.error(format!("chance probabilities sum to {total}, not 1")));
             }
         }
-        let labels = match obj.get("labels") {
-            None => None,
-            Some(l) => {
-                let arr = l
-                    .as_array()
-                    .ok_or_else(|| node_error(path, "\"labels\" must be an array"))?;
-                if arr.len() != children.len() {
-                    return Err(node_error(
-                        path,
-                        format!("{} labels for {} children", arr.len(), children.len()),
-                    ));
-                }
-                let mut out = Vec::with_capacity(arr.len());
-                for x in arr {
-                    let s = x
-                        .as_str()
-                        .ok_or_else(|| node_error(path, "labels must be strings"))?;
-                    // A label is a move in a position path ("A/B"): it must read back as
-                    // itself, so no '/', no blank ends, and not "root" (the root's path).
-                    if s.is_empty() || s.trim() != s || s.contains('/') || s == "root" {
-                        return Err(node_error(
-                            path,
-                            format!(
-                                "label \"{}\" is empty, has blank ends, contains '/' or is \"root\"",
-                                crate::model::excerpt(s)
-                            ),
-                        ));
-                    }
-                    if out.iter().any(|o: &String| o == s) {
-                        return Err(node_error(path, format!("label \"{s}\" appears twice")));
-                    }
-                    out.push(s.to_string());
-                }
-                Some(out)
-            }
-        };
         let e = &mut self.nodes[id as usize];
         e.children = children;
         e.probs = probs;
-        e.labels = labels;
         Ok(id)
+    }
+
+    /// Reads child `slot` of node `id` (a `[probability, node]` pair at chance nodes).
+    fn child(
+        &mut self,
+        node: &Node,
+        item: &Value,
+        id: u32,
+        slot: u32,
+        probs: &mut Vec<f64>,
+    ) -> Result<u32, NotationError> {
+        let child_value = if matches!(node, Node::Chance) {
+            let pair = item
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| self.error("chance children are [probability, node] pairs"))?;
+            let p = self.number(&pair[0])?;
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(self.error(format!("probability {p} is not in (0, 1]")));
+            }
+            probs.push(p);
+            &pair[1]
+        } else {
+            item
+        };
+        self.node(child_value, id, slot)
+    }
+
+    /// Reads the `"labels"` of a node of `count` children: distinct strings that read back as
+    /// moves of a position path, at most [`MAX_LABEL_BYTES`] each.
+    fn labels(&self, l: &Value, count: usize) -> Result<Labels, NotationError> {
+        let arr = l
+            .as_array()
+            .ok_or_else(|| self.error("\"labels\" must be an array"))?;
+        if arr.len() != count {
+            return Err(self.error(format!("{} labels for {count} children", arr.len())));
+        }
+        let mut names = Vec::with_capacity(arr.len());
+        for x in arr {
+            let s = x
+                .as_str()
+                .ok_or_else(|| self.error("labels must be strings"))?;
+            // A label is a move in a position path ("A/B"): it must read back as itself, so
+            // no '/', no blank ends, and not "root" (the root's path).
+            if s.is_empty() || s.trim() != s || s.contains('/') || s == "root" {
+                return Err(self.error(format!(
+                    "label \"{}\" is empty, has blank ends, contains '/' or is \"root\"",
+                    excerpt(s)
+                )));
+            }
+            if s.len() > MAX_LABEL_BYTES {
+                return Err(self.error(format!(
+                    "label \"{}\" is longer than {MAX_LABEL_BYTES} bytes",
+                    excerpt(s)
+                )));
+            }
+            names.push(s.to_string());
+        }
+        let mut order: Vec<u32> = (0..names.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
+        if let Some(w) = order
+            .windows(2)
+            .find(|w| names[w[0] as usize] == names[w[1] as usize])
+        {
+            return Err(self.error(format!(
+                "label \"{}\" appears twice",
+                excerpt(&names[w[0] as usize])
+            )));
+        }
+        Ok(Labels { names, order })
     }
 }
 
@@ -472,23 +600,13 @@ impl Game for Tree {
     }
 
     fn format_position(&self, s: &u32) -> String {
-        // Find the path from the root (trees are small enough for a scan of parents).
+        // The path from the root, read back through the parents.
         let mut path = Vec::new();
         let mut cur = *s;
         while cur != 0 {
-            let (parent, idx) = self
-                .nodes
-                .iter()
-                .enumerate()
-                .find_map(|(p, e)| {
-                    e.children
-                        .iter()
-                        .position(|&c| c == cur)
-                        .map(|i| (p as u32, i as u32))
-                })
-                .expect("every node but the root has a parent");
-            path.push(self.format_move(&parent, idx));
-            cur = parent;
+            let e = &self.nodes[cur as usize];
+            path.push(self.format_move(&e.parent, e.slot));
+            cur = e.parent;
         }
         if path.is_empty() {
             return "root".to_string();
@@ -504,23 +622,28 @@ impl Game for Tree {
             return Err(NotationError::new("a leaf has no moves").with_fragment(t));
         }
         if let Some(labels) = &e.labels {
-            if let Some(i) = labels.iter().position(|l| l == t) {
-                return Ok(i as u32);
-            }
+            return labels.find(t).ok_or_else(|| {
+                let shown = labels.names.iter().take(LISTED_LABELS).map(String::as_str);
+                let mut list = shown.collect::<Vec<_>>().join(", ");
+                if labels.names.len() > LISTED_LABELS {
+                    list.push_str(&format!(", ... ({} in all)", labels.names.len()));
+                }
+                NotationError::new(format!("no such move here (moves: {list})")).with_fragment(t)
+            });
         }
         match t.parse::<u32>() {
-            Ok(i) if (i as usize) < e.children.len() && e.labels.is_none() => Ok(i),
-            _ => Err(NotationError::new(match &e.labels {
-                Some(l) => format!("no such move here (moves: {})", l.join(", ")),
-                None => format!("no such move here (moves: 0..{})", e.children.len() - 1),
-            })
+            Ok(i) if (i as usize) < e.children.len() => Ok(i),
+            _ => Err(NotationError::new(format!(
+                "no such move here (moves: 0..{})",
+                e.children.len() - 1
+            ))
             .with_fragment(t)),
         }
     }
 
     fn format_move(&self, s: &u32, mv: u32) -> String {
         match &self.nodes[*s as usize].labels {
-            Some(l) => l[mv as usize].clone(),
+            Some(l) => l.names[mv as usize].clone(),
             None => mv.to_string(),
         }
     }
@@ -642,13 +765,7 @@ impl ChanceZeroSum for Tree {
 /// middle of that player's utility range.
 impl VectorEval for Tree {
     fn evaluate_vector(&self, _s: &u32, out: &mut [f64]) {
-        let n = self.players;
-        for (p, o) in out.iter_mut().enumerate().take(n) {
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for u in self.utilities.iter().skip(p).step_by(n) {
-                lo = lo.min(*u);
-                hi = hi.max(*u);
-            }
+        for (o, &(lo, hi)) in out.iter_mut().zip(&self.ranges) {
             *o = 0.5 * (lo + hi);
         }
     }
@@ -756,6 +873,76 @@ mod tests {
             .expect("no stack overflow");
         assert_eq!(lens.0, MAX_DEPTH + 1);
         assert!(lens.1.contains("deeper than 1000 levels"), "{}", lens.1);
+    }
+
+    /// A node of `n` leaves, labelled `L0`, `L1`, ... when `labels`.
+    fn wide(n: usize, labels: bool) -> String {
+        let leaves: Vec<String> = (0..n).map(|i| (i % 97).to_string()).collect();
+        let mut t = format!("{{\"max\": [{}]", leaves.join(","));
+        if labels {
+            let names: Vec<String> = (0..n).map(|i| format!("\"L{i}\"")).collect();
+            t.push_str(&format!(", \"labels\": [{}]", names.join(",")));
+        }
+        t.push('}');
+        t
+    }
+
+    /// Children and labels per node are capped; labels are short, distinct (found by a sort,
+    /// not by comparing each with all before it) and looked up by binary search.
+    #[test]
+    fn wide_nodes_are_capped_and_labels_are_found_fast() {
+        let t = Tree::parse(&wide(MAX_CHILDREN, true)).unwrap();
+        assert_eq!(t.len(), MAX_CHILDREN + 1);
+        for i in [0, 1, 977, MAX_CHILDREN - 1] {
+            let label = format!("L{i}");
+            let mv = t.parse_move(&0, &label).unwrap();
+            assert_eq!(mv, i as u32);
+            assert_eq!(t.format_move(&0, mv), label);
+            let s = t.parse_position(&label).unwrap();
+            assert_eq!(t.format_position(&s), label);
+        }
+        let e = t.parse_move(&0, "L99999").unwrap_err().to_string();
+        assert!(e.contains("(4096 in all)") && e.len() < 200, "{e}");
+        for (text, want) in [
+            (wide(MAX_CHILDREN + 1, false), "more than the 4096"),
+            (wide(70_000, true), "70000 children, more than the 4096"),
+        ] {
+            let e = Tree::parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
+        let long = format!(
+            r#"{{"max": [1, 2], "labels": ["A", "{}"]}}"#,
+            "x".repeat(65)
+        );
+        let e = Tree::parse(&long).unwrap_err().to_string();
+        assert!(e.contains("longer than 64 bytes"), "{e}");
+        let twice = r#"{"max": [1, 2, 3], "labels": ["B", "A", "B"]}"#;
+        let e = Tree::parse(twice).unwrap_err().to_string();
+        assert!(e.contains("label \"B\" appears twice"), "{e}");
+    }
+
+    /// Positions deep in a tree read back through the parents; errors deep in a tree name a
+    /// short path whose reason is still shown.
+    #[test]
+    fn deep_positions_and_errors() {
+        let mut text = String::from("1");
+        // 60 levels: the JSON reader stops at 128 nested arrays and objects.
+        for i in 0..60 {
+            text = format!(r#"{{"min": [{text}, {i}], "labels": ["a{i}", "b{i}"]}}"#);
+        }
+        let t = Tree::parse(&text).unwrap();
+        let path: Vec<String> = (0..60).rev().map(|i| format!("a{i}")).collect();
+        let s = t.parse_position(&path.join("/")).unwrap();
+        assert!(t.leaf_value(s).is_some());
+        assert_eq!(t.format_position(&s), path.join("/"));
+        let bad = text.replacen("1", "\"x\"", 1);
+        let e = Tree::parse(&bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "tree node root[0][0][0][0]...(52 levels)...[0][0][0][0]: expected a number"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

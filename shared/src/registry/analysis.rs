@@ -114,6 +114,9 @@ pub(super) fn route<G: Exact + Clone>(
         }
     }
     let mut children = Vec::with_capacity(moves.len());
+    // The children's jobs are the job at the child positions: built without a copy of the
+    // job's own position each (a tree's position is the whole tree).
+    stripped.position = String::new();
     for &m in &moves {
         let mut state = root.clone();
         game.apply(&mut state, m);
@@ -127,11 +130,17 @@ pub(super) fn route<G: Exact + Clone>(
             job: prepared,
         });
     }
+    let index = children
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.mv.clone(), i))
+        .collect();
     Ok(Box::new(AnalysisJob {
         job: job.clone(),
         game,
         root,
         children,
+        index,
     }))
 }
 
@@ -148,6 +157,8 @@ struct AnalysisJob<G: Exact> {
     game: G,
     root: G::State,
     children: Vec<Child>,
+    /// Each child by its move: a task finds its child in O(1), however many moves there are.
+    index: std::collections::HashMap<String, usize>,
 }
 
 impl<G: Exact> AnalysisJob<G> {
@@ -196,10 +207,7 @@ impl<G: Exact> PreparedJob for AnalysisJob<G> {
     }
 
     fn child(&self, mv: &str) -> Option<&dyn PreparedJob> {
-        self.children
-            .iter()
-            .find(|c| c.mv == mv)
-            .map(|c| c.job.as_ref())
+        self.index.get(mv).map(|&i| self.children[i].job.as_ref())
     }
 
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {

@@ -230,22 +230,32 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
     }
     /// A finite number (inside the utility range for trees, which are searched exactly) and a
     /// legal best move.
+    ///
+    /// Every value lies within the utility bounds (the game's, and the job's `lower` and
+    /// `upper`): the kernels only average and compare terminal values and estimates, which
+    /// the bounds hold. Besides: `depth` and `iterations` up to the deepest search, a count of
+    /// `leaves`, and nothing else.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
+        check::only_keys(out, &["stopped"], &["depth", "iterations", "leaves"])?;
+        let deepest = self.depth.unwrap_or(MAX_ITERATIVE_DEPTH).into();
+        check::count(out, "depth", deepest)?;
+        check::count(out, "iterations", deepest)?;
+        check::count(out, "leaves", u64::MAX)?;
+        check::best_move(&self.game, &self.root, out)?;
         let planned = matches!(task, TaskKind::Whole);
         if !check::to_check(out, planned, "only whole tasks apply to chance jobs")? {
             return Ok(());
         }
-        check::best_move(&self.game, &self.root, out)?;
         if out.value.is_null() {
             return Err("no value".into());
         }
-        if self.evaluates {
-            check::number(&out.value, "value")?;
-        } else {
-            let (l, u) = self.bounds.unwrap_or_else(|| self.game.utility_bounds());
-            check::number_in(&out.value, "value", l.min(-u), u.max(-l))?;
-        }
+        let (gl, gu) = self.game.utility_bounds();
+        let (l, u) = match self.bounds {
+            Some((l, u)) => (l.min(gl), u.max(gu)),
+            None => (gl, gu),
+        };
+        check::number_in(&out.value, "value", l.min(-u), u.max(-l))?;
         Ok(())
     }
     fn plan_shape(&self) -> PlanShape {

@@ -593,17 +593,24 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
     /// Probes: bounds that answer the target within the root's value range. Whole tasks: exact
     /// searches give exact bounds in the range and the value they show; depth-limited ones a
     /// number. Every best move is legal at the root.
+    /// Outputs carry a `pv` (a legal line from the root) and a `depth` (at most the job's), a
+    /// decision's `proved`, a depth-limited search's `stopped`, and nothing else.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
+        check::only_keys(out, &["proved", "stopped"], &["pv", "depth"])?;
+        check::pv(&self.game, &self.root, out)?;
+        check::count(out, "depth", self.depth.map_or(MAX_DEPTH, u64::from))?;
+        check::best_move(&self.game, &self.root, out)?;
         if check::is_stopped(out) {
             return Ok(());
         }
         let (lo, hi) = self.root_bounds();
-        check::best_move(&self.game, &self.root, out)?;
         match (task, self.ask) {
             (&TaskKind::Probe { target }, _) | (TaskKind::Whole, Ask::Decide(target)) => {
                 check::probe_answer(out, target, lo, hi)?;
-                check::number(&out.value, "value")?;
+                if !out.value.is_null() {
+                    return Err("a decision reports bounds, not a value".into());
+                }
             }
             (TaskKind::Whole, Ask::Value) if self.depth.is_none() => {
                 let raw = out.raw.ok_or("an exact search reported no bounds")?;
@@ -614,16 +621,25 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                 if out.value != self.show_value(raw.lower) {
                     return Err(format!(
                         "value {} is not the value of its bounds ({})",
-                        out.value,
+                        check::clip_value(&out.value),
                         self.show_value(raw.lower)
                     ));
                 }
             }
             (TaskKind::Whole, Ask::Value) => {
+                // Depth-limited: an estimate, possibly outside the exact values, that its
+                // bounds pin.
                 check::number(&out.value, "value")?;
                 if let Some(r) = out.raw {
-                    if r.lower > r.upper {
-                        return Err("raw bounds are not ordered".into());
+                    if !r.is_exact() || r.lower.unsigned_abs() > MAX_INTERNAL_TARGET as u32 {
+                        return Err("a depth-limited search reports one value as its bounds".into());
+                    }
+                    if out.value != self.show_value(r.lower) {
+                        return Err(format!(
+                            "value {} is not the value of its bounds ({})",
+                            check::clip_value(&out.value),
+                            self.show_value(r.lower)
+                        ));
                     }
                 }
             }
@@ -721,7 +737,7 @@ pub fn tree(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, Solv
         TreeKind::MinMax | TreeKind::Chance => {
             super::chance::chance(job, tree, 0, false, true, res)
         }
-        TreeKind::MultiPlayer => super::multi::multi(job, tree, 0, false),
+        TreeKind::MultiPlayer => super::multi::tree(job, tree),
     }
 }
 

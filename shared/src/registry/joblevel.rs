@@ -496,9 +496,17 @@ impl<G: Exact> JlJob<G> {
         ])
     }
 
-    /// The checks of [`PreparedJob::check_output`] for a leaf task.
+    /// The checks of [`PreparedJob::check_output`] for a leaf task: bounds inside the leaf's
+    /// values that answer the threshold, with `proved` saying the same, or (unsolved) every
+    /// legal move of the leaf once, each child's hash, side and bounds right; no value; a best
+    /// move legal at the leaf. Linear in the number of children.
     fn check_leaf(&self, t: i32, path: &[String], out: &TaskOutput) -> Result<(), String> {
+        use super::check;
         let state = self.replay(path)?;
+        if !out.value.is_null() {
+            return Err("a leaf reports bounds, not a value".into());
+        }
+        check::best_move(&self.game, &state, out)?;
         let (lo, hi) = self.root_view_bounds(&state);
         if let Some(r) = out.raw {
             if r.lower > r.upper || r.lower < lo || r.upper > hi {
@@ -513,7 +521,13 @@ impl<G: Exact> JlJob<G> {
             if out.extra.children.is_some() {
                 return Err("a solved leaf lists no children".into());
             }
+            if out.extra.proved.is_some_and(|p| p != Some(r.lower >= t)) {
+                return Err("'proved' does not say what the leaf bounds say".into());
+            }
             return Ok(());
+        }
+        if out.extra.proved.is_some() || out.best_move.is_some() {
+            return Err("an unsolved leaf proves nothing and has no best move".into());
         }
         let Some(children) = &out.extra.children else {
             return Err("a leaf answer needs bounds or children".into());
@@ -527,27 +541,38 @@ impl<G: Exact> JlJob<G> {
                 moves.len()
             ));
         }
+        // Each legal move by its notation, listed once: a map, so that a wide leaf costs no
+        // more than its children.
+        let mut by_text: std::collections::HashMap<String, (G::Move, bool)> = moves
+            .iter()
+            .map(|&m| (self.game.format_move(&state, m), (m, false)))
+            .collect();
         for c in children {
-            let m = self
-                .game
-                .parse_move(&state, &c.mv)
-                .map_err(|e| format!("leaf child: {e}"))?;
+            let Some((m, seen)) = by_text.get_mut(c.mv.as_str()) else {
+                return Err(format!(
+                    "leaf child '{}' is not a legal move there",
+                    check::clip_text(&c.mv)
+                ));
+            };
+            if std::mem::replace(seen, true) {
+                return Err("leaf lists a child twice".into());
+            }
             let mut s = state.clone();
-            self.game.apply(&mut s, m);
+            self.game.apply(&mut s, *m);
             if self.game.hash(&s) != c.hash || self.root_side(&s) != c.or {
-                return Err(format!("leaf child '{}': wrong hash or side", c.mv));
+                return Err(format!(
+                    "leaf child '{}': wrong hash or side",
+                    check::clip_text(&c.mv)
+                ));
             }
             let (clo, chi) = self.root_view_bounds(&s);
             let (l, u) = (c.lower.unwrap_or(clo), c.upper.unwrap_or(chi));
             if l > u || l < clo || u > chi {
-                return Err(format!("leaf child '{}': bounds outside the values", c.mv));
+                return Err(format!(
+                    "leaf child '{}': bounds outside the values",
+                    check::clip_text(&c.mv)
+                ));
             }
-        }
-        let mut seen: Vec<&str> = children.iter().map(|c| c.mv.as_str()).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        if seen.len() != children.len() {
-            return Err("leaf lists a child twice".into());
         }
         Ok(())
     }
@@ -621,16 +646,29 @@ impl<G: Exact> PreparedJob for JlJob<G> {
     }
 
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
-        if super::check::is_stopped(out) && out.extra.children.is_none() {
+        use super::check;
+        let whole = matches!(task, TaskKind::Whole);
+        let display: &[&str] = if whole { &["bounds"] } else { &[] };
+        check::only_keys(out, &["proved", "children", "stopped"], display)?;
+        if check::is_stopped(out) && out.extra.children.is_none() {
             return Ok(());
         }
         match task {
             TaskKind::Leaf { target, path, .. } => self.check_leaf(*target, path, out),
             TaskKind::Whole => {
                 let v = self.game.terminal_value(&self.root);
+                check::exactly(out, "bounds", &self.bounds_json(v, v))?;
                 match out.raw {
-                    Some(r) if r.lower == v && r.upper == v => Ok(()),
-                    _ => Err("a terminal root's bounds must be its value".into()),
+                    Some(r)
+                        if r.lower == v
+                            && r.upper == v
+                            && out.value == self.game.value_to_json(&self.root, v)
+                            && out.extra.children.is_none()
+                            && out.best_move.is_none() =>
+                    {
+                        Ok(())
+                    }
+                    _ => Err("a terminal root's bounds and value must be its value".into()),
                 }
             }
             _ => Err("only leaf tasks apply to a jlpns job".into()),

@@ -409,6 +409,202 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
         }
     }
 
+    /// The root's legal moves (or chance outcomes) by their notation.
+    fn root_moves(&self) -> std::collections::HashSet<String> {
+        let mut moves = Vec::new();
+        self.game.legal_moves(&self.root, &mut moves);
+        moves
+            .iter()
+            .map(|&m| self.game.format_move(&self.root, m))
+            .collect()
+    }
+
+    /// The range of a value on the job's scale: player `p`'s utility, or (`None`) the view's
+    /// scalar value whoever it is for.
+    fn value_range(&self, p: Option<usize>) -> (f64, f64) {
+        match (self.view, &self.cfg.rewards) {
+            (View::WinRate, _) => (0.0, 1.0),
+            (View::Outcome { .. }, _) => (-1.0, 1.0),
+            (View::Utility { .. }, Rewards::Scaled { lower, upper }) => match p {
+                Some(p) => (
+                    lower.get(p).copied().unwrap_or(f64::NEG_INFINITY),
+                    upper.get(p).copied().unwrap_or(f64::INFINITY),
+                ),
+                None => (
+                    lower.iter().copied().fold(f64::INFINITY, f64::min),
+                    upper.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ),
+            },
+            (View::Utility { .. }, Rewards::Outcome) => (0.0, 1.0),
+        }
+    }
+
+    /// The trees of a whole task or of run `index`.
+    fn trees_of(&self, run: Option<u32>) -> u64 {
+        match run {
+            Some(i) => self.share(i).len() as u64,
+            None => self.cfg.trees as u64,
+        }
+    }
+
+    /// The display keys of a whole task's output (see [`PreparedJob::check_output`]).
+    fn check_display(
+        &self,
+        out: &TaskOutput,
+        legal: &std::collections::HashSet<String>,
+    ) -> Result<(), String> {
+        use super::check;
+        let trees = self.trees_of(None);
+        let playouts = out.nodes;
+        if let Some(p) = check::count(out, "playouts", u64::MAX)? {
+            if p != playouts {
+                return Err(format!("'playouts' {p} is not the nodes {playouts}"));
+            }
+        }
+        if check::count(out, "trees", trees)?.is_some_and(|t| t != trees) {
+            return Err(format!("'trees' is not the job's {trees}"));
+        }
+        let merge = if self.merge == Merge::Vote {
+            "vote"
+        } else {
+            "sum"
+        };
+        check::exactly(out, "merge", &Value::from(merge))?;
+        let solved = check::flag(out, "solved")?.unwrap_or(false);
+        for (key, max) in [("visits", playouts), ("votes", trees)] {
+            let Some(v) = out.extra.get(key) else {
+                continue;
+            };
+            let map = v
+                .as_object()
+                .ok_or_else(|| format!("'{key}' is not a map"))?;
+            for (mv, n) in map {
+                if !legal.contains(mv) {
+                    return Err(format!(
+                        "'{key}' names '{}', not a legal root move",
+                        check::clip_text(mv)
+                    ));
+                }
+                if n.as_u64().is_none_or(|n| n > max) {
+                    return Err(format!("'{key}' of a move is not a count up to {max}"));
+                }
+            }
+        }
+        if let Some(o) = out.extra.get("outcome") {
+            if !solved || !["win", "loss", "draw"].contains(&o.as_str().unwrap_or("")) {
+                return Err("'outcome' is win, loss or draw of a solved root".into());
+            }
+        }
+        if let Some(b) = out.extra.get("bounds") {
+            let View::Outcome { lower, upper } = self.view else {
+                return Err("'bounds' do not belong in this job's output".into());
+            };
+            let pair = b.as_array().filter(|a| a.len() == 2 && solved);
+            let pair = pair.ok_or("'bounds' are the [lower, upper] of a solved root")?;
+            check::number_in(&pair[0], "lower bound", lower, upper)?;
+            check::number_in(&pair[1], "upper bound", lower, upper)?;
+            if pair[0].as_f64() > pair[1].as_f64() {
+                return Err("'bounds' are not ordered".into());
+            }
+        }
+        if let Some(w) = out.extra.win_rate {
+            check::number_in(&Value::from(w), "win rate", 0.0, 1.0)?;
+        }
+        if let Some(moves) = &out.extra.moves {
+            let (lo, hi) = self.value_range(None);
+            for (mv, score) in moves.iter() {
+                if !legal.contains(mv) {
+                    return Err(format!(
+                        "'moves' names '{}', not a legal root move",
+                        check::clip_text(mv)
+                    ));
+                }
+                if score.lower.is_some() || score.upper.is_some() {
+                    return Err("an MCTS move score has no bounds".into());
+                }
+                if score.visits.is_none_or(|n| n > playouts) {
+                    return Err("an MCTS move score counts its visits".into());
+                }
+                if let Some(v) = &score.value {
+                    check::number_in(v, "move value", lo, hi)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Root statistics a run task reports: the summary they read as, checked (lengths, legal
+    /// distinct moves, counts and rewards in range, this run's trees, the nodes as its
+    /// playouts) and canonical (nothing beside its fields).
+    fn check_stats(
+        &self,
+        stats: &Value,
+        index: u32,
+        legal: &std::collections::HashSet<String>,
+        nodes: u64,
+    ) -> Result<Summary<String>, String> {
+        let s = Summary::<String>::deserialize(stats).map_err(|e| {
+            format!(
+                "root statistics are malformed: {}",
+                super::check::clip_error(e)
+            )
+        })?;
+        let n = s.moves.len();
+        if [
+            s.visits.len(),
+            s.rewards.len(),
+            s.votes.len(),
+            s.proven.len(),
+        ]
+        .iter()
+        .any(|&l| l != n)
+            || n > legal.len()
+        {
+            return Err("root statistics of unequal lengths".into());
+        }
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        for mv in &s.moves {
+            if !legal.contains(mv) || !seen.insert(mv.as_str()) {
+                return Err(format!(
+                    "root statistics name '{}' twice or not as a legal root move",
+                    super::check::clip_text(mv)
+                ));
+            }
+        }
+        let trees = self.trees_of(Some(index));
+        let within = |x: f64, hi: f64| x.is_finite() && x >= -1e-6 && x <= hi * (1.0 + 1e-9) + 1e-6;
+        let unit = |x: &Option<f64>| x.is_none_or(|v| (0.0..=1.0).contains(&v));
+        let players = self.game.num_players();
+        let root_player = match self.game.turn(&self.root) {
+            crate::model::Turn::Player(p) => Some(p),
+            _ => None,
+        };
+        let ok = s.playouts == nodes
+            && s.trees as u64 == trees
+            && s.root_player == root_player
+            && s.player_rewards.len() == players
+            && s.player_rewards
+                .iter()
+                .all(|&r| within(r, s.playouts as f64))
+            && (0..n).all(|i| {
+                s.visits[i] <= s.playouts
+                    && within(s.rewards[i], s.visits[i] as f64)
+                    && s.votes[i] as u64 <= trees
+                    && unit(&s.proven[i])
+            })
+            && unit(&s.root_proven)
+            && s.stopped
+                .as_deref()
+                .is_none_or(|r| r.parse::<crate::wire::StopReason>().is_ok());
+        if !ok {
+            return Err("root statistics out of range".into());
+        }
+        if serde_json::to_value(&s).ok().as_ref() != Some(stats) {
+            return Err("root statistics carry more than their fields".into());
+        }
+        Ok(s)
+    }
+
     fn output(&self, s: &Summary<String>, elapsed_ms: u64) -> TaskOutput {
         let best = s.best(self.merge);
         let mut extra = Extra::default();
@@ -539,21 +735,60 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
         &self.job
     }
 
-    /// The value's shape for the view (a win rate in [0, 1], an outcome in [-1, 1], a utility,
-    /// or one utility per player), a win rate in [0, 1], and a legal best move.
+    /// The value's shape for the view (a win rate in [0, 1], an outcome in [-1, 1], a utility
+    /// within the rewards' bounds, or one per player), a win rate in [0, 1], a legal best move,
+    /// and the keys the kernel writes, each checked: `visits` and `votes` of legal root moves,
+    /// `playouts` (the nodes), `trees`, `merge`, `solved`, `outcome`, `bounds`, an analysis's
+    /// `moves`. A run task's output must be exactly what its `root_stats` give, after those
+    /// are checked (lengths, legal distinct moves, rewards within the visits).
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
         let planned = !matches!(task, TaskKind::Probe { .. } | TaskKind::Move { .. });
-        if !check::to_check(out, planned, "probe and move tasks do not apply to mcts")? {
+        if !planned {
+            return Err("probe and move tasks do not apply to mcts".into());
+        }
+        let run = match task {
+            TaskKind::Run { index, .. } if *index < self.tasks => Some(*index),
+            TaskKind::Run { .. } => return Err("no such run task".into()),
+            _ => None,
+        };
+        let typed: &[&str] = if run.is_some() {
+            &["win_rate", "stopped", "moves", "root_stats"]
+        } else {
+            &["win_rate", "stopped", "moves"]
+        };
+        check::only_keys(
+            out,
+            typed,
+            &[
+                "visits", "votes", "playouts", "trees", "merge", "solved", "outcome", "bounds",
+            ],
+        )?;
+        let legal = self.root_moves();
+        if check::is_stopped(out) && out.extra.root_stats.is_none() {
+            // Stopped before any statistics: the merge skips it.
+            return self.check_display(out, &legal);
+        }
+        if let Some(index) = run {
+            let stats = out
+                .extra
+                .root_stats
+                .as_ref()
+                .ok_or("a run task reports its root statistics")?;
+            let summary = self.check_stats(stats, index, &legal, out.nodes)?;
+            let mut want = self.output(&summary, out.elapsed_ms);
+            want.extra.root_stats = Some(stats.clone());
+            if want != *out {
+                return Err("the output is not what its root statistics give".into());
+            }
             return Ok(());
         }
+        self.check_display(out, &legal)?;
         check::best_move(&self.game, &self.root, out)?;
+        if check::is_stopped(out) {
+            return Ok(());
+        }
         match self.view {
-            View::WinRate => check::number_in(&out.value, "value", 0.0, 1.0)?,
-            View::Outcome { .. } => check::number_in(&out.value, "value", -1.0, 1.0)?,
-            View::Utility { vector: false, .. } => {
-                check::number(&out.value, "value")?;
-            }
             View::Utility { vector: true, .. } if out.value.is_null() => {}
             View::Utility { vector: true, .. } => {
                 let list = out.value.as_array().ok_or("value is not a list")?;
@@ -564,13 +799,19 @@ impl<G: Game, C: ChanceModel<G>> PreparedJob for MctsJob<G, C> {
                         self.game.num_players()
                     ));
                 }
-                for v in list {
-                    check::number(v, "value")?;
+                for (p, v) in list.iter().enumerate() {
+                    let (lo, hi) = self.value_range(Some(p));
+                    check::number_in(v, "value", lo, hi)?;
                 }
             }
-        }
-        if let Some(w) = out.extra.win_rate {
-            check::number_in(&Value::from(w), "win rate", 0.0, 1.0)?;
+            View::Utility { player, .. } => {
+                let (lo, hi) = self.value_range(Some(player as usize));
+                check::number_in(&out.value, "value", lo, hi)?;
+            }
+            _ => {
+                let (lo, hi) = self.value_range(None);
+                check::number_in(&out.value, "value", lo, hi)?;
+            }
         }
         Ok(())
     }

@@ -20,7 +20,7 @@
 use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
 use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::json_number;
-use crate::model::{OutOfTurn, Stochastic, VectorEval};
+use crate::model::{Game, OutOfTurn, Stochastic, VectorEval};
 use crate::search::bestreply::best_reply;
 use crate::search::maxn::{maxn, root_player, TieBreak, VectorOutcome};
 use crate::search::paranoid::paranoid;
@@ -73,6 +73,8 @@ pub struct MultiJob<G: Stochastic + VectorEval> {
     deepen: bool,
     /// Best-reply search, when the game has moves out of turn.
     brs: Option<VectorKernel<G>>,
+    /// Explicit trees: each player's smallest and largest utility, which hold every value.
+    ranges: Option<Vec<(f64, f64)>>,
 }
 
 /// Prepares a job over a multi-player game; `evaluates`: the game has a real evaluator.
@@ -82,7 +84,19 @@ pub fn multi<G: Stochastic + VectorEval>(
     root: G::State,
     evaluates: bool,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
-    prepare_multi(job, game, root, evaluates, None)
+    prepare_multi(job, game, root, evaluates, None, None)
+}
+
+/// Prepares a job over an explicit multi-player tree (searched to the end): its values are
+/// checked against each player's utilities.
+pub fn tree(
+    job: &JobSpec,
+    tree: crate::games::tree::Tree,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let ranges = (0..tree.num_players())
+        .map(|p| tree.player_range(p))
+        .collect();
+    prepare_multi(job, tree, 0, false, None, Some(ranges))
 }
 
 /// Prepares a job over a multi-player game whose players can move out of turn, so that `brs`
@@ -93,7 +107,7 @@ pub fn multi_out_of_turn<G: Stochastic + VectorEval + OutOfTurn>(
     root: G::State,
     evaluates: bool,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
-    prepare_multi(job, game, root, evaluates, Some(best_reply::<G>))
+    prepare_multi(job, game, root, evaluates, Some(best_reply::<G>), None)
 }
 
 fn prepare_multi<G: Stochastic + VectorEval>(
@@ -102,6 +116,7 @@ fn prepare_multi<G: Stochastic + VectorEval>(
     root: G::State,
     evaluates: bool,
     brs: Option<VectorKernel<G>>,
+    ranges: Option<Vec<(f64, f64)>>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let depth: Option<u32> = opts.uint(&DEPTH)?;
@@ -154,6 +169,7 @@ fn prepare_multi<G: Stochastic + VectorEval>(
         depth,
         deepen,
         brs,
+        ranges,
     }))
 }
 
@@ -172,15 +188,35 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
         &self.job
     }
     /// A list of one finite number (or null) per player, and a legal best move.
+    ///
+    /// `maxn` gives every player's number; `paranoid` and `brs` only the root player's (named
+    /// by `player`), the others null. Trees' numbers lie within each player's utilities.
+    /// Besides: `depth`, `iterations`, `exact`, `leaves`, and nothing else.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
+        check::only_keys(
+            out,
+            &["stopped"],
+            &["iterations", "player", "depth", "exact", "leaves"],
+        )?;
+        let deepest = self.depth.unwrap_or(MAX_ITERATIVE_DEPTH).into();
+        check::count(out, "depth", deepest)?;
+        check::count(out, "iterations", deepest)?;
+        check::count(out, "leaves", u64::MAX)?;
+        check::flag(out, "exact")?;
+        let players = self.game.num_players();
+        let root_player = root_player(&self.game, &self.root);
+        let one = !matches!(self.kernel, Kernel::Maxn(_));
+        check::exactly(out, "player", &serde_json::Value::from(root_player as u64))?;
+        if !one && out.extra.contains_key("player") {
+            return Err("'player' is for paranoid and brs".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
         let planned = matches!(task, TaskKind::Whole);
         if !check::to_check(out, planned, "only whole tasks apply to multi-player jobs")? {
             return Ok(());
         }
-        check::best_move(&self.game, &self.root, out)?;
         let list = out.value.as_array().ok_or("value is not a list")?;
-        let players = self.game.num_players();
         if list.len() != players {
             return Err(format!(
                 "value has {} entries, the game has {players} players",
@@ -188,7 +224,21 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
             ));
         }
         for (i, v) in list.iter().enumerate() {
-            check::number(v, &format!("value of player {i}"))?;
+            let what = format!("value of player {i}");
+            match (
+                one && i != root_player,
+                self.ranges.as_ref().and_then(|r| r.get(i)),
+            ) {
+                (true, _) if !v.is_null() => {
+                    return Err(format!("{what}: only the root player's value is given"))
+                }
+                (true, _) => {}
+                (false, _) if v.is_null() => return Err(format!("{what} is missing")),
+                (false, Some(&(lo, hi))) => check::number_in(v, &what, lo, hi)?,
+                (false, None) => {
+                    check::number(v, &what)?;
+                }
+            }
         }
         Ok(())
     }

@@ -391,26 +391,61 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
     /// Decisions: bounds that answer the target within the root's value range (a memory stop
     /// may give none), a value only when they pin it, a legal best move, and a certificate, if
     /// any, that verifies and proves this decision.
+    ///
+    /// Besides: counts (`expansions`, `bytes_per_node`, `peak_nodes`), the `bounds` its raw
+    /// bounds show as, a memory stop's one-line `error`, and nothing else.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
+        check::only_keys(
+            out,
+            &["proved", "peak_nodes", "stopped", "error", "proof"],
+            &["expansions", "bytes_per_node", "bounds"],
+        )?;
+        check::count(out, "expansions", u64::MAX)?;
+        check::count(out, "bytes_per_node", 1 << 20)?;
+        check::error_text(out)?;
+        let (lo, hi) = self.game.value_bounds(&self.root);
+        let shown = out.raw.map_or((lo, hi), |r| (r.lower, r.upper));
+        if (lo..=hi).contains(&shown.0) && (lo..=hi).contains(&shown.1) {
+            check::exactly(out, "bounds", &self.bounds_json(shown.0, shown.1))?;
+        } else if out.extra.contains_key("bounds") {
+            return Err("'bounds' outside the game's values".into());
+        }
+        check::best_move(&self.game, &self.root, out)?;
+        if out.proof.is_some() && out.extra.stopped.is_some() {
+            return Err("a stopped search proves nothing: it carries no certificate".into());
+        }
         if check::is_stopped(out) {
             return Ok(());
         }
-        let (lo, hi) = self.game.value_bounds(&self.root);
-        check::best_move(&self.game, &self.root, out)?;
         let target = match (task, self.target) {
             (TaskKind::Probe { target }, _) => *target,
             (TaskKind::Whole, Some(target)) => target,
             (TaskKind::Whole, None) => {
                 let v = self.game.terminal_value(&self.root);
                 return match out.raw {
-                    Some(r) if r.lower == v && r.upper == v => Ok(()),
-                    _ => Err("a terminal root's bounds must be its value".into()),
+                    Some(r)
+                        if r.lower == v
+                            && r.upper == v
+                            && out.value == self.game.value_to_json(&self.root, v)
+                            && out.proof.is_none() =>
+                    {
+                        Ok(())
+                    }
+                    _ => Err("a terminal root's bounds and value must be its value".into()),
                 };
             }
             (other, _) => return Err(other.does_not_apply()),
         };
-        if out.raw.is_none() && out.extra.stopped == Some(StopReason::Memory) {
+        if out.extra.stopped == Some(StopReason::Memory) {
+            // A memory stop decides nothing: no bounds, or (a single decision) the game's.
+            let whole = RawBounds {
+                lower: lo,
+                upper: hi,
+            };
+            if out.raw.is_some_and(|r| r != whole) || !out.value.is_null() {
+                return Err("a memory stop reports no bounds and no value".into());
+            }
             return Ok(());
         }
         check::probe_answer(out, target, lo, hi)?;
@@ -421,11 +456,20 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
             serde_json::Value::Null
         };
         if out.value != want {
-            return Err(format!("value {} does not match its bounds", out.value));
+            return Err(format!(
+                "value {} does not match its bounds",
+                check::clip_value(&out.value)
+            ));
+        }
+        let single = matches!(task, TaskKind::Whole);
+        match (&out.proof, self.proof && single) {
+            (None, true) => return Err("the job asked for a proof certificate".into()),
+            (Some(_), false) => return Err("the job asked for no proof certificate".into()),
+            _ => {}
         }
         if let Some(cert) = &out.proof {
             let file = ProofFile::deserialize(cert)
-                .map_err(|e| format!("proof certificate is malformed: {e}"))?;
+                .map_err(|e| format!("proof certificate is malformed: {}", check::clip_error(e)))?;
             let yes = raw.lower >= target;
             let claim = if yes { Claim::AtLeast } else { Claim::Below };
             if file.game != self.job.game
@@ -437,7 +481,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
                 return Err("proof certificate is not about this decision".into());
             }
             crate::proof::verify_game(&self.game, &self.root, &file)
-                .map_err(|e| format!("proof certificate: {e}"))?;
+                .map_err(|e| format!("proof certificate: {}", check::clip_error(e)))?;
         }
         Ok(())
     }

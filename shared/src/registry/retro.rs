@@ -412,7 +412,13 @@ impl PreparedJob for RetroJob {
         Ok(out)
     }
 
+    /// The artifact a task made (a SHA-256 name), its size and counts for the range, and
+    /// nothing else: no value, no move, no bounds, no display keys.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
+        super::check::only_keys(out, &["retro"], &[])?;
+        if !out.value.is_null() || out.best_move.is_some() || out.raw.is_some() {
+            return Err("a retrograde task reports its artifact only".into());
+        }
         let r = out
             .extra
             .retro

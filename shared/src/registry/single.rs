@@ -275,7 +275,55 @@ impl<G: SinglePlayer> SingleJob<G> {
     }
 }
 
+/// The moves `m` from the job's root as texts.
+fn move_texts<G: SinglePlayer>(job: &SingleJob<G>, m: &[G::Move]) -> Vec<String> {
+    let mut s = job.root.clone();
+    m.iter()
+        .map(|&mv| {
+            let t = job.game.format_move(&s, mv);
+            job.game.apply(&mut s, mv);
+            t
+        })
+        .collect()
+}
+
+/// A run's `history`: at most [`super::check::MAX_POINTS`] points `[ms, rollouts, best]`, the
+/// best never above the value.
+fn check_history(h: &serde_json::Value, value: Option<f64>) -> Result<(), String> {
+    let points = h.as_array().ok_or("'history' is not a list")?;
+    if points.len() > super::check::MAX_POINTS {
+        return Err("'history' is too long".into());
+    }
+    for p in points {
+        let ok = match p.as_array().map(Vec::as_slice) {
+            Some([ms, n, best]) => {
+                ms.is_u64()
+                    && n.is_u64()
+                    && (best.is_null()
+                        || best.as_f64().is_some_and(|b| {
+                            value.is_some_and(|v| b <= v + 1e-9 * v.abs().max(1.0))
+                        }))
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err("a 'history' point is not [ms, rollouts, best up to the value]".into());
+        }
+    }
+    Ok(())
+}
+
 impl<G: SinglePlayer> SingleJob<G> {
+    /// A checkpoint as the kernel writes it: read back (its sequences replayed) and written
+    /// again, it is the same JSON.
+    fn canonical_checkpoint(&self, c: &serde_json::Value) -> Result<(), String> {
+        let read = Checkpoint::from_json(&self.game, &self.root, c)?;
+        if read.to_json(&self.game, &self.root) != *c {
+            return Err("a checkpoint carries more, or other, than the kernel writes".into());
+        }
+        Ok(())
+    }
+
     /// The start checkpoint of a round task from its [`RoundInput`] (as JSON: `input` of the
     /// task).
     fn round_start_of(
@@ -414,31 +462,101 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
         &self.job
     }
 
-    /// A finite score (or null: nothing found), no best move, and a `sequence` that is legal
-    /// from the root; when it ends the game, its score is the value.
+    /// A score with the `sequence` that reaches it: the moves are legal from the root, end the
+    /// game, and the score of where they end is the value (null: nothing found, no moves). No
+    /// best move. Besides: the `position` the sequence gives, `rollouts` (the nodes), a
+    /// `history` of improvements up to the value, NRPA's checkpoints and round results (each
+    /// read back and written again exactly as the kernel writes it, so they carry nothing
+    /// else), and nothing else. Stopped outputs are checked the same way.
     fn check_output(&self, task: &TaskKind, out: &TaskOutput) -> Result<(), String> {
         use super::check;
-        let planned = !matches!(task, TaskKind::Probe { .. });
-        if !check::to_check(out, planned, "probe tasks do not apply to this job")? {
-            return Ok(());
+        let planned = matches!(
+            (&self.algo, task),
+            (Algo::Nmcs { .. }, TaskKind::Whole)
+                | (Algo::Nrpa { .. }, TaskKind::Whole | TaskKind::Run { .. })
+        );
+        if !planned {
+            return Err(format!("{} tasks do not apply to this job", task.name()));
+        }
+        let rounds = matches!(self.algo, Algo::Nrpa { rounds: true, .. });
+        let nrpa = matches!(self.algo, Algo::Nrpa { .. });
+        let typed: &[&str] = match (nrpa, rounds) {
+            (false, _) => &["sequence", "stopped"],
+            (true, false) => &["sequence", "stopped", "checkpoint"],
+            (true, true) => &[
+                "sequence",
+                "stopped",
+                "round_start",
+                "sub",
+                "found",
+                "final",
+            ],
+        };
+        let display: &[&str] = if nrpa {
+            &["position", "rollouts", "history"]
+        } else {
+            &["position", "rollouts"]
+        };
+        check::only_keys(out, typed, display)?;
+        if out.best_move.is_some() || out.raw.is_some() {
+            return Err("single-player results have no best move and no bounds".into());
         }
         let value = check::number(&out.value, "value")?;
-        if out.best_move.is_some() {
-            return Err("single-player results have no best move".into());
-        }
-        check::sequence(&self.game, &self.root, out)?;
-        if let (Some(v), Some(seq)) = (value, &out.extra.sequence) {
-            let mut s = self.root.clone();
-            for m in seq {
-                let mv = self.game.parse_move(&s, m).map_err(|e| e.to_string())?;
-                self.game.apply(&mut s, mv);
+        let list = out.extra.sequence.as_deref().unwrap_or_default();
+        let (moves, end) = check::replay(&self.game, &self.root, list, "sequence")?;
+        match value {
+            None if !moves.is_empty() => {
+                return Err("a sequence without its score".into());
             }
-            if self.game.is_terminal(&s) {
-                let score = self.game.score(&s);
+            None => {}
+            Some(v) => {
+                if !self.game.is_terminal(&end) {
+                    return Err("the sequence of a score does not end the game".into());
+                }
+                let score = self.game.score(&end);
                 if (score - v).abs() > 1e-9 * score.abs().max(1.0) {
                     return Err(format!(
-                        "value {v} is not the score {score} of its sequence"
+                        "value {} is not the score {} of its sequence",
+                        check::short(v),
+                        check::short(score)
                     ));
+                }
+            }
+        }
+        if let Some(p) = out.extra.get("position") {
+            if p.as_str() != Some(self.game.sequence_text(&self.root, &moves).as_str()) {
+                return Err("'position' is not the position of the sequence".into());
+            }
+        }
+        if check::count(out, "rollouts", u64::MAX)?.is_some_and(|r| r != out.nodes) {
+            return Err("'rollouts' is not the nodes".into());
+        }
+        if let Some(h) = out.extra.get("history") {
+            check_history(h, value)?;
+        }
+        if let Some(c) = &out.extra.checkpoint {
+            let list = c.as_array().ok_or("'checkpoint' is not a list")?;
+            if list.len() as u64 > spec::MAX_THREADS {
+                return Err("more checkpoints than threads".into());
+            }
+            for c in list {
+                self.canonical_checkpoint(c)?;
+            }
+        }
+        let r = &out.extra.round;
+        if let Some(c) = &r.round_start {
+            self.canonical_checkpoint(c)?;
+        }
+        for (what, seq) in [("sub", &r.sub), ("found", &r.found)] {
+            if let Some(v) = seq {
+                let read = nrpa::sequence_from_json(&self.game, &self.root, v, what)?;
+                if let Some((_, m)) = &read {
+                    check::replay(&self.game, &self.root, &move_texts(self, m), what)?;
+                }
+                let again =
+                    nrpa::sequence_json(&self.game, &self.root, read.map(|r| r.1).as_deref());
+                if again != *v {
+                    return Err(format!("'{what}' is not a sequence with its score"));
                 }
             }
         }

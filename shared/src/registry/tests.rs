@@ -433,15 +433,71 @@ fn check_output_accepts_real_outputs_and_refuses_forged_ones() {
 }
 
 /// Every task output of real plans passes the check: probe plans (alpha-beta, df-pn), runs
-/// (NRPA, MCTS) and rounds (NRPA across workers), task by task as the coordinator checks them.
+/// (NRPA, MCTS) and rounds (NRPA across workers), task by task as the coordinator checks them,
+/// for every family and the keys each writes (pv, bounds, visits, root statistics, checkpoints,
+/// histories, leaves' children, analyses, certificates).
 #[test]
 fn check_output_accepts_every_task_of_real_plans() {
     use crate::plan::Planner;
     let jobs = [
         JobSpec::new("connect4", "4433", "alphabeta")
             .with_params(&[("width", "5"), ("height", "4")]),
+        JobSpec::new("connect4", "4433", "alphabeta").with_options(&[("depth", "6")]),
         JobSpec::new("othello", "", "alphabeta").with_params(&[("size", "4")]),
+        JobSpec::new("othello", "", "alphabeta")
+            .with_params(&[("size", "6")])
+            .with_options(&[("depth", "3")]),
         JobSpec::new("tictactoe", "", "dfpn"),
+        JobSpec::new("tictactoe", "", "pns"),
+        JobSpec::new("tictactoe", "5", "pn2").with_options(&[("target", "0"), ("proof", "true")]),
+        JobSpec::new("tictactoe", "", "minimax"),
+        JobSpec::new("tictactoe", "", "alphabeta").with_options(&[("analyse", "all")]),
+        JobSpec::new("tictactoe", "", "jlpns").with_options(&[("budget", "50")]),
+        JobSpec::new("tree", MINMAX_TREE, "jlpns").with_options(&[("budget", "1")]),
+        JobSpec::new("tree", MINMAX_TREE, "alphabeta"),
+        JobSpec::new("tree", MINMAX_TREE, "pns"),
+        JobSpec::new("tree", CHANCE_TREE, "expectimax"),
+        JobSpec::new("tree", CHANCE_TREE, "star2"),
+        JobSpec::new("tree", MULTI_TREE, "maxn"),
+        JobSpec::new("tree", MULTI_TREE, "paranoid"),
+        JobSpec::new("tree", CHANCE_TREE, "mcts").with_options(&[
+            ("playouts", "200"),
+            ("trees", "3"),
+            ("tasks", "3"),
+        ]),
+        JobSpec::new("tree", MULTI_TREE, "mcts").with_options(&[
+            ("playouts", "200"),
+            ("trees", "2"),
+            ("tasks", "2"),
+        ]),
+        JobSpec::new("pig", "", "expectimax")
+            .with_params(&[("target", "10")])
+            .with_options(&[("depth", "3")]),
+        JobSpec::new("pig", "", "star1")
+            .with_params(&[("target", "10")])
+            .with_options(&[("depth", "3")]),
+        JobSpec::new("pig", "", "mcts").with_options(&[("playouts", "300")]),
+        JobSpec::new("backgammon", "", "mcts").with_options(&[
+            ("playouts", "40"),
+            ("trees", "2"),
+            ("tasks", "2"),
+        ]),
+        JobSpec::new("rolit", "", "maxn")
+            .with_params(&[("players", "3"), ("size", "4")])
+            .with_options(&[("depth", "2")]),
+        JobSpec::new("rolit", "", "paranoid")
+            .with_params(&[("players", "3"), ("size", "4")])
+            .with_options(&[("depth", "2")]),
+        JobSpec::new("rolit", "", "brs")
+            .with_params(&[("players", "3"), ("size", "4")])
+            .with_options(&[("depth", "2")]),
+        JobSpec::new("connect4", "", "mcts").with_options(&[
+            ("playouts", "400"),
+            ("trees", "2"),
+            ("tasks", "2"),
+            ("analyse", "all"),
+        ]),
+        JobSpec::new("tictactoe", "1", "mcts").with_options(&[("playouts", "3000")]),
         JobSpec::new("tictactoe", "", "alphabeta").with_options(&[("weak", "true")]),
         JobSpec::new("weakschur", "", "nrpa")
             .with_params(&[("k", "3")])
@@ -455,6 +511,15 @@ fn check_output_accepts_every_task_of_real_plans() {
                 ("across", "shared"),
             ]),
         JobSpec::new("morpion", "", "nmcs").with_options(&[("level", "1")]),
+        JobSpec::new("morpion", "", "nrpa").with_options(&[
+            ("level", "1"),
+            ("iterations", "5"),
+            ("adapt", "layers"),
+        ]),
+        JobSpec::new("samegame", "", "nmcs").with_options(&[("level", "0")]),
+        JobSpec::new("tsptw", "", "nrpa")
+            .with_params(&[("instance", "rc_201.1")])
+            .with_options(&[("level", "1"), ("iterations", "5"), ("runs", "2")]),
         JobSpec::new("tictactoe", "", "mcts").with_options(&[
             ("playouts", "400"),
             ("trees", "4"),
@@ -475,10 +540,292 @@ fn check_output_accepts_every_task_of_real_plans() {
                 let out = p.run(&t, &Control::unlimited()).unwrap();
                 p.check_output(&t, &out)
                     .unwrap_or_else(|e| panic!("{} {}: task {t:?}: {e}", j.game, j.algorithm));
+                // Through JSON, as a worker sends it.
+                let sent: crate::wire::TaskOutput =
+                    serde_json::from_str(&serde_json::to_string(&out).unwrap()).unwrap();
+                p.check_output(&t, &sent).unwrap_or_else(|e| {
+                    panic!("{} {}: task {t:?} as sent: {e}", j.game, j.algorithm)
+                });
+                // A limit stopped it early: what the kernel gives then passes too.
+                for n in [1, 30, 500] {
+                    if let Ok(early) = p.run(&t, &Control::with_limits(None, Some(n))) {
+                        p.check_output(&t, &early).unwrap_or_else(|e| {
+                            panic!("{} {}: task {t:?} stopped at {n}: {e}", j.game, j.algorithm)
+                        });
+                    }
+                }
                 planner.on_result(&t, out);
                 tasks_run += 1;
             }
         }
         assert!(tasks_run >= 1, "{j:?}: no task ran");
     }
+}
+
+/// A hostile worker's display data (issue 43, item 5), on real outputs: junk keys, illegal
+/// lines, values and bounds outside the game, forged root statistics, checkpoints and
+/// histories are refused, also in a stopped output; the checks take time linear in the
+/// output, however it is built.
+#[test]
+fn check_output_refuses_hostile_display_data() {
+    use crate::wire::{StopReason, TaskKind, TaskOutput};
+    use serde_json::json;
+    let whole = TaskKind::Whole;
+    fn junk(o: &mut TaskOutput) {
+        o.extra.insert("junk".into(), json!("x".repeat(900_000)));
+    }
+    let huge_pv = |o: &mut TaskOutput| {
+        o.extra.insert("pv".into(), json!(vec!["5"; 20_000]));
+    };
+    let certificate = |o: &mut TaskOutput| o.proof = Some(json!({"tree": []}));
+
+    // Weak Schur k = 2 (its maximum is 8): a score is that of a finished sequence.
+    let j = JobSpec::new("weakschur", "", "nmcs")
+        .with_params(&[("k", "2")])
+        .with_options(&[("level", "1")]);
+    let (p, out) = output(&j, &whole);
+    assert_eq!(out.value, json!(8));
+    fn stopped(o: &mut TaskOutput) {
+        o.value = json!(null);
+        o.extra.stopped = Some(StopReason::Time);
+    }
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("1e300", &|o| o.value = json!(1e300)),
+            ("-5", &|o| o.value = json!(-5)),
+            ("999", &|o| o.value = json!(999)),
+            ("score of an unfinished sequence", &|o| {
+                o.extra.sequence.as_mut().unwrap().pop();
+                o.value = json!(7);
+            }),
+            ("a score without a sequence", &|o| o.extra.sequence = None),
+            ("junk key", &junk),
+            ("position of another sequence", &|o| {
+                o.extra.insert("position".into(), json!("1"));
+            }),
+            ("rollouts", &|o| {
+                o.extra.insert("rollouts".into(), json!(o.nodes + 1));
+            }),
+            ("a certificate", &certificate),
+            ("bounds", &|o| {
+                o.raw = Some(crate::wire::RawBounds { lower: 0, upper: 9 })
+            }),
+            ("stopped with an illegal sequence", &|o| {
+                stopped(o);
+                o.extra.sequence = Some(vec!["7".into(); 3]);
+            }),
+            ("stopped with junk", &|o| {
+                stopped(o);
+                junk(o);
+            }),
+            ("stopped with a sequence but no score", &stopped),
+            ("a long sequence", &|o| {
+                o.extra.sequence = Some(vec!["1".into(); 20_000]);
+            }),
+        ],
+    );
+    // NRPA: the history and the checkpoints are the kernel's.
+    let j = JobSpec::new("weakschur", "", "nrpa")
+        .with_params(&[("k", "3")])
+        .with_options(&[("level", "1"), ("iterations", "10"), ("runs", "2")]);
+    let run = TaskKind::Run {
+        index: 0,
+        seed: 1,
+        input: json!(null),
+    };
+    let (p, out) = output(&j, &run);
+    assert!(out.extra.checkpoint.is_some() && out.extra.contains_key("history"));
+    check_forgeries(
+        p.as_ref(),
+        &run,
+        &out,
+        &[
+            ("history above the value", &|o| {
+                o.extra.insert("history".into(), json!([[1, 2, 1e300]]));
+            }),
+            ("history of junk", &|o| {
+                o.extra.insert("history".into(), json!([["x"]]));
+            }),
+            ("checkpoint with junk", &|o| {
+                let c = o.extra.checkpoint.as_mut().unwrap();
+                c[0]["junk"] = json!("x".repeat(1000));
+            }),
+            ("checkpoint with a forged score", &|o| {
+                let c = o.extra.checkpoint.as_mut().unwrap();
+                c[0]["best"]["score"] = json!(1e300);
+            }),
+            ("checkpoint with an illegal move", &|o| {
+                let c = o.extra.checkpoint.as_mut().unwrap();
+                c[0]["best"]["moves"][0] = json!("9");
+            }),
+            ("root statistics", &|o| o.extra.root_stats = Some(json!({}))),
+        ],
+    );
+    // Zero-sum: the pv is a legal line, the depth the job's.
+    let j = JobSpec::new("connect4", "4433", "alphabeta").with_options(&[("depth", "4")]);
+    let (p, out) = output(&j, &whole);
+    assert!(!out.extra["pv"].as_array().unwrap().is_empty());
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("illegal pv", &|o| {
+                o.extra.insert("pv".into(), json!(["4", "8"]));
+            }),
+            ("pv of numbers", &|o| {
+                o.extra.insert("pv".into(), json!([4, 4]));
+            }),
+            ("a full column", &|o| {
+                o.extra
+                    .insert("pv".into(), json!(["4", "4", "4", "4", "4"]));
+            }),
+            ("huge pv", &huge_pv),
+            ("deeper than asked", &|o| {
+                o.extra.insert("depth".into(), json!(5));
+            }),
+            ("junk key", &junk),
+            ("value of other bounds", &|o| o.value = json!(1e300)),
+            ("a certificate", &certificate),
+            ("a typed key of another family", &|o| {
+                o.extra.win_rate = Some(0.5);
+            }),
+            ("stopped with junk", &|o| {
+                o.value = json!(null);
+                o.raw = None;
+                o.best_move = None;
+                o.extra.stopped = Some(StopReason::Nodes);
+                junk(o);
+            }),
+        ],
+    );
+    // Proof-number decision: its bounds as the game shows them.
+    let j = JobSpec::new("tictactoe", "5", "pns").with_options(&[("target", "0")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("bounds outside the game", &|o| {
+                o.extra.insert("bounds".into(), json!([-1000, 1000]));
+            }),
+            ("bounds of junk", &|o| {
+                o.extra.insert("bounds".into(), json!("x".repeat(1000)));
+            }),
+            ("an error of a megabyte", &|o| {
+                o.extra.error = Some("x".repeat(1 << 20));
+            }),
+            ("a certificate nobody asked for", &certificate),
+            ("junk key", &junk),
+        ],
+    );
+    // MCTS: visits of legal moves, root statistics that give the output exactly.
+    let j = JobSpec::new("tictactoe", "", "mcts").with_options(&[
+        ("playouts", "400"),
+        ("trees", "2"),
+        ("tasks", "2"),
+    ]);
+    let run = TaskKind::Run {
+        index: 1,
+        seed: 7,
+        input: json!(null),
+    };
+    let (p, out) = output(&j, &run);
+    check_forgeries(
+        p.as_ref(),
+        &run,
+        &out,
+        &[
+            ("visits of an illegal move", &|o| {
+                o.extra["visits"]["10"] = json!(5);
+            }),
+            ("root statistics of another length", &|o| {
+                let s = o.extra.root_stats.as_mut().unwrap();
+                s["visits"].as_array_mut().unwrap().pop();
+            }),
+            ("root statistics with rewards above the visits", &|o| {
+                let s = o.extra.root_stats.as_mut().unwrap();
+                s["rewards"][0] = json!(1e300);
+            }),
+            ("root statistics with junk", &|o| {
+                let s = o.extra.root_stats.as_mut().unwrap();
+                s["junk"] = json!(1);
+            }),
+            ("root statistics naming a move twice", &|o| {
+                let s = o.extra.root_stats.as_mut().unwrap();
+                s["moves"][1] = s["moves"][0].clone();
+            }),
+            ("a value its statistics do not give", &|o| {
+                o.value = json!(0.99)
+            }),
+            ("junk key", &junk),
+        ],
+    );
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("visits of an illegal move", &|o| {
+                o.extra["visits"]["10"] = json!(5);
+            }),
+            ("visits above the playouts", &|o| {
+                o.extra["visits"]["5"] = json!(1u64 << 60);
+            }),
+            ("playouts", &|o| {
+                o.extra.insert("playouts".into(), json!(1));
+            }),
+            ("merge", &|o| {
+                o.extra.insert("merge".into(), json!("x".repeat(100)));
+            }),
+            ("an outcome of an unsolved root", &|o| {
+                o.extra.insert("solved".into(), json!(false));
+                o.extra.insert("outcome".into(), json!("win"));
+            }),
+            ("bounds outside the game", &|o| {
+                o.extra.insert("solved".into(), json!(true));
+                o.extra.insert("bounds".into(), json!([-5, 1e300]));
+            }),
+            ("junk key", &junk),
+        ],
+    );
+    // Chance and multi-player trees: values within the leaves' utilities.
+    let j = JobSpec::new("tree", MULTI_TREE, "maxn");
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("above player 1's utilities", &|o| {
+                o.value = json!([1, 3, 3])
+            }),
+            ("a null", &|o| o.value = json!([1, null, 3])),
+            ("junk key", &junk),
+            ("leaves of junk", &|o| {
+                o.extra.insert("leaves".into(), json!(-1));
+            }),
+        ],
+    );
+    let j = JobSpec::new("pig", "", "expectimax")
+        .with_params(&[("target", "10")])
+        .with_options(&[("depth", "2")]);
+    let (p, out) = output(&j, &whole);
+    check_forgeries(
+        p.as_ref(),
+        &whole,
+        &out,
+        &[
+            ("outside the utilities", &|o| o.value = json!(1e300)),
+            ("deeper than asked", &|o| {
+                o.extra.insert("depth".into(), json!(3));
+            }),
+            ("junk key", &junk),
+        ],
+    );
 }

@@ -163,9 +163,46 @@ pub fn load(game: &Connect4<u64>, path: &Path) -> Result<Arc<Book>, String> {
     Ok(book)
 }
 
+/// Most positions a book holds: every one is solved exactly (hours at a million), and the list
+/// of them is held in memory while the book is built (about 100 bytes each).
+pub const MAX_BOOK_POSITIONS: usize = 1_000_000;
+
+/// Largest table of a book build, in MiB (as a job's `memory_mb`).
+pub const MAX_TABLE_MB: u64 = 1 << 20;
+
+/// [`positions`], refused as soon as there are more than `max` of them: the count grows
+/// exponentially with the depth, so a deep book is found out after `max` positions, not after
+/// the memory is gone. The error names the deepest book within the bound.
+pub fn positions_within(
+    game: &Connect4<u64>,
+    depth: u32,
+    max: usize,
+) -> Result<Vec<(String, C4State<u64>)>, String> {
+    let mut deepest = 0;
+    let all = positions_upto(game, depth, max, &mut deepest);
+    if all.len() > max {
+        return Err(format!(
+            "--depth {depth} gives more than {max} positions on a {} x {} board (--depth {deepest} gives at most that many)",
+            game.width, game.height
+        ));
+    }
+    Ok(all)
+}
+
 /// Every non-terminal position of `game` with at most `depth` stones, one per mirror pair, in
 /// order of stones (a legal move order for each).
 pub fn positions(game: &Connect4<u64>, depth: u32) -> Vec<(String, C4State<u64>)> {
+    positions_upto(game, depth, usize::MAX, &mut 0)
+}
+
+/// [`positions`], stopping once there are more than `max`; `deepest` is set to the largest
+/// number of stones whose positions all fit.
+fn positions_upto(
+    game: &Connect4<u64>,
+    depth: u32,
+    max: usize,
+    deepest: &mut u32,
+) -> Vec<(String, C4State<u64>)> {
     let geo = Geometry::new(game);
     let mut seen = std::collections::HashSet::new();
     let mut level = vec![(String::new(), game.initial_state())];
@@ -188,7 +225,11 @@ pub fn positions(game: &Connect4<u64>, depth: u32) -> Vec<(String, C4State<u64>)
                 }
             }
             out.push((text, s));
+            if out.len() > max {
+                return out;
+            }
         }
+        *deepest = stones;
         level = next;
     }
     out
@@ -215,8 +256,20 @@ pub fn build(
         ));
     }
     let base1 = Connect4::<u64>::new(game.width, game.height, 1)?;
+    let cells = game.width * game.height;
+    if depth > cells {
+        return Err(format!(
+            "--depth {depth} is more stones than the {} x {} board's {cells} cells",
+            game.width, game.height
+        ));
+    }
+    if table_mb > MAX_TABLE_MB {
+        return Err(format!(
+            "--memory-mb {table_mb} is over {MAX_TABLE_MB} (1 TiB)"
+        ));
+    }
+    let all = positions_within(&base1, depth, MAX_BOOK_POSITIONS)?;
     let table = Table::with_bytes((table_mb.max(1) << 20) as usize)?;
-    let all = positions(&base1, depth);
     let mut text = format!(
         "# gamesolver connect4 book width={} height={} depth={depth}\n",
         game.width, game.height
@@ -235,6 +288,35 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deep book is refused before it fills the memory: the board's cells bound the depth,
+    /// and the positions are counted as they are listed.
+    #[test]
+    fn deep_books_are_refused_at_once() {
+        let game = Connect4::<u64>::new(7, 6, 1).unwrap();
+        let ctl = Control::unlimited();
+        let t = std::time::Instant::now();
+        let e = build(&game, 100, 1, 1, &ctl, |_, _| {}).unwrap_err();
+        assert!(
+            e.contains("more stones than the 7 x 6 board's 42 cells"),
+            "{e}"
+        );
+        let e = build(&game, 40, 1, 1, &ctl, |_, _| {}).unwrap_err();
+        assert!(
+            e.contains("more than 1000000 positions") && e.contains("--depth 9"),
+            "{e}"
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
+        let small = Connect4::<u64>::new(4, 4, 1).unwrap();
+        assert_eq!(
+            positions_within(&small, 3, 1000).unwrap(),
+            positions(&small, 3)
+        );
+    }
 
     #[test]
     fn bad_header_fields_and_scores_are_quoted_on_one_short_line() {

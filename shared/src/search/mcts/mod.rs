@@ -221,8 +221,20 @@ impl<M: Clone + PartialEq> Summary<M> {
 
     /// Adds another summary of the same root: statistics are summed per move.
     pub fn merge(&mut self, other: &Summary<M>) {
+        // Summaries of one root list its moves in the game's order: the same place is tried
+        // first, and an empty summary takes the moves as they come, so that a merge of m
+        // moves costs O(m), not O(m^2).
+        let fresh = self.moves.is_empty();
         for (i, mv) in other.moves.iter().enumerate() {
-            let at = match self.moves.iter().position(|m| m == mv) {
+            let same_place = self.moves.get(i).is_some_and(|m| m == mv);
+            let found = if same_place {
+                Some(i)
+            } else if fresh {
+                None
+            } else {
+                self.moves.iter().position(|m| m == mv)
+            };
+            let at = match found {
                 Some(at) => at,
                 None => {
                     self.moves.push(mv.clone());
