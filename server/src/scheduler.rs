@@ -338,6 +338,9 @@ const UNSTARTED_LEASE: &str = "time-limit";
 
 pub use gamesolver_shared::plan::UNSTARTED;
 
+/// Longest message of a worker's `failed` or `rejected` outcome that is kept (the rest is cut).
+const MAX_WORKER_MESSAGE: usize = 1000;
+
 /// Most jobs that one lease call ends because their time is up before it finds a task: the
 /// rest are ended by the next calls (and the sweeper), so no call does unbounded work.
 const LEASE_ENDINGS: usize = 32;
@@ -2099,10 +2102,11 @@ impl Scheduler {
                         let check = match self.jobs.get(&job_id) {
                             _ if !job_active => Ok(()),
                             Some(j) => check_texts(&proof_text, self.config.max_proof_bytes)
-                                .and_then(|()| {
-                                    j.prepared
-                                        .as_ref()
-                                        .map_or(Ok(()), |p| p.check_output(&kind, &output))
+                                .and_then(|()| match j.prepared.as_ref() {
+                                    Some(p) => p.check_output(&kind, &output),
+                                    // Never stored unchecked (a task runs only once its job
+                                    // is prepared, so this does not happen).
+                                    None => Err("its job is not prepared here".into()),
                                 }),
                             None => Ok(()),
                         };
@@ -2169,6 +2173,7 @@ impl Scheduler {
                 }
             }
             Outcome::Failed { message } => {
+                let message = cut(&message, MAX_WORKER_MESSAGE).to_string();
                 self.counters.task_failures += 1;
                 self.task_failed(
                     tid,
@@ -2177,6 +2182,7 @@ impl Scheduler {
                 );
             }
             Outcome::Rejected { message } => {
+                let message = cut(&message, MAX_WORKER_MESSAGE).to_string();
                 task.state = TaskState::Failed;
                 task.last_error = Some(message.clone());
                 w.push(Self::task_write(task));
