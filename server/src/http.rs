@@ -465,10 +465,15 @@ pub async fn run(
     let conns: Arc<Mutex<BTreeMap<u64, Arc<Conn>>>> = Default::default();
     let mut next_id = 0u64;
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    const MAX_READ_BUFFER: usize = 64 << 10;
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(limits.idle_timeout + limits.header_timeout)
+        // A connection's read buffer (hyper's default is about 400 KiB): at the connection
+        // cap that default alone could hold gigabytes of half-sent heads. Bodies stream
+        // through it; a head past it is refused with 431.
+        .max_buf_size(MAX_READ_BUFFER)
         .keep_alive(true);
     tokio::pin!(shutdown);
     loop {
