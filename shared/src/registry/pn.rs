@@ -437,16 +437,24 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
             }
             (other, _) => return Err(other.does_not_apply()),
         };
-        if out.extra.stopped == Some(StopReason::Memory) {
-            // A memory stop decides nothing: no bounds, or (a single decision) the game's.
+        // A memory stop of the search decides nothing: no bounds, or (a single decision) the
+        // game's. A memory stop of the proof certificate's build comes after a decision: it is
+        // checked as a decision, without the certificate.
+        let memory_stop = out.extra.stopped == Some(StopReason::Memory);
+        if memory_stop {
             let whole = RawBounds {
                 lower: lo,
                 upper: hi,
             };
-            if out.raw.is_some_and(|r| r != whole) || !out.value.is_null() {
-                return Err("a memory stop reports no bounds and no value".into());
+            if out.raw.is_none_or(|r| r == whole) {
+                if !out.value.is_null() {
+                    return Err("a memory stop reports no bounds and no value".into());
+                }
+                return Ok(());
             }
-            return Ok(());
+            if out.proof.is_some() {
+                return Err("a memory stop carries no proof certificate".into());
+            }
         }
         check::probe_answer(out, target, lo, hi)?;
         let raw = out.raw.expect("checked by probe_answer");
@@ -463,7 +471,9 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         }
         let single = matches!(task, TaskKind::Whole);
         match (&out.proof, self.proof && single) {
-            (None, true) => return Err("the job asked for a proof certificate".into()),
+            (None, true) if !memory_stop => {
+                return Err("the job asked for a proof certificate".into())
+            }
             (Some(_), false) => return Err("the job asked for no proof certificate".into()),
             _ => {}
         }

@@ -184,7 +184,7 @@ pub const SIGNATURES: &[Signature] = &[
         position: "4435612735531457155143",
         algorithm: "pns",
         options: &[],
-        nodes: 4514,
+        nodes: 3100,
         fingerprint: 0xce1e_1ee1_69fc_f2a6,
     },
     Signature {
@@ -194,7 +194,7 @@ pub const SIGNATURES: &[Signature] = &[
         position: "715371563635542612576371",
         algorithm: "dfpn",
         options: &[("target", "1")],
-        nodes: 14044,
+        nodes: 14015,
         fingerprint: 0xe84f_328e_4143_5f72,
     },
     Signature {
