@@ -516,6 +516,13 @@ impl Retention {
                 break;
             }
         }
+        // Given-back pages leave the file at a checkpoint; one that found a reader in the way
+        // (or came before the last step) is tried again by the next sweep.
+        if out.pages > 0 || self.db_file.load(Relaxed) > size.pages * size.page_size {
+            sw.pruner.checkpoint()?;
+            drop(c.sched.lock());
+            self.measure(&sw.pruner)?;
+        }
         self.pages_vacuumed.fetch_add(out.pages, Relaxed);
         if let Some(cut) = cutoff {
             out.log_rows = sw.pruner.prune_log(cut, LOG_BATCH)? as u64;

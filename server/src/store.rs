@@ -1030,6 +1030,17 @@ impl Pruner {
         Ok(before.saturating_sub(after))
     }
 
+    /// Copies the WAL into the file without waiting for anyone (`wal_checkpoint(PASSIVE)`):
+    /// pages given back by [`Pruner::incremental_vacuum`] leave the file only at a checkpoint,
+    /// and SQLite's own comes after 1,000 WAL pages, which a quiet store may not write for
+    /// hours.
+    pub fn checkpoint(&self) -> rusqlite::Result<()> {
+        let mut q = self.conn.prepare("PRAGMA wal_checkpoint(PASSIVE)")?;
+        let mut rows = q.query([])?;
+        while rows.next()?.is_some() {}
+        Ok(())
+    }
+
     /// Deletes up to `limit` log lines that belong to no job and up to `limit` worker
     /// registrations, older than `before_ms`. Returns how many rows went.
     pub fn prune_log(&self, before_ms: u64, limit: usize) -> rusqlite::Result<usize> {

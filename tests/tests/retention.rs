@@ -114,9 +114,11 @@ fn the_store_stays_under_the_size_budget() {
         "the store under its budget",
         || c.metric("gamesolver_store_bytes{part=\"db\"}") <= budget,
     );
-    // The file itself shrinks to the live pages (incremental vacuum) within a few sweeps.
+    // The file itself shrinks to the live pages (incremental vacuum, then a checkpoint) within
+    // a few sweeps: what stays is under 4 MiB of free pages (reused by new rows) plus the last
+    // step's MiB.
     wait_until(Duration::from_secs(60), "the file given back", || {
-        (files(&db).0 as f64) <= budget + 4.0 * MIB
+        (files(&db).0 as f64) <= budget + 6.0 * MIB
     });
     let (file, wal) = files(&db);
     let deleted = c.metric("gamesolver_jobs_deleted_total");
