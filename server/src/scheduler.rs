@@ -1535,13 +1535,9 @@ impl Scheduler {
                 result,
                 proof,
             } => {
-                let Some(job) = self.jobs.get_mut(&id) else {
+                let Some(job) = self.handed_back(id, token, |j| &mut j.finishing) else {
                     return;
                 };
-                if job.finishing != Some(token) || job.state.is_final() {
-                    return;
-                }
-                job.finishing = None;
                 job.finishing_artifacts.clear();
                 job.planner = Some(*planner);
                 // A plan that drops the proof keeps the one stored with the latest accepted
@@ -1556,13 +1552,9 @@ impl Scheduler {
                 token,
                 prepared,
             } => {
-                let Some(job) = self.jobs.get_mut(&id) else {
+                let Some(job) = self.handed_back(id, token, |j| &mut j.waking) else {
                     return;
                 };
-                if job.waking != Some(token) || job.state.is_final() {
-                    return;
-                }
-                job.waking = None;
                 match prepared {
                     Ok(p) => {
                         job.prepared = Some(p);
@@ -1581,6 +1573,24 @@ impl Scheduler {
                 }
             }
         }
+    }
+
+    /// The live job whose background work came back with `token`, the token taken out of
+    /// its `slot`; `None` when the work no longer counts (the job ended, or a newer hand-out
+    /// replaced the token).
+    fn handed_back(
+        &mut self,
+        id: u64,
+        token: u64,
+        slot: fn(&mut Job) -> &mut Option<u64>,
+    ) -> Option<&mut Job> {
+        let job = self.jobs.get_mut(&id).filter(|j| !j.state.is_final())?;
+        let held = slot(job);
+        if *held != Some(token) {
+            return None;
+        }
+        *held = None;
+        Some(job)
     }
 
     /// Registers a worker.

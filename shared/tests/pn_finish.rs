@@ -18,7 +18,7 @@ use gamesolver_shared::games::connect4::Connect4;
 use gamesolver_shared::games::mnk::Mnk;
 use gamesolver_shared::games::nim::Nim;
 use gamesolver_shared::games::othello::Othello;
-use gamesolver_shared::games::tree::Tree;
+use gamesolver_shared::games::tree::{random_tree, Tree};
 use gamesolver_shared::model::{Game, Hashed, Tactics, ZeroSum};
 use gamesolver_shared::plan::run_local;
 use gamesolver_shared::registry::prepare;
@@ -131,20 +131,6 @@ fn playout<G: Game>(g: &G, seed: u64, at: f64) -> G::State {
     s
 }
 
-/// A random max/min tree of at most `depth` levels (sometimes the same player twice).
-fn random_tree(seed: u64, depth: u32) -> String {
-    fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> String {
-        if depth == 0 || rng.gen_ratio(1, 6) {
-            return rng.gen_range(-6..=6).to_string();
-        }
-        let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
-        let n = rng.gen_range(1..=4);
-        let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1)).collect();
-        format!("{{\"{kind}\": [{}]}}", kids.join(","))
-    }
-    node(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed), depth)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         // Cases: PROPTEST_CASES (256 by default). Failures name the position in full; no
@@ -189,7 +175,7 @@ proptest! {
 
     #[test]
     fn trees(seed in any::<u64>(), depth in 1u32..8) {
-        let t = Tree::parse(&random_tree(seed, depth)).unwrap();
+        let t = Tree::parse(&random_tree(seed, depth, 6)).unwrap();
         every_kernel_decides(&t, &0, "tree")?;
     }
 }

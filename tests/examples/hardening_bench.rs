@@ -14,30 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// An explicit tree of about `bytes` bytes: MAX over MIN nodes of 200 leaves each.
-fn big_tree(bytes: usize) -> String {
-    let mut s = String::from("{\"max\":[");
-    let mut k = 0u64;
-    while s.len() + 1200 < bytes {
-        if !s.ends_with('[') {
-            s.push(',');
-        }
-        s.push_str("{\"min\":[");
-        for i in 0..200 {
-            k = k
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            if i > 0 {
-                s.push(',');
-            }
-            s.push_str(&((k >> 33) % 1000).to_string());
-        }
-        s.push_str("]}");
-    }
-    s.push_str("]}");
-    s
-}
-
 fn rss(c: &Coordinator) -> f64 {
     rss_mib(c.proc.pid()).unwrap_or(f64::NAN)
 }
@@ -52,7 +28,7 @@ fn main() {
     // 1. Memory.
     let c = Coordinator::fresh("hb-mem-big", &quota);
     let base = rss(&c);
-    let tree = big_tree(950_000);
+    let tree = big_tree(950_000, 0);
     let mut accepted = 0;
     for _ in 0..20 {
         let (code, v) = c.post(

@@ -399,7 +399,12 @@ pub fn post_expecting_continue(url: &str, declared: usize, token: Option<&str>) 
             }
         }
     }
-    let text = String::from_utf8_lossy(&got).to_string();
+    split_response(&got)
+}
+
+/// An HTTP/1.1 answer read to its end: its status (0 if there is none) and its body.
+pub fn split_response(raw: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(raw);
     let code = text
         .split_whitespace()
         .nth(1)
@@ -613,4 +618,29 @@ pub fn use_binaries_beside_examples() {
 pub fn many_task_job(tasks: u32) -> Value {
     serde_json::json!({"game": "weakschur", "algorithm": "nrpa",
         "options": {"level": 1, "iterations": tasks, "across": "shared", "runs": 2, "seed": 1}})
+}
+
+/// An explicit tree (the `tree` game's JSON) of about `bytes` bytes: MAX over MIN nodes of 200
+/// pseudo-random leaves in 0..1000 each, different for each `seed`. For jobs of a given size.
+pub fn big_tree(bytes: usize, seed: u64) -> String {
+    let mut s = String::from("{\"max\":[");
+    let mut k = seed;
+    while s.len() + 1200 < bytes {
+        if !s.ends_with('[') {
+            s.push(',');
+        }
+        s.push_str("{\"min\":[");
+        for i in 0..200 {
+            k = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&((k >> 33) % 1000).to_string());
+        }
+        s.push_str("]}");
+    }
+    s.push_str("]}");
+    s
 }

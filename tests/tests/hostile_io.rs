@@ -271,17 +271,7 @@ fn raw_http(c: &Coordinator, request: &[u8]) -> (u16, String) {
             Ok(n) => got.extend_from_slice(&buf[..n]),
         }
     }
-    let text = String::from_utf8_lossy(&got).to_string();
-    let code = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (code, body)
+    split_response(&got)
 }
 
 /// (c) Request heads hyper cannot read get the usual JSON error, not an empty body.

@@ -14,30 +14,6 @@ use std::time::{Duration, Instant};
 /// coordinator's sweeps and vacuum steps are not starved by the others'.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// An explicit tree of about `bytes` bytes: MAX over MIN nodes of 200 leaves each.
-fn big_tree(bytes: usize, seed: u64) -> String {
-    let mut s = String::from("{\"max\":[");
-    let mut k = seed;
-    while s.len() + 1200 < bytes {
-        if !s.ends_with('[') {
-            s.push(',');
-        }
-        s.push_str("{\"min\":[");
-        for i in 0..200 {
-            k = k
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            if i > 0 {
-                s.push(',');
-            }
-            s.push_str(&((k >> 33) % 1000).to_string());
-        }
-        s.push_str("]}");
-    }
-    s.push_str("]}");
-    s
-}
-
 /// A job of about 1 MiB (the body limit is 1 MiB).
 fn big_job(seed: u64) -> Value {
     json!({"game": "tree", "algorithm": "minimax", "position": big_tree(1_000_000, seed)})

@@ -700,6 +700,28 @@ impl ZeroSum for Tree {
     }
 }
 
+/// A random max/min tree in this game's JSON, for differential tests and benchmarks: at most
+/// `depth` levels, 1 to 4 children a node, a node a leaf with chance 1/6 before the last level,
+/// max and min drawn independently (so not always alternating), integer leaves in
+/// `-leaf_max..=leaf_max`. The same `seed` gives the same tree.
+pub fn random_tree(seed: u64, depth: u32, leaf_max: i32) -> String {
+    use rand::{Rng, SeedableRng};
+    fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32, leaf_max: i32) -> String {
+        if depth == 0 || rng.gen_ratio(1, 6) {
+            return rng.gen_range(-leaf_max..=leaf_max).to_string();
+        }
+        let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
+        let n = rng.gen_range(1..=4);
+        let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1, leaf_max)).collect();
+        format!("{{\"{kind}\": [{}]}}", kids.join(","))
+    }
+    node(
+        &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+        depth,
+        leaf_max.max(0),
+    )
+}
+
 /// Writes `u` as an integer when it is one, so that `5.0` prints as `5`.
 pub fn json_number(u: f64) -> Value {
     if u.fract() == 0.0 && u.abs() < 9.0e15 {

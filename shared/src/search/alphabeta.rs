@@ -83,7 +83,10 @@ pub fn alphabeta<G: ZeroSum>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::{mnk::Mnk, tree::Tree};
+    use crate::games::{
+        mnk::Mnk,
+        tree::{random_tree, Tree},
+    };
     use crate::model::{Game, ZeroSum};
     use crate::search::minimax::minimax;
     use proptest::prelude::*;
@@ -128,29 +131,13 @@ mod tests {
         }
     }
 
-    /// A random tree JSON with integer leaves, alternating or not.
-    fn random_tree(seed: u64, depth: u32) -> String {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> String {
-            if depth == 0 || rng.gen_ratio(1, 6) {
-                return rng.gen_range(-20..=20).to_string();
-            }
-            let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
-            let n = rng.gen_range(1..=4);
-            let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1)).collect();
-            format!("{{\"{kind}\": [{}]}}", kids.join(","))
-        }
-        node(&mut rng, depth)
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(500))]
         /// Alpha-beta equals minimax at the root of every tree, and its fail-soft bounds hold
         /// for every window.
         #[test]
         fn alphabeta_equals_minimax_on_random_trees(seed in any::<u64>(), a in -25i32..25, w in 1i32..20) {
-            let t = Tree::parse(&random_tree(seed, 6)).unwrap();
+            let t = Tree::parse(&random_tree(seed, 6, 20)).unwrap();
             let exact = minimax(&t, &0, None, &Control::unlimited()).unwrap();
             let ab = full(&t, &0);
             prop_assert_eq!(ab.value, exact.value);

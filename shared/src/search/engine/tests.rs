@@ -3,7 +3,10 @@
 
 use super::*;
 use crate::games::connect4::{Connect4, Wide, Word};
-use crate::games::{mnk::Mnk, tree::Tree};
+use crate::games::{
+    mnk::Mnk,
+    tree::{random_tree, Tree},
+};
 use crate::model::{Game, Hashed, Tactics, ZeroSum};
 use crate::search::minimax::minimax;
 use proptest::prelude::*;
@@ -45,28 +48,13 @@ pub(crate) fn assert_fail_soft(v: i32, alpha: i32, beta: i32, truth: i32, what: 
     }
 }
 
-/// A random tree JSON with integer leaves (max and min nodes, not always alternating).
-fn random_tree(seed: u64, depth: u32) -> String {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> String {
-        if depth == 0 || rng.gen_ratio(1, 6) {
-            return rng.gen_range(-20..=20).to_string();
-        }
-        let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
-        let n = rng.gen_range(1..=4);
-        let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1)).collect();
-        format!("{{\"{kind}\": [{}]}}", kids.join(","))
-    }
-    node(&mut rng, depth)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// Every window on a random tree, all through one shared table: the fail-soft contract holds
     /// against minimax, and the full window gives the minimax value.
     #[test]
     fn engine_equals_minimax_on_random_trees(seed in any::<u64>()) {
-        let t = Tree::parse(&random_tree(seed, 6)).unwrap();
+        let t = Tree::parse(&random_tree(seed, 6, 20)).unwrap();
         let truth = minimax(&t, &0, None, &Control::unlimited()).unwrap().value;
         let table = Table::with_bytes(1 << 12).unwrap();
         let (lo, hi) = t.value_bounds(&0);
@@ -84,7 +72,7 @@ proptest! {
             let cfg = Config { depth: Some(d), ..Config::default() };
             let m = minimax(&t, &0, Some(d), &Control::unlimited()).unwrap().value;
             let e = search(&t, &0, -INF, INF, &cfg, &table, &Control::unlimited()).unwrap();
-            prop_assert_eq!(e.value, m, "depth {} tree {}", d, random_tree(seed, 6));
+            prop_assert_eq!(e.value, m, "depth {} tree {}", d, random_tree(seed, 6, 20));
             prop_assert_eq!(e.depth, if t.is_terminal(&0) { 0 } else { d });
         }
     }

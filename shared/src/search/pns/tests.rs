@@ -3,7 +3,11 @@
 
 use super::tree::{Leaf, Pns};
 use super::*;
-use crate::games::{mnk::Mnk, othello::Othello, tree::Tree};
+use crate::games::{
+    mnk::Mnk,
+    othello::Othello,
+    tree::{random_tree, Tree},
+};
 use crate::model::{Game, Hashed, ZeroSum};
 use crate::proof::{self, Claim};
 use crate::registry::proof as certificate;
@@ -80,21 +84,6 @@ fn to_root<G: ZeroSum>(g: &G, root: &G::State, s: &G::State, v: i32) -> i32 {
     }
 }
 
-fn random_tree(seed: u64, depth: u32) -> String {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    fn node(rng: &mut rand_chacha::ChaCha8Rng, depth: u32) -> String {
-        if depth == 0 || rng.gen_ratio(1, 6) {
-            return rng.gen_range(-6..=6).to_string();
-        }
-        // Mostly alternating, sometimes the same player twice.
-        let kind = if rng.gen_bool(0.5) { "max" } else { "min" };
-        let n = rng.gen_range(1..=4);
-        let kids: Vec<String> = (0..n).map(|_| node(rng, depth - 1)).collect();
-        format!("{{\"{kind}\": [{}]}}", kids.join(","))
-    }
-    node(&mut rng, depth)
-}
-
 fn job(
     game: &str,
     params: &[(&str, &str)],
@@ -116,7 +105,7 @@ fn solve(j: &JobSpec) -> JobResult {
 #[test]
 fn random_trees_agree_with_minimax() {
     for seed in 0..150 {
-        let text = random_tree(seed, 7);
+        let text = random_tree(seed, 7, 6);
         let t = Tree::parse(&text).unwrap();
         let v = minimax::minimax(&t, &0, None, &Control::unlimited())
             .unwrap()
