@@ -17,7 +17,7 @@
 #
 #   deploy/fault-test.sh [--no-build]
 #     --no-build              image from target/release as it is (CI, after the test step)
-#   FAULT_SET=FILE            test set (default ../shared/data/connect4/Test_L1_R3)
+#   FAULT_SET=FILE            test set (default data/connect4/Test_L1_R3)
 #   FAULT_POSITION=MOVES      a position of that set (its value is read from the set)
 #   FAULT_LEASE_MS=N          coordinator lease time (default 3000)
 #   FAULT_TIMEOUT=S           longest wait for the job (default 420)
@@ -39,7 +39,7 @@ for tool in curl python3 bc strip; do
   command -v "$tool" >/dev/null 2>&1 || { echo "fault-test: needs $tool" >&2; exit 1; }
 done
 
-set_file="${FAULT_SET:-../shared/data/connect4/Test_L1_R3}"
+set_file="${FAULT_SET:-data/connect4/Test_L1_R3}"
 # Four stones in: 167 M nodes solved in one process (11.5 s on an idle core, session 6 solver),
 # about two minutes of probes over three throttled one-thread workers, so every fault hits the
 # running job with room to spare: the last fault can come 40 s in when scaling is slow. (751321,

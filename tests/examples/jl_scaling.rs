@@ -16,9 +16,7 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 fn pons(set: &str, count: usize) -> Vec<String> {
-    let data = std::env::var("GAMESOLVER_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::PathBuf::from("../shared/data"));
+    let data = gamesolver_shared::games::data::data_dir();
     let path = data.join("connect4").join(set);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()

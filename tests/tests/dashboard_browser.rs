@@ -523,9 +523,7 @@ fn dashboard_submits_follows_and_draws_in_chromium() {
     b.screenshot(&art.join("dashboard-home-after.png"));
 
     // A Morpion Solitaire record, drawn by the preview endpoint (the page itself as an SVG).
-    let data = std::env::var_os("GAMESOLVER_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+    let data = gamesolver_shared::games::data::data_dir();
     if let Ok(record) = std::fs::read_to_string(data.join("nrpa/morpion/5T_178_rosin.psol")) {
         let mut q = String::new();
         for byte in record.bytes() {

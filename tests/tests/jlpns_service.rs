@@ -11,11 +11,7 @@ const LONG: Duration = Duration::from_secs(300);
 
 /// Line `index` of one of Pons' sets with its published score.
 fn pons(set: &str, index: usize) -> (String, i64) {
-    let data = std::env::var("GAMESOLVER_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-        });
+    let data = gamesolver_shared::games::data::data_dir();
     let path = data.join("connect4").join(set);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let line = text.lines().nth(index).expect("a line");

@@ -37,11 +37,7 @@ fn task_workers(status: &Value) -> Vec<Vec<String>> {
 
 /// The first position of Pons' `Test_L2_R1` set (middle game, easy) with its published score.
 fn pons_position() -> (String, i64) {
-    let data = std::env::var("GAMESOLVER_DATA")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-        });
+    let data = gamesolver_shared::games::data::data_dir();
     let path = data.join("connect4/Test_L2_R1");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let line = text.lines().next().expect("a line");

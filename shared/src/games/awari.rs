@@ -194,7 +194,7 @@ impl Awari {
         }
         let t = match pin {
             None => {
-                let dir = data::data_dir().join("tables").join(plain);
+                let dir = data::user_dir().join("tables").join(plain);
                 let bad = |e: store::StoreError| SolveError::bad(format!("tables: {e}"));
                 let missing = || {
                     SolveError::bad(format!("tables: no databases '{plain}' in the data folder"))

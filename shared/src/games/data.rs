@@ -1,15 +1,46 @@
-//! Where data files (standard boards, benchmark instances) are read from at run time.
+//! Where data files are read from and written to at run time.
 //!
-//! The folder is `$GAMESOLVER_DATA` when set, otherwise the workspace's `../shared/data` as seen
-//! at compile time. A missing file is a one-line error that names the path and the variable.
+//! Two folders. The *reference data* (Pons' test sets, the standard SameGame boards, the TSPTW
+//! instances, the Morpion records, the FFO suite) is read from `$GAMESOLVER_DATA` when set,
+//! otherwise from the repository's `data/` folder as seen at compile time. What the program
+//! *makes* (Awari databases, Connect Four opening books) goes to `$GAMESOLVER_DATA` when set,
+//! otherwise to the per-user data folder: `$XDG_DATA_HOME/gamesolver`, else
+//! `~/.local/share/gamesolver` (never into the source tree a binary was built from). A missing
+//! file is a one-line error that names the file and the variable.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The data folder.
+/// The reference data folder.
 pub fn data_dir() -> PathBuf {
     std::env::var_os("GAMESOLVER_DATA")
+        .filter(|d| !d.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data"))
+}
+
+/// The folder for databases and books the program builds and reads back: `$GAMESOLVER_DATA`,
+/// else `$XDG_DATA_HOME/gamesolver`, else `$HOME/.local/share/gamesolver`, else
+/// `./gamesolver-data` (a process with no home).
+pub fn user_dir() -> PathBuf {
+    user_dir_from(|k| std::env::var_os(k))
+}
+
+/// [`user_dir`] with the environment read through `var`.
+fn user_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
+    let var = |k: &str| var(k).filter(|v| !v.is_empty());
+    if let Some(d) = var("GAMESOLVER_DATA") {
+        return PathBuf::from(d);
+    }
+    if let Some(x) = var("XDG_DATA_HOME").map(PathBuf::from) {
+        // The XDG rule: a relative value is ignored.
+        if x.is_absolute() {
+            return x.join("gamesolver");
+        }
+    }
+    match var("HOME") {
+        Some(h) => Path::new(&h).join(".local/share/gamesolver"),
+        None => PathBuf::from("gamesolver-data"),
+    }
 }
 
 /// Reads `rel` under the data folder. The error names `rel`, never the folder's absolute path
@@ -52,8 +83,19 @@ pub fn plain_name(name: &str) -> Result<&str, String> {
 /// 'x' in the data folder"). Checking for a regular file first means a job can never make the
 /// process open a FIFO or a device.
 pub fn named_file(folder: &str, name: &str, ext: &str, what: &str) -> Result<PathBuf, String> {
+    named_file_in(&data_dir(), folder, name, ext, what)
+}
+
+/// [`named_file`] in the folder `base` (e.g. [`user_dir`]).
+pub fn named_file_in(
+    base: &Path,
+    folder: &str,
+    name: &str,
+    ext: &str,
+    what: &str,
+) -> Result<PathBuf, String> {
     let name = plain_name(name.trim()).map_err(|e| format!("{what}: {e}"))?;
-    let path = data_dir().join(folder).join(format!("{name}{ext}"));
+    let path = base.join(folder).join(format!("{name}{ext}"));
     match std::fs::metadata(&path) {
         Ok(m) if m.is_file() => Ok(path),
         _ => Err(format!("no {what} '{name}' in the data folder")),
@@ -113,6 +155,37 @@ pub fn pons_set(name: &str) -> Result<Vec<PonsLine>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the program builds goes to GAMESOLVER_DATA, else the XDG data folder, else
+    /// ~/.local/share: never next to the sources.
+    #[test]
+    fn the_user_folder_follows_the_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        const ALL: &[(&str, &str)] = &[
+            ("GAMESOLVER_DATA", "/srv/gs"),
+            ("XDG_DATA_HOME", "/x"),
+            ("HOME", "/home/u"),
+        ];
+        assert_eq!(user_dir_from(env(ALL)), PathBuf::from("/srv/gs"));
+        assert_eq!(
+            user_dir_from(env(&[("GAMESOLVER_DATA", ""), ("XDG_DATA_HOME", "/x")])),
+            PathBuf::from("/x/gamesolver")
+        );
+        assert_eq!(
+            user_dir_from(env(&[("XDG_DATA_HOME", "rel"), ("HOME", "/home/u")])),
+            PathBuf::from("/home/u/.local/share/gamesolver")
+        );
+        assert_eq!(user_dir_from(env(&[])), PathBuf::from("gamesolver-data"));
+        // The reference data of the tests is in the repository.
+        assert!(data_dir().join("connect4/Test_L1_R1").is_file());
+    }
 
     #[test]
     fn pons_sets_parse_and_bad_lines_are_named() {

@@ -885,10 +885,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn data() -> PathBuf {
-        std::env::var_os("GAMESOLVER_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"))
-            .join("nrpa/morpion")
+        crate::games::data::data_dir().join("nrpa/morpion")
     }
 
     fn read(rel: &str) -> String {

@@ -83,12 +83,12 @@ pub fn tag(pits: usize) -> String {
     }
 }
 
-/// The data folder's folder of the set `name` (checked to be a plain name): where
+/// The user data folder's ([`data::user_dir`]) folder of the set `name` (checked to be a plain name): where
 /// `gamesolver solve` and `gamesolver tables` write and read databases, and where the search
 /// kernels' `tables=NAME` finds them.
 pub fn tables_dir(name: &str) -> Result<std::path::PathBuf, SolveError> {
     let name = data::plain_name(name).map_err(|e| SolveError::bad(format!("option name: {e}")))?;
-    Ok(data::data_dir().join("tables").join(name))
+    Ok(data::user_dir().join("tables").join(name))
 }
 
 /// Bytes a task of a build up to `top` holds at its peak: every lower database, the previous

@@ -817,12 +817,7 @@ mod tests {
 
     #[test]
     fn record_position_is_terminal_with_its_score() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/data/nrpa/morpion/5D_82_rosin.psol");
-        let dir = std::env::var_os("GAMESOLVER_DATA").map(std::path::PathBuf::from);
-        let path = dir
-            .map(|d| d.join("nrpa/morpion/5D_82_rosin.psol"))
-            .unwrap_or(path);
+        let path = crate::games::data::data_dir().join("nrpa/morpion/5D_82_rosin.psol");
         let text = std::fs::read_to_string(path).unwrap();
         let j = job(
             "morpion",

@@ -1047,10 +1047,7 @@ mod tests {
         assert_eq!(picture("nosuchgame", &Settings::new(), "").unwrap(), None);
     }
     fn data_dir() -> std::path::PathBuf {
-        match std::env::var_os("GAMESOLVER_DATA") {
-            Some(d) => d.into(),
-            None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-        }
+        crate::games::data::data_dir()
     }
 
     /// Every replayed line has its four old points on dots and its new dot on an empty point:

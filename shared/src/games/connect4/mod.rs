@@ -689,9 +689,10 @@ impl Exact for Connect4<u64> {
         solver::applies(self)
     }
 
-    /// Books live in the data folder's `connect4/`.
+    /// Books live in the user data folder's `connect4/` ([`super::data::user_dir`]).
     fn load_book(&self, name: &str) -> Result<std::sync::Arc<book::Book>, String> {
-        let path = super::data::named_file("connect4", name, "", "book")?;
+        let dir = super::data::user_dir();
+        let path = super::data::named_file_in(&dir, "connect4", name, "", "book")?;
         book::load(self, &path).map_err(|e| format!("book: {e}"))
     }
 

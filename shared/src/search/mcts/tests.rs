@@ -408,11 +408,7 @@ mod connect4 {
     type State = <Connect4 as Game>::State;
 
     fn data_dir() -> PathBuf {
-        std::env::var_os("GAMESOLVER_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
-            })
+        crate::games::data::data_dir()
     }
 
     /// The first `count` positions of `Test_L3_R1` with their published score, the outcome
