@@ -210,6 +210,8 @@ pub struct Opts<'a> {
     map: &'a Settings,
     what: &'static str,
     used: RefCell<BTreeSet<&'a str>>,
+    /// Every key looked up, given or not: what an unknown key's error offers instead.
+    asked: RefCell<BTreeSet<String>>,
 }
 
 impl<'a> Opts<'a> {
@@ -219,10 +221,14 @@ impl<'a> Opts<'a> {
             map,
             what,
             used: RefCell::new(BTreeSet::new()),
+            asked: RefCell::new(BTreeSet::new()),
         }
     }
     /// The raw text of `key`, if given.
     pub fn raw(&self, key: &str) -> Option<&'a str> {
+        if !self.asked.borrow().contains(key) {
+            self.asked.borrow_mut().insert(key.to_string());
+        }
         let (k, v) = self.map.get_key_value(key)?;
         self.used.borrow_mut().insert(k.as_str());
         Some(v.as_str())
@@ -340,15 +346,62 @@ impl<'a> Opts<'a> {
             .map(clip)
             .collect();
         if unknown.is_empty() {
-            Ok(())
+            return Ok(());
+        }
+        let asked = self.asked.borrow();
+        let known: Vec<&str> = asked.iter().map(String::as_str).collect();
+        let guess = match unknown.iter().find_map(|u| closest(u, &known)) {
+            Some(k) => format!("did you mean '{k}'? "),
+            None => String::new(),
+        };
+        let hint = if known.is_empty() {
+            format!(" ({guess}none is read here)")
         } else {
-            Err(SolveError::bad(format!(
-                "unknown {} '{}' here",
-                self.what,
-                unknown.join("', '")
-            )))
+            format!(" ({guess}known here: {})", known.join(", "))
+        };
+        Err(SolveError::bad(format!(
+            "unknown {} '{}' here{hint}",
+            self.what,
+            unknown.join("', '")
+        )))
+    }
+}
+
+/// The key of `known` nearest to `typed` if it is a likely typo: at most a third of its
+/// letters (and at least one) changed, added, removed or swapped.
+fn closest<'k>(typed: &str, known: &[&'k str]) -> Option<&'k str> {
+    let limit = (typed.chars().count() / 3).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(typed, k), *k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Optimal string alignment distance (Levenshtein with adjacent swaps), on characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
         }
     }
+    d[a.len()][b.len()]
 }
 
 /// At most 40 characters of a user's text, control characters escaped, for error messages.
@@ -364,5 +417,52 @@ fn short_type_name<T>() -> &'static str {
         "i32" | "i64" => "an integer",
         "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
         _ => full.rsplit("::").next().unwrap_or(full),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Settings {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// An unknown key's error names it, the key it probably meant, and the keys read here.
+    #[test]
+    fn unknown_keys_are_named_with_a_guess_and_the_known_ones() {
+        let map = settings(&[("dpeth", "3")]);
+        let o = Opts::new(&map, "option");
+        assert_eq!(o.get::<u32>("depth").unwrap(), None);
+        assert_eq!(o.get::<bool>("weak").unwrap(), None);
+        let e = o.finish().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown option 'dpeth' here (did you mean 'depth'? known here: depth, weak)"
+        );
+        // Nothing near: no guess, still the list.
+        let map = settings(&[("zzz", "1")]);
+        let o = Opts::new(&map, "option");
+        o.allow("depth");
+        let e = o.finish().unwrap_err().to_string();
+        assert_eq!(e, "unknown option 'zzz' here (known here: depth)");
+        // Nothing read at all.
+        let o = Opts::new(&map, "game parameter");
+        let e = o.finish().unwrap_err().to_string();
+        assert_eq!(e, "unknown game parameter 'zzz' here (none is read here)");
+    }
+
+    #[test]
+    fn edit_distance_counts_swaps_as_one() {
+        assert_eq!(edit_distance("depth", "depth"), 0);
+        assert_eq!(edit_distance("dpeth", "depth"), 1);
+        assert_eq!(edit_distance("dept", "depth"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(closest("budgte", &["budget", "leaf"]), Some("budget"));
+        assert_eq!(closest("x", &["budget", "leaf"]), None);
     }
 }
