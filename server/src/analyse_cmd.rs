@@ -32,11 +32,15 @@ pub fn render(r: &JobResult, job: &JobSpec) -> String {
             ),
         }
     };
+    // Ties: the result's best move first, so that the first row and "best move" agree.
+    let best = r.best_move.as_deref();
     rows.sort_by(|a, b| {
         key(b.1)
             .partial_cmp(&key(a.1))
             .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| (Some(b.0.as_str()) == best).cmp(&(Some(a.0.as_str()) == best)))
     });
+    let best_line = best_move_line(best, moves);
     let meaning = Meaning::of(job);
     let width = rows.iter().map(|(m, _)| m.len()).max().unwrap_or(4).max(4);
     let mut s = format!("{:<width$}  score\n", "move");
@@ -58,13 +62,43 @@ pub fn render(r: &JobResult, job: &JobSpec) -> String {
         v => v.to_string(),
     };
     s += &format!("value      {value}\n");
-    s += &format!("best move  {}\n", r.best_move.as_deref().unwrap_or("-"));
+    s += &format!("best move  {best_line}\n");
     if let Some(reason) = r.extra.stopped {
         s += &format!("stopped    {reason}\n");
     }
     s += &format!("nodes      {}\n", r.nodes);
     s += &format!("time       {:.3} s\n", r.elapsed_ms as f64 / 1000.0);
     s
+}
+
+/// The "best move" line: the move, when its exact score is at least every other move's upper
+/// bound (or when MCTS chose it by visits); otherwise no move is proved best, and the line says
+/// so and names the move with the best bounds.
+fn best_move_line(
+    best: Option<&str>,
+    moves: &std::collections::BTreeMap<String, MoveScore>,
+) -> String {
+    let Some(b) = best else {
+        return "-".into();
+    };
+    let num = |v: &Option<serde_json::Value>| v.as_ref().and_then(|x| x.as_f64());
+    let Some(m) = moves.get(b) else {
+        return b.into();
+    };
+    if m.visits.is_some() {
+        return b.into();
+    }
+    let proved = num(&m.value).is_some_and(|v| {
+        moves
+            .iter()
+            .filter(|(k, _)| k.as_str() != b)
+            .all(|(_, o)| num(&o.value).or(num(&o.upper)).is_some_and(|u| u <= v))
+    });
+    if proved {
+        b.into()
+    } else {
+        format!("none proved (the best bounds: {b})")
+    }
 }
 
 /// How a game's exact score reads in words.

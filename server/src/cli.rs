@@ -13,6 +13,7 @@ use gamesolver_shared::viz::{self, Snapshot};
 use gamesolver_shared::wire::{JobResult, JobSpec, Limits, Settings};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -454,6 +455,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let mut config = gamesolver::ServeConfig::from_env(args.listen, args.db, args.local_workers);
     config.sched.lease_ms = args.lease_ms;
@@ -624,38 +626,96 @@ pub fn run_job(job: &JobSpec, threads: usize) -> Result<JobResult, Failure> {
     run_job_with(job, threads, None)
 }
 
-/// Like [`run_job`], with a progress sink.
+/// Like [`run_job`], with a progress sink and a live node counter (read by a progress bar).
 pub fn run_job_with(
     job: &JobSpec,
     threads: usize,
-    progress: Option<ProgressSink>,
+    progress: Option<(ProgressSink, Arc<AtomicU64>)>,
 ) -> Result<JobResult, Failure> {
     let prepared = registry::prepare(job)?;
     // The job's limits are applied by the planner run itself (`plan::run_local`).
     let mut ctl = Control::unlimited().with_threads(threads);
-    if let Some(sink) = progress {
-        ctl = ctl.with_progress(sink);
+    if let Some((sink, live)) = progress {
+        ctl = ctl.with_progress(sink).with_live_nodes(live);
     }
     Ok(plan::run_local(prepared.as_ref(), &ctl)?)
 }
 
-/// The figure that matters in a progress report, for the progress bar.
+/// The figures that matter in a progress report, for the progress bar: the bounds or the best
+/// score, what is done of what (probes, runs, iterations, moves), playouts; numbers for people.
 pub fn progress_message(p: &serde_json::Value) -> Option<String> {
     let n = |k: &str| p.get(k).and_then(|v| v.as_f64());
+    let mut parts = Vec::new();
     if let (Some(lo), Some(hi)) = (n("lower"), n("upper")) {
-        return Some(format!("bounds [{lo}, {hi}]"));
+        parts.push(if lo == hi {
+            format!("value {lo}")
+        } else {
+            format!("bounds [{lo}, {hi}]")
+        });
     }
-    for (key, label) in [
-        ("best_score", "best score"),
-        ("playouts", "playouts"),
-        ("rollouts", "rollouts"),
-        ("nodes", "nodes"),
-    ] {
+    for key in ["best", "best_score"] {
         if let Some(v) = n(key) {
-            return Some(format!("{label} {v}"));
+            parts.push(format!("best score {}", si(v)));
+            break;
         }
     }
-    None
+    for (done, of, label) in [
+        ("probes_done", "", "probes"),
+        ("runs_done", "runs", "runs"),
+        ("iterations_done", "iterations", "iterations"),
+        ("moves_done", "moves", "moves"),
+        ("tasks_done", "", "tasks"),
+    ] {
+        if let Some(d) = n(done) {
+            parts.push(match n(of) {
+                Some(t) => format!("{} / {} {label}", si(d), si(t)),
+                None => format!("{} {label}", si(d)),
+            });
+        }
+    }
+    for (key, label) in [("playouts", "playouts"), ("rollouts", "rollouts")] {
+        if let Some(v) = n(key) {
+            parts.push(format!("{} {label}", si(v)));
+        }
+    }
+    if parts.is_empty() {
+        if let Some(v) = n("nodes") {
+            parts.push(format!("{} nodes", si(v)));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A count or rate for people: 3 significant digits with an SI prefix (`12.3 M`), whole
+/// numbers below 1,000 as they are.
+pub fn si(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if a < 1000.0 {
+        return if x.fract() == 0.0 {
+            format!("{x}")
+        } else {
+            format!("{x:.3}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        };
+    }
+    let (v, p) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(s, _)| a >= *s)
+        .map(|(s, p)| (x / s, p))
+        .unwrap_or((x, ""));
+    let digits = if v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$} {p}")
 }
 
 /// Progress for `solve`: a spinner on a terminal (not with `--json`), and the history for
@@ -663,10 +723,16 @@ pub fn progress_message(p: &serde_json::Value) -> Option<String> {
 struct Watch {
     history: Arc<Mutex<Vec<Snapshot>>>,
     bar: Option<indicatif::ProgressBar>,
+    /// The plan's latest figure (bounds, best score, runs), shown with the live node count.
+    figure: Arc<Mutex<String>>,
+    /// Nodes searched so far, running tasks included (in-process jobs).
+    live: Arc<AtomicU64>,
 }
 
 impl Watch {
     fn new(show_bar: bool) -> Self {
+        let figure = Arc::new(Mutex::new("searching".to_string()));
+        let live = Arc::new(AtomicU64::new(0));
         let bar = show_bar.then(|| {
             let b = indicatif::ProgressBar::new_spinner();
             b.set_style(
@@ -676,20 +742,52 @@ impl Watch {
             // The message first: the steady tick draws at once, so even a short search shows it.
             b.set_message("searching");
             b.enable_steady_tick(Duration::from_millis(120));
+            // Four times a second: the plan's figure, the nodes and their rate, so that a long
+            // probe is seen to move.
+            let (bar, figure, live) = (b.clone(), figure.clone(), live.clone());
+            std::thread::spawn(move || {
+                let mut last = (Instant::now(), 0u64);
+                let mut rate = 0.0;
+                while !bar.is_finished() {
+                    std::thread::sleep(Duration::from_millis(250));
+                    let n = live.load(Ordering::Relaxed);
+                    let dt = last.0.elapsed().as_secs_f64();
+                    if n > last.1 && dt > 0.0 {
+                        rate = (n - last.1) as f64 / dt;
+                    }
+                    last = (Instant::now(), n);
+                    let f = figure.lock().map(|f| f.clone()).unwrap_or_default();
+                    if n > 0 {
+                        bar.set_message(format!(
+                            "{f}  {} nodes  {} nodes/s",
+                            si(n as f64),
+                            si(rate)
+                        ));
+                    } else {
+                        bar.set_message(f);
+                    }
+                }
+            });
             b
         });
         Watch {
             history: Arc::new(Mutex::new(Vec::new())),
             bar,
+            figure,
+            live,
         }
     }
 
     fn sink(&self) -> ProgressSink {
         let history = self.history.clone();
         let bar = self.bar.clone();
+        let figure = self.figure.clone();
         let start = Instant::now();
         Arc::new(move |p: serde_json::Value| {
             if let (Some(b), Some(m)) = (&bar, progress_message(&p)) {
+                if let Ok(mut f) = figure.lock() {
+                    f.clone_from(&m);
+                }
                 b.set_message(m);
             }
             let snap = Snapshot {
@@ -787,6 +885,7 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .init();
     }
     let position = args.position.text(&args.job.game)?;
@@ -836,7 +935,11 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
         gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
     };
     let result = match &args.coordinator {
-        None => run_job_with(&job, args.job.threads, Some(watch.sink())),
+        None => run_job_with(
+            &job,
+            args.job.threads,
+            Some((watch.sink(), watch.live.clone())),
+        ),
         Some(url) => {
             let sink = watch.sink();
             gamesolver::client::solve_remote_job(url, &job, &|p| sink(p))

@@ -33,13 +33,7 @@ fn main() {
                     },
                 );
             }
-            // One line naming the problem (clap's first line), never the usage block.
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("error: bad arguments");
-            eprintln!("{}", first.trim());
+            eprintln!("{}", one_line(&e.render().to_string()));
             std::process::exit(2);
         }
     };
@@ -62,5 +56,89 @@ fn main() {
             eprintln!("error: {}", f.message);
         }
         std::process::exit(f.status);
+    }
+}
+
+/// Clap's error as one line: the problem, what it lists (the missing arguments) and its tips
+/// (a similar argument, the valid values), without the usage block.
+fn one_line(text: &str) -> String {
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty());
+    let mut out = lines.next().unwrap_or("error: bad arguments").to_string();
+    let (mut items, mut tips) = (Vec::new(), Vec::new());
+    for l in lines {
+        if l.starts_with("tip:") {
+            tips.push(l);
+        } else {
+            items.push(l);
+        }
+    }
+    if !items.is_empty() {
+        if !out.ends_with(':') {
+            out.push(':');
+        }
+        out.push(' ');
+        out.push_str(&items.join(", "));
+    }
+    for t in tips {
+        out.push_str(" (");
+        out.push_str(t);
+        out.push(')');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one line keeps what clap lists and suggests, and never the usage block.
+    #[test]
+    fn clap_errors_keep_the_flag_and_the_tip() {
+        let err = |args: &[&str]| {
+            let e = cli::Cli::try_parse_from(args).unwrap_err();
+            one_line(&e.render().to_string())
+        };
+        let missing = err(&["gamesolver", "solve", "--position", "4"]);
+        assert!(missing.contains("--game"), "{missing}");
+        assert!(!missing.contains("Usage"), "{missing}");
+        let typo = err(&["gamesolver", "solve", "--gmae", "connect4"]);
+        assert!(
+            typo.contains("'--gmae'") && typo.contains("'--game'"),
+            "{typo}"
+        );
+        let sub = err(&["gamesolver", "slove"]);
+        assert!(sub.contains("'solve'"), "{sub}");
+        for e in [missing, typo, sub] {
+            assert!(!e.contains('\n') && e.starts_with("error:"), "{e}");
+        }
+    }
+
+    /// Progress reads as figures for people, with what is done of what.
+    #[test]
+    fn progress_lines_are_for_people() {
+        use serde_json::json;
+        assert_eq!(cli::si(0.0), "0");
+        assert_eq!(cli::si(999.0), "999");
+        assert_eq!(cli::si(0.1234), "0.123");
+        assert_eq!(cli::si(16_420_000.0), "16.4 M");
+        assert_eq!(cli::si(1_500.0), "1.50 k");
+        assert_eq!(cli::si(250e9), "250 G");
+        let m = |p| cli::progress_message(&p).unwrap();
+        assert_eq!(
+            m(json!({"lower": -3, "upper": 5, "probes_done": 2})),
+            "bounds [-3, 5], 2 probes"
+        );
+        assert_eq!(m(json!({"lower": 1, "upper": 1})), "value 1");
+        assert_eq!(
+            m(json!({"iterations_done": 40, "iterations": 100, "best": 82, "best_by_round": []})),
+            "best score 82, 40 / 100 iterations"
+        );
+        assert_eq!(m(json!({"runs_done": 3, "runs": 8})), "3 / 8 runs");
+        assert_eq!(m(json!({"nodes": 12345678})), "12.3 M nodes");
+        assert_eq!(cli::progress_message(&json!({})), None);
     }
 }

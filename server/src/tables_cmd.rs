@@ -200,7 +200,7 @@ fn open(name: &str, pits: usize) -> Result<(Awari, String, PathBuf), Failure> {
     let name = data::plain_name(name).map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
     let game = Awari::new(pits).map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
     let tag = game.table_tag();
-    Ok((game, tag, data::data_dir().join("tables").join(name)))
+    Ok((game, tag, data::user_dir().join("tables").join(name)))
 }
 
 /// Every database of the set, each checked; an empty set is bad input.
@@ -242,23 +242,53 @@ fn build(game: &Awari, tag: &str, dir: &std::path::Path, top: usize) -> Result<(
         eprintln!("databases 0..{} found and checked", tables.len() - 1);
     }
     let start = Instant::now();
+    // On a terminal, one bar over the databases whose message follows the rounds; elsewhere
+    // (a log file) only the line per database below.
+    let bar = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
+        let b = indicatif::ProgressBar::new((top + 1) as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} databases  {msg}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        b.set_position(tables.len() as u64);
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        b
+    });
     while tables.len() <= top {
         let db = tables.len();
         let t0 = Instant::now();
         let (entries, stats) = retrograde::build_database(game, db, &tables, |round, changed| {
-            eprintln!("{db} stones: round {round}, {changed} entries changed");
+            if let Some(b) = &bar {
+                b.set_message(format!(
+                    "{db} stones: round {round}, {changed} entries changed"
+                ));
+            }
         });
         let secs = t0.elapsed().as_secs_f64();
         let sum = store::write_database(dir, tag, db, &entries)
             .map_err(|e| Failure::no_result(format!("tables: {e}")))?;
-        println!(
+        let line = format!(
             "{db} stones: {} positions, {} rounds, {secs:.2} s, {:.2} M positions/s per round, sha256 {}",
             stats.positions,
             stats.rounds,
             stats.positions as f64 * stats.rounds as f64 / secs.max(1e-9) / 1e6,
             hex(&sum)
         );
+        match &bar {
+            // Above the bar, which stays at the bottom.
+            Some(b) => {
+                b.suspend(|| println!("{line}"));
+                b.inc(1);
+            }
+            None => println!("{line}"),
+        }
         tables.push(entries);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     eprintln!("done in {:.1} s", start.elapsed().as_secs_f64());
     Ok(())

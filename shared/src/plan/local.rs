@@ -52,7 +52,7 @@ fn run_local_here(job: &dyn PreparedJob, ctl: &Control) -> Result<JobResult, Sol
             let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             let task_ctl = ctl.for_task(left, limits.node_limit);
             let out = job.run(&task, &task_ctl);
-            ctl.add_nodes(task_ctl.nodes());
+            ctl.absorb(&task_ctl);
             let out = match (out, task_ctl.should_stop()) {
                 (Ok(out), _) => out,
                 // A job limit stopped a probe: the plan ends with the bounds proved so far (as

@@ -401,7 +401,7 @@ impl<G: Exact> JlJob<G> {
             }),
         };
         let mut nodes = sub.nodes();
-        ctl.add_nodes(sub.nodes());
+        ctl.absorb(&sub);
         out.nodes = nodes.max(1);
         if let Some(raw) = answer {
             solved(&mut out, raw);
@@ -444,7 +444,7 @@ impl<G: Exact> JlJob<G> {
                 let csub = ctl.for_task(None, Some(each));
                 let r = self.ab_bounds(&c, t, &csub)?.map(|(raw, _)| raw);
                 nodes += csub.nodes();
-                ctl.add_nodes(csub.nodes());
+                ctl.absorb(&csub);
                 if ctl.should_stop().is_some() {
                     return Err(SolveError::Internal("stopped before a result".into()));
                 }

@@ -23,6 +23,9 @@ pub struct Control {
     deadline: Option<Instant>,
     node_limit: Option<u64>,
     nodes: Arc<AtomicU64>,
+    /// Nodes of this control and of every task control made from it ([`Control::for_task`]),
+    /// counted as they are searched: what a progress display reads while a task runs.
+    live: Arc<AtomicU64>,
     started: Instant,
     progress: Option<ProgressSink>,
     threads: usize,
@@ -52,6 +55,7 @@ impl Control {
             deadline: None,
             node_limit: None,
             nodes: Arc::new(AtomicU64::new(0)),
+            live: Arc::new(AtomicU64::new(0)),
             started: Instant::now(),
             progress: None,
             threads: 1,
@@ -86,6 +90,7 @@ impl Control {
             deadline,
             node_limit,
             nodes: Arc::new(AtomicU64::new(0)),
+            live: self.live.clone(),
             started: self.started,
             progress: self.progress.clone(),
             threads: self.threads,
@@ -138,7 +143,23 @@ impl Control {
     pub fn add_nodes(&self, n: u64) {
         if n > 0 {
             self.nodes.fetch_add(n, Ordering::Relaxed);
+            self.live.fetch_add(n, Ordering::Relaxed);
         }
+    }
+    /// Counts the nodes of `sub`, a task control made from this one that has finished, as this
+    /// control's own (they were counted live as they were searched).
+    pub fn absorb(&self, sub: &Control) {
+        self.nodes.fetch_add(sub.nodes(), Ordering::Relaxed);
+    }
+    /// Counts live nodes into `counter` (shared with a progress display) instead of a counter
+    /// of its own; task controls made from this one count there too.
+    pub fn with_live_nodes(mut self, counter: Arc<AtomicU64>) -> Self {
+        self.live = counter;
+        self
+    }
+    /// Nodes searched so far under this control and its task controls, running ones included.
+    pub fn live_nodes(&self) -> u64 {
+        self.live.load(Ordering::Relaxed)
     }
     /// Nodes counted so far by all threads.
     pub fn nodes(&self) -> u64 {
