@@ -330,7 +330,7 @@ pub enum OptionType {
 
 /// A bound of a numeric setting: a whole number for integer settings (exact up to 2^64 - 1),
 /// else a number.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Bound {
     /// Of an integer setting.
@@ -359,9 +359,12 @@ pub struct OptionInfo {
     /// What values it takes.
     #[serde(rename = "type")]
     pub kind: OptionType,
-    /// Smallest accepted (numbers only).
+    /// Smallest accepted (numbers only). A JSON number: an integer setting's bounds are
+    /// whole numbers (exact up to 2^64 - 1 in the JSON text).
+    #[schema(value_type = Option<f64>)]
     pub minimum: Option<Bound>,
-    /// Largest accepted (numbers only).
+    /// Largest accepted (numbers only), as `minimum`.
+    #[schema(value_type = Option<f64>)]
     pub maximum: Option<Bound>,
     /// The default, as text for people.
     pub default: String,

@@ -201,9 +201,12 @@ fn server_paths() -> &'static [(String, &'static str)] {
     static PATHS: std::sync::OnceLock<Vec<(String, &'static str)>> = std::sync::OnceLock::new();
     PATHS.get_or_init(|| {
         let data = gamesolver_shared::games::data::data_dir();
+        let user = gamesolver_shared::games::data::user_dir();
         let mut dirs = vec![
             (Some(data.clone()), "<data>"),
             (data.canonicalize().ok(), "<data>"),
+            (Some(user.clone()), "<data>"),
+            (user.canonicalize().ok(), "<data>"),
             (std::env::current_dir().ok(), "<server>"),
             (Some(std::env::temp_dir()), "<tmp>"),
             (
@@ -409,6 +412,7 @@ pub(crate) fn parse_id(id: &str) -> Result<u64, ApiError> {
         (status = 400, description = "Invalid job: the message names the problem", body = ErrorBody),
         (status = 401, description = "Missing or wrong API token", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
+        (status = 415, description = "The body is not declared as application/json", body = ErrorBody),
         (status = 429, description = "A quota is full (max-queued-jobs, max-position-bytes, max-store-mb): the message names it; try again later", body = ErrorBody),
     ))]
 pub(crate) async fn submit_job(
@@ -464,7 +468,7 @@ async fn pin_tables(c: &Shared, mut spec: JobSpec) -> Result<JobSpec, ApiError> 
     }
     let plain = gamesolver_shared::games::data::plain_name(&name)
         .map_err(|e| bad(format!("option tables: {e}")))?;
-    if gamesolver_shared::games::data::data_dir()
+    if gamesolver_shared::games::data::user_dir()
         .join("tables")
         .join(plain)
         .is_dir()
@@ -866,37 +870,70 @@ pub(crate) async fn worker_lease(
     State(c): State<Shared>,
     Json(r): Json<LeaseRequest>,
 ) -> Result<Response, ApiError> {
+    let grant = long_poll(&c, &c.tasks_ready, r.wait_ms, |deadline| {
+        let (c, worker, until) = (c.clone(), r.worker_id.clone(), deadline.into_std());
+        async move {
+            let leased = c
+                .call(move |s| {
+                    s.lease_or_wait(&worker, until)
+                        .map(|g| (g, s.passed_hold_until()))
+                })
+                .await;
+            match leased {
+                Ok((Some(grant), _)) => Ok(Look::Found(grant)),
+                // A task held for another worker (its next leaf near its last one) is this
+                // worker's once the hold ends, which wakes nobody: look again then.
+                Ok((None, recheck)) => Ok(Look::Wait(recheck.map(Into::into))),
+                Err(e) => {
+                    // This poll may have taken a wake-up meant for a queued task: pass it on.
+                    c.wake_workers(1);
+                    Err(e.into())
+                }
+            }
+        }
+    })
+    .await?;
+    Ok(match grant {
+        Some(grant) => Json(grant).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+/// What one look of a [`long_poll`] found.
+enum Look<T> {
+    Found(T),
+    /// Nothing yet; look again when woken, or at this instant at the latest.
+    Wait(Option<tokio::time::Instant>),
+}
+
+/// A long poll: looks (given the poll's deadline), and until a look finds something, waits
+/// for `notify`, the look's recheck instant, the deadline (`wait_ms`, at most
+/// [`MAX_LONG_POLL_MS`]) or the service's closing, then looks again. `None`: nothing was found
+/// in time. The wake-up is armed before each look, so one that comes during it is not lost.
+async fn long_poll<T, F>(
+    c: &Coordinator,
+    notify: &tokio::sync::Notify,
+    wait_ms: u64,
+    mut look: impl FnMut(tokio::time::Instant) -> F,
+) -> Result<Option<T>, ApiError>
+where
+    F: std::future::Future<Output = Result<Look<T>, ApiError>>,
+{
     let deadline =
-        tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
+        tokio::time::Instant::now() + Duration::from_millis(wait_ms.min(MAX_LONG_POLL_MS));
     let mut closing = c.closing.subscribe();
     loop {
-        let notified = c.tasks_ready.notified();
+        let notified = notify.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let (worker, until) = (r.worker_id.clone(), deadline.into_std());
-        let leased = c
-            .call(move |s| {
-                s.lease_or_wait(&worker, until)
-                    .map(|g| (g, s.passed_hold_until()))
-            })
-            .await;
-        let (grant, recheck) = match leased {
-            Ok(grant) => grant,
-            Err(e) => {
-                // This poll may have taken a wake-up meant for a queued task: pass it on.
-                c.wake_workers(1);
-                return Err(e.into());
-            }
+        let recheck = match look(deadline).await? {
+            Look::Found(x) => return Ok(Some(x)),
+            Look::Wait(recheck) => recheck,
         };
-        if let Some(grant) = grant {
-            return Ok(Json(grant).into_response());
-        }
         if tokio::time::Instant::now() >= deadline || *closing.borrow() {
-            return Ok(StatusCode::NO_CONTENT.into_response());
+            return Ok(None);
         }
-        // A task held for another worker (its next leaf near its last one) is this worker's
-        // once the hold ends, which wakes nobody: look again then.
-        let wake = recheck.map_or(deadline, |t| deadline.min(t.into()));
+        let wake = recheck.map_or(deadline, |t| deadline.min(t));
         tokio::select! {
             _ = &mut notified => {}
             _ = tokio::time::sleep_until(wake) => {}
@@ -933,24 +970,21 @@ pub(crate) async fn worker_cancels(
     State(c): State<Shared>,
     Json(r): Json<CancelWatch>,
 ) -> Result<Json<CancelList>, ApiError> {
-    let deadline =
-        tokio::time::Instant::now() + Duration::from_millis(r.wait_ms.min(MAX_LONG_POLL_MS));
-    let mut closing = c.closing.subscribe();
-    loop {
-        let notified = c.cancels.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
+    let found = long_poll(&c, &c.cancels, r.wait_ms, |_| {
         let worker = r.worker_id.clone();
-        let cancel = c.call_now(move |s| s.cancels_for(&worker))?;
-        if !cancel.is_empty() || tokio::time::Instant::now() >= deadline || *closing.borrow() {
-            return Ok(Json(CancelList { cancel }));
-        }
-        tokio::select! {
-            _ = &mut notified => {}
-            _ = tokio::time::sleep_until(deadline) => {}
-            _ = closing.changed() => {}
-        }
-    }
+        let found = c.call_now(move |s| s.cancels_for(&worker)).map(|cancel| {
+            if cancel.is_empty() {
+                Look::Wait(None)
+            } else {
+                Look::Found(cancel)
+            }
+        });
+        std::future::ready(found.map_err(ApiError::from))
+    })
+    .await?;
+    Ok(Json(CancelList {
+        cancel: found.unwrap_or_default(),
+    }))
 }
 
 /// `POST /v1/worker/result`.

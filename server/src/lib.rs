@@ -96,6 +96,17 @@ impl ServeConfig {
     /// Secure by default: without an API token the job API listens on loopback only, unless
     /// `--insecure-open-api` says otherwise. The error is one line for the operator.
     pub fn check_exposure(&self) -> Result<(), String> {
+        for (name, token) in [
+            ("GAMESOLVER_API_TOKEN", &self.api_token),
+            ("GAMESOLVER_WORKER_TOKEN", &self.worker_token),
+        ] {
+            if token.as_deref().is_some_and(placeholder_token) {
+                return Err(format!(
+                    "{name} is still the example's placeholder: set a long random value \
+                     (e.g. `openssl rand -hex 32`) in deploy/.env or the environment"
+                ));
+            }
+        }
         if self.api_token.is_none()
             && !self.insecure_open_api
             && http::beyond_loopback(&self.listen)
@@ -109,6 +120,18 @@ impl ServeConfig {
         }
         Ok(())
     }
+}
+
+/// A token copied from an example without being changed (`change-me-...`, `<token>`, ...):
+/// anyone who read the example would know it.
+pub fn placeholder_token(token: &str) -> bool {
+    let t = token.trim().to_ascii_lowercase().replace(['_', ' '], "-");
+    t.contains("change-me")
+        || t.contains("changeme")
+        || t.contains("replace-me")
+        || t.contains("placeholder")
+        || t.starts_with('<')
+        || t.starts_with("${")
 }
 
 /// How the worker endpoints are protected.
@@ -460,8 +483,23 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         stats.max_connections,
         stats.max_event_streams
     );
-    // Scripts wait for this line to learn the port when listening on port 0.
-    println!("listening on http://{addr}");
+    // Scripts wait for the first line to learn the port when listening on port 0, and may
+    // close the pipe after it: both lines go in one write, and a closed stdout is no error.
+    let shown = match addr.ip() {
+        ip if ip.is_unspecified() => format!("localhost:{}", addr.port()),
+        _ => addr.to_string(),
+    };
+    {
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(
+            format!(
+                "listening on http://{addr}\ndashboard: http://{shown}/  (API: \
+                 http://{shown}/v1/status, docs: http://{shown}/docs)\n"
+            )
+            .as_bytes(),
+        );
+        let _ = std::io::stdout().flush();
+    }
 
     let sweeper = {
         let coord = coord.clone();
@@ -558,4 +596,32 @@ pub fn serve_blocking(config: ServeConfig) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(serve(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The examples' tokens are refused with a line naming the variable; real ones pass.
+    #[test]
+    fn placeholder_tokens_are_refused() {
+        for t in [
+            "change-me-worker-token",
+            "CHANGE_ME",
+            "changeme",
+            "<token>",
+            "${TOKEN}",
+        ] {
+            assert!(placeholder_token(t), "{t}");
+        }
+        for t in ["wt-secret", "3f9c2a7e0b1d4c58a6e2f0b9c7d1e3a5"] {
+            assert!(!placeholder_token(t), "{t}");
+        }
+        let mut c = ServeConfig::from_env("127.0.0.1:0".into(), "x.db".into(), 0);
+        c.worker_token = Some("change-me-worker-token".into());
+        let e = c.check_exposure().unwrap_err();
+        assert!(e.starts_with("GAMESOLVER_WORKER_TOKEN is still"), "{e}");
+        c.worker_token = Some("3f9c2a7e0b1d4c58".into());
+        assert_eq!(c.check_exposure(), Ok(()));
+    }
 }
