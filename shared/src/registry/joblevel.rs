@@ -38,7 +38,7 @@ use std::sync::{Mutex, OnceLock};
 /// `leaf`: the kernel a leaf task runs.
 pub const LEAF: Spec = Spec::text(
     "leaf",
-    "alphabeta for connect4 and othello, else dfpn",
+    "alphabeta for connect4, else dfpn",
     "leaf kernel: dfpn, pdspn or alphabeta",
 );
 /// `budget`: nodes of one leaf task.
@@ -46,7 +46,7 @@ pub const BUDGET: Spec = Spec::uint(
     "budget",
     1,
     1 << 40,
-    "per game (connect4 and othello 16000000, else 1000000), over the workers up to 16",
+    "per game (connect4 16000000, othello 4000000, else 1000000), over the workers up to 16",
     "nodes of the leaf kernel per leaf task",
     "beyond it one task runs for days",
 );
@@ -55,14 +55,16 @@ pub const BUDGET: Spec = Spec::uint(
 /// worker (the planner divides a default budget by the job's parallelism, up to 16:
 /// `plan/planner/joblevel.rs`, `auto_div`). The one place these defaults live.
 ///
-/// Connect Four and Othello have their own alpha-beta solvers, which decide a leaf several
-/// times faster than df-pn (Connect Four `3246313`: 40.6 virtual seconds with df-pn leaves of
-/// 10^6 nodes at N = 1, 0.34 with alpha-beta ones), and larger leaves cost one worker less (each
-/// leaf is searched on the table the earlier ones filled); other games keep df-pn, whose
-/// numbers guide the tree. Figures: docs/BENCHMARKS.md, job-level section.
+/// Connect Four's own alpha-beta solver decides a leaf many times faster than df-pn (`3246313`:
+/// 40.6 virtual seconds with df-pn leaves of 10^6 nodes at N = 1, 0.27 with alpha-beta leaves
+/// of 16 * 10^6), and larger leaves cost one worker less (each is searched on the table the
+/// earlier ones filled). On Othello df-pn leaves win (6 x 6 `c2b2b3`, "value >= 1": 8.9 CPU s
+/// with leaves of 4 * 10^6 nodes, 20.8 with 10^6, over 28 with alpha-beta leaves of 16 * 10^6);
+/// other games keep df-pn at 10^6. Figures: docs/BENCHMARKS.md, job-level section.
 fn leaf_defaults(game: &str) -> (Leaf, u64) {
     match game {
-        "connect4" | "othello" => (Leaf::AlphaBeta, 16_000_000),
+        "connect4" => (Leaf::AlphaBeta, 16_000_000),
+        "othello" => (Leaf::Dfpn, 4_000_000),
         _ => (Leaf::Dfpn, 1_000_000),
     }
 }

@@ -23,7 +23,9 @@
 //! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
 //! infinite). While a threshold's tree has fewer free leaves than free slots, its tasks carry
 //! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner
-//! and the idle slots soon find leaves. Locality ([`JobLevel::next_tasks`]'s `near`): each
+//! and the idle slots soon find leaves. A job that named no budget (`auto_budget`) gets its
+//! game's default, sized for one worker, divided by the parallelism too ([`auto_div`]).
+//! Locality ([`JobLevel::next_tasks`]'s `near`): each
 //! worker's kernel keeps its table between leaves, so the slot a result frees gets, where that
 //! costs at most a factor [`NEAR_TOLERANCE`] in the numbers along the way, a leaf near the one
 //! just answered. Solved subtrees: the descent and the backup never enter
