@@ -3337,7 +3337,7 @@ mod tests {
         submit(
             &mut s,
             json!({"game": "connect4", "algorithm": "jlpns",
-                "options": {"budget": "100", "target": "1"}}),
+                "options": {"leaf": "dfpn", "budget": "100", "target": "1"}}),
         );
         let root = s.lease(&a).unwrap().expect("the root leaf");
         assert!(s.lease(&b).unwrap().is_none(), "one leaf so far");

@@ -10,9 +10,11 @@
 
 use crate::cli::{job_spec, Failure, JobArgs, PositionArgs};
 use clap::Args;
+use gamesolver_shared::plan::leaf_cache::LeafCache;
 use gamesolver_shared::plan::simulate::{self, CostModel, Curve, SimConfig};
 use gamesolver_shared::registry;
 use gamesolver_shared::wire::Limits;
+use std::sync::Arc;
 
 /// Most worker counts in one `--workers` list.
 pub const MAX_COUNTS: usize = 64;
@@ -70,7 +72,22 @@ pub struct SimulateArgs {
     /// locality buys.
     #[arg(long)]
     pub no_locality: bool,
+    /// Keep task results in FILE and replay those found there instead of running them: the
+    /// worker counts of one curve and later runs of the same job share them (a leaf's cost is
+    /// the first run's; docs/API.md, `simulate`). Created if missing; a damaged or
+    /// other-version file is read as far as it is sound and rewritten.
+    #[arg(long, value_name = "FILE")]
+    pub cache: Option<std::path::PathBuf>,
+    /// Bound on the `--cache` file, MiB; the least recently used results go first.
+    #[arg(long, value_name = "MB", default_value_t = 256)]
+    pub cache_mb: u64,
+    /// Keep task results in memory for the worker counts of this run only (no file).
+    #[arg(long, conflicts_with = "cache")]
+    pub memory_cache: bool,
 }
+
+/// Largest `--cache-mb`.
+pub const MAX_CACHE_MB: u64 = 1 << 20;
 
 /// Parses and bounds a `--workers` list.
 pub fn parse_workers(text: &str) -> Result<Vec<usize>, Failure> {
@@ -153,13 +170,38 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
         memory_limit: available_memory().map(|b| b / 10 * 9),
         shared_tables: args.shared_tables,
         locality: !args.no_locality,
+        cache: None,
     })
+}
+
+/// The task-result cache the arguments ask for; its key's context is the virtual workers'
+/// memory (it bounds the tables, so it changes the answers).
+fn cache(args: &SimulateArgs) -> Result<Option<Arc<LeafCache>>, Failure> {
+    let context = format!("memory_mb={:?}", args.memory_mb);
+    if args.memory_cache {
+        return Ok(Some(Arc::new(LeafCache::in_memory(&context))));
+    }
+    let Some(path) = &args.cache else {
+        return Ok(None);
+    };
+    if !(1..=MAX_CACHE_MB).contains(&args.cache_mb) {
+        return Err(Failure::bad_input(format!(
+            "--cache-mb must be between 1 and {MAX_CACHE_MB}"
+        )));
+    }
+    let (c, note) = LeafCache::open(path, args.cache_mb << 20, &context)
+        .map_err(|e| Failure::bad_input(e.chars().take(300).collect::<String>()))?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+    Ok(Some(Arc::new(c)))
 }
 
 /// `gamesolver simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     let workers = parse_workers(&args.workers)?;
-    let cfg = config(&args)?;
+    let mut cfg = config(&args)?;
+    cfg.cache = cache(&args)?;
     let position = args.position.text(&args.job.game)?;
     if args.node_limit == Some(0) {
         return Err(Failure::bad_input("--node-limit must be at least 1"));
@@ -224,6 +266,13 @@ pub fn render(game: &str, algorithm: &str, c: &Curve) -> String {
         },
         c.result.nodes
     );
+    if let Some(k) = &c.cache {
+        s += &format!(
+            "task cache: {} hits, {} run ({} read from the file); {:.1} CPU s run, {:.1} CPU s \
+             replayed\n",
+            k.hits, k.misses, k.loaded, k.run_cpu_s, k.replayed_cpu_s
+        );
+    }
     s += "workers  par       time s   speedup  effic.  inflation  idle   wasted  tasks  cancelled  value\n";
     for r in &c.rows {
         s += &format!(

@@ -74,6 +74,10 @@ pub enum PlanShape {
         guess: Option<i32>,
         /// The one threshold of a decision plan.
         target: Option<i32>,
+        /// The job named no leaf budget: its default, sized for one worker, is divided by the
+        /// plan's parallelism (up to `planner/joblevel.rs`'s `AUTO_BUDGET_MAX_DIV`), so that
+        /// more workers get more, shorter leaves.
+        auto_budget: bool,
     },
     /// A retrograde build (`plan/planner/retro.rs`): databases `0..sizes.len()` in order, each
     /// by rounds of [`TaskKind::Retro`] tasks over index ranges of `split` entries until a

@@ -32,6 +32,7 @@
 //!   side within the job's parallelism (see `planner.rs`, "Moves plans").
 
 mod job;
+pub mod leaf_cache;
 mod local;
 mod planner;
 pub mod simulate;

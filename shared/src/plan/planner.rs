@@ -271,7 +271,7 @@ impl Planner {
             PlanShape::JobLevel { .. } => {
                 let free = self.parallelism.saturating_sub(self.pending.len());
                 if let Some(j) = &self.joblevel {
-                    out = j.next_tasks(&self.pending, free, &self.near);
+                    out = j.next_tasks(&self.pending, free, self.parallelism, &self.near);
                 }
             }
             PlanShape::Retro { .. } => out = self.next_retro_tasks(),

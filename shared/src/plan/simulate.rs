@@ -40,6 +40,7 @@
 //! the run of the smallest such count (with the nodes model the run would be identical).
 
 use super::job::{PreparedJob, SolveError};
+use super::leaf_cache::{Entry, LeafCache};
 use super::local::job_result;
 use super::planner::Planner;
 use crate::search::Control;
@@ -94,6 +95,10 @@ pub struct SimConfig {
     /// Job-level plans pick a freed worker's next leaf near the one it searched last, as the
     /// coordinator does (see the module doc); `false` turns that off, to see what it buys.
     pub locality: bool,
+    /// Task results recorded by earlier runs (other worker counts, earlier invocations): a
+    /// task found there is not run, its output, nodes and CPU time are replayed
+    /// ([`super::leaf_cache`], which says what the key leaves out).
+    pub cache: Option<std::sync::Arc<LeafCache>>,
 }
 
 impl Default for SimConfig {
@@ -109,6 +114,7 @@ impl Default for SimConfig {
             memory_limit: None,
             shared_tables: false,
             locality: true,
+            cache: None,
         }
     }
 }
@@ -294,6 +300,14 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
     };
     let root = prepare()?;
     let limits = root.job().limits.clone();
+    // What a cached answer must have been run with (see `leaf_cache`): the job as given, the
+    // kernel threads, one table for all workers or one each.
+    let job_text = format!(
+        "{} threads={} shared_tables={}",
+        serde_json::to_string(root.job()).expect("a job serialises"),
+        cfg.threads,
+        cfg.shared_tables
+    );
     // Jobs that pass artifacts between tasks (retrograde builds) share one store in memory:
     // the transfers a real build makes cost nothing here.
     let ctl = Control::unlimited()
@@ -391,46 +405,70 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
             if let TaskKind::Leaf { path, .. } = &task {
                 last_leaf[worker] = path.clone();
             }
-            let slot = if cfg.shared_tables { 0 } else { worker };
-            if prepared.len() <= slot {
-                prepared.resize_with(slot + 1, || None);
-            }
-            let first_task = prepared[slot].is_none();
-            if first_task {
-                prepared[slot] = Some(prepare()?);
-            }
-            let job = prepared[slot].as_deref().expect("prepared above");
-            let task_ctl = ctl.for_task(None, limits.node_limit);
-            let c0 = cpu_now(cfg.threads);
-            let out = job.run(&task, &task_ctl);
-            let cpu_s = (cpu_now(cfg.threads) - c0).max(0.0);
-            let output = match (out, task_ctl.should_stop()) {
-                (Ok(out), _) => out,
-                (Err(_), Some(r @ StopReason::Nodes)) if planner.ends_on_stop(&task) => {
-                    TaskOutput {
-                        nodes: task_ctl.nodes(),
-                        ..TaskOutput::stopped(r)
-                    }
-                }
-                (Err(e), _) => return Err(e),
+            let key = cfg.cache.as_ref().map(|c| c.key(&job_text, &task));
+            let hit = match (&cfg.cache, &key) {
+                (Some(c), Some(k)) => c.get(k),
+                _ => None,
             };
-            if let Some(limit) = cfg.memory_limit {
-                if first_task || seq % MEMORY_CHECK_EVERY == 0 {
-                    let held = resident().unwrap_or(0);
-                    if held > limit {
-                        return Err(SolveError::bad(format!(
-                            "the run of {} workers holds {} MiB in this process, past the {} MiB \
-                             this machine can give ({} virtual workers prepared so far): bound \
-                             each worker's tables (--memory-mb) or simulate fewer workers",
-                            cfg.workers,
-                            held >> 20,
-                            limit >> 20,
-                            prepared.iter().filter(|p| p.is_some()).count()
-                        )));
+            let Entry {
+                output,
+                nodes,
+                cpu_s,
+            } = match hit {
+                Some(e) => e,
+                None => {
+                    let slot = if cfg.shared_tables { 0 } else { worker };
+                    if prepared.len() <= slot {
+                        prepared.resize_with(slot + 1, || None);
                     }
+                    let first_task = prepared[slot].is_none();
+                    if first_task {
+                        prepared[slot] = Some(prepare()?);
+                    }
+                    let job = prepared[slot].as_deref().expect("prepared above");
+                    let task_ctl = ctl.for_task(None, limits.node_limit);
+                    let c0 = cpu_now(cfg.threads);
+                    let out = job.run(&task, &task_ctl);
+                    let cpu_s = (cpu_now(cfg.threads) - c0).max(0.0);
+                    let output = match (out, task_ctl.should_stop()) {
+                        (Ok(out), _) => out,
+                        (Err(_), Some(r @ StopReason::Nodes)) if planner.ends_on_stop(&task) => {
+                            TaskOutput {
+                                nodes: task_ctl.nodes(),
+                                ..TaskOutput::stopped(r)
+                            }
+                        }
+                        (Err(e), _) => return Err(e),
+                    };
+                    if let Some(limit) = cfg.memory_limit {
+                        if first_task || seq % MEMORY_CHECK_EVERY == 0 {
+                            let held = resident().unwrap_or(0);
+                            if held > limit {
+                                return Err(SolveError::bad(format!(
+                                    "the run of {} workers holds {} MiB in this process, past \
+                                     the {} MiB this machine can give ({} virtual workers \
+                                     prepared so far): bound each worker's tables \
+                                     (--memory-mb) or simulate fewer workers",
+                                    cfg.workers,
+                                    held >> 20,
+                                    limit >> 20,
+                                    prepared.iter().filter(|p| p.is_some()).count()
+                                )));
+                            }
+                        }
+                    }
+                    let entry = Entry {
+                        nodes: output.nodes.max(task_ctl.nodes()),
+                        output,
+                        cpu_s,
+                    };
+                    if let (Some(c), Some(k)) = (&cfg.cache, key) {
+                        c.put(k, entry.clone());
+                        c.save_if_due().map_err(SolveError::Internal)?;
+                    }
+                    entry
                 }
-            }
-            let nodes = output.nodes.max(task_ctl.nodes());
+            };
             let done_at = now + dispatch + cost(nodes, cpu_s);
             running.push(Running {
                 seq,
@@ -548,6 +586,8 @@ pub struct Curve {
     pub rows: Vec<CurveRow>,
     /// The result at N = 1.
     pub result: JobResult,
+    /// The task-result cache's counts over the whole curve, when one was used.
+    pub cache: Option<super::leaf_cache::CacheStats>,
 }
 
 /// The sequential run `run` (parallelism 1, times in CPU seconds) retimed with the node model at
@@ -596,7 +636,12 @@ pub fn curve(
         },
         ..base.clone()
     };
+    let save = || match &base.cache {
+        Some(c) => c.save().map_err(SolveError::Internal),
+        None => Ok(()),
+    };
     let mut one = simulate(prepare, &first)?;
+    save()?;
     let measured = {
         let cpu = one.cpu_s();
         let nodes: u64 = one
@@ -631,13 +676,15 @@ pub fn curve(
         {
             prev.with_workers(n)
         } else {
-            simulate(
+            let run = simulate(
                 prepare,
                 &SimConfig {
                     workers: n,
                     ..cfg.clone()
                 },
-            )?
+            )?;
+            save()?;
+            run
         };
         runs.push(run);
     }
@@ -677,6 +724,7 @@ pub fn curve(
         same_value,
         rows,
         result: one.result,
+        cache: base.cache.as_ref().map(|c| c.stats()),
     })
 }
 
@@ -975,6 +1023,74 @@ mod tests {
         for r in &c.rows {
             assert!(close(r.efficiency, r.speedup / r.workers as f64));
         }
+    }
+
+    /// The task cache changes nothing in a run: a real `jlpns` job (alpha-beta leaves of 2,000
+    /// nodes) gives the same timeline, task for task, and the same result uncached, with an
+    /// empty cache (every task run and recorded) and with the cache that run filled (every task
+    /// replayed, none run); through a file too. Worker counts that share one cache find the
+    /// same value (their timelines may differ: a leaf is replayed with the cost it had on the
+    /// table of the run that recorded it, see `leaf_cache`).
+    #[test]
+    fn the_task_cache_replays_the_same_decisions() {
+        use crate::plan::leaf_cache::LeafCache;
+        use std::sync::Arc;
+        let job = JobSpec::new("connect4", "335662333565", "jlpns").with_options(&[
+            ("leaf", "alphabeta"),
+            ("budget", "2000"),
+            ("memory_mb", "16"),
+        ]);
+        let res = crate::registry::Resources {
+            threads: 1,
+            memory_mb: 16,
+        };
+        let prep = || crate::registry::prepare_with(&job, &res);
+        let view = |r: &SimRun| {
+            let tasks: Vec<_> = r
+                .tasks
+                .iter()
+                .map(|t| (t.task.clone(), t.worker, t.start.to_bits(), t.end.to_bits()))
+                .collect();
+            (tasks, r.result.clone(), r.issued, r.cancelled)
+        };
+        let at = |n: usize, cache: &Option<Arc<LeafCache>>| SimConfig {
+            rate: Some(1.0e6),
+            cache: cache.clone(),
+            ..cfg(n)
+        };
+        let path = std::env::temp_dir().join(format!("gs-sim-cache-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut shared_value = None;
+        let shared = Some(Arc::new(LeafCache::in_memory("")));
+        for n in [1, 2, 4] {
+            let plain = simulate(&prep, &at(n, &None)).unwrap();
+            assert!(plain.tasks.len() > 5, "{} tasks", plain.tasks.len());
+            let cold = Some(Arc::new(LeafCache::open(&path, 1 << 20, "").unwrap().0));
+            let first = simulate(&prep, &at(n, &cold)).unwrap();
+            let k = cold.as_ref().unwrap().stats();
+            assert_eq!(k.hits + k.misses, first.tasks.len() as u64);
+            assert_eq!(view(&first), view(&plain), "N = {n}, empty cache");
+            let second = simulate(&prep, &at(n, &cold)).unwrap();
+            assert_eq!(
+                cold.as_ref().unwrap().stats().misses,
+                k.misses,
+                "nothing run"
+            );
+            assert_eq!(view(&second), view(&plain), "N = {n}, full cache");
+            cold.as_ref().unwrap().save().unwrap();
+            let reread = Some(Arc::new(LeafCache::open(&path, 1 << 20, "").unwrap().0));
+            let third = simulate(&prep, &at(n, &reread)).unwrap();
+            assert_eq!(reread.as_ref().unwrap().stats().misses, 0, "nothing run");
+            assert_eq!(view(&third), view(&plain), "N = {n}, from the file");
+            let _ = std::fs::remove_file(&path);
+            let across = simulate(&prep, &at(n, &shared)).unwrap();
+            assert_eq!(across.result.value, plain.result.value);
+            assert_eq!(
+                *shared_value.get_or_insert(plain.result.value.clone()),
+                plain.result.value
+            );
+        }
+        assert_eq!(shared_value, Some(serde_json::json!(-2)));
     }
 
     /// Bad worker counts are refused with a message, never a panic.

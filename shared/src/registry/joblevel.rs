@@ -5,7 +5,8 @@
 //! A leaf task ([`TaskKind::Leaf`]) replays its path from the root, then decides "value >=
 //! target" (the root side's view) at the leaf with at most `budget` nodes of the leaf kernel
 //! (`budget / budget_div` when the task carries the planner's divisor):
-//! - `leaf=dfpn` (default): df-pn; with one thread on a table the job's tasks in this process
+//! Without `leaf` and `budget` options a job gets its game's defaults ([`leaf_defaults`]).
+//! - `leaf=dfpn`: df-pn; with one thread on a table the job's tasks in this process
 //!   pass on (one per task running at once, emptied when a task of another threshold takes
 //!   it), with `threads` > 1 the root-split df-pn.
 //! - `leaf=pdspn`: PDS-PN (root-split with `threads` > 1).
@@ -35,16 +36,38 @@ use crate::wire::{JobSpec, LeafChild, RawBounds, TaskKind, TaskOutput, LEAF_MAX_
 use std::sync::{Mutex, OnceLock};
 
 /// `leaf`: the kernel a leaf task runs.
-pub const LEAF: Spec = Spec::text("leaf", "dfpn", "leaf kernel: dfpn, pdspn or alphabeta");
+pub const LEAF: Spec = Spec::text(
+    "leaf",
+    "alphabeta for connect4, else dfpn",
+    "leaf kernel: dfpn, pdspn or alphabeta",
+);
 /// `budget`: nodes of one leaf task.
 pub const BUDGET: Spec = Spec::uint(
     "budget",
     1,
     1 << 40,
-    "1000000",
+    "per game (connect4 16000000, othello 4000000, else 1000000), over the workers up to 16",
     "nodes of the leaf kernel per leaf task",
     "beyond it one task runs for days",
 );
+
+/// A job that names no leaf kernel or budget: the kernel, and the budget of one leaf with one
+/// worker (the planner divides a default budget by the job's parallelism, up to 16:
+/// `plan/planner/joblevel.rs`, `auto_div`). The one place these defaults live.
+///
+/// Connect Four's own alpha-beta solver decides a leaf many times faster than df-pn (`3246313`:
+/// 40.6 virtual seconds with df-pn leaves of 10^6 nodes at N = 1, 0.27 with alpha-beta leaves
+/// of 16 * 10^6), and larger leaves cost one worker less (each is searched on the table the
+/// earlier ones filled). On Othello df-pn leaves win (6 x 6 `c2b2b3`, "value >= 1": 8.9 CPU s
+/// with leaves of 4 * 10^6 nodes, 20.8 with 10^6, over 28 with alpha-beta leaves of 16 * 10^6);
+/// other games keep df-pn at 10^6. Figures: docs/BENCHMARKS.md, job-level section.
+fn leaf_defaults(game: &str) -> (Leaf, u64) {
+    match game {
+        "connect4" => (Leaf::AlphaBeta, 16_000_000),
+        "othello" => (Leaf::Dfpn, 4_000_000),
+        _ => (Leaf::Dfpn, 1_000_000),
+    }
+}
 /// `memory_mb`: the leaf kernel's table.
 pub const MEMORY_MB: Spec = spec::memory_mb(
     "512 (cut to the worker's)",
@@ -92,6 +115,8 @@ pub struct JlJob<G: Exact> {
     root: G::State,
     leaf: Leaf,
     budget: u64,
+    /// The budget is the game's default (the planner divides it by the parallelism).
+    auto_budget: bool,
     target: Option<i32>,
     threads: usize,
     opts: PnOptions,
@@ -114,8 +139,10 @@ pub fn prepare<G: Exact>(
         None => None,
         Some(t) => Some(super::parse_internal(&game, &root, "target", t)?),
     };
+    let (default_leaf, default_budget) = leaf_defaults(&job.game);
     let leaf = match o.text(&LEAF).map(str::trim) {
-        None | Some("dfpn") => Leaf::Dfpn,
+        None => default_leaf,
+        Some("dfpn") => Leaf::Dfpn,
         Some("pdspn") => Leaf::Pdspn,
         Some("alphabeta") => Leaf::AlphaBeta,
         Some(other) => {
@@ -125,7 +152,8 @@ pub fn prepare<G: Exact>(
             )))
         }
     };
-    let budget: u64 = o.uint_or(&BUDGET, 1_000_000u64)?;
+    let auto_budget = o.raw("budget").is_none();
+    let budget: u64 = o.uint_or(&BUDGET, default_budget)?;
     let mut opts = PnOptions::default();
     opts.memory_mb = o.uint_or(&MEMORY_MB, opts.memory_mb)?.min(res.memory_mb);
     let threads: usize = o.uint_or(&THREADS, 1usize)?.min(res.threads);
@@ -136,6 +164,7 @@ pub fn prepare<G: Exact>(
         root,
         leaf,
         budget,
+        auto_budget,
         target,
         threads,
         opts,
@@ -606,6 +635,7 @@ impl<G: Exact> PreparedJob for JlJob<G> {
                 Some(_) => None,
             },
             target: self.target,
+            auto_budget: self.auto_budget,
         }
     }
 

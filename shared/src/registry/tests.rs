@@ -829,3 +829,19 @@ fn check_output_refuses_hostile_display_data() {
         ],
     );
 }
+
+/// `jlpns` without `leaf` and `budget` takes its game's defaults, the budget marked for the
+/// planner to divide by the parallelism; a budget the job names is kept as it is.
+#[test]
+fn jlpns_defaults_are_per_game_and_a_named_budget_is_kept() {
+    use crate::plan::PlanShape;
+    let auto = |j: JobSpec| match prepare(&j).unwrap().plan_shape() {
+        PlanShape::JobLevel { auto_budget, .. } => auto_budget,
+        other => panic!("a job-level plan: {other:?}"),
+    };
+    assert!(auto(JobSpec::new("connect4", "3246313", "jlpns")));
+    assert!(auto(JobSpec::new("tictactoe", "", "jlpns")));
+    assert!(!auto(
+        JobSpec::new("connect4", "3246313", "jlpns").with_options(&[("budget", "1000")])
+    ));
+}

@@ -23,7 +23,9 @@
 //! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
 //! infinite). While a threshold's tree has fewer free leaves than free slots, its tasks carry
 //! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner
-//! and the idle slots soon find leaves. Locality ([`JobLevel::next_tasks`]'s `near`): each
+//! and the idle slots soon find leaves. A job that named no budget (`auto_budget`) gets its
+//! game's default, sized for one worker, divided by the parallelism too ([`auto_div`]).
+//! Locality ([`JobLevel::next_tasks`]'s `near`): each
 //! worker's kernel keeps its table between leaves, so the slot a result frees gets, where that
 //! costs at most a factor [`NEAR_TOLERANCE`] in the numbers along the way, a leaf near the one
 //! just answered. Solved subtrees: the descent and the backup never enter
@@ -104,9 +106,23 @@ const SPECULATION_DEPTH: u32 = 2;
 /// and still be taken first by that worker's next selection ([`JobLevel::next_tasks`]).
 const NEAR_TOLERANCE: u64 = 2;
 
+/// Largest divisor of a default leaf budget for many workers ([`auto_div`]). The defaults
+/// (`registry/joblevel.rs`, `leaf_defaults`) are sized for one worker, where the job-level tree
+/// is pure overhead and the largest leaves are the fastest; with N workers the tree needs about
+/// N open leaves at a time, so each worker's leaf is the default over N, down to a sixteenth
+/// (docs/BENCHMARKS.md, job-level section, gives the measurements behind both numbers).
+pub(super) const AUTO_BUDGET_MAX_DIV: u32 = 16;
+
+/// The divisor of a default leaf budget at `parallelism` tasks in flight.
+pub(super) fn auto_div(parallelism: usize) -> u32 {
+    parallelism.clamp(1, AUTO_BUDGET_MAX_DIV as usize) as u32
+}
+
 /// The job-level state of a [`Planner`] of shape [`PlanShape::JobLevel`].
 #[derive(Clone, Debug)]
 pub(super) struct JobLevel {
+    /// The job's leaf budget is its default: divided by the parallelism ([`auto_div`]).
+    auto_budget: bool,
     lower: i32,
     upper: i32,
     /// Decision plans: the one threshold.
@@ -144,6 +160,7 @@ impl JobLevel {
             step,
             guess,
             target,
+            auto_budget,
         } = *shape
         else {
             return None;
@@ -159,6 +176,7 @@ impl JobLevel {
             parents: Vec::new(),
         };
         let mut j = JobLevel {
+            auto_budget,
             lower,
             upper,
             target,
@@ -517,8 +535,14 @@ impl JobLevel {
         &self,
         pending: &[TaskKind],
         free: usize,
+        parallelism: usize,
         near: &[Vec<String>],
     ) -> Vec<TaskKind> {
+        let base = if self.auto_budget {
+            auto_div(parallelism)
+        } else {
+            1
+        };
         let mut out = Vec::new();
         if self.threshold.is_none() || self.gave_up {
             return out;
@@ -542,8 +566,13 @@ impl JobLevel {
                     None => break,
                 }
             }
-            let budget_div = (!paths.is_empty() && paths.len() < room)
-                .then(|| (room / paths.len()).clamp(2, LEAF_MAX_BUDGET_DIV as usize) as u32);
+            let short = if !paths.is_empty() && paths.len() < room {
+                (room / paths.len()).clamp(2, LEAF_MAX_BUDGET_DIV as usize) as u32
+            } else {
+                1
+            };
+            let div = (base * short).min(LEAF_MAX_BUDGET_DIV);
+            let budget_div = (div > 1).then_some(div);
             out.extend(paths.into_iter().map(|path| TaskKind::Leaf {
                 target: self.nums[s].t,
                 path,
@@ -812,6 +841,7 @@ mod tests {
             step: 1,
             guess: None,
             target: Some(1),
+            auto_budget: false,
         };
         Planner::new(shape, slots)
     }
@@ -848,6 +878,33 @@ mod tests {
 
     fn p(moves: &[&str]) -> Vec<String> {
         moves.iter().map(|m| m.to_string()).collect()
+    }
+
+    /// A default budget is divided by the parallelism (up to 16), on top of the short tasks
+    /// of a tree with fewer free leaves than slots; a budget the job named only by the latter.
+    #[test]
+    fn a_default_budget_is_shared_out_over_the_workers() {
+        let div = |auto_budget: bool, slots: usize| {
+            let shape = PlanShape::JobLevel {
+                lower: -1,
+                upper: 1,
+                step: 1,
+                guess: None,
+                target: Some(1),
+                auto_budget,
+            };
+            match Planner::new(shape, slots).next_tasks().as_slice() {
+                [TaskKind::Leaf { budget_div, .. }] => *budget_div,
+                other => panic!("one root leaf: {other:?}"),
+            }
+        };
+        assert_eq!(div(true, 1), None);
+        assert_eq!(div(false, 1), None);
+        // One leaf for 4 slots: a quarter as a short task, and a quarter more by default.
+        assert_eq!(div(false, 4), Some(4));
+        assert_eq!(div(true, 4), Some(16));
+        assert_eq!(div(true, 256), Some(crate::wire::LEAF_MAX_BUDGET_DIV));
+        assert_eq!(super::auto_div(256), super::AUTO_BUDGET_MAX_DIV);
     }
 
     /// The root (OR) has children a, b, c with proof numbers 3, 5 and 7; a and b were
