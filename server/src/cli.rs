@@ -1119,6 +1119,29 @@ mod tests {
     }
 
     #[test]
+    fn obf_lines_give_the_board_and_the_move_scores() {
+        let line = "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X; A2:+38; C7:+36; D8:-4;";
+        let (position, scores) = split_obf_line(line).unwrap();
+        assert_eq!(
+            position,
+            "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X"
+        );
+        assert_eq!(
+            scores,
+            [
+                ("a2".to_string(), 38),
+                ("c7".to_string(), 36),
+                ("d8".to_string(), -4)
+            ]
+        );
+        // Not .obf: no `;`, nothing after it, or an Awari position with moves after its `;`.
+        assert_eq!(split_obf_line("f5d6 -2"), None);
+        assert_eq!(split_obf_line("BOARD X;"), None);
+        assert_eq!(split_obf_line("4,4,4,4,4,4,4,4,4,4,4,4;cf 3"), None);
+        assert_eq!(split_obf_line("BOARD X; A2:+3x"), None);
+    }
+
+    #[test]
     fn batch_lines_split_on_a_trailing_scalar() {
         assert_eq!(split_batch_line("4455 -3"), ("4455", Some("-3")));
         assert_eq!(split_batch_line("4455"), ("4455", None));
