@@ -986,6 +986,10 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
         let _ = write!(out, "{}", crate::analyse_cmd::render(&result, &job));
     } else {
         let _ = write!(out, "{}", render_text(&result));
+        // Games with a text board (Othello) draw the position solved.
+        if let Ok(Some(board)) = viz::board::text(&job.game, &job.game_params, &job.position) {
+            let _ = write!(out, "board\n{board}");
+        }
     }
     Ok(())
 }
@@ -1005,6 +1009,53 @@ pub fn split_batch_line(line: &str) -> (&str, Option<&str>) {
         }
     }
     (t.trim(), None)
+}
+
+/// An `.obf` line (Edax's and the FFO suites' format): `POSITION; MOVE:SCORE; MOVE:SCORE; ...`,
+/// best move first. `None` unless the line has a `;` followed by at least one `MOVE:SCORE` and
+/// nothing else, so other games' positions that hold a `;` (Awari) keep their meaning.
+pub fn split_obf_line(line: &str) -> Option<(&str, Vec<(String, i64)>)> {
+    let (head, tail) = line.split_once(';')?;
+    let mut scores = Vec::new();
+    for part in tail.split(';') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (mv, score) = part.split_once(':')?;
+        let (mv, score) = (mv.trim(), score.trim());
+        if mv.is_empty() || mv.contains(char::is_whitespace) {
+            return None;
+        }
+        let score = score
+            .strip_prefix('+')
+            .unwrap_or(score)
+            .parse::<i64>()
+            .ok()?;
+        scores.push((mv.to_ascii_lowercase(), score));
+    }
+    (!scores.is_empty()).then_some((head.trim(), scores))
+}
+
+/// The `.obf` move scores that a result with every move's score (`analyse=all`) contradicts,
+/// as `move: got X, expected Y` (a move absent from the result counts as wrong).
+pub fn obf_mismatches(r: &JobResult, scores: &[(String, i64)]) -> Vec<String> {
+    let Some(moves) = r.extra.moves.as_deref() else {
+        return Vec::new();
+    };
+    let mut bad = Vec::new();
+    for (mv, want) in scores {
+        let got = moves
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(mv))
+            .and_then(|(_, s)| s.value.as_ref())
+            .and_then(|v| v.as_f64());
+        if got != Some(*want as f64) {
+            let got = got.map_or("none".to_string(), |g| g.to_string());
+            bad.push(format!("{mv}: got {got}, expected {want}"));
+        }
+    }
+    bad
 }
 
 /// Whether a result matches the expected text: numbers compare numerically, booleans against
@@ -1047,7 +1098,17 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let (position, expected) = split_batch_line(line);
+        // An `.obf` line: the first move's score is the expected value; with `analyse=all`
+        // every listed move's score is checked too.
+        let obf = split_obf_line(line);
+        let expected_text;
+        let (position, expected) = match &obf {
+            Some((position, scores)) => {
+                expected_text = scores[0].1.to_string();
+                (*position, Some(expected_text.as_str()))
+            }
+            None => split_batch_line(line),
+        };
         let outcome = resolve_position(&args.job.game, position).and_then(|text| {
             let job = job_spec(&args.job, text, Limits::default())?;
             run_job(&job, args.job.threads).map(|mut r| {
@@ -1056,8 +1117,12 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
                 r
             })
         });
+        let move_errors = match (&outcome, &obf) {
+            (Ok(r), Some((_, scores))) => obf_mismatches(r, scores),
+            _ => Vec::new(),
+        };
         let verdict = match (&outcome, expected) {
-            (Ok(r), Some(e)) => Some(matches_expected(r, e)),
+            (Ok(r), Some(e)) => Some(matches_expected(r, e) && move_errors.is_empty()),
             (Err(_), Some(_)) => Some(false),
             _ => None,
         };
@@ -1081,6 +1146,9 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
                 obj["expected"] = serde_json::from_str(e).unwrap_or(serde_json::Value::Null);
                 obj["ok"] = verdict.unwrap_or(false).into();
             }
+            if !move_errors.is_empty() {
+                obj["move_errors"] = move_errors.clone().into();
+            }
             let _ = writeln!(out, "{obj}");
         } else {
             let mark = match verdict {
@@ -1091,12 +1159,17 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
             let _ = match &outcome {
                 Ok(r) => writeln!(
                     out,
-                    "{mark} {position} value {} expected {} best {} nodes {} {} ms",
+                    "{mark} {position} value {} expected {} best {} nodes {} {} ms{}",
                     r.value,
                     expected.unwrap_or("-"),
                     r.best_move.as_deref().unwrap_or("-"),
                     r.nodes,
-                    r.elapsed_ms
+                    r.elapsed_ms,
+                    if move_errors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" moves wrong: {}", move_errors.join("; "))
+                    }
                 ),
                 Err(e) => writeln!(
                     out,
@@ -1146,6 +1219,29 @@ mod tests {
                 .collect();
             assert!(ranges.iter().all(|&c| c == ranges[0]), "{lines:#?}");
         }
+    }
+
+    #[test]
+    fn obf_lines_give_the_board_and_the_move_scores() {
+        let line = "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X; A2:+38; C7:+36; D8:-4;";
+        let (position, scores) = split_obf_line(line).unwrap();
+        assert_eq!(
+            position,
+            "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X"
+        );
+        assert_eq!(
+            scores,
+            [
+                ("a2".to_string(), 38),
+                ("c7".to_string(), 36),
+                ("d8".to_string(), -4)
+            ]
+        );
+        // Not .obf: no `;`, nothing after it, or an Awari position with moves after its `;`.
+        assert_eq!(split_obf_line("f5d6 -2"), None);
+        assert_eq!(split_obf_line("BOARD X;"), None);
+        assert_eq!(split_obf_line("4,4,4,4,4,4,4,4,4,4,4,4;cf 3"), None);
+        assert_eq!(split_obf_line("BOARD X; A2:+3x"), None);
     }
 
     #[test]

@@ -207,6 +207,13 @@ pub trait Picture: Game {
         let _ = position;
         Ok(None)
     }
+    /// The board of `position` drawn in text for a terminal (fixed-width lines ending in
+    /// `\n`): `Ok(None)` for a game without a text board, `Err` with one line for an illegal
+    /// position.
+    fn board_text(&self, position: &str) -> Result<Option<String>, String> {
+        let _ = position;
+        Ok(None)
+    }
 }
 
 /// Utility type: plays a whole sequence of moves given in notation, each checked for legality.

@@ -175,6 +175,39 @@ pub fn picture(
     }
 }
 
+/// The text board of a position of `game` ([`Picture::board_text`]; parameters and notation as
+/// in a job): `Ok(None)` for a game without one, `Err` with one line for bad parameters or an
+/// illegal position.
+pub fn text(game: &str, game_params: &Settings, position: &str) -> Result<Option<String>, String> {
+    let params = Opts::new(game_params, "game parameter");
+    match catalogue::visit(game, &params, TextBoard(position)) {
+        Some(drawn) => drawn.map_err(bad)?,
+        None => Ok(None),
+    }
+}
+
+/// The catalogue visitor of [`text`].
+struct TextBoard<'a>(&'a str);
+
+impl catalogue::Visitor for TextBoard<'_> {
+    type Output = Drawn;
+    fn zero_sum<G: Exact + Picture>(self, game: G) -> Drawn {
+        game.board_text(self.0)
+    }
+    fn chance<G: ChanceZeroSum + Picture>(self, game: G) -> Drawn {
+        game.board_text(self.0)
+    }
+    fn single<G: SinglePlayer + Picture>(self, game: G) -> Drawn {
+        game.board_text(self.0)
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, game: G) -> Drawn {
+        game.board_text(self.0)
+    }
+    fn tree(self) -> Drawn {
+        Ok(None)
+    }
+}
+
 /// The catalogue visitor of [`picture`]: every game draws itself through [`Picture`].
 struct Draw<'a>(&'a str);
 
@@ -231,6 +264,15 @@ impl Picture for Othello {
         let text = self.format_position(&st);
         let board = DiscBoard::new(self.geometry(), &st.discs, &text, &OTHELLO_COLOURS, 2);
         Ok(Some(render_discs(self.name(), &board)))
+    }
+    /// The drawn board ([`Othello::board_diagram`]) and its one-line `.obf` form.
+    fn board_text(&self, position: &str) -> Drawn {
+        let st = self.parse_position(position).map_err(bad)?;
+        Ok(Some(format!(
+            "{}{}\n",
+            self.board_diagram(&st),
+            self.board_line(&st)
+        )))
     }
 }
 

@@ -97,8 +97,9 @@ use crate::search::node::NodeCount;
 use crate::search::Control;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-mod busy;
-mod pool;
+// The Othello solver shares the ABDADA busy table and the helper pool.
+pub(crate) mod busy;
+pub(crate) mod pool;
 
 /// The threads' stop flag on a cache line of its own: every node reads it, and nothing else
 /// written during the search may share its line.

@@ -29,6 +29,14 @@
 //! as `--` (whitespace and commas between moves are accepted on input). A state keeps its move
 //! history so that [`Game::format_position`] writes the moves back; equality of positions
 //! ([`Game::same_state`], [`Hashed::hash`]) ignores the history.
+//!
+//! Board notation (the `.obf` form of the FFO suites and Edax): `size * size` characters, the
+//! squares `a1 b1 ... a2 ...` rank by rank, `X` a black disc, `O` a white one, `-` empty
+//! (`x`, `o`, `*` and `.` are read too), then white space and the side to move, `X` or `O`;
+//! moves played from that board may follow. A text is a board when its first word holds only
+//! those characters and at least 16 of them or an `X`/`O` (a move list never does). A
+//! position read from a board is written back as the board it started from, its side and the
+//! moves played since ([`Othello::board_diagram`] draws the current board).
 
 pub mod eval;
 pub mod solver;
@@ -193,6 +201,9 @@ pub struct OthelloState {
     over: bool,
     len: u8,
     history: [u8; MAX_PLIES],
+    /// The board the history starts from when the position was given as a board (discs of
+    /// Black and White, side to move); `None`: the start position.
+    origin: Option<([u64; 2], u8)>,
 }
 
 impl Othello {
@@ -218,6 +229,128 @@ impl Othello {
         let p = s.to_move as usize;
         s.moves = self.geo.moves(s.discs[p], s.discs[1 - p]);
         s.over = s.moves == 0 && self.geo.moves(s.discs[1 - p], s.discs[p]) == 0;
+    }
+
+    /// The one-line board form of a position (`.obf`): the squares rank by rank (`X` Black,
+    /// `O` White, `-` empty), a space and the side to move.
+    pub fn board_string(&self, discs: &[u64; 2], side: u8) -> String {
+        let n = self.geo.size as u32;
+        let mut t = String::with_capacity((n * n + 2) as usize);
+        for r in 0..n {
+            for c in 0..n {
+                let bit = 1u64 << (r * 8 + c);
+                t.push(if discs[0] & bit != 0 {
+                    'X'
+                } else if discs[1] & bit != 0 {
+                    'O'
+                } else {
+                    '-'
+                });
+            }
+        }
+        t.push(' ');
+        t.push(if side == 0 { 'X' } else { 'O' });
+        t
+    }
+
+    /// The current board of `s` in its one-line form ([`Othello::board_string`]).
+    pub fn board_line(&self, s: &OthelloState) -> String {
+        self.board_string(&s.discs, s.to_move)
+    }
+
+    /// The current board of `s` drawn for people: files above, ranks at the left, `X` Black,
+    /// `O` White, `.` empty, then the disc count and who moves.
+    pub fn board_diagram(&self, s: &OthelloState) -> String {
+        let n = self.geo.size as u32;
+        let mut t = String::from("  ");
+        for c in 0..n {
+            t.push(' ');
+            t.push((b'a' + c as u8) as char);
+        }
+        t.push('\n');
+        for r in 0..n {
+            t += &format!("{:>2}", r + 1);
+            for c in 0..n {
+                let bit = 1u64 << (r * 8 + c);
+                t.push(' ');
+                t.push(if s.discs[0] & bit != 0 {
+                    'X'
+                } else if s.discs[1] & bit != 0 {
+                    'O'
+                } else {
+                    '.'
+                });
+            }
+            t.push('\n');
+        }
+        let (b, w) = (s.discs[0].count_ones(), s.discs[1].count_ones());
+        let who = if s.over {
+            "game over".to_string()
+        } else {
+            format!("{} to move", if s.to_move == 0 { "X" } else { "O" })
+        };
+        t += &format!("X {b} O {w}, {who}\n");
+        t
+    }
+
+    /// Reads the board form of a position (module doc): `Ok(None)` when `text` is not a board
+    /// (a move list), else the state and the rest of the text (moves played from the board).
+    fn parse_board<'t>(
+        &self,
+        text: &'t str,
+    ) -> Result<Option<(OthelloState, &'t str)>, NotationError> {
+        let t = text.trim_start();
+        let end = t.find(char::is_whitespace).unwrap_or(t.len());
+        let word = &t[..end];
+        let board_char = |c: char| matches!(c, 'X' | 'x' | 'O' | 'o' | '-' | '*' | '.');
+        let is_board = !word.is_empty()
+            && word.chars().all(board_char)
+            && (word.len() >= 16 || word.chars().any(|c| !matches!(c, '-' | '.')));
+        if !is_board {
+            return Ok(None);
+        }
+        let n = self.geo.size as usize;
+        let help = "squares a1..h1, a2..h8 rank by rank: X black, O white, - empty";
+        if word.len() != n * n {
+            return Err(NotationError::new(format!(
+                "a board of {} squares, the {n} x {n} board has {} ({help})",
+                word.len(),
+                n * n
+            ))
+            .with_fragment(word));
+        }
+        let mut discs = [0u64; 2];
+        for (i, c) in word.chars().enumerate() {
+            let bit = 1u64 << ((i / n) * 8 + i % n);
+            match c {
+                'X' | 'x' | '*' => discs[0] |= bit,
+                'O' | 'o' => discs[1] |= bit,
+                _ => {}
+            }
+        }
+        let rest = t[end..].trim_start();
+        let side_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let side = match &rest[..side_end] {
+            "X" | "x" | "*" => 0,
+            "O" | "o" => 1,
+            "" => {
+                return Err(NotationError::new(
+                    "a board needs the side to move after it (X or O)",
+                ))
+            }
+            other => {
+                return Err(NotationError::new(
+                    "the side to move after a board is X (black) or O (white)",
+                )
+                .with_fragment(other))
+            }
+        };
+        let mut s = self.initial_state();
+        s.discs = discs;
+        s.to_move = side;
+        s.origin = Some((discs, side));
+        self.settle(&mut s);
+        Ok(Some((s, &rest[side_end..])))
     }
 
     /// The disc difference from `colour`'s point of view.
@@ -247,6 +380,7 @@ impl Game for Othello {
             over: false,
             len: 0,
             history: [0; MAX_PLIES],
+            origin: None,
         };
         self.settle(&mut s);
         s
@@ -296,7 +430,10 @@ impl Game for Othello {
     }
 
     fn parse_position(&self, text: &str) -> Result<OthelloState, NotationError> {
-        let mut s = self.initial_state();
+        let (mut s, text) = match self.parse_board(text)? {
+            Some((s, rest)) => (s, rest),
+            None => (self.initial_state(), text),
+        };
         for_each_square_token(text, |number, token| {
             let mv = self.parse_move(&s, token).map_err(|e| e.at_move(number))?;
             self.apply(&mut s, mv);
@@ -306,10 +443,21 @@ impl Game for Othello {
     }
 
     fn format_position(&self, s: &OthelloState) -> String {
-        s.history[..s.len as usize]
+        let moves: String = s.history[..s.len as usize]
             .iter()
             .map(|&m| self.format_move(s, m))
-            .collect()
+            .collect();
+        match s.origin {
+            None => moves,
+            Some((discs, side)) => {
+                let mut t = self.board_string(&discs, side);
+                if !moves.is_empty() {
+                    t.push(' ');
+                    t += &moves;
+                }
+                t
+            }
+        }
     }
 
     fn parse_move(&self, s: &OthelloState, text: &str) -> Result<u8, NotationError> {
@@ -442,12 +590,12 @@ impl Exact for Othello {
         root: &OthelloState,
         alpha: i32,
         beta: i32,
-        _threads: usize,
+        threads: usize,
         table: &engine::Table,
         _book: Option<&()>,
         ctl: &Control,
     ) -> Option<Option<engine::Outcome<u8>>> {
-        Some(solver::search(self, root, alpha, beta, table, ctl))
+        Some(solver::search(self, root, alpha, beta, threads, table, ctl))
     }
 
     /// A depth-limited search with the game's evaluator (disc difference) at [`GUESS_DEPTH`]
@@ -593,6 +741,81 @@ mod tests {
         }
         assert!(found, "no random 4 x 4 game passed");
         assert!(Othello::new(5).is_err() && Othello::new(10).is_err());
+    }
+
+    /// FFO #40 (Edax's `fforum-40-59.obf`, first line): 20 empties, Black to move, +38.
+    pub(crate) const FFO_40: &str =
+        "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X";
+
+    #[test]
+    fn board_notation_round_trips_and_plays_on() {
+        let g = Othello::new(8).unwrap();
+        let s = g.parse_position(FFO_40).unwrap();
+        assert_eq!(s.to_move, 0);
+        assert_eq!((s.discs[0] | s.discs[1]).count_ones(), 44);
+        assert_eq!(g.format_position(&s), FFO_40);
+        assert_eq!(g.board_line(&s), FFO_40);
+        // The start as a board is the start.
+        let start = g.initial_state();
+        let text = g.board_line(&start);
+        assert_eq!(
+            text,
+            "---------------------------OX------XO--------------------------- X"
+        );
+        assert!(g.same_state(&g.parse_position(&text).unwrap(), &start));
+        // Moves after a board are played from it and written back after it.
+        let after = g.parse_position(&format!("{text} f5d6")).unwrap();
+        assert!(g.same_state(&after, &g.parse_position("f5d6").unwrap()));
+        assert_eq!(g.format_position(&after), format!("{text} f5d6"));
+        let again = g.parse_position(&g.format_position(&after)).unwrap();
+        assert!(g.same_state(&again, &after));
+        // Lower case, `*` for black and white space around are read too; White to move.
+        let low = g
+            .parse_position(&format!("  {} o ", FFO_40[..64].to_lowercase()))
+            .unwrap();
+        assert_eq!(low.discs, s.discs);
+        assert_eq!(low.to_move, 1);
+        // 4 x 4: 16 squares.
+        let g4 = Othello::new(4).unwrap();
+        let s4 = g4.parse_position("-----OX--XO----- O").unwrap();
+        assert!(g4.same_state(&s4, &g4.parse_position("b1").unwrap()) || s4.to_move == 1);
+        assert_eq!(g4.format_position(&s4), "-----OX--XO----- O");
+        // A side with no move must pass; a finished board is terminal.
+        let full = g.parse_position(&format!("{} X", "X".repeat(64))).unwrap();
+        assert!(g.is_terminal(&full));
+        assert_eq!(g.terminal_value(&full), 64);
+    }
+
+    #[test]
+    fn bad_boards_are_one_line_errors() {
+        let g = Othello::new(8).unwrap();
+        let cases = [
+            (
+                &FFO_40[..63],
+                "a board of 63 squares, the 8 x 8 board has 64",
+            ),
+            (&FFO_40[..64], "needs the side to move"),
+            (
+                "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- Z",
+                "is X (black) or O (white)",
+            ),
+            ("XXXX", "a board of 4 squares"),
+            ("XOXOZ", "not a square"),
+        ];
+        for (text, want) in cases {
+            let e = g.parse_position(text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // A move after the board is checked against the board.
+        let e = g
+            .parse_position(&format!("{FFO_40} a1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("move 1 ('a1')"), "{e}");
+        let g6 = Othello::new(6).unwrap();
+        let e = g6.parse_position(FFO_40).unwrap_err().to_string();
+        assert!(e.contains("the 6 x 6 board has 36"), "{e}");
     }
 
     #[test]

@@ -40,21 +40,35 @@
 //! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
 
 use super::{Othello, OthelloState, PASS};
+use crate::games::connect4::solver::{busy, pool};
 use crate::games::fmix64;
 use crate::model::Game;
 use crate::search::engine::{Outcome, Table};
 use crate::search::node::NodeCount;
 use crate::search::Control;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
-/// At or below this many empty squares: the table-free leaf routine.
-const LEAF_EMPTIES: u32 = 4;
+/// At or below this many empty squares: the table-free leaf routine (Edax's shallow search
+/// starts at 7 empties too).
+const LEAF_EMPTIES: u32 = 7;
 /// At or above this many empty squares: the transposition table.
-const TABLE_EMPTIES: u32 = 7;
+const TABLE_EMPTIES: u32 = 8;
 /// At or above this many empty squares: fastest-first ordering.
-const MOBILITY_EMPTIES: u32 = 7;
+const MOBILITY_EMPTIES: u32 = 8;
+/// Move-ordering weights above [`LEAF_EMPTIES`] (higher first), in the proportions of Edax's
+/// fast move evaluation: the opponent's mobility after the move (corners count twice) rules,
+/// then the mover's stable corners, then the opponent's potential mobility (empty squares next
+/// to the mover's discs), then the square's tier and the region's parity.
+const W_MOBILITY: u64 = 1 << 15;
+const W_CORNER_STABILITY: u64 = 1 << 11;
+const W_POTENTIAL_MOBILITY: u64 = 1 << 5;
+const W_PARITY: u64 = 1 << 2;
 /// At or above this many empty squares: the stability bounds ([`Solver::stability_cut`]).
 const STABILITY_EMPTIES: u32 = 8;
+/// At or above this many empty squares, with more than one thread: ABDADA (a child another
+/// thread is inside is left for later).
+const SHARE_EMPTIES: u32 = 10;
 /// Nodes between two polls of the limits.
 const POLL_INTERVAL: u64 = 1 << 14;
 /// Larger than any score (|score| <= 64).
@@ -80,6 +94,12 @@ pub struct Board {
     inner: u64,
     /// The four corners.
     corners: u64,
+    /// The squares in three tiers of how good a move there usually is: corners and the squares
+    /// two away from them along an edge or the diagonal; the rest; the squares next to a
+    /// corner (C and X squares). Leaf routines try them in this order.
+    tiers: [u64; 3],
+    /// The corners and their edge neighbours, for the stable-corner count of move ordering.
+    corner_zone: u64,
     /// The four quadrants (parity regions).
     regions: [u64; 4],
     /// The lines of the board along each of the four axes (rows, columns, the two diagonal
@@ -88,7 +108,26 @@ pub struct Board {
     /// Per direction (the 8 of [`STABLE_DIRS`]): the squares whose neighbour that way is on
     /// the board.
     has_next: [u64; 8],
+    /// Per square, the squares of the board along each of the 8 [`RAY_DIRS`] from it (the
+    /// square itself excluded), up to the edge: the flips of a move are read from these.
+    rays: [[u64; 8]; 64],
+    /// Per square, its neighbours on the board: a move there flips nothing unless one of them
+    /// is the opponent's.
+    neighbour: [u64; 64],
 }
+
+/// The ray directions of [`Board::rays`] as (row step, column step): the first four go to
+/// higher bit indices (+1, +8, +9, +7), the last four to lower ones (-1, -8, -9, -7).
+const RAY_DIRS: [(i32, i32); 8] = [
+    (0, 1),
+    (1, 0),
+    (1, 1),
+    (1, -1),
+    (0, -1),
+    (-1, 0),
+    (-1, -1),
+    (-1, 1),
+];
 
 /// Directions as (row step, column step): pairs `2k, 2k + 1` are the two ways along axis `k`
 /// (rows, columns, diagonal, anti-diagonal) as [`Board::lines`] orders them.
@@ -151,12 +190,63 @@ impl Board {
                 }
             }
         }
+        let mut rays = [[0u64; 8]; 64];
+        for r in 0..height as i32 {
+            for c in 0..width as i32 {
+                for (d, &(dr, dc)) in RAY_DIRS.iter().enumerate() {
+                    let (mut rr, mut cc) = (r + dr, c + dc);
+                    while on(rr, cc) {
+                        rays[(r * 8 + c) as usize][d] |= 1u64 << (rr * 8 + cc);
+                        rr += dr;
+                        cc += dc;
+                    }
+                }
+            }
+        }
+        let corners: u64 = 1 | 1 << w | 1 << (h * 8) | 1 << (h * 8 + w);
+        let mut near = 0u64;
+        let mut two_away = 0u64;
+        let mut corner_zone = corners;
+        for (cr, cc) in [(0, 0), (0, w as i32), (h as i32, 0), (h as i32, w as i32)] {
+            let (sr, sc) = (if cr == 0 { 1 } else { -1 }, if cc == 0 { 1 } else { -1 });
+            for (dr, dc) in [(0, 1), (1, 0), (1, 1)] {
+                let (r1, c1) = (cr + sr * dr, cc + sc * dc);
+                if on(r1, c1) {
+                    near |= 1u64 << (r1 * 8 + c1);
+                    if dr + dc == 1 {
+                        corner_zone |= 1u64 << (r1 * 8 + c1);
+                    }
+                }
+                let (r2, c2) = (cr + 2 * sr * dr, cc + 2 * sc * dc);
+                if on(r2, c2) {
+                    two_away |= 1u64 << (r2 * 8 + c2);
+                }
+            }
+        }
+        let near = near & !corners;
+        let good = (corners | two_away) & !near;
+        let tiers = [good, valid & !good & !near, near];
+        let mut neighbour = [0u64; 64];
+        for (sq, r) in rays.iter().enumerate() {
+            for (d, &ray) in r.iter().enumerate() {
+                // The ray's first square: its lowest bit climbing, its highest falling.
+                neighbour[sq] |= if d < 4 {
+                    ray & ray.wrapping_neg()
+                } else {
+                    (1u64 << 63).checked_shr(ray.leading_zeros()).unwrap_or(0)
+                };
+            }
+        }
         Board {
             width,
             height,
+            rays,
+            neighbour,
+            tiers,
+            corner_zone,
             valid,
             inner: valid & !FILE_0 & !last_file,
-            corners: 1 | 1 << w | 1 << (h * 8) | 1 << (h * 8 + w),
+            corners,
             regions,
             lines,
             has_next,
@@ -186,18 +276,28 @@ impl Board {
     }
 
     /// The discs of `opp` that flip when `me` plays on the empty square `sq` (0: illegal).
+    ///
+    /// Per direction, the first square of the ray that is not an `opp` disc ends the line: the
+    /// lowest such bit on the rays that climb (bit indices grow away from `sq`), the highest on
+    /// the others. When it is one of `me`'s discs, the ray squares before it flip. Branch-free
+    /// and without loops: eight masks, two bit scans per pair of directions.
     #[inline(always)]
     pub fn flips(&self, me: u64, opp: u64, sq: u32) -> u64 {
-        let m = 1u64 << sq;
-        let oi = opp & self.inner;
-        line_up(m, me, oi, 1)
-            | line_down(m, me, oi, 1)
-            | line_up(m, me, opp, 8)
-            | line_down(m, me, opp, 8)
-            | line_up(m, me, oi, 9)
-            | line_down(m, me, oi, 9)
-            | line_up(m, me, oi, 7)
-            | line_down(m, me, oi, 7)
+        let r = &self.rays[sq as usize];
+        let mut f = 0u64;
+        for ray in &r[..4] {
+            let o = ray & !opp;
+            let first = o & o.wrapping_neg();
+            let closed = 0u64.wrapping_sub((first & me != 0) as u64);
+            f |= ray & first.wrapping_sub(1) & closed;
+        }
+        for ray in &r[4..] {
+            let o = ray & !opp;
+            let first = (1u64 << 63).checked_shr(o.leading_zeros()).unwrap_or(0);
+            let closed = 0u64.wrapping_sub((first & me != 0) as u64);
+            f |= ray & !(first.wrapping_mul(2).wrapping_sub(1)) & closed;
+        }
+        f
     }
 
     /// The squares of `filled` whose line along each axis is full (one mask per axis).
@@ -246,6 +346,24 @@ impl Board {
         }
     }
 
+    /// The squares next to `set` (8 directions), on the board.
+    #[inline(always)]
+    fn neighbours(&self, set: u64) -> u64 {
+        let h = set & self.inner;
+        let side = (h << 1) | (h >> 1) | set;
+        let side = side & self.valid;
+        ((side << 8) | (side >> 8) | side) & self.valid
+    }
+
+    /// Corners of `mine` and their edge neighbours held with the corner: a cheap count of
+    /// stable discs (Edax's corner stability).
+    #[inline(always)]
+    fn corner_stability(&self, mine: u64) -> u32 {
+        let c = mine & self.corners;
+        let held = c | (self.neighbours(c) & self.corner_zone & mine);
+        held.count_ones()
+    }
+
     /// Empty squares of regions holding an odd number of empties.
     #[inline(always)]
     fn odd_regions(&self, empty: u64) -> u64 {
@@ -283,37 +401,6 @@ fn fill_down(from: u64, mask: u64, n: u32) -> u64 {
     x >> n
 }
 
-/// The run of `mask` discs next to the move `m` (shifting left by `n`) if `me` closes it.
-#[inline(always)]
-fn line_up(m: u64, me: u64, mask: u64, n: u32) -> u64 {
-    let mut x = mask & (m << n);
-    x |= mask & (x << n);
-    x |= mask & (x << n);
-    x |= mask & (x << n);
-    x |= mask & (x << n);
-    x |= mask & (x << n);
-    if (x << n) & me != 0 {
-        x
-    } else {
-        0
-    }
-}
-
-#[inline(always)]
-fn line_down(m: u64, me: u64, mask: u64, n: u32) -> u64 {
-    let mut x = mask & (m >> n);
-    x |= mask & (x >> n);
-    x |= mask & (x >> n);
-    x |= mask & (x >> n);
-    x |= mask & (x >> n);
-    x |= mask & (x >> n);
-    if (x >> n) & me != 0 {
-        x
-    } else {
-        0
-    }
-}
-
 /// The final disc difference for the side owning `me`.
 #[inline(always)]
 fn final_score(me: u64, opp: u64) -> i32 {
@@ -327,12 +414,13 @@ fn key_of(me: u64, opp: u64) -> u64 {
 }
 
 /// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's scale (see the
-/// module doc); `None` only when `ctl` stopped it.
+/// module doc) with `threads` threads on the shared table; `None` only when `ctl` stopped it.
 pub fn search(
     game: &Othello,
     root: &OthelloState,
     alpha: i32,
     beta: i32,
+    threads: usize,
     table: &Table,
     ctl: &Control,
 ) -> Option<Outcome<u8>> {
@@ -344,34 +432,93 @@ pub fn search(
     let p = root.to_move as usize;
     let (me, opp) = (root.discs[p], root.discs[1 - p]);
     let (words, salt) = table.raw_words();
-    let mut s = Solver::new(board, words, salt, ctl);
     let a = alpha.clamp(-SCORE_INF, SCORE_INF - 1);
     let b = beta.clamp(a + 1, SCORE_INF);
-    let value = s.node(me, opp, a, b, true);
-    s.count.flush(ctl);
-    if s.stopped {
-        return None;
-    }
-    let best = s.root_move;
+    let (found, nodes) = run(&board, me, opp, a, b, words, salt, ctl, threads);
+    let (value, best) = found?;
+    let s = Solver::new(&board, words, salt, ctl, &NO_STOP, &[]);
     let pv = s.principal_variation(me, opp, best);
     Some(Outcome {
         value,
         best_move: best,
         pv,
-        nodes: s.count.nodes,
+        nodes,
         depth: 0,
         stopped: None,
     })
 }
 
+/// A stop flag that is never raised (searches without helpers).
+static NO_STOP: AtomicBool = AtomicBool::new(false);
+
+/// One search of `(me, opp)` with the window `(a, b)` by `threads` threads: the value and root
+/// move of the first thread to finish (`None` when `ctl` stopped them) and the nodes of all.
+///
+/// Threads (ABDADA, Weill 1996; the busy table and the helper pool of the Connect Four solver):
+/// every thread searches the same root on the shared table; at a node of at least
+/// [`SHARE_EMPTIES`] empties a child that another thread is inside is left for later, and
+/// searched after the others (its table entry then often answers it at once). Every thread's
+/// answer is a complete search of the root, so the first one found is the answer; the others
+/// are then stopped, and a stopped thread stores nothing.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    board: &Board,
+    me: u64,
+    opp: u64,
+    a: i32,
+    b: i32,
+    words: &[AtomicU64],
+    salt: u64,
+    ctl: &Control,
+    threads: usize,
+) -> (Option<(i32, Option<u8>)>, u64) {
+    let threads = threads.clamp(1, busy::MAX_THREADS as usize);
+    let stop = AtomicBool::new(false);
+    let slots = if threads > 1 {
+        busy::table()
+    } else {
+        Vec::new()
+    };
+    let go = |_helper: u64| {
+        let mut s = Solver::new(board, words, salt, ctl, &stop, &slots);
+        let v = s.node(me, opp, a, b, true);
+        s.count.flush(ctl);
+        let found = (!s.stopped).then_some((v, s.root_move));
+        (found, s.count.nodes)
+    };
+    if threads == 1 {
+        return go(0);
+    }
+    let helpers = Mutex::new((None, 0u64));
+    let helper_task = |i: u64| {
+        let (found, nodes) = go(i);
+        if found.is_some() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let mut h = helpers.lock().unwrap_or_else(|e| e.into_inner());
+        h.1 += nodes;
+        if h.0.is_none() {
+            h.0 = found;
+        }
+    };
+    let (found, nodes) = pool::run(threads as u64 - 1, &helper_task, || {
+        let r = go(0);
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    let (helper_found, helper_nodes) = helpers.into_inner().unwrap_or_else(|e| e.into_inner());
+    (found.or(helper_found), nodes + helper_nodes)
+}
+
 /// The exact value of `(me, opp)` on `board` by one full-window search on `table` (tests and
 /// benchmarks), with the nodes searched.
 pub fn solve(board: Board, me: u64, opp: u64, table: &Table) -> (i32, u64) {
-    let ctl = Control::unlimited();
-    let (words, salt) = table.raw_words();
-    let mut s = Solver::new(board, words, salt, &ctl);
-    let v = s.node(me, opp, -SCORE_INF, SCORE_INF, true);
-    (v, s.count.nodes)
+    solve_threads(board, me, opp, table, 1)
+}
+
+/// [`solve`] with `threads` threads on the shared table.
+pub fn solve_threads(board: Board, me: u64, opp: u64, table: &Table, threads: usize) -> (i32, u64) {
+    solve_window_threads(board, me, opp, -SCORE_INF, SCORE_INF, table, threads)
 }
 
 /// The fail-soft value of `(me, opp)` for the window `(alpha, beta)` (tests).
@@ -383,11 +530,23 @@ pub fn solve_window(
     beta: i32,
     table: &Table,
 ) -> (i32, u64) {
+    solve_window_threads(board, me, opp, alpha, beta, table, 1)
+}
+
+/// [`solve_window`] with `threads` threads on the shared table.
+pub fn solve_window_threads(
+    board: Board,
+    me: u64,
+    opp: u64,
+    alpha: i32,
+    beta: i32,
+    table: &Table,
+    threads: usize,
+) -> (i32, u64) {
     let ctl = Control::unlimited();
     let (words, salt) = table.raw_words();
-    let mut s = Solver::new(board, words, salt, &ctl);
-    let v = s.node(me, opp, alpha, beta, true);
-    (v, s.count.nodes)
+    let (found, nodes) = run(&board, me, opp, alpha, beta, words, salt, &ctl, threads);
+    (found.expect("an unlimited search finishes").0, nodes)
 }
 
 /// A table hit.
@@ -397,26 +556,39 @@ struct Hit {
     mv: u64,
 }
 
-/// The state of one search.
+/// The state of one search thread.
 struct Solver<'a> {
-    board: Board,
+    board: &'a Board,
     words: &'a [AtomicU64],
     salt: u64,
     buckets: u64,
     ctl: &'a Control,
+    /// Raised when another thread has the answer.
+    stop: &'a AtomicBool,
+    /// The threads' busy table (empty with one thread).
+    busy: &'a [AtomicU64],
     count: NodeCount,
     stopped: bool,
     root_move: Option<u8>,
 }
 
 impl<'a> Solver<'a> {
-    fn new(board: Board, words: &'a [AtomicU64], salt: u64, ctl: &'a Control) -> Self {
+    fn new(
+        board: &'a Board,
+        words: &'a [AtomicU64],
+        salt: u64,
+        ctl: &'a Control,
+        stop: &'a AtomicBool,
+        busy: &'a [AtomicU64],
+    ) -> Self {
         Solver {
             board,
             words,
             salt,
             buckets: (words.len() / 4) as u64,
             ctl,
+            stop,
+            busy,
             count: NodeCount::default(),
             stopped: false,
             root_move: None,
@@ -426,7 +598,7 @@ impl<'a> Solver<'a> {
     #[cold]
     fn poll(&mut self) {
         self.count.flush(self.ctl);
-        if self.ctl.should_stop().is_some() {
+        if self.ctl.should_stop().is_some() || self.stop.load(Ordering::Relaxed) {
             self.stopped = true;
         }
     }
@@ -537,13 +709,31 @@ impl<'a> Solver<'a> {
                 0
             } else if n >= MOBILITY_EMPTIES {
                 let f = self.board.flips(me, opp, sq);
-                let replies = self.board.moves(opp & !f, me | f | bit);
-                let mut k = 64 + replies.count_ones() as u64 * 16;
-                k += (replies & self.board.corners).count_ones() as u64 * 8;
-                if bit & self.board.corners != 0 {
-                    k -= 24;
+                let (m2, o2) = (me | f | bit, opp & !f);
+                let empty2 = empty & !bit;
+                if o2 == 0 {
+                    // A wipe-out: the best there is.
+                    1
+                } else {
+                    let replies = self.board.moves(o2, m2);
+                    let mobility =
+                        replies.count_ones() + (replies & self.board.corners).count_ones();
+                    let potential = (self.board.neighbours(m2) & empty2).count_ones();
+                    let mut score = (64 - mobility as u64) * W_MOBILITY
+                        + self.board.corner_stability(m2) as u64 * W_CORNER_STABILITY
+                        + (64 - potential as u64) * W_POTENTIAL_MOBILITY;
+                    score += if bit & self.board.tiers[0] != 0 {
+                        3
+                    } else if bit & self.board.tiers[1] != 0 {
+                        2
+                    } else {
+                        0
+                    };
+                    if bit & odd != 0 {
+                        score += W_PARITY;
+                    }
+                    (1 << 24) - score
                 }
-                k
             } else {
                 let mut k = 64;
                 if bit & odd == 0 {
@@ -566,12 +756,34 @@ impl<'a> Solver<'a> {
         let alpha0 = alpha;
         let mut best = -SCORE_INF;
         let mut best_move = NO_MOVE;
-        for (i, &item) in list[..len].iter().enumerate() {
+        // ABDADA: with helpers, a child (not the first) that another thread is inside waits in
+        // `deferred` until the others are done.
+        let share = !self.busy.is_empty() && n >= SHARE_EMPTIES;
+        let mut deferred = [0u64; 64];
+        let mut nd = 0;
+        let mut t = 0;
+        while t < len + nd {
+            let item = if t < len { list[t] } else { deferred[t - len] };
+            let first = t == 0;
+            t += 1;
             let sq = (item & 0xff) as u32;
             let bit = 1u64 << sq;
             let f = self.board.flips(me, opp, sq);
             let (m2, o2) = (me | f | bit, opp & !f);
-            let v = if i == 0 {
+            let mut marked = None;
+            if share {
+                let ck = key_of(o2, m2);
+                match busy::enter(self.busy, ck, t <= len && !first) {
+                    busy::Entry::Busy => {
+                        deferred[nd] = item;
+                        nd += 1;
+                        continue;
+                    }
+                    busy::Entry::Marked => marked = Some(ck),
+                    busy::Entry::Collision => {}
+                }
+            }
+            let v = if first {
                 -self.node(o2, m2, -beta, -alpha, false)
             } else {
                 let mut v = -self.node(o2, m2, -alpha - 1, -alpha, false);
@@ -580,6 +792,9 @@ impl<'a> Solver<'a> {
                 }
                 v
             };
+            if let Some(ck) = marked {
+                busy::leave(self.busy, ck);
+            }
             if self.stopped {
                 return 0;
             }
@@ -641,21 +856,39 @@ impl<'a> Solver<'a> {
     /// The last few empties: no table, no move generation; `passed` when the other side just
     /// passed.
     fn leaf(&mut self, me: u64, opp: u64, alpha: i32, beta: i32, empty: u64, passed: bool) -> i32 {
-        self.count.nodes += 1;
-        if empty & (empty.wrapping_sub(1)) == 0 {
+        let rest = empty & empty.wrapping_sub(1);
+        if rest & rest.wrapping_sub(1) == 0 {
+            if rest != 0 {
+                let (x1, x2) = (empty.trailing_zeros(), rest.trailing_zeros());
+                return self.two(me, opp, alpha, beta, x1, x2, passed);
+            }
+            self.count.nodes += 1;
             if empty == 0 {
                 return final_score(me, opp);
             }
             return self.last(me, opp, empty.trailing_zeros());
         }
+        self.count.nodes += 1;
         let odd = self.board.odd_regions(empty);
         let mut best = -SCORE_INF;
         let mut a = alpha;
-        for set in [odd, empty & !odd] {
+        let even = empty & !odd;
+        let t = &self.board.tiers;
+        for set in [
+            odd & t[0],
+            odd & t[1],
+            odd & t[2],
+            even & t[0],
+            even & t[1],
+            even & t[2],
+        ] {
             let mut rest = set;
             while rest != 0 {
                 let sq = rest.trailing_zeros();
                 rest &= rest - 1;
+                if self.board.neighbour[sq as usize] & opp == 0 {
+                    continue;
+                }
                 let f = self.board.flips(me, opp, sq);
                 if f == 0 {
                     continue;
@@ -678,6 +911,55 @@ impl<'a> Solver<'a> {
                 return final_score(me, opp);
             }
             return -self.leaf(opp, me, -beta, -alpha, empty, true);
+        }
+        best
+    }
+
+    /// Two empty squares `x1`, `x2`: each move answered by [`Solver::last`]; `passed` when the
+    /// other side just passed.
+    #[allow(clippy::too_many_arguments)]
+    fn two(
+        &mut self,
+        me: u64,
+        opp: u64,
+        alpha: i32,
+        beta: i32,
+        x1: u32,
+        x2: u32,
+        passed: bool,
+    ) -> i32 {
+        self.count.nodes += 1;
+        let mut best = -SCORE_INF;
+        let nb = &self.board.neighbour;
+        let f = if nb[x1 as usize] & opp != 0 {
+            self.board.flips(me, opp, x1)
+        } else {
+            0
+        };
+        if f != 0 {
+            self.count.nodes += 1;
+            best = -self.last(opp & !f, me | f | 1 << x1, x2);
+            if best >= beta {
+                return best;
+            }
+        }
+        let f = if self.board.neighbour[x2 as usize] & opp != 0 {
+            self.board.flips(me, opp, x2)
+        } else {
+            0
+        };
+        if f != 0 {
+            self.count.nodes += 1;
+            let v = -self.last(opp & !f, me | f | 1 << x2, x1);
+            if v > best {
+                best = v;
+            }
+        }
+        if best == -SCORE_INF {
+            if passed {
+                return final_score(me, opp);
+            }
+            return -self.two(opp, me, -beta, -alpha, x1, x2, true);
         }
         best
     }

@@ -16,13 +16,13 @@ const KEY_MASK: u64 = (1 << 50) - 1;
 const ONE: u64 = 1 << 56;
 
 /// Slots in a search's busy table (32 KiB: only the nodes near the root are marked).
-pub(super) const SLOTS: usize = 1 << 12;
+pub(crate) const SLOTS: usize = 1 << 12;
 
 /// Most threads the 8-bit count can hold.
-pub(super) const MAX_THREADS: u64 = 255;
+pub(crate) const MAX_THREADS: u64 = 255;
 
 /// A fresh busy table for one search.
-pub(super) fn table() -> Vec<AtomicU64> {
+pub(crate) fn table() -> Vec<AtomicU64> {
     (0..SLOTS).map(|_| AtomicU64::new(0)).collect()
 }
 
@@ -40,7 +40,7 @@ fn slot(slots: &[AtomicU64], key: u64) -> &AtomicU64 {
 
 /// How [`enter`] went.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Entry {
+pub(crate) enum Entry {
     /// Marked: call [`leave`] when done.
     Marked,
     /// Another key holds the slot: nothing marked (search without a mark).
@@ -54,7 +54,7 @@ pub(super) enum Entry {
 /// same moment exactly one enters it (threads that search the same tree in step would otherwise
 /// both see it free and both enter).
 #[inline]
-pub(super) fn enter(slots: &[AtomicU64], key: u64, exclusive: bool) -> Entry {
+pub(crate) fn enter(slots: &[AtomicU64], key: u64, exclusive: bool) -> Entry {
     let key = fold(key);
     let s = slot(slots, key);
     let mut w = s.load(Ordering::Relaxed);
@@ -79,7 +79,7 @@ pub(super) fn enter(slots: &[AtomicU64], key: u64, exclusive: bool) -> Entry {
 /// Undoes one [`Entry::Marked`] [`enter`] of `key` (the slot still holds `key`: a slot with a
 /// count above 0 never changes key).
 #[inline]
-pub(super) fn leave(slots: &[AtomicU64], key: u64) {
+pub(crate) fn leave(slots: &[AtomicU64], key: u64) {
     let key = fold(key);
     slot(slots, key).fetch_sub(ONE, Ordering::Relaxed);
 }

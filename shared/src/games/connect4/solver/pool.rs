@@ -96,7 +96,7 @@ impl Drop for Withdraw {
 /// Runs `task(1..=helpers)` on helper threads while the caller runs `main`; returns `main`'s
 /// result once no helper is inside `task` any more. `task` must return promptly once `main` is
 /// done (the caller signals it, e.g. with a stop flag set at the end of `main`).
-pub(super) fn run<R>(helpers: u64, task: &Task<'_>, main: impl FnOnce() -> R) -> R {
+pub(crate) fn run<R>(helpers: u64, task: &Task<'_>, main: impl FnOnce() -> R) -> R {
     if helpers == 0 {
         return main();
     }

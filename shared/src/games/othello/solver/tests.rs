@@ -236,6 +236,8 @@ fn values_match_naive_negamax_on_rectangles_and_squares() {
             let want = Naive::from_bits(w, h, me, opp).negamax();
             let (got, _) = solve(b, me, opp, &table);
             assert_eq!(got, want, "{w}x{h} {me:#x} {opp:#x}");
+            let (got2, _) = solve_threads(b, me, opp, &Table::with_bytes(1 << 16).unwrap(), 2);
+            assert_eq!(got2, want, "two threads {w}x{h} {me:#x} {opp:#x}");
             for _ in 0..3 {
                 let alpha = rng.gen_range(-20..20);
                 let beta = alpha + rng.gen_range(1..6);
@@ -268,6 +270,7 @@ fn reproduces_the_4x4_exact_value() {
         &root,
         -engine::INF,
         engine::INF,
+        1,
         &table,
         &Control::unlimited(),
     )
@@ -329,7 +332,9 @@ fn equals_the_generic_engine_on_random_positions() {
                 &ctl,
             )
             .unwrap();
-            let o = search(&g, &s, -engine::INF, engine::INF, &table, &ctl).unwrap();
+            // Every other position with two threads (ABDADA at 10 empties and more).
+            let threads = 1 + i % 2;
+            let o = search(&g, &s, -engine::INF, engine::INF, threads, &table, &ctl).unwrap();
             let text = g.format_position(&s);
             assert_eq!(o.value, e.value, "{size}: {text}");
             if size == 4 || i < 3 {
@@ -340,7 +345,7 @@ fn equals_the_generic_engine_on_random_positions() {
                 let mut c = s.clone();
                 g.apply(&mut c, mv);
                 let t2 = Table::with_bytes(1 << 20).unwrap();
-                let v = search(&g, &c, -engine::INF, engine::INF, &t2, &ctl)
+                let v = search(&g, &c, -engine::INF, engine::INF, 1, &t2, &ctl)
                     .unwrap()
                     .value;
                 assert_eq!(to_parent(g.side(&s), g.side(&c), v), o.value, "{text}");
@@ -349,7 +354,7 @@ fn equals_the_generic_engine_on_random_positions() {
             }
             // Null windows around the value, on the shared table (as the probes run).
             for t in [o.value - 2, o.value, o.value + 1, o.value + 3] {
-                let p = search(&g, &s, t - 1, t, &table, &ctl).unwrap();
+                let p = search(&g, &s, t - 1, t, threads, &table, &ctl).unwrap();
                 assert_eq!(p.value >= t, o.value >= t, "{text} target {t}");
                 if p.value >= t {
                     assert!(p.value <= o.value);
@@ -398,7 +403,7 @@ fn registry_probes_give_the_exact_value_and_a_limit_stops() {
     let root = g.initial_state();
     let table = Table::with_bytes(1 << 20).unwrap();
     let ctl = Control::with_limits(None, Some(50_000));
-    assert!(search(&g, &root, -1, 0, &table, &ctl).is_none());
+    assert!(search(&g, &root, -1, 0, 1, &table, &ctl).is_none());
 }
 
 /// Stable discs never change colour: from random positions of several board shapes, random
@@ -489,5 +494,22 @@ fn windows_far_from_the_value_keep_the_fail_soft_contract() {
             assert_eq!(q >= t, v >= t, "target {t}");
             assert!(if q >= t { q <= v } else { q >= v });
         }
+    }
+}
+
+/// FFO #40 (20 empties, the easiest of #40-#59; +38 for Black), from its `.obf` board, with one
+/// and two threads; the rest of the suite is the benchmark's (`ffo_bench`).
+#[test]
+fn solves_ffo_40_from_its_board() {
+    let g = Othello::new(8).unwrap();
+    let s = g
+        .parse_position("O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X")
+        .unwrap();
+    let ctl = Control::unlimited();
+    for threads in [1, 2] {
+        let table = Table::with_bytes(1 << 24).unwrap();
+        let o = search(&g, &s, -engine::INF, engine::INF, threads, &table, &ctl).unwrap();
+        assert_eq!(o.value, 38, "threads {threads}");
+        assert_eq!(o.best_move, Some(8), "a2, threads {threads}");
     }
 }

@@ -1,0 +1,207 @@
+//! Benchmark: the FFO endgame suite (`.obf` lines) with the exact Othello solver, side by side
+//! with Edax when its binary is given.
+//!
+//! ```text
+//! cargo run --release -p gamesolver-bench --example ffo_bench -- \
+//!     [--file ../shared/data/othello/fforum-40-59.obf] [--first 40] [--only 40,41] \
+//!     [--threads N] [--memory MB] [--edax PATH/TO/lEdax [--edax-threads N] [--edax-level 60]]
+//! ```
+//! Solves every position of the file (numbered from `--first`, 40 for FFO #40-#59) with one
+//! full-window search of `othello::solver` on a fresh table of `--memory` MB (64: 4 M entries, as Edax's `-h 22`), with
+//! `--threads` search threads (1). Prints per position the score and the suite's score, nodes,
+//! CPU seconds of this process (user + system, all threads: the figure to trust on a loaded
+//! machine), wall seconds and nodes per CPU second. With `--edax` the same position is then
+//! solved by Edax (`-solve` on a one-line file, `-l 60 -n N -h 22`, run from the folder above
+//! the binary, where its `data/eval.dat` lives) and its nodes and child CPU time are printed
+//! beside ours, interleaved so that the machine's load hits both alike. The last lines give
+//! the totals, the ratio of the totals and the geometric mean of the per-position CPU ratios.
+
+use gamesolver_shared::games::othello::solver::{self as othello_solver, Board};
+use gamesolver_shared::games::othello::Othello;
+use gamesolver_shared::model::Game;
+use gamesolver_shared::search::engine::Table;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// User + system CPU seconds of this process or of its waited-for children.
+fn cpu(who: i32) -> f64 {
+    // SAFETY: a zeroed rusage is a valid value; the call only writes it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable rusage.
+    unsafe { libc::getrusage(who, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+struct Edax {
+    bin: PathBuf,
+    threads: usize,
+    level: u32,
+}
+
+impl Edax {
+    /// Solves one `.obf` line: (score, nodes, child CPU seconds).
+    fn solve(&self, line: &str, index: usize) -> (i32, u64, f64) {
+        let dir = std::env::temp_dir().join(format!("ffo_bench_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join(format!("p{index}.obf"));
+        std::fs::write(&file, format!("{line}\n")).expect("obf file");
+        let home = self
+            .bin
+            .parent()
+            .and_then(|p| p.parent())
+            .expect("Edax lives in DIR/bin/");
+        let c0 = cpu(libc::RUSAGE_CHILDREN);
+        let out = Command::new(&self.bin)
+            .current_dir(home)
+            .args(["-solve", file.to_str().expect("utf-8 path")])
+            .args(["-l", &self.level.to_string()])
+            .args(["-n", &self.threads.to_string()])
+            .args(["-h", "22"])
+            .output()
+            .expect("run Edax");
+        let c = cpu(libc::RUSAGE_CHILDREN) - c0;
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The result line: "  1|   20   +38        0:01.207      21000788 ...".
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("1|"))
+            .unwrap_or_else(|| panic!("no Edax result in:\n{text}"));
+        let cols: Vec<&str> = row
+            .split('|')
+            .nth(2)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let score = cols[0].trim_start_matches('+').parse().expect("score");
+        let nodes = cols[2].parse().expect("nodes");
+        (score, nodes, c)
+    }
+}
+
+fn main() {
+    let mut file = PathBuf::from("../shared/data/othello/fforum-40-59.obf");
+    let mut first = 40usize;
+    let mut only: Option<Vec<usize>> = None;
+    let mut threads = 1usize;
+    let mut memory = 64usize;
+    let mut edax: Option<Edax> = None;
+    let (mut edax_threads, mut edax_level) = (1usize, 60u32);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
+        match a.as_str() {
+            "--file" => file = val().into(),
+            "--first" => first = val().parse().expect("--first N"),
+            "--only" => {
+                only = Some(
+                    val()
+                        .split(',')
+                        .map(|x| x.trim().parse().expect("--only 40,41"))
+                        .collect(),
+                )
+            }
+            "--threads" => threads = val().parse().expect("--threads N"),
+            "--memory" => memory = val().parse().expect("--memory MB"),
+            "--edax" => {
+                edax = Some(Edax {
+                    bin: val().into(),
+                    threads: 1,
+                    level: 60,
+                })
+            }
+            "--edax-threads" => edax_threads = val().parse().expect("--edax-threads N"),
+            "--edax-level" => edax_level = val().parse().expect("--edax-level L"),
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    if let Some(e) = &mut edax {
+        e.threads = edax_threads;
+        e.level = edax_level;
+    }
+    let text = std::fs::read_to_string(&file).expect("read the .obf file");
+    let g = Othello::new(8).expect("8 x 8");
+    println!(
+        "ffo_bench: {} threads {threads}, table {memory} MB, load {}",
+        file.display(),
+        load()
+    );
+    let (mut tn, mut tc, mut tw, mut en, mut ec) = (0u64, 0f64, 0f64, 0u64, 0f64);
+    let mut log_ratio = 0f64;
+    let mut count = 0;
+    let mut wrong = 0;
+    for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let index = first + i;
+        if only.as_ref().is_some_and(|o| !o.contains(&index)) {
+            continue;
+        }
+        let (board, scores) = line.split_once(';').unwrap_or((line, ""));
+        let want: Option<i32> = scores
+            .split(';')
+            .next()
+            .and_then(|s| s.split_once(':'))
+            .and_then(|(_, v)| v.trim().trim_start_matches('+').parse().ok());
+        let st = g.parse_position(board).expect("an .obf board");
+        let p = st.to_move as usize;
+        let (me, opp) = (st.discs[p], st.discs[1 - p]);
+        let empties = 64 - (me | opp).count_ones();
+        let table = Table::with_bytes(memory << 20).expect("table");
+        let c0 = cpu(libc::RUSAGE_SELF);
+        let w0 = Instant::now();
+        let (v, nodes) = othello_solver::solve_threads(Board::of(&g), me, opp, &table, threads);
+        let c = cpu(libc::RUSAGE_SELF) - c0;
+        let w = w0.elapsed().as_secs_f64();
+        let ok = want.is_none_or(|w| w == v);
+        if !ok {
+            wrong += 1;
+        }
+        tn += nodes;
+        tc += c;
+        tw += w;
+        count += 1;
+        print!(
+            "#{index} {empties:>2} empties score {v:>+3} ({}) nodes {nodes:>11} cpu {c:>8.3} s wall {w:>8.3} s {:>6.1} Mn/cpu-s",
+            match want {
+                Some(w) if w == v => "ok".to_string(),
+                Some(w) => format!("WRONG, suite {w:+}"),
+                None => "-".to_string(),
+            },
+            nodes as f64 / c / 1e6
+        );
+        if let Some(e) = &edax {
+            let (ev, enodes, ecpu) = e.solve(line, index);
+            en += enodes;
+            ec += ecpu;
+            log_ratio += (c / ecpu).ln();
+            print!(
+                " | edax {ev:>+3} nodes {enodes:>11} cpu {ecpu:>8.3} s {:>6.1} Mn/cpu-s ratio {:.2}",
+                enodes as f64 / ecpu / 1e6,
+                c / ecpu
+            );
+        }
+        println!(" load {}", load());
+    }
+    println!(
+        "total: {count} positions, {wrong} wrong, nodes {tn} cpu {tc:.3} s wall {tw:.3} s {:.1} Mn/cpu-s",
+        tn as f64 / tc / 1e6
+    );
+    if edax.is_some() && count > 0 {
+        println!(
+            "edax total: nodes {en} cpu {ec:.3} s {:.1} Mn/cpu-s; ours/edax cpu {:.2} (total), {:.2} (geometric mean)",
+            en as f64 / ec / 1e6,
+            tc / ec,
+            (log_ratio / count as f64).exp()
+        );
+    }
+    println!("load {}", load());
+    if wrong > 0 {
+        std::process::exit(1);
+    }
+}
