@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p gamesolver-bench --example ffo_bench -- \
-//!     [--file ../shared/data/othello/fforum-40-59.obf] [--first 40] [--only 40,41] \
+//!     [--file DATA/othello/fforum-40-59.obf] [--first 40] [--only 40,41] \
 //!     [--threads N] [--memory MB] [--edax PATH/TO/lEdax [--edax-threads N] [--edax-level 60]]
 //! ```
 //! Solves every position of the file (numbered from `--first`, 40 for FFO #40-#59) with one
@@ -87,7 +87,7 @@ impl Edax {
 }
 
 fn main() {
-    let mut file = PathBuf::from("../shared/data/othello/fforum-40-59.obf");
+    let mut file = gamesolver_shared::games::data::data_dir().join("othello/fforum-40-59.obf");
     let mut first = 40usize;
     let mut only: Option<Vec<usize>> = None;
     let mut threads = 1usize;
