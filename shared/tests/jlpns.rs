@@ -346,9 +346,13 @@ fn planner_restores_and_spreads_leaves() {
 /// A decision plan: once the root is proved, every leaf in flight is obsolete.
 #[test]
 fn leaves_in_flight_are_obsolete_once_the_root_is_solved() {
-    // README's Connect Four position, value -2: "value >= 0" is disproved.
-    let job = JobSpec::new("connect4", "335662333565", "jlpns")
-        .with_options(&[("budget", "5000"), ("target", "0")]);
+    // README's Connect Four position, value -2: "value >= 0" is disproved, by df-pn leaves of
+    // 5,000 nodes (many small leaves; the game's default alpha-beta leaves decide it in a few).
+    let job = JobSpec::new("connect4", "335662333565", "jlpns").with_options(&[
+        ("leaf", "dfpn"),
+        ("budget", "5000"),
+        ("target", "0"),
+    ]);
     let prepared = prepare(&job).unwrap();
     let mut p = Planner::new(prepared.plan_shape(), 4);
     let mut saw_obsolete = false;
