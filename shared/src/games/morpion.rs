@@ -24,7 +24,7 @@
 //! own code ([`CODE_SPACE`]: one code per line and new dot). In a given position a line has one
 //! empty point, so it determines its move and legal moves keep distinct codes; across positions
 //! the same line played with different new dots shares one policy weight. Line codes give
-//! clearly better NRPA scores (docs/BENCHMARKS.md, "Morpion scores").
+//! clearly better NRPA scores (docs/nrpa.md, "Morpion scores").
 //!
 //! Notation (Pentasol, `.psol`): line 1 `(rx,ry)` is a reference point; each further line
 //! `(x,y) D k` is a move: new dot (x,y), direction D in `- | \ /`, line centre = new dot + k * dir
