@@ -995,13 +995,21 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
 }
 
 /// Splits a batch line into position and optional expected value: the last whitespace-separated
-/// token is the expected value when it reads as a JSON scalar and something precedes it.
+/// token is the expected value when it reads as a JSON scalar and something precedes it. A
+/// number may carry a leading `+` (`+38`, as Edax and the FFO files write scores); the value
+/// returned is then the number without it.
 /// A line that starts with whitespace and holds one token is the start position (empty text)
 /// with an expected value.
 pub fn split_batch_line(line: &str) -> (&str, Option<&str>) {
     let t = line.trim_end();
     if let Some(idx) = t.rfind(char::is_whitespace) {
         let (head, tail) = (t[..idx].trim(), t[idx..].trim());
+        if let Some(number) = tail.strip_prefix('+') {
+            let unsigned = number.starts_with(|c: char| c.is_ascii_digit());
+            if unsigned && serde_json::from_str::<serde_json::Value>(number).is_ok_and(|v| v.is_number()) {
+                return (head, Some(number));
+            }
+        }
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(tail) {
             if v.is_number() || v.is_boolean() || v.is_string() {
                 return (head, Some(tail));
@@ -1250,6 +1258,13 @@ mod tests {
         assert_eq!(split_batch_line("4455"), ("4455", None));
         assert_eq!(split_batch_line("12 true "), ("12", Some("true")));
         assert_eq!(split_batch_line(" 0"), ("", Some("0")));
+        // Edax's and FFO's signed scores: `+38` is the number 38, not part of the position.
+        assert_eq!(split_batch_line("4455 +38"), ("4455", Some("38")));
+        assert_eq!(split_batch_line("4455 +0.5"), ("4455", Some("0.5")));
+        assert_eq!(split_batch_line(" +2"), ("", Some("2")));
+        // A `+` that does not start a number stays part of the position.
+        assert_eq!(split_batch_line("a1 +x"), ("a1 +x", None));
+        assert_eq!(split_batch_line("a1 +-3"), ("a1 +-3", None));
         assert_eq!(
             split_batch_line(r#"{"max": [1, 2]}"#),
             (r#"{"max": [1, 2]}"#, None)
