@@ -1295,6 +1295,7 @@ pub(crate) async fn table_lookup(
     params(("name" = String, Path, description = "The set's name")),
     responses(
         (status = 200, description = "The job and its databases (stones, positions, rounds, bytes, sha256, artifact)", body = serde_json::Value),
+        (status = 400, description = "Not a plain data name", body = ErrorBody),
         (status = 404, description = "No finished build of that name", body = ErrorBody),
     ))]
 pub(crate) async fn table_set(
