@@ -147,14 +147,20 @@ class ProgressBar:
     """A tqdm bar (``tqdm.auto``: a widget in Jupyter) following one job's statuses."""
 
     def __init__(self, job_id: int, **tqdm_args: Any) -> None:
-        from tqdm.auto import tqdm
-
-        self._bar = tqdm(desc=f"job {job_id}", total=None, unit="", **tqdm_args)
+        self._job_id = job_id
+        self._args = tqdm_args
+        self._bar: Any = None
         self._unit = ""
 
     def update(self, status: JobStatus) -> None:
         """Shows ``status``'s figure (and the state once the job has ended)."""
         f = figure(status)
+        if self._bar is None:
+            # Made at the first status, so that it opens with the job's own unit.
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(desc=f"job {self._job_id}", total=f.total, unit=f" {f.unit}", **self._args)
+            self._unit = f.unit
         bar = self._bar
         if f.unit != self._unit:
             bar.unit = f" {f.unit}"
@@ -169,4 +175,5 @@ class ProgressBar:
 
     def close(self) -> None:
         """Leaves the bar as it is."""
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
