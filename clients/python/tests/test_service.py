@@ -27,6 +27,7 @@ from gamesolver_client import (
     figure,
 )
 from gamesolver_client import _core
+from gamesolver_client import Setting
 
 # Pons' Test_L1_R2 position: the side to move loses (-2); about 0.1 M nodes.
 C4 = "335662333565"
@@ -91,7 +92,7 @@ def test_analysis_gives_every_moves_score_as_the_cli_does(client: Client) -> Non
 
 
 def test_mcts_job_split_in_runs_matches_the_cli(client: Client) -> None:
-    options = {"playouts": 200_000, "trees": 2, "tasks": 2, "seed": 7, "analyse": "all"}
+    options: dict[str, Setting] = {"playouts": 200_000, "trees": 2, "tasks": 2, "seed": 7, "analyse": "all"}
     job = client.submit("connect4", "4453", algorithm="mcts", options=options)
     figures = []
     final = job.follow(progress=lambda st: figures.append(figure(st)))
@@ -108,15 +109,25 @@ def test_mcts_job_split_in_runs_matches_the_cli(client: Client) -> None:
 
 
 def test_a_running_mcts_task_reports_its_playouts(client: Client) -> None:
-    # Heartbeats come every second (lease 3 s): a job of a few seconds shows the kernel's
-    # playouts, counted against the job's playouts.
-    job = client.submit("connect4", "", algorithm="mcts", options={"playouts": 2_000_000, "seed": 1})
+    # A running task reports at each heartbeat (every second here): the bar counts the
+    # kernel's playouts against the job's. The job is cancelled once one report was seen.
+    job = client.submit("connect4", "", algorithm="mcts", options=ENDLESS_MCTS)
     figures = []
-    final = job.follow(progress=lambda st: figures.append(figure(st)))
-    assert final.state == "done"
+
+    def seen(st: JobStatus) -> None:
+        f = figure(st)
+        figures.append(f)
+        if f.unit == "playouts" and not st.ended and not cancelled:
+            cancelled.append(job.cancel())
+
+    cancelled: list[JobStatus] = []
+
+    final = job.follow(progress=seen, timeout=120)
+    assert final.state == "cancelled"
     running = [f for f in figures if f.unit == "playouts"]
     assert running, figures
-    assert all(f.total == 2_000_000 and 0 < f.n <= 2_000_000 for f in running)
+    assert all(f.total == ENDLESS_MCTS["playouts"] and 0 < f.n < f.total for f in running)
+    assert all("most visited" in f.text for f in running)
 
 
 def test_nrpa_job_matches_the_cli(client: Client) -> None:
@@ -234,7 +245,8 @@ def test_boards_are_svg_pictures(client: Client) -> None:
     svg = client.board("connect4", "4453")
     assert svg is not None and svg._repr_svg_().lstrip().startswith("<svg")
     small = client.board("connect4", "", width=5, height=4)
-    assert small is not None and small.text != client.board("connect4", "")
+    full = client.board("connect4", "")
+    assert small is not None and full is not None and small.text != full.text
     assert client.board("nim", "1,2,3") is None  # a game without pictures
     job = client.submit("tictactoe", "15", algorithm="alphabeta")
     pic = job.board()

@@ -42,10 +42,12 @@ from ._types import (
     MoveScore,
     OptionSpec,
     Result,
+    Setting,
     Svg,
     TaskCounts,
     TaskInfo,
     TaskPage,
+    Value,
 )
 
 __version__ = "0.1.0"
@@ -76,11 +78,13 @@ __all__ = [
     "QuotaExceeded",
     "Result",
     "ServerError",
+    "Setting",
     "Svg",
     "TaskCounts",
     "TaskInfo",
     "TaskPage",
     "Unauthorized",
+    "Value",
     "WaitTimeout",
     "figure",
 ]
