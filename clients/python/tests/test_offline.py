@@ -216,3 +216,13 @@ def test_analysis_order_follows_the_cli() -> None:
     })
     assert [(m.move, m.visits) for m in mcts.moves] == [("4", 9), ("7", 1), ("1", 0)]
     assert str(mcts.moves[0]) == "0.25  visits 9" and str(mcts.moves[2]) == "-  visits 0"
+
+
+def test_the_async_client_has_every_call_of_the_sync_one() -> None:
+    from gamesolver_client import AsyncJob, Job
+
+    def public(cls: type) -> set[str]:
+        return {n for n in vars(cls) if not n.startswith("_")}
+
+    assert public(Client) - public(AsyncClient) == set()
+    assert public(Job) - public(AsyncJob) == set()

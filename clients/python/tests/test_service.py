@@ -279,6 +279,8 @@ def test_the_async_client_does_the_same(service: Service, token_env: None) -> No
             events = [st async for st in job.events()]
             assert events[-1].ended and events[-1].result is not None
             assert events[-1].result.value == -2
+            tasks = [t async for t in job.iter_tasks(page_size=1)]
+            assert len(tasks) == events[-1].tasks.total >= 2
             endless = await c.submit("connect4", "", algorithm="mcts", options=ENDLESS_MCTS)
             with pytest.raises(WaitTimeout):
                 await endless.wait(timeout=1.0)

@@ -438,9 +438,17 @@ class AsyncJob:
         """See :meth:`gamesolver_client.Client.tasks`."""
         return await self.client.tasks(self.id, limit, after)
 
+    def iter_tasks(self, page_size: int = 100) -> AsyncIterator[TaskInfo]:
+        """See :meth:`gamesolver_client.Client.iter_tasks`."""
+        return self.client.iter_tasks(self.id, page_size)
+
     async def proof(self) -> dict[str, Any]:
         """See :meth:`gamesolver_client.Client.proof`."""
         return await self.client.proof(self.id)
+
+    async def save_proof(self, path: str | Path) -> Path:
+        """See :meth:`gamesolver_client.Client.save_proof`."""
+        return await self.client.save_proof(self.id, path)
 
     async def board(self) -> Svg | None:
         """See :meth:`gamesolver_client.Client.job_board`."""
