@@ -1006,7 +1006,9 @@ pub fn split_batch_line(line: &str) -> (&str, Option<&str>) {
         let (head, tail) = (t[..idx].trim(), t[idx..].trim());
         if let Some(number) = tail.strip_prefix('+') {
             let unsigned = number.starts_with(|c: char| c.is_ascii_digit());
-            if unsigned && serde_json::from_str::<serde_json::Value>(number).is_ok_and(|v| v.is_number()) {
+            if unsigned
+                && serde_json::from_str::<serde_json::Value>(number).is_ok_and(|v| v.is_number())
+            {
                 return (head, Some(number));
             }
         }

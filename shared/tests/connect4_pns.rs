@@ -2,7 +2,7 @@
 //! the same path as `gamesolver solve`: `registry::prepare` and `plan::run_local`.
 //!
 //! For every checked position, each algorithm must give the published exact score (the
-//! planner's probes, i.e. the seed's multi-valued search) and the published win/not-win decision
+//! planner's probes, i.e. Saffidine and Cazenave's multi-valued search) and the published win/not-win decision
 //! with `target=1`. CI runs all of `Test_L3_R1` and all of `Test_L2_R1`: positions run in
 //! parallel (rayon) and probes stay on possible scores, so the full L2 set takes 6.8 s of CPU
 //! for the three algorithms (58.7 s wall at load average 20 on 2 cores, 2026-11-30; it was an

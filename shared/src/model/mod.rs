@@ -1,6 +1,6 @@
 //! The game model: what every kernel sees of a game, and nothing more.
 //!
-//! This follows the six parts of a game model in the course (section 1.1): an initial state,
+//! This follows the six parts of a game model (Russell and Norvig, AIMA ch. 5): an initial state,
 //! who is to move ([`Game::turn`]), the legal actions ([`Game::legal_moves`]), the result of an
 //! action ([`Game::apply`]), the terminal test ([`Turn::Terminal`]) and the utility of a terminal
 //! state for every player ([`Game::returns`]). Chance is part of the model: a state whose turn is
@@ -186,7 +186,7 @@ pub trait Stochastic: Game {
 }
 
 /// Move codes for policy-learning kernels (NRPA): `code(state, mv)` names the meaning of a
-/// move, unique per meaning and stable along a sequence (the seed's `code(node, move)`).
+/// move, unique per meaning and stable along a sequence (Rosin's `code(node, move)` in NRPA).
 pub trait MoveCodes: Game {
     /// The code of `mv` in `state`.
     fn code(&self, state: &Self::State, mv: Self::Move) -> u64;

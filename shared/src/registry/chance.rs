@@ -4,7 +4,7 @@
 //! Options: `depth` (players' plies, chance layers not counted), `lower` and
 //! `upper` (the bounds L and U of player 0's utility, both or neither, overriding the game's;
 //! they must be true bounds), `probing` and `probing_mode` (`sequential` or `cyclic`, star25
-//! only), `prune` (expectimax only: the course's cut at chance nodes with the bounds).
+//! only), `prune` (expectimax only: Ballard's cut at chance nodes with the bounds).
 //!
 //! Without `depth`, games that have an evaluator are searched by iterative deepening (depth 1,
 //! 2, ...) until the time or node limit stops an iteration; the deepest finished iteration is

@@ -3,7 +3,7 @@
 //! With `--option target=V` a job decides "value >= V" in one task: the result has `proved`
 //! (true or false), `value` (null unless the decision pins the value, i.e. V is the top or the
 //! bottom of the game's bounds) and `bounds`. Without `target` the job finds the exact value as
-//! the seed's `multi_valued_pn_search` does, but through the planner: the plan shape is
+//! Saffidine and Cazenave's `multi_valued_pn_search` does, but through the planner: the plan shape is
 //! `Probes` over the game's bounds, each probe a threshold decision that may run on another
 //! worker; the result has the exact `value` and the final `bounds`.
 //!

@@ -2,7 +2,7 @@
 //!
 //! Options (all checked here; unknown keys are refused):
 //! - `nmcs`: `level` (default 2), `seed` (0).
-//! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `adapt` (`seed`, the seed's
+//! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `adapt` (`seed`, Rosin's
 //!   Adapt, or `layers`, see [`AdaptRule`]), `seed` (0), `threads` (1),
 //!   `parallel` (`shared` or `independent`, see [`crate::search::nrpa::Scheme`]), `batch`
 //!   (shared scheme: top-level iterations started from the same policy; default `threads`),

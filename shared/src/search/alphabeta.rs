@@ -1,4 +1,4 @@
-//! Alpha-beta pruning as the course gives it (3.1), in negamax form, fail-soft.
+//! Alpha-beta pruning (Knuth and Moore 1975), in negamax form, fail-soft.
 //!
 //! Contract of [`alphabeta`]: with `alpha < beta`, the returned value `v` satisfies
 //! - `v <= alpha`  implies  true value `<= v` (fail low: an upper bound),

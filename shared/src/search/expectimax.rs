@@ -2,7 +2,7 @@
 //! reference every chance kernel (Star1, Star2, Star2.5) is checked against.
 //!
 //! Contract of [`expectimax`]: the value of `state` from the point of view of
-//! `game.player_side(state)`. Internally the search is written as the course writes it, not in negamax
+//! `game.player_side(state)`. Internally the search is written as Michie's expectimax (1966), not in negamax
 //! form: player 0 is MAX (maximises), player 1 is MIN (minimises player 0's value), and a chance
 //! node averages its children weighted by their probabilities. Terminal values and evaluations
 //! are converted to player 0's point of view on the way up and the root value back to the root
@@ -13,7 +13,7 @@
 //! depth. Any non-terminal node reached with depth 0 (decision or chance) is scored with
 //! `game.evaluate`. `None` searches to the end (only for games whose trees are finite).
 //!
-//! Pruning ([`Pruning::ChanceBounds`]) is the course's: alpha-beta at MAX and MIN nodes, and at a
+//! Pruning ([`Pruning::ChanceBounds`]) is Ballard's (1983): alpha-beta at MAX and MIN nodes, and at a
 //! chance node, after each outcome, the interval the node's value can still reach (partial
 //! average plus the unseen probability times the bounds L or U) is compared with the window; when
 //! it lies outside, the node returns that bound (fail-soft). With utilities in [0, 10], a first
@@ -63,7 +63,7 @@ impl<M> ChanceOutcome<M> {
 pub enum Pruning {
     /// Plain expectiminimax: every node is visited.
     None,
-    /// Alpha-beta at decision nodes and the course's cut at chance nodes with the bounds L, U.
+    /// Alpha-beta at decision nodes and Ballard's cut at chance nodes with the bounds L, U.
     ChanceBounds,
 }
 

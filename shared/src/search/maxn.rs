@@ -4,7 +4,7 @@
 //! scale of `game.returns`). At a node where player `p` moves, `p` compares the `p`-th entries
 //! of its children's vectors and returns the whole vector of the child it prefers (never a
 //! combination of entries, course 2.3); a chance node returns the probability-weighted average of
-//! its children's vectors. Equal `p`-th entries are resolved by [`TieBreak`], which the course's
+//! its children's vectors. Equal `p`-th entries are resolved by [`TieBreak`], which Luckhardt and Irani's (1986)
 //! example shows can change the root's value. Terminal states give `returns`; with
 //! `depth = Some(d)` (players' plies; chance nodes do not use depth up) non-terminal states at
 //! depth 0 give `evaluate_vector`. No pruning: every node of the (cut) tree is visited.

@@ -5,7 +5,7 @@
 //! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding,
 //! found by visiting no more nodes.
 //!
-//! Form (the seed's pseudocode is the spec): negamax at decision nodes, alpha-beta fail-hard
+//! Form (Ballard's 1983 pseudocode is the spec): negamax at decision nodes, alpha-beta fail-hard
 //! (a value `<= alpha` comes back as `alpha`, `>= beta` as `beta`); at a chance node with
 //! outcomes `p_i`, after the outcomes before `i` have summed to `cur_x` and `cur_y` probability
 //! is still unseen after `i`, outcome `i` is searched in the window
@@ -18,7 +18,7 @@
 //! and the node fails high (returns `beta`) when the outcome reaches `cur_beta`, low (`alpha`)
 //! when it stays at or below `cur_alpha`. Outcomes carry their true, possibly non-uniform
 //! probabilities. L and U are seen from the side of the node (player 1's are `(-U, -L)`).
-//! Generalisations of the seed's strictly alternating MAX/chance tree: any node kind may follow
+//! Generalisations of Ballard's strictly alternating MAX/chance tree: any node kind may follow
 //! any other (the window is negated exactly when the side changes), and a chance node whose
 //! window cannot be reached at all (`cur_alpha >= U` or `cur_beta <= L`) returns at once instead
 //! of searching its next outcome in an empty window.
@@ -150,7 +150,7 @@ impl<G: ChanceZeroSum, C: ChanceNode<G>> Search<'_, G, C> {
     }
 }
 
-/// Star1's chance node: the seed's `star1`.
+/// Star1's chance node: Ballard's `star1`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Star1;
 

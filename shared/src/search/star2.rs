@@ -4,7 +4,7 @@
 //! Contract of [`star2`]: the expectiminimax value of `state` from the point of view of
 //! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding.
 //!
-//! The seed's algorithm, in the negamax form of [`super::star1`] (fail-hard, windows through
+//! Ballard's algorithm (1983), in the negamax form of [`super::star1`] (fail-hard, windows through
 //! chance nodes with the bounds L and U, true outcome probabilities):
 //!
 //! 1. Probing phase. For each outcome `i` whose state is a decision node, `nProbe` searches only
@@ -15,10 +15,10 @@
 //! 2. Search phase: Star1, but an unsearched outcome `j` contributes its probed bound instead of
 //!    L (or U) to the windows: `cur_beta = (beta - cur_x - sum_{j > i} p_j lower_j) / p_i`.
 //!
-//! Points where this implementation goes beyond the seed's pseudocode, each for correctness with
+//! Points where this implementation goes beyond Ballard's pseudocode, each for correctness with
 //! non-uniform probabilities or general trees:
 //! - The probe's lower window edge `ax = max(L, (alpha - U * (1 - p_i)) / p_i)` is computed per
-//!   outcome. The seed computes it once from the first outcome's probability, which is the same
+//!   outcome. Ballard computes it once from the first outcome's probability, which is the same
 //!   for uniform chance but, with non-uniform probabilities, can let a fail-hard probe (which
 //!   returns `ax` when nothing beats it) claim a lower bound that is not one. With `ax` per
 //!   outcome a false claim can only happen when the outcome alone already forces the node
@@ -266,7 +266,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         Probed::Continue
     }
 
-    /// The seed's `nProbe` at outcome `child` (a decision node at `ply`): searches its moves
+    /// Ballard's probe (`nProbe`) at outcome `child` (a decision node at `ply`): searches its moves
     /// `range.0 .. range.1` and tightens the outcome's bound. Returns `Some(true)` / `Some(false)`
     /// when the chance node fails high / low.
     #[allow(clippy::too_many_arguments)]

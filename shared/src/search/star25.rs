@@ -4,9 +4,9 @@
 //! Contract of [`star25`]: the expectiminimax value of `state` from the point of view of
 //! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding.
 //! The engine is Star2's ([`super::star2`], whose module doc states the window arithmetic and
-//! where it goes beyond the seed's pseudocode); this file names the variants:
+//! where it goes beyond Ballard's pseudocode); this file names the variants:
 //!
-//! - sequential: the seed's `nProbe(alpha, beta, depth, probingFactor)` at each outcome in turn,
+//! - sequential: Ballard's `nProbe(alpha, beta, depth, probingFactor)` at each outcome in turn,
 //!   i.e. moves 1..k of outcome 1, then moves 1..k of outcome 2, ...;
 //! - cyclic: move 1 of every outcome, then move 2 of every outcome, ..., so that a cut-off that
 //!   every outcome's first move already proves is found before any second move is searched.

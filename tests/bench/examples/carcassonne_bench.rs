@@ -11,7 +11,7 @@
 //! tiles). Every kernel searches each position to the same depth (players' plies; draws not
 //! counted) with the game's bounds; the table gives mean nodes and milliseconds per move and
 //! checks that every kernel returns expectimax's value. Kernels: expectimax without pruning, with
-//! the course's chance cut, Star1, Star2, Star2.5 with probing factors 1..5, sequential and
+//! Ballard's chance cut, Star1, Star2, Star2.5 with probing factors 1..5, sequential and
 //! cyclic (Heyden 2009 found Star2.5 with probing factor 5 the best).
 //!
 //! `match` (defaults 200 games, 200 ms per move, probing 5): Star2.5 (cyclic, iterative

@@ -1,6 +1,6 @@
 //! Benchmark of the proof-number family on Pons' Connect Four sets: per algorithm and setting,
 //! mean nodes and time per position, bytes per node and the peak tree or table size, for the
-//! exact score (the planner's threshold probes, the seed's multi-valued search) and for the
+//! exact score (the planner's threshold probes, Saffidine and Cazenave's multi-valued search) and for the
 //! win/not-win decision (`target=1`, one threshold); each optimisation switched off in turn;
 //! alpha-beta's exact solve on the same positions as the reference. Every answer is checked
 //! against the published score. Positions run one after the other on one thread (except the

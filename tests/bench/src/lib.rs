@@ -1305,7 +1305,7 @@ fn peers(
     }
 
     // morpion-lpp's NRPA (anagorko/morpion-lpp `src/nrpa`): `nrpa -v V -l 3 -n N -s 1
-    // --standard 1` (the seed paper's Adapt, as ours) prints "Simulations: R (...)" and
+    // --standard 1` (Rosin's Adapt, as ours) prints "Simulations: R (...)" and
     // "Best line: S"; ours is `nrpa level=3 iterations=N seed=1` on one thread, N^3 rollouts.
     let nrpa = [
         "morpion-lpp/src/nrpa/nrpa",

@@ -211,7 +211,7 @@ fn depth_limited_equals_minimax_with_the_same_evaluator() {
     }
 }
 
-/// m,n,k 4,4,3 is a first-player win and 4,4,4 a draw (the course reference is too slow here).
+/// m,n,k 4,4,3 is a first-player win and 4,4,4 a draw (plain minimax is too slow here).
 #[test]
 fn mnk_values_through_the_engine() {
     for ((m, n, k), want) in [((3, 3, 3), 0), ((4, 4, 3), 1), ((4, 4, 4), 0)] {

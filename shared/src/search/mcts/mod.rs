@@ -1,4 +1,4 @@
-//! Monte-Carlo tree search: UCT as the course defines it (chapter 6), with chance nodes, more
+//! Monte-Carlo tree search: UCT as Kocsis and Szepesvari define it (2006), with chance nodes, more
 //! than two players, MCTS-Solver and root parallelisation.
 //!
 //! Contract of [`run_trees`] (and its shorthands [`mcts`] for games without chance and
@@ -50,7 +50,7 @@ pub use tree::ucb1;
 use tree::{Step, TreeSearch};
 
 /// Default exploration constant: sqrt 2, the UCB1 constant of Auer, Cesa-Bianchi and Fischer
-/// (2002) for rewards in [0, 1], which the course writes as C = 2 under the root (6.2).
+/// (2002) for rewards in [0, 1], written C = 2 under the root in Browne et al.'s survey (2012).
 pub const DEFAULT_C: f64 = std::f64::consts::SQRT_2;
 
 /// Iterations between two looks at the [`Control`] (stop flag, clock) and node count updates:

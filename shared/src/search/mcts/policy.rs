@@ -80,7 +80,7 @@ pub trait PlayoutPolicy<G: Game>: Clone + Send + Sync {
     fn choose(&mut self, game: &G, state: &G::State, moves: &[G::Move], rng: &mut Rng) -> G::Move;
 }
 
-/// Uniformly random legal moves (the course's default playout).
+/// Uniformly random legal moves (UCT's default playout).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RandomPlayout;
 

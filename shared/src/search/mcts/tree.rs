@@ -3,7 +3,7 @@
 //! Layout: every node lives in one `Vec<Node>`; the root is node 0. The children of a node are a
 //! contiguous index range `first .. first + len`, allocated all at once (as unvisited slots that
 //! hold only their move) the first time the search has to choose among them. A slot with
-//! `visits == 0` is not yet in the tree in the course's sense: choosing it is the expansion, and
+//! `visits == 0` is not yet in the tree in UCT's sense: choosing it is the expansion, and
 //! each iteration expands at most one. Nodes store no game state: an iteration copies the root
 //! state into a reused scratch state and applies the moves along its path. Nothing is allocated
 //! per node or per iteration except the arena's own amortised growth.
@@ -472,7 +472,7 @@ mod tests {
     }
 
     /// Course 6.2, "Drei Kinder vergleichen": 50 parent visits, children 21/30, 7/12, 3/8.
-    /// The course's C = 2 under the root is c = sqrt 2 here: 1.211, 1.391, 1.364, the second is
+    /// The survey's C = 2 under the root is c = sqrt 2 here: 1.211, 1.391, 1.364, the second is
     /// selected; c = 0.5 gives 0.881, 0.869, 0.725 and the first is selected.
     #[test]
     fn course_ucb1_example() {

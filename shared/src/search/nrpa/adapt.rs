@@ -170,8 +170,8 @@ impl AdaptScratch {
     }
 }
 
-/// The seed's Adapt, in place: every probability is computed from the policy before any weight
-/// changes (the seed's `pol` versus `pol'`); the changes are summed per code (in the record's
+/// Rosin's Adapt, in place: every probability is computed from the policy before any weight
+/// changes (Rosin's `pol` versus `pol'`); the changes are summed per code (in the record's
 /// order) and then applied, one `exp` per distinct code.
 pub(super) fn adapt<M>(policy: &mut Policy, best: &Record<M>, alpha: f64, x: &mut AdaptScratch) {
     x.touched.clear();
@@ -470,8 +470,8 @@ pub(super) fn mix_code(c: u64) -> u64 {
 /// move that is no longer legal after the others is left out (never applied), and a step whose
 /// move is not legal in the replayed position is skipped with no change. For a game whose codes
 /// say what came before (TSPTW's `(from, to)`), a layer is the one move of the sequence, and
-/// this is the seed's Adapt. The replay (legal moves, codes and layers of each step) is kept
-/// and reused while the best sequence is the same, so most Adapts cost what the seed's does.
+/// this is Rosin's Adapt. The replay (legal moves, codes and layers of each step) is kept
+/// and reused while the best sequence is the same, so most Adapts cost what Rosin's does.
 pub(super) fn adapt_layers<G: SinglePlayer>(
     game: &G,
     root: &G::State,

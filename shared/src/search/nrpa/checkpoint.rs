@@ -16,8 +16,8 @@ pub struct Checkpoint<M> {
     pub iterations: u32,
     /// Adaptation step.
     pub alpha: f64,
-    /// Which Adapt (written as `"adapt": "layers"` only when not the seed's, so older
-    /// checkpoints read as the seed's).
+    /// Which Adapt (written as `"adapt": "layers"` only when not Rosin's, so older
+    /// checkpoints read as Rosin's).
     pub adapt: AdaptRule,
     /// Seed of the run.
     pub seed: u64,

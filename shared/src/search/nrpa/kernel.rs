@@ -217,7 +217,7 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
         }
     }
 
-    /// Makes `policies[l - 1]` a copy of `policies[l]` (the seed's "copy of pol"), copying only
+    /// Makes `policies[l - 1]` a copy of `policies[l]` (Rosin's "copy of pol"), copying only
     /// the slots that may differ when the tables are dense.
     pub(super) fn sync_below(&mut self, l: usize) {
         let (lower, upper) = self.policies.split_at_mut(l);

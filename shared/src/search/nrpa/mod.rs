@@ -1,9 +1,9 @@
-//! Nested Rollout Policy Adaptation (Rosin 2011), exactly as the seed's pseudocode (seed 001),
+//! Nested Rollout Policy Adaptation, exactly as Rosin's pseudocode (IJCAI 2011),
 //! plus a parallel top level and checkpoints for long runs.
 //!
 //! Contract: [`nrpa`] maximises [`SinglePlayer::score`] from `root`. `NRPA(level, pol)` runs `N`
 //! iterations of `NRPA(level - 1, copy of pol)`, keeps the best sequence with `>=` (a later equal
-//! result replaces the earlier one, as the seed says), and after every iteration calls
+//! result replaces the earlier one, as Rosin's `>=` says), and after every iteration calls
 //! `Adapt(pol, best)`: along the best sequence, the chosen move's weight gains `alpha` and every
 //! legal move's weight loses `alpha * p`, with `p` the softmax probability under the policy as it
 //! was before this Adapt. Level 0 is a rollout that picks each move with probability proportional
@@ -54,7 +54,7 @@ pub enum Scheme {
 /// Which Adapt the levels use (option `adapt`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AdaptRule {
-    /// The seed's Adapt (Rosin 2011): along the best sequence, ply by ply, the chosen move gains
+    /// Rosin's Adapt (2011): along the best sequence, ply by ply, the chosen move gains
     /// `alpha` and every legal move loses `alpha * p`.
     Seed,
     /// The "layers" Adapt (the default of anagorko's morpion-lpp NRPA): the best sequence is
@@ -64,7 +64,7 @@ pub enum AdaptRule {
     /// whole layer is played. A step whose move was already played in an earlier layer is
     /// skipped. Moves that do not depend on each other are rewarded together instead of
     /// penalising each other. `p` is the softmax probability under the policy before this
-    /// Adapt, as in the seed's Adapt. Meant for games whose moves commute (Morpion); see
+    /// Adapt, as in Rosin's Adapt. Meant for games whose moves commute (Morpion); see
     /// [`adapt_layers`].
     Layers,
 }
@@ -93,11 +93,11 @@ impl AdaptRule {
 pub struct NrpaOptions {
     /// Nesting level, at least 1.
     pub level: u32,
-    /// Iterations per level (the seed's N), at least 1.
+    /// Iterations per level (Rosin's N), at least 1.
     pub iterations: u32,
-    /// Adaptation step (the seed's Alpha).
+    /// Adaptation step (Rosin's Alpha).
     pub alpha: f64,
-    /// Which Adapt (option `adapt`, default the seed's).
+    /// Which Adapt (option `adapt`, default Rosin's).
     pub adapt: AdaptRule,
     /// Random seed.
     pub seed: u64,
@@ -317,7 +317,7 @@ fn run_shared<G: SinglePlayer>(
             }),
             _ => active.iter_mut().enumerate().for_each(work),
         }
-        // Results in iteration order: the `>=` rule and one Adapt each, as the seed's loop.
+        // Results in iteration order: the `>=` rule and one Adapt each, as Rosin's loop.
         for s in searchers[..width].iter() {
             if s.stopped {
                 stopped = true;

@@ -20,7 +20,7 @@ pub struct RoundResult<M> {
 }
 
 /// The checkpoint a round starts from: `from` (the start of the previous round; `None` before
-/// the first) after the previous round's results, in iteration order, each with the seed's `>=`
+/// the first) after the previous round's results, in iteration order, each with Rosin's `>=`
 /// rule and one Adapt of the top-level policy. This is what the in-process shared scheme does
 /// after a batch, so rounds of `width` tasks replay `parallel=shared, batch=width` exactly.
 /// Sequences are replayed (so a tampered result is refused, and scores are recomputed).

@@ -94,7 +94,7 @@ fn adapt_matches_the_seeds_worked_example() {
     // "a-c wird nun mit rund 57,62% gewählt, a-b und a-d mit jeweils 21,19%".
     assert_eq!(format!("{:.4}", pol.get(1).exp() / z), "0.5761");
     assert_eq!(format!("{:.4}", pol.get(0).exp() / z), "0.2119");
-    // The seed: a node with one child keeps its weight at 0 (+alpha - alpha * 1).
+    // Rosin's Adapt: a node with one child keeps its weight at 0 (+alpha - alpha * 1).
     let mut pol = Policy::new(None);
     let one = Record {
         score: 0.0,
@@ -216,7 +216,7 @@ fn layers_adapt_matches_hand_computed_weights() {
             assert!((pol.get(c as u64) - w).abs() < 1e-12, "{space:?} code {c}");
         }
     }
-    // The seed's Adapt on the same sequence, for contrast: b and d compete at ply 2.
+    // Rosin's Adapt on the same sequence, for contrast: b and d compete at ply 2.
     let mut pol = Policy::new(Some(4));
     let seed = NrpaOptions::default();
     Adapter::new(&g, &root, &seed).adapt(&g, &root, 0, &mut pol, &best);
@@ -230,7 +230,7 @@ fn layers_adapt_matches_hand_computed_weights() {
 fn layers_adapt_in_every_scheme_is_deterministic() {
     let w = WeakSchur::new(4).unwrap();
     // Weak Schur's codes name the number placed and its part, so each step's layer is the
-    // step's own move: the layers Adapt is the seed's there (as for TSPTW's (from, to)).
+    // step's own move: the layers Adapt is Rosin's there (as for TSPTW's (from, to)).
     let layers = NrpaOptions {
         adapt: AdaptRule::Layers,
         ..opts(2, 12, 9)
@@ -257,7 +257,7 @@ fn layers_adapt_in_every_scheme_is_deterministic() {
     assert_eq!(replay(&g, &a.sequence), a.score);
     let seed = nrpa(&g, &root, &opts(2, 12, 9), None, &Control::unlimited()).unwrap();
     assert_ne!(a.checkpoints[0].policy, seed.checkpoints[0].policy);
-    // Resume from a checkpoint (JSON round trip): the same run; the seed's Adapt refuses it.
+    // Resume from a checkpoint (JSON round trip): the same run; Rosin's Adapt refuses it.
     let part = nrpa(
         &g,
         &root,

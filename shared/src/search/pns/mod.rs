@@ -5,7 +5,7 @@
 //! threshold `target`, decide "value(root) >= target", the value seen from the side to move at
 //! the root (`game.side(root)`, negamax convention). The answer is exact: [`Verdict::Proved`] or
 //! [`Verdict::Disproved`]; a search stopped by a limit answers [`Verdict::Unknown`] with the
-//! reason, never a guess. The multi-valued search of the seed (`multi_valued_pn_search`, exact
+//! reason, never a guess. The multi-valued search (Saffidine and Cazenave 2012, `multi_valued_pn_search`, exact
 //! value by bisection over the threshold) is not a kernel: the planner runs the probes
 //! (`PlanShape::Probes` in the registry), several at a time across workers.
 //!
@@ -101,7 +101,7 @@ pub struct Decision<M> {
     pub best_move: Option<M>,
     /// Nodes generated (children created at expansions, plus the root).
     pub nodes: u64,
-    /// Nodes expanded (the seed's loop iterations, or df-pn's interior visits).
+    /// Nodes expanded (the main loop's iterations, or df-pn's interior visits).
     pub expansions: u64,
     /// Most nodes (or table entries) held at once.
     pub peak_nodes: u64,

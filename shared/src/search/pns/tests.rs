@@ -1,4 +1,4 @@
-//! Differential tests of the proof-number family against minimax and alpha-beta, the seed's
+//! Differential tests of the proof-number family against minimax and alpha-beta, Saffidine and Cazenave's
 //! example, the optimisations' invariance, the memory limit and proof certificates.
 
 use super::tree::{Leaf, Pns};
@@ -268,7 +268,7 @@ fn seed_figure_most_proving_node_is_h() {
     }
 }
 
-/// The seed's optimisations change the work per iteration, never the nodes expanded.
+/// The optimisations of Allis's search change the work per iteration, never the nodes expanded.
 #[test]
 fn optimisations_do_not_change_the_search() {
     let g = Othello::new(4).unwrap();

@@ -1,5 +1,5 @@
 //! Two-valued proof-number search with an explicit tree (seed 000: `two_valued_pn_search`,
-//! `select_most_proving_node`, `update_proof_numbers`), with the seed's optimisations.
+//! `select_most_proving_node`, `update_proof_numbers`), with Allis's optimisations.
 //!
 //! Contract: see the module doc of [`super`]. [`Pns::decide`] answers "value(root) >= target"
 //! from the root side's point of view, or says why it stopped (limits, cancellation, or the
@@ -16,7 +16,7 @@
 //! update, selection and deletion share, so nodes need no parent pointer.
 //!
 //! Optimisations ([`PnOptions`]), each switchable so its effect can be measured; none changes
-//! which nodes are expanded (the seed's leftmost tie rule is kept everywhere), only the work per
+//! which nodes are expanded (Allis's leftmost tie rule is kept everywhere), only the work per
 //! iteration and the memory:
 //! - `current_node`: the update stops at the first ancestor whose numbers do not change, and the
 //!   next selection starts there (its ancestors' choices cannot have changed).
@@ -476,7 +476,7 @@ impl<'g, G: ZeroSum> Pns<'g, G> {
         0
     }
 
-    /// The seed's main loop, from a tree holding only `root`. Stops when the root is solved, after
+    /// Allis's main loop, from a tree holding only `root`. Stops when the root is solved, after
     /// `max_expansions`, or when the tree would exceed `budget` nodes ([`StopReason::Nodes`]).
     pub(crate) fn search(
         &mut self,
