@@ -557,3 +557,68 @@ fn tree_files_are_read_by_the_command_line() {
     assert!(stderr(&o).contains("larger than"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1);
 }
+
+/// A binary away from its source tree (an install, an image) still runs the jobs that read
+/// reference data: SameGame's standard boards and the TSPTW instances are compiled in. Here the
+/// data folder is an empty directory; the answers equal those read from the repository's files.
+#[test]
+fn reference_boards_and_instances_need_no_data_folder() {
+    let empty = std::env::temp_dir().join(format!("gs-empty-data-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let jobs: [&[&str]; 2] = [
+        &[
+            "--game",
+            "samegame",
+            "--game-param",
+            "board=3",
+            "--algorithm",
+            "nmcs",
+            "--option",
+            "level=1",
+        ],
+        &[
+            "--game",
+            "tsptw",
+            "--game-param",
+            "instance=rc_203.2",
+            "--algorithm",
+            "nmcs",
+            "--option",
+            "level=1",
+        ],
+    ];
+    for job in jobs {
+        let mut args = vec!["solve", "--json"];
+        args.extend_from_slice(job);
+        let from_repo = gamesolver(&args);
+        let bare = Command::new(env!("CARGO_BIN_EXE_gamesolver"))
+            .args(&args)
+            .env("GAMESOLVER_DATA", &empty)
+            .output()
+            .expect("run gamesolver");
+        assert!(from_repo.status.success(), "{}", stderr(&from_repo));
+        assert!(bare.status.success(), "{job:?}: {}", stderr(&bare));
+        let value = |o: &Output| {
+            serde_json::from_str::<serde_json::Value>(stdout(o).trim()).unwrap()["value"].clone()
+        };
+        assert_eq!(value(&bare), value(&from_repo), "{job:?}");
+        assert!(value(&bare).is_number(), "{job:?}: {}", stdout(&bare));
+    }
+    // A name that is not compiled in is still a one-line error naming it.
+    let o = Command::new(env!("CARGO_BIN_EXE_gamesolver"))
+        .args([
+            "solve",
+            "--game",
+            "tsptw",
+            "--game-param",
+            "instance=rc_999.9",
+            "--algorithm",
+            "nmcs",
+        ])
+        .env("GAMESOLVER_DATA", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rc_999.9"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir(&empty);
+}

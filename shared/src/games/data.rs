@@ -2,7 +2,8 @@
 //!
 //! Two folders. The *reference data* (Pons' test sets, the standard SameGame boards, the TSPTW
 //! instances, the Morpion records, the FFO suite) is read from `$GAMESOLVER_DATA` when set,
-//! otherwise from the repository's `data/` folder as seen at compile time. What the program
+//! otherwise from the repository's `data/` folder as seen at compile time; the files that jobs
+//! read (SameGame boards, TSPTW instances) are also compiled in ([`embedded`]). What the program
 //! *makes* (Awari databases, Connect Four opening books) goes to `$GAMESOLVER_DATA` when set,
 //! otherwise to the per-user data folder: `$XDG_DATA_HOME/gamesolver`, else
 //! `~/.local/share/gamesolver` (never into the source tree a binary was built from). A missing
@@ -43,16 +44,74 @@ fn user_dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
     }
 }
 
-/// Reads `rel` under the data folder. The error names `rel`, never the folder's absolute path
-/// (messages reach users of the service).
+/// Reference files the jobs of the service read (the 20 standard SameGame boards, the 30 TSPTW
+/// instances), compiled into the binary so that an installed binary or a container image runs
+/// them without the source tree; a file of the same name in the data folder takes precedence.
+/// About 290 KB.
+macro_rules! embed {
+    ($rel:literal) => {
+        ($rel, include_str!(concat!("../../../data/", $rel)))
+    };
+}
+const EMBEDDED: &[(&str, &str)] = &[
+    embed!("nrpa/samegame/problems.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_201.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_201.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_201.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_201.4.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_202.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_202.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_202.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_202.4.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_203.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_203.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_203.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_203.4.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_204.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_204.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_204.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_205.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_205.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_205.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_205.4.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_206.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_206.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_206.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_206.4.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_207.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_207.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_207.3.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_207.4.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_208.1.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_208.2.txt"),
+    embed!("nrpa/tsptw_solomon_potvin_bengio/rc_208.3.txt"),
+];
+
+/// The compiled-in copy of the reference file `rel`, if there is one.
+pub fn embedded(rel: &str) -> Option<&'static str> {
+    EMBEDDED
+        .iter()
+        .find(|(r, _)| *r == rel)
+        .map(|(_, text)| *text)
+}
+
+/// Reads `rel` under the data folder, else its compiled-in copy ([`embedded`]). The error names
+/// `rel`, never the folder's absolute path (messages reach users of the service).
 pub fn read(rel: &str) -> Result<String, String> {
     let path = data_dir().join(rel);
-    std::fs::read_to_string(&path).map_err(|e| {
-        format!(
+    std::fs::read_to_string(&path)
+        .or_else(|e| {
+            if let Some(text) = embedded(rel) {
+                return Ok(text.to_string());
+            }
+            Err(e)
+        })
+        .map_err(|e| {
+            format!(
             "cannot read '{rel}' in the data folder ({}); set GAMESOLVER_DATA to the data folder",
             e.kind()
         )
-    })
+        })
 }
 
 /// Longest data name a job may give.
@@ -104,7 +163,13 @@ pub fn named_file_in(
 
 /// Reads the data file `name` (see [`named_file`]).
 pub fn read_named(folder: &str, name: &str, ext: &str, what: &str) -> Result<String, String> {
-    let path = named_file(folder, name, ext, what)?;
+    let path = match named_file(folder, name, ext, what) {
+        Ok(path) => path,
+        Err(e) => {
+            let rel = format!("{folder}/{}{ext}", name.trim());
+            return embedded(&rel).map(str::to_string).ok_or(e);
+        }
+    };
     std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {what} '{}' ({})", name.trim(), e.kind()))
 }
@@ -155,6 +220,27 @@ pub fn pons_set(name: &str) -> Result<Vec<PonsLine>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compiled-in copies are the repository's files, and every TSPTW instance is there.
+    #[test]
+    fn the_embedded_reference_files_are_the_data_folders() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data");
+        for (rel, text) in EMBEDDED {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(rel)).unwrap(),
+                *text,
+                "{rel}"
+            );
+        }
+        let instances = std::fs::read_dir(dir.join("nrpa/tsptw_solomon_potvin_bengio"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".txt"))
+            .count();
+        assert_eq!(EMBEDDED.len(), instances + 1);
+        assert!(embedded("nrpa/samegame/problems.txt").is_some());
+        assert!(embedded("nrpa/../x").is_none());
+    }
 
     /// What the program builds goes to GAMESOLVER_DATA, else the XDG data folder, else
     /// ~/.local/share: never next to the sources.
