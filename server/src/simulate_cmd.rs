@@ -84,6 +84,11 @@ pub struct SimulateArgs {
     /// Keep task results in memory for the worker counts of this run only (no file).
     #[arg(long, conflicts_with = "cache")]
     pub memory_cache: bool,
+    /// Write every task of every worker count's run to FILE, one JSON object a line (workers,
+    /// task, virtual worker, start, end, nodes, cpu_s, spent_nodes, wasted): what the curve's
+    /// inflation and waste are made of.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// Largest `--cache-mb`.
@@ -218,7 +223,18 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     let res = resources(args.memory_mb)?;
     registry::prepare_with(&job, &res)?;
     let prepare = || registry::prepare_with(&job, &res);
+    // Created before the runs, so that a path that cannot be written fails at once.
+    let trace = match &args.trace {
+        Some(path) => Some((
+            path,
+            std::fs::File::create(path).map_err(|e| trace_error(path, e))?,
+        )),
+        None => None,
+    };
     let curve = simulate::curve(&prepare, &workers, &cfg)?;
+    if let Some((path, file)) = trace {
+        write_trace(file, &curve).map_err(|e| trace_error(path, e))?;
+    }
     if args.job.json {
         println!(
             "{}",
@@ -233,6 +249,24 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// The `--trace` file: one line per task of each row's run.
+fn write_trace(file: std::fs::File, curve: &Curve) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(file);
+    for (workers, tasks) in &curve.tasks {
+        for t in tasks {
+            let mut line = serde_json::to_value(t).expect("a task record serialises");
+            line["workers"] = (*workers).into();
+            writeln!(w, "{line}")?;
+        }
+    }
+    w.flush()
+}
+
+fn trace_error(path: &std::path::Path, e: std::io::Error) -> Failure {
+    Failure::bad_input(format!("--trace {}: {e}", path.display()))
 }
 
 /// The curve as a table for people.

@@ -622,3 +622,83 @@ fn reference_boards_and_instances_need_no_data_folder() {
     assert!(stderr(&o).contains("rc_999.9"), "{}", stderr(&o));
     let _ = std::fs::remove_dir(&empty);
 }
+
+/// `simulate --trace FILE` writes one JSON line per task of every worker count's run, with the
+/// fields the curve's rows are made of; a path that cannot be written is exit 2, one line,
+/// before anything runs.
+#[test]
+fn simulate_trace_lists_every_task_of_every_run() {
+    let dir = std::env::temp_dir().join(format!("gamesolver-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("trace.jsonl");
+    let o = gamesolver(&[
+        "simulate",
+        "--game",
+        "connect4",
+        "--position",
+        "3246313",
+        "--algorithm",
+        "jlpns",
+        "--option",
+        "leaf=alphabeta",
+        "--option",
+        "budget=100000",
+        "--memory-mb",
+        "16",
+        "--workers",
+        "1,2",
+        "--rate",
+        "10000000",
+        "--json",
+        "--trace",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let curve: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for row in curve["rows"].as_array().unwrap() {
+        let n = row["workers"].as_u64().unwrap();
+        let tasks: Vec<&serde_json::Value> = lines.iter().filter(|l| l["workers"] == n).collect();
+        assert!(!tasks.is_empty(), "no task of N = {n}");
+        let spent: f64 = tasks
+            .iter()
+            .map(|t| t["spent_nodes"].as_f64().unwrap())
+            .sum();
+        assert_eq!(
+            spent.round() as u64,
+            row["nodes"].as_u64().unwrap(),
+            "N = {n}"
+        );
+        for t in &tasks {
+            assert_eq!(t["task"]["kind"], "leaf", "{t}");
+            assert!(t["task"]["path"].is_array(), "{t}");
+            assert!(t["worker"].as_u64().unwrap() < n, "{t}");
+            assert!(
+                t["end"].as_f64().unwrap() >= t["start"].as_f64().unwrap(),
+                "{t}"
+            );
+            assert!(t["wasted"].is_boolean(), "{t}");
+        }
+    }
+    let o = gamesolver(&[
+        "simulate",
+        "--game",
+        "connect4",
+        "--position",
+        "3246313",
+        "--algorithm",
+        "jlpns",
+        "--workers",
+        "1",
+        "--trace",
+        dir.join("no/such/dir/t").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--trace"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

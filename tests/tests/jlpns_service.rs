@@ -69,3 +69,56 @@ fn kill_9_of_the_coordinator_mid_jlpns_job_resumes_the_tree_and_agrees() {
     assert_eq!(st["result"]["value"], json!(want), "{st}");
     assert_eq!(st["result"]["bounds"], json!([want, want]), "{st}");
 }
+
+/// The same on a long job, with the defaults (no options beyond game, position and algorithm):
+/// Connect Four after `13` (value -1; `alphabeta` says the same), about 30 CPU s of alpha-beta
+/// leaves, dozens of leaf tasks over several thresholds. The coordinator is killed once a dozen
+/// leaf tasks are answered; the restarted coordinator rebuilds the tree from the store (at least
+/// as many nodes, answered leaves and decided thresholds as before the kill, not a fresh root)
+/// and the job ends with the value.
+#[test]
+fn kill_9_of_the_coordinator_in_a_long_jlpns_job_resumes_and_agrees() {
+    let dir = scratch("jlpns-kill-coordinator-long");
+    let db = dir.join("db.sqlite");
+    let opts = CoordOpts {
+        lease_ms: Some(3000),
+        ..Default::default()
+    };
+    let mut c = Coordinator::start(&db, &opts);
+    let _w = c.start_workers(2, 1);
+    let job = json!({"game": "connect4", "position": "13", "algorithm": "jlpns"});
+    let id = c.submit(&job, None);
+    let figure = |st: &Value, key: &str| st["progress"][key].as_u64().unwrap_or(0);
+    wait_until(Duration::from_secs(600), "the tree has grown", || {
+        let st = c.get(&format!("/v1/jobs/{id}"), None).1;
+        assert_ne!(st["state"], "failed", "{st}");
+        assert_ne!(st["state"], "done", "the job ended before the kill: {st}");
+        tasks_done(&st) >= 12 && figure(&st, "tree_nodes") >= 8
+    });
+    let before = c.get(&format!("/v1/jobs/{id}"), None).1;
+    c.proc.kill9();
+    let c = Coordinator::start(
+        &db,
+        &CoordOpts {
+            port: Some(c.port),
+            ..opts
+        },
+    );
+    let after = c.get(&format!("/v1/jobs/{id}"), None).1;
+    assert!(
+        tasks_done(&after) >= tasks_done(&before),
+        "before {before}\nafter {after}"
+    );
+    if after["state"] != "done" {
+        for key in ["tree_nodes", "thresholds_done", "leaf_tasks"] {
+            assert!(
+                figure(&after, key) >= figure(&before, key),
+                "{key}: before {before}\nafter {after}"
+            );
+        }
+    }
+    let st = c.wait_job(id, Duration::from_secs(1200));
+    assert_eq!(st["state"], "done", "{st}");
+    assert_eq!(st["result"]["value"], json!(-1), "{st}");
+    assert_eq!(st["result"]["bounds"], json!([-1, -1]), "{st}");
+}

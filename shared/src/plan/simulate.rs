@@ -588,6 +588,10 @@ pub struct Curve {
     pub result: JobResult,
     /// The task-result cache's counts over the whole curve, when one was used.
     pub cache: Option<super::leaf_cache::CacheStats>,
+    /// Every task of every row's run, by worker count (not serialised with the curve: the
+    /// `simulate --trace` file holds them).
+    #[serde(skip)]
+    pub tasks: Vec<(usize, Vec<TaskRecord>)>,
 }
 
 /// The sequential run `run` (parallelism 1, times in CPU seconds) retimed with the node model at
@@ -714,6 +718,11 @@ pub fn curve(
         })
         .collect();
     let same_value = rows.iter().all(|r| r.value == one.result.value);
+    let tasks = runs
+        .iter()
+        .filter(|r| workers.contains(&r.workers) || r.workers == 1)
+        .map(|r| (r.workers, r.tasks.clone()))
+        .collect();
     Ok(Curve {
         model: base.model,
         rate,
@@ -725,6 +734,7 @@ pub fn curve(
         rows,
         result: one.result,
         cache: base.cache.as_ref().map(|c| c.stats()),
+        tasks,
     })
 }
 
