@@ -125,3 +125,53 @@ fn options_of_an_unknown_pair_exit_2() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("nrpa"), "{err}");
 }
+
+/// docs/API.md's game table (section 4) lists exactly the catalogue's games, each with every
+/// declared parameter and its default, and each game has its notation section: adding a game
+/// without its documentation fails here, naming what is missing.
+#[test]
+fn the_api_game_table_is_the_catalogue() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md")).unwrap();
+    let (_, section) = doc
+        .split_once("\n## 4. Games and notations\n")
+        .expect("section 4");
+    let (section, _) = section.split_once("\n## 5.").expect("section 5 follows");
+    let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+    let mut missing = Vec::new();
+    for e in registry::catalogue::ENTRIES {
+        let cell = format!("| `{}` |", e.name);
+        match rows.iter().find(|r| r.starts_with(&cell)) {
+            None => missing.push(format!("no row for game `{}`", e.name)),
+            Some(row) => {
+                for p in e.params {
+                    let named = row.contains(&format!("`{}` ({}", p.name, p.default))
+                        || row.contains(&format!("`{}` (`{}`", p.name, p.default))
+                        || row.contains(&format!("`{}` (required", p.name));
+                    if !named {
+                        missing.push(format!(
+                            "row of `{}`: parameter `{}` with its default {}",
+                            e.name, p.name, p.default
+                        ));
+                    }
+                }
+            }
+        }
+        if !section.contains(&format!("\n### `{}`\n", e.name)) {
+            missing.push(format!("no notation section '### `{}`'", e.name));
+        }
+    }
+    for r in &rows {
+        let name = r.trim_start_matches("| `").split('`').next().unwrap_or("");
+        if registry::catalogue::info(name).is_none() {
+            missing.push(format!(
+                "a row for `{name}`, which the catalogue does not have"
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/API.md section 4:\n{}",
+        missing.join("\n")
+    );
+}
