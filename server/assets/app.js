@@ -781,6 +781,9 @@ function objectRowsTable(rows, max = 12) {
   table.className = 'sub';
   const cols = [];
   for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
+  // What a row is about first (the round, the stone count, the move).
+  const lead = ['round', 'stones', 'move', 'id', 'task'];
+  cols.sort((a, b) => (lead.includes(b) ? 1 : 0) - (lead.includes(a) ? 1 : 0));
   const head = document.createElement('tr');
   for (const c of cols) {
     const th = document.createElement('th');
@@ -915,9 +918,15 @@ function renderJob(s) {
   $('job-what').textContent = spec.game + (params ? ' (' + params + ')' : '') + ', position "' +
     (spec.position || '') + '", ' + spec.algorithm + (opts ? ' (' + opts + ')' : '');
   // A finished job has no live progress any more: keep showing the last figures seen.
+  // While it runs, a figure missing from the latest report keeps its last value (a worker's
+  // heartbeat carries the kernel's own report only when it made one since the last beat).
   let figures = flatProgress(s.progress);
-  if (Object.keys(figures).length) lastFigures = figures;
-  else figures = lastFigures;
+  if (Object.keys(figures).length) {
+    if (s.state === 'running') figures = Object.assign({}, lastFigures, figures);
+    lastFigures = figures;
+  } else {
+    figures = lastFigures;
+  }
   const tbody = $('job-progress').querySelector('tbody');
   tbody.innerHTML = '';
   for (const [k, v] of Object.entries(figures)) {
@@ -928,7 +937,7 @@ function renderJob(s) {
     const tr = document.createElement('tr');
     tr.dataset.key = k;
     const th = document.createElement('th');
-    th.textContent = k.replace(/_/g, ' ');
+    th.textContent = k.replace(/_per_s$/, '/s').replace(/_ms$/, '').replace(/_/g, ' ');
     const td = document.createElement('td');
     td.className = typeof v === 'number' ? 'num' : '';
     td.appendChild(fmtNode(k, v));
@@ -973,8 +982,12 @@ function renderAnswer(s) {
   const seq = Array.isArray(r.sequence) ? r.sequence : typeof r.sequence === 'string' && r.sequence ? r.sequence.split(/\n/) : null;
   const dbs = Array.isArray(r.databases) ? r.databases : null;
   const work = [];
-  if (typeof r.nodes === 'number') work.push(fmtNum(r.nodes) + (dbs ? ' entries written' : ' nodes'));
-  for (const k of ['playouts', 'rollouts', 'iterations']) if (typeof r[k] === 'number') work.push(fmtNum(r[k]) + ' ' + k);
+  // Playouts or rollouts are the node count of MCTS and NRPA: said once.
+  const counted = ['playouts', 'rollouts', 'iterations'].filter((k) => typeof r[k] === 'number');
+  if (typeof r.nodes === 'number' && !counted.some((k) => r[k] === r.nodes)) {
+    work.push(fmtNum(r.nodes) + (dbs ? ' entries written' : ' nodes'));
+  }
+  for (const k of counted) work.push(fmtNum(r[k]) + ' ' + k);
   if (typeof r.elapsed_ms === 'number') work.push('in ' + fmtMs(r.elapsed_ms));
   const rows = [
     ['value', value],
@@ -1103,7 +1116,9 @@ function refreshTasks(s) {
     try {
       const page = await apiJson('/v1/jobs/' + s.id + '/tasks?limit=200');
       if (String(s.id) !== $('job-id').textContent) return;
-      renderTasks(page.tasks || [], s.task_list || [], page.next_after);
+      // More than a page: the tasks in flight and the latest finished ones (the status's list).
+      const many = page.next_after !== null && page.next_after !== undefined;
+      renderTasks(many ? (s.task_list || []) : (page.tasks || []), s.task_list || [], many);
     } catch (_) { /* the status still shows the counts */ }
   };
   if (tasksJob !== s.id) {

@@ -137,7 +137,10 @@ mod tests {
             Meaning::of(&job("connect4", "")).say(1).unwrap(),
             "win with your 21st stone from here"
         );
-        assert_eq!(Meaning::of(&job("othello", "")).say(-3).unwrap(), "loss by 3 discs");
+        assert_eq!(
+            Meaning::of(&job("othello", "")).say(-3).unwrap(),
+            "loss by 3 discs"
+        );
         assert_eq!(Meaning::of(&job("tictactoe", "")).say(1).unwrap(), "win");
         assert_eq!(Meaning::of(&job("nim", "")).say(1), None);
     }

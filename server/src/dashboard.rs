@@ -397,7 +397,10 @@ pub fn add_result_points(status: &Value, history: &mut Vec<Snapshot>) {
     } else {
         "nodes"
     };
-    if let (false, Some(n)) = (charted || status["result"].is_null(), result["nodes"].as_u64()) {
+    if let (false, Some(n)) = (
+        charted || status["result"].is_null(),
+        result["nodes"].as_u64(),
+    ) {
         let distinct = history
             .iter()
             .filter_map(|s| s.progress.get(work).map(Value::to_string))
@@ -452,7 +455,19 @@ pub(crate) async fn job_board(
                 format!("stored job: {e}"),
             )
         })?;
-    let position = best_sequence(&status).unwrap_or(spec.position);
+    // A running job's latest report may be a heartbeat without the line: the last line seen.
+    let seen = || {
+        let jobs = dash.jobs.lock();
+        jobs.get(&id)?.iter().rev().find_map(|s| {
+            s.progress
+                .get("best_sequence")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+    };
+    let position = best_sequence(&status)
+        .or_else(seen)
+        .unwrap_or(spec.position);
     board(&spec.game, &spec.game_params, &position)
 }
 
@@ -684,7 +699,10 @@ mod tests {
                 .collect();
             assert_eq!(pts, vec![(0, 0), (1500, 16_420_000)], "{algorithm}");
             let svg = viz::progress_plot("w", &h);
-            assert!(!svg.contains("no data yet") && svg.contains(">15M<"), "{svg}");
+            assert!(
+                !svg.contains("no data yet") && svg.contains(">15M<"),
+                "{svg}"
+            );
         }
     }
 

@@ -1211,12 +1211,18 @@ mod tests {
         assert_eq!(w("connect4", "", 1), "win with your 21st stone from here");
         assert_eq!(w("connect4", "", 0), "draw");
         // 6 stones played: an immediate win scores 18; a loss at once after the move -18.
-        assert_eq!(w("connect4", "445566", 18), "win with your 1st stone from here");
+        assert_eq!(
+            w("connect4", "445566", 18),
+            "win with your 1st stone from here"
+        );
         assert_eq!(
             w("connect4", "445566", -18),
             "loss to the opponent's 1st stone from here"
         );
-        assert_eq!(w("connect4", "445566", -16), "loss to the opponent's 3rd stone from here");
+        assert_eq!(
+            w("connect4", "445566", -16),
+            "loss to the opponent's 3rd stone from here"
+        );
         assert_eq!(w("othello", "", -3), "loss by 3 discs");
         assert_eq!(w("othello", "", 1), "win by 1 disc");
         assert_eq!(w("tictactoe", "", 1), "win");

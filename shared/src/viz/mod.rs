@@ -44,7 +44,7 @@ const W: f64 = 640.0;
 const H: f64 = 360.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 36.0;
+const TOP: f64 = 50.0;
 const BOTTOM: f64 = 48.0;
 
 /// Escapes text for SVG.
@@ -288,6 +288,7 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         escape(y_label)
     );
     // Series.
+    let mut legend_x = left;
     for (i, s) in series.iter().enumerate() {
         let mut d = String::new();
         let mut last: Option<(f64, f64)> = None;
@@ -331,14 +332,19 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
             r#"<path class="gs-series" d="{d}" fill="none" stroke="{}" stroke-width="2"/>"#,
             s.color
         );
-        let ly = TOP + 4.0 + 16.0 * i as f64;
+        // The legend: one row above the plot, so that it never covers a line.
+        let lx = legend_x;
+        legend_x += 30.0 + text_width(&s.name);
+        if legend_x > W - RIGHT && i > 0 {
+            continue;
+        }
         let _ = write!(
             out,
-            r#"<rect x="{}" y="{}" width="12" height="3" fill="{c}"/><text x="{}" y="{}">{}</text>"#,
-            left + 10.0,
-            ly,
-            left + 26.0,
-            ly + 4.0,
+            r#"<rect x="{}" y="{}" width="12" height="3" fill="{c}"/><text class="gs-legend" x="{}" y="{}">{}</text>"#,
+            lx,
+            TOP - 14.0,
+            lx + 16.0,
+            TOP - 10.0,
             escape(&s.name),
             c = s.color
         );
@@ -544,11 +550,7 @@ pub fn progress_plot(title: &str, history: &[Snapshot]) -> String {
         let first = vals.next();
         vals.any(|v| Some(v) != first)
     };
-    if let Some(key) = keys
-        .iter()
-        .find(|k| varies(k))
-        .or_else(|| keys.first())
-    {
+    if let Some(key) = keys.iter().find(|k| varies(k)).or_else(|| keys.first()) {
         let pts = history
             .iter()
             .filter_map(|s| num(&s.progress, key).map(|v| (secs(s), v)))
