@@ -17,10 +17,17 @@
 //! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
 //!   [`viz::progress_plot`] (bounds closing in, best score, MCTS root visits, work done);
 //! - `GET /v1/jobs/{id}/board.svg`: the job's position ([`viz::board::picture`]), or for a
-//!   single-player job the best sequence found so far ([`best_sequence`]);
+//!   single-player job the best sequence found so far ([`best_sequence`], else the last one
+//!   the recorder saw);
 //! - `GET /v1/board.svg?game=G&position=P&KEY=VALUE...`: any position (the form's preview;
 //!   every query key other than `game` and `position` is a game parameter);
-//! - `GET /v1/status/plot.svg`: running tasks per worker over time.
+//! - `GET /v1/status/plot.svg`: running tasks per worker over time;
+//! - `GET /v1/score-words?game=G&position=P&values=...`: what exact scores mean in the game's
+//!   words ([`viz::board::score_words`], the wording `gamesolver analyse` prints too).
+//!
+//! The job page writes every figure for people (no JSON outside the folded raw result), lists
+//! the job's tasks, and for a retrograde build its databases with a lookup box
+//! (`/v1/tables/{name}/lookup`) that draws the board looked up.
 //!
 //! History: the scheduler keeps only the latest progress of a job, so a recorder task listens
 //! to the coordinator's job-changed broadcast and keeps, in memory, a bounded history per job

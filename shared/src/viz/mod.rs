@@ -225,7 +225,18 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
     if counts && y0 < 0.0 {
         y0 = 0.0;
     }
-    let y_ticks = ticks(y0, y1, 6);
+    let mut y_ticks = ticks(y0, y1, 6);
+    // Whole numbers (tasks, bounds, scores) get whole ticks: no "0.2 tasks".
+    if pts.iter().all(|(_, y)| y.fract() == 0.0) {
+        let whole: Vec<f64> = y_ticks
+            .iter()
+            .filter(|t| (*t - t.round()).abs() < 1e-9)
+            .map(|t| t.round())
+            .collect();
+        if whole.len() >= 2 {
+            y_ticks = whole;
+        }
+    }
     let y_labels = tick_labels(&y_ticks);
     let x_ticks = ticks(x0, x1, 6);
     let x_labels = tick_labels(&x_ticks);
@@ -640,6 +651,19 @@ mod tests {
                 assert!(set.len() >= 2, "{axis}: {l:?} in {svg}");
             }
         }
+        // Whole numbers: whole ticks (0 and 1 running tasks, not 0, 0.2, ..., 1).
+        let svg = line_chart(
+            "w",
+            "seconds",
+            "tasks",
+            &[Series {
+                name: "w-1".into(),
+                color: PALETTE[0],
+                points: vec![(0.0, 0.0), (1.0, 1.0), (2.0, 0.0)],
+                steps: true,
+            }],
+        );
+        assert_eq!(tick_texts(&svg, "y"), ["0", "1"], "{svg}");
         // Bars of nothing but zeros: a 0..1 scale.
         let svg = bar_chart("b", "visits", &[("a".into(), 0.0), ("b".into(), 0.0)]);
         well_formed(&svg);
