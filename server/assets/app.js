@@ -225,7 +225,9 @@ async function refreshJobs() {
     const st = document.createElement('td');
     st.appendChild(stateBadge(j.state));
     tr.appendChild(st);
-    tr.appendChild(cell(j.summary));
+    // Values as people read them (the API's summary writes every digit of a float).
+    tr.appendChild(cell(String(j.summary).replace(/value (-?\d+\.\d{5,}(?:e-?\d+)?)/,
+      (_, n) => 'value ' + fmtNum(Number(n), 4))));
     tbody.appendChild(tr);
   }
   if (!body.jobs.length) emptyRow(tbody, 'no jobs yet', 3);
@@ -405,38 +407,44 @@ function outcomeClass(m) {
   return v > 0 ? 'win' : v < 0 ? 'loss' : 'draw';
 }
 
-// What a score means, in words (Connect Four: in how many of whose moves; section 3 of API.md).
-function scoreMeaning(game, params, position, m) {
-  if (m.kind === 'mcts') {
-    return m.visits + ' visits' + (typeof m.value === 'number' ? ', value ' + signed(m.value) : '');
-  }
-  if (m.kind === 'bounds') return 'not finished: between ' + m.lower + ' and ' + m.upper;
-  const v = m.value;
-  if (v === 0) return 'draw';
-  const word = v > 0 ? 'win' : 'loss';
-  if (game === 'connect4' && Number.isInteger(v)) {
-    const w = Number(params.width || 7);
-    const h = Number(params.height || 6);
-    const played = (position || '').trim().length;
-    // Score s = 1 + (W*H - n) / 2 for a win on ply n; n has the winner's parity.
-    const s = Math.abs(v);
-    const winnerFirstPly = v > 0 ? played + 1 : played + 2;
-    for (const n of [w * h - 2 * (s - 1), w * h - 2 * (s - 1) - 1]) {
-      if (n >= winnerFirstPly && (n - winnerFirstPly) % 2 === 0) {
-        const k = (n - winnerFirstPly) / 2 + 1;
-        return (v > 0 ? 'win with your ' : 'loss to the opponent\'s ') + ordinal(k) + ' stone from here';
-      }
-    }
-    return word;
-  }
-  if (game === 'othello') return v > 0 ? 'win by ' + v + ' discs' : 'loss by ' + -v + ' discs';
-  return word;
+// What a score means, in words: the game's own words (GET /v1/score-words, the wording of
+// `gamesolver analyse` too), fetched once per position and kept; until they come, win, draw
+// or loss.
+const wordsCache = new Map();
+function wordsKey(game, params, position) {
+  return game + '|' + JSON.stringify(params || {}) + '|' + (position || '');
 }
 
-function ordinal(k) {
-  const s = ['th', 'st', 'nd', 'rd'];
-  const r = k % 100;
-  return k + (s[(r - 20) % 10] || s[r] || s[0]);
+function scoreMeaning(game, params, position, m) {
+  if (m.kind === 'mcts') {
+    return fmtNum(m.visits) + ' visits' + (typeof m.value === 'number' ? ', value ' + signed(m.value) : '');
+  }
+  if (m.kind === 'bounds') return 'not finished: between ' + fmtNum(m.lower) + ' and ' + fmtNum(m.upper);
+  const known = wordsCache.get(wordsKey(game, params, position));
+  if (known && known[String(m.value)]) return known[String(m.value)];
+  return m.value === 0 ? 'draw' : m.value > 0 ? 'win' : 'loss';
+}
+
+// Fetches the game's words for the exact scores `values` of a position, then calls `done`.
+async function fetchWords(game, params, position, values, done) {
+  const key = wordsKey(game, params, position);
+  const have = wordsCache.get(key) || {};
+  const want = [...new Set(values.filter((v) => Number.isInteger(v) && !(String(v) in have)))].slice(0, 64);
+  if (want.length) {
+    try {
+      const q = new URLSearchParams(params || {});
+      q.set('game', game);
+      q.set('position', position || '');
+      q.set('values', want.join(','));
+      const got = await apiJson('/v1/score-words?' + q.toString());
+      const next = Object.assign({}, have);
+      for (const v of want) next[String(v)] = (got.words || {})[String(v)] || '';
+      wordsCache.set(key, next);
+    } catch (_) {
+      return; // the page keeps win / draw / loss
+    }
+  }
+  done();
 }
 
 // The table of per-move scores (every score in text, best first, best moves starred).
@@ -458,10 +466,19 @@ function renderMoveTable(box, game, params, position, result) {
     const sc = cell(scoreText(m), 'num score');
     if (m.kind === 'exact') sc.dataset.value = m.value;
     tr.appendChild(sc);
-    tr.appendChild(cell(scoreMeaning(game, params, position, m) + (m.best ? ' (best)' : '')));
+    const meaning = cell(scoreMeaning(game, params, position, m) + (m.best ? ' (best)' : ''));
+    meaning.className = 'meaning';
+    tr.appendChild(meaning);
     tbody.appendChild(tr);
   }
   box.appendChild(table);
+  const exact = scores.filter((m) => m.kind === 'exact');
+  fetchWords(game, params, position, exact.map((m) => m.value), () => {
+    for (const m of exact) {
+      const td = table.querySelector('tr[data-move="' + CSS.escape(m.move) + '"] td.meaning');
+      if (td) td.textContent = scoreMeaning(game, params, position, m) + (m.best ? ' (best)' : '');
+    }
+  });
   return scores;
 }
 
@@ -645,7 +662,7 @@ function renderMctsBars(box, scores) {
     const v = document.createElement('td');
     v.innerHTML = '<div class="bar"><span class="fill visits"></span><span class="label"></span></div>';
     v.querySelector('.fill').style.width = (100 * m.visits / most).toFixed(1) + '%';
-    v.querySelector('.label').textContent = String(m.visits);
+    v.querySelector('.label').textContent = fmtNum(m.visits);
     tr.appendChild(v);
     if (hasValue) {
       const q = document.createElement('td');
@@ -685,16 +702,180 @@ async function showAnswerBoard(box, note, game, params, position, result) {
   if (!ok || !svg) return false;
   const numbered = pv.length ? numberPv(svg, game, params, pv) : 0;
   drawScores(svg, game, params, scores);
-  if (note && numbered) note.textContent = 'numbered: the principal variation, ' + numbered + ' moves';
+  if (note && numbered) note.textContent = 'numbered: the principal variation, ' + numbered + (numbered === 1 ? ' move' : ' moves');
   return true;
 }
 
 // ---- job page ------------------------------------------------------------------------------
+//
+// Every figure is written for people: integers with thousands separators, other numbers to a
+// few significant digits, times in ms/s/min, sizes in KiB/MiB/GiB, rates with SI prefixes.
+// Objects and lists are drawn as small tables or lists, never as JSON text.
 
-function fmtValue(v) {
+// A number for people: integers with thousands separators, others to `digits` significant digits.
+function fmtNum(v, digits = 3) {
+  if (typeof v !== 'number') return String(v);
+  if (!Number.isFinite(v)) return v > 0 ? '∞' : v < 0 ? '−∞' : '—';
+  if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString('en-US');
+  const a = Math.abs(v);
+  if (a >= 1e15 || a < 1e-3) return v.toPrecision(digits);
+  return Number(v.toPrecision(digits)).toLocaleString('en-US', { maximumFractionDigits: 12 });
+}
+
+// 1234567 -> "1.23 M" (SI prefixes, 3 significant digits).
+function fmtSi(v, unit = '') {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return fmtNum(v);
+  const a = Math.abs(v);
+  for (const [p, f] of [['T', 1e12], ['G', 1e9], ['M', 1e6], ['k', 1e3]]) {
+    if (a >= f) return Number((v / f).toPrecision(3)) + ' ' + p + unit;
+  }
+  return fmtNum(v) + (unit ? ' ' + unit : '');
+}
+
+function fmtBytes(n) {
+  if (typeof n !== 'number') return fmtNum(n);
+  for (const [p, f] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]) {
+    if (Math.abs(n) >= f) return Number((n / f).toPrecision(3)) + ' ' + p;
+  }
+  return fmtNum(n) + ' B';
+}
+
+function fmtMs(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return fmtNum(ms);
+  if (ms < 1000) return fmtNum(Math.round(ms)) + ' ms';
+  if (ms < 60000) return Number((ms / 1000).toPrecision(3)) + ' s';
+  const m = Math.floor(ms / 60000);
+  if (m < 60) return m + ' min ' + Math.round((ms - m * 60000) / 1000) + ' s';
+  return Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
+}
+
+// A scalar for people, by what its key says it is.
+function fmtScalar(key, v) {
   if (v === null || v === undefined) return '—';
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v === 'string') return v.length > 160 ? v.slice(0, 160) + '… (' + fmtNum(v.length) + ' characters)' : v;
+  if (typeof v !== 'number') return String(v);
+  const k = String(key || '');
+  if (/(^|_)ms$/.test(k)) return fmtMs(v);
+  if (/bytes$/.test(k)) return fmtBytes(v);
+  if (/per_s$|_rate$/.test(k) && !/win_rate/.test(k)) return fmtSi(v, '/s');
+  if (k === 'win_rate' || k === 'value' && !Number.isInteger(v)) return fmtNum(v, 3);
+  return fmtNum(v, 4);
+}
+
+// A bound pair [lower, upper] as text: "0" when closed, "−1 .. 1" while open.
+function fmtBounds(b) {
+  if (!Array.isArray(b)) return fmtScalar('', b);
+  const [lo, hi] = b;
+  if (lo !== null && lo !== undefined && lo === hi) return fmtNum(lo);
+  return (lo === null || lo === undefined ? '?' : fmtNum(lo)) + ' .. ' + (hi === null || hi === undefined ? '?' : fmtNum(hi));
+}
+
+function isScalar(v) {
+  return v === null || ['number', 'string', 'boolean', 'undefined'].includes(typeof v);
+}
+
+// A small table of rows (objects): the union of their keys as columns, the last `max` rows.
+function objectRowsTable(rows, max = 12) {
+  const table = document.createElement('table');
+  table.className = 'sub';
+  const cols = [];
+  for (const r of rows) for (const k of Object.keys(r)) if (!cols.includes(k)) cols.push(k);
+  // What a row is about first (the round, the stone count, the move).
+  const lead = ['round', 'stones', 'move', 'id', 'task'];
+  cols.sort((a, b) => (lead.includes(b) ? 1 : 0) - (lead.includes(a) ? 1 : 0));
+  const head = document.createElement('tr');
+  for (const c of cols) {
+    const th = document.createElement('th');
+    th.textContent = c.replace(/_/g, ' ');
+    head.appendChild(th);
+  }
+  const thead = document.createElement('thead');
+  thead.appendChild(head);
+  const tbody = document.createElement('tbody');
+  const shown = rows.length > max ? rows.slice(rows.length - max) : rows;
+  for (const r of shown) {
+    const tr = document.createElement('tr');
+    for (const c of cols) {
+      const td = document.createElement('td');
+      td.className = typeof r[c] === 'number' ? 'num' : '';
+      td.appendChild(fmtNode(c, r[c]));
+      tr.appendChild(td);
+    }
+    tbody.appendChild(tr);
+  }
+  table.append(thead, tbody);
+  if (rows.length > max) {
+    const wrap = document.createElement('div');
+    const note = document.createElement('p');
+    note.className = 'note';
+    note.textContent = 'the last ' + max + ' of ' + fmtNum(rows.length);
+    wrap.append(table, note);
+    return wrap;
+  }
+  return table;
+}
+
+// A value of any shape as a DOM node: scalars as text, lists joined, objects as small tables.
+function fmtNode(key, v, depth = 0) {
+  const text = (t) => document.createTextNode(t);
+  if (isScalar(v)) return text(fmtScalar(key, v));
+  if (key === 'bounds') {
+    if (Array.isArray(v)) return text(fmtBounds(v));
+    // Per move (analyse=all): move -> [lower, upper].
+    const parts = Object.entries(v).map(([m, b]) => m + ': ' + fmtBounds(b));
+    return text(parts.join(' · ') || 'none yet');
+  }
+  if (key === 'checkpoint') {
+    return text('saved' + (v && typeof v.iteration === 'number' ? ' at iteration ' + fmtNum(v.iteration) : '') +
+      (v && v.best && typeof v.best.score === 'number' ? ', best ' + fmtNum(v.best.score) : ''));
+  }
+  if (key === 'visits' && !Array.isArray(v)) {
+    const rows = Object.entries(v).filter(([, n]) => typeof n === 'number').sort((a, b) => b[1] - a[1]);
+    const total = rows.reduce((t, [, n]) => t + n, 0);
+    const top = rows.slice(0, 6).map(([m, n]) => m + ' ' + fmtNum(n));
+    return text(fmtNum(total) + ' over ' + rows.length + ' moves (' + top.join(', ') +
+      (rows.length > 6 ? ', …' : '') + ')');
+  }
+  if (Array.isArray(v)) {
+    if (!v.length) return text('none');
+    if (v.every(isScalar)) {
+      const items = v.slice(0, 40).map((x) => fmtScalar(key, x));
+      return text(items.join(key === 'pv' || key === 'sequence' ? ' ' : ', ') +
+        (v.length > 40 ? ' … (' + fmtNum(v.length) + ' in all)' : ''));
+    }
+    if (v.every((x) => x && typeof x === 'object' && !Array.isArray(x)) && depth < 2) {
+      return objectRowsTable(v);
+    }
+    if (v.every((x) => Array.isArray(x) && x.every(isScalar))) {
+      const items = v.slice(-12).map((x) => '(' + x.map((y) => fmtScalar('', y)).join(', ') + ')');
+      return text((v.length > 12 ? '… ' : '') + items.join(' ') + (v.length > 12 ? ' (' + fmtNum(v.length) + ' in all)' : ''));
+    }
+    return text(fmtNum(v.length) + ' items');
+  }
+  if (depth >= 2) return text(Object.keys(v).length + ' fields');
+  const entries = Object.entries(v);
+  if (!entries.length) return text('none');
+  if (entries.every(([, x]) => isScalar(x)) && entries.length <= 8) {
+    return text(entries.map(([k, x]) => k.replace(/_/g, ' ') + ' ' + fmtScalar(k, x)).join(', '));
+  }
+  const table = document.createElement('table');
+  table.className = 'kv sub';
+  for (const [k, x] of entries.slice(0, 40)) {
+    const tr = document.createElement('tr');
+    const th = document.createElement('th');
+    th.textContent = k.replace(/_/g, ' ');
+    const td = document.createElement('td');
+    td.appendChild(fmtNode(k, x, depth + 1));
+    tr.append(th, td);
+    table.appendChild(tr);
+  }
+  return table;
+}
+
+// The text of a value (tests and short places).
+function fmtValue(v, key) {
+  return fmtNode(key || '', v).textContent;
 }
 
 function flatProgress(p) {
@@ -737,75 +918,274 @@ function renderJob(s) {
   $('job-what').textContent = spec.game + (params ? ' (' + params + ')' : '') + ', position "' +
     (spec.position || '') + '", ' + spec.algorithm + (opts ? ' (' + opts + ')' : '');
   // A finished job has no live progress any more: keep showing the last figures seen.
+  // While it runs, a figure missing from the latest report keeps its last value (a worker's
+  // heartbeat carries the kernel's own report only when it made one since the last beat).
   let figures = flatProgress(s.progress);
-  if (Object.keys(figures).length) lastFigures = figures;
-  else figures = lastFigures;
+  if (Object.keys(figures).length) {
+    if (s.state === 'running') figures = Object.assign({}, lastFigures, figures);
+    lastFigures = figures;
+  } else {
+    figures = lastFigures;
+  }
   const tbody = $('job-progress').querySelector('tbody');
   tbody.innerHTML = '';
   for (const [k, v] of Object.entries(figures)) {
+    // The best line is drawn on the board; a checkpoint is for resuming, not for reading.
+    if (k === 'best_sequence') continue;
+    // Figures of a finished stage (null, an empty list) say nothing.
+    if (v === null || v === undefined || (Array.isArray(v) && !v.length)) continue;
     const tr = document.createElement('tr');
+    tr.dataset.key = k;
     const th = document.createElement('th');
-    th.textContent = k.replace(/_/g, ' ');
-    tr.appendChild(th);
-    tr.appendChild(cell(fmtValue(v), 'num'));
+    th.textContent = k.replace(/_per_s$/, '/s').replace(/_ms$/, '').replace(/_/g, ' ');
+    const td = document.createElement('td');
+    td.className = typeof v === 'number' ? 'num' : '';
+    td.appendChild(fmtNode(k, v));
+    tr.append(th, td);
     tbody.appendChild(tr);
   }
+  if (!Object.keys(figures).length) emptyRow(tbody, s.state === 'queued' ? 'waiting for a worker' : 'no figures reported', 2);
   const t = s.tasks || {};
   // Every task once, by its real state: an obsolete probe is cancelled, not done.
-  $('job-tasks').textContent = (t.total || 0) + ' tasks: ' +
-    ['queued', 'running', 'done', 'cancelled', 'failed'].map((k) => (t[k] || 0) + ' ' + k).join(', ');
+  $('job-tasks').textContent = fmtNum(t.total || 0) + ' tasks: ' +
+    ['queued', 'running', 'done', 'cancelled', 'failed'].map((k) => fmtNum(t[k] || 0) + ' ' + k).join(', ');
   $('job-result').textContent = s.result ? JSON.stringify(s.result, null, 2) : '(none yet)';
   renderAnswer(s);
   renderScores(s);
+  refreshTasks(s);
   setError($('job-error'), s.error || '');
   $('job-cancel').hidden = ['done', 'failed', 'cancelled'].includes(s.state);
 }
 
-// The job's answer in words: value, best move, principal variation, bounds, why it stopped.
+// A player's share of a vector value (multi-player games): "player 1 0.5, player 2 0.25".
+function fmtVector(v) {
+  return v.map((x, i) => 'player ' + (i + 1) + ' ' + fmtScalar('value', x)).join(', ');
+}
+
+// The job's answer in words: value, best move, principal variation, bounds, why it stopped;
+// a retrograde build's databases and a lookup box.
 function renderAnswer(s) {
   const box = $('job-answer');
   box.innerHTML = '';
   const r = s.result;
+  const spec = s.job || {};
   if (!r) {
-    emptyRow(box, s.state === 'failed' ? 'no answer: the job failed' : 'no answer yet', 2);
+    emptyRow(box, s.state === 'failed' ? 'no answer: the job failed' :
+      s.state === 'cancelled' ? 'no answer: the job was cancelled' : 'no answer yet', 2);
+    renderDatabases(null, spec);
     return;
   }
+  const value = r.value === null || r.value === undefined ? null
+    : Array.isArray(r.value) ? fmtVector(r.value)
+      : typeof r.value === 'number' ? (Number.isInteger(r.value) ? String(r.value) : fmtScalar('value', r.value))
+        : r.value;
+  const seq = Array.isArray(r.sequence) ? r.sequence : typeof r.sequence === 'string' && r.sequence ? r.sequence.split(/\n/) : null;
+  const dbs = Array.isArray(r.databases) ? r.databases : null;
+  const work = [];
+  // Playouts or rollouts are the node count of MCTS and NRPA: said once.
+  const counted = ['playouts', 'rollouts', 'iterations'].filter((k) => typeof r[k] === 'number');
+  if (typeof r.nodes === 'number' && !counted.some((k) => r[k] === r.nodes)) {
+    work.push(fmtNum(r.nodes) + (dbs ? ' entries written' : ' nodes'));
+  }
+  for (const k of counted) work.push(fmtNum(r[k]) + ' ' + k);
+  if (typeof r.elapsed_ms === 'number') work.push('in ' + fmtMs(r.elapsed_ms));
   const rows = [
-    ['value', r.value],
+    ['value', value],
+    ['meaning', typeof r.value === 'number' && Number.isInteger(r.value) && CELL_GAMES.includes(spec.game)
+      ? scoreMeaning(spec.game, spec.game_params || {}, spec.position || '', { kind: 'exact', value: r.value }) : null],
     ['best move', r.best_move],
-    ['principal variation', Array.isArray(r.pv) ? r.pv.map((m, i) => (i + 1) + '. ' + m).join('  ') : null],
-    ['bounds', Array.isArray(r.bounds) ? r.bounds.join(' .. ') : null],
+    ['principal variation', Array.isArray(r.pv) && r.pv.length ? r.pv.map((m, i) => (i + 1) + '. ' + m).join('  ') : null],
+    ['bounds', Array.isArray(r.bounds) ? fmtBounds(r.bounds) : null],
     ['outcome', r.outcome],
-    ['win rate', r.win_rate],
-    ['best sequence', typeof r.sequence === 'string' ? r.sequence.split('\n').length + ' moves' : null],
+    ['win rate', typeof r.win_rate === 'number' ? fmtNum(r.win_rate, 3) : null],
+    ['best sequence', seq ? fmtNum(seq.length) + ' moves: ' + seq.slice(0, 12).join(' ') + (seq.length > 12 ? ' …' : '') : null],
+    ['set name', dbs ? r.name : null],
+    ['databases', dbs ? (dbs.length ? '0 to ' + (dbs.length - 1) + ' stones, ' +
+      fmtNum(dbs.reduce((t, d) => t + (d.positions || 0), 0)) + ' positions, ' +
+      fmtBytes(dbs.reduce((t, d) => t + (d.bytes || 0), 0)) : 'none') : null],
+    ['work', work.length ? work.join(' ') : null],
     ['stopped by', r.stopped],
   ];
   for (const [k, v] of rows) {
-    if (v === null || v === undefined) continue;
+    if (v === null || v === undefined || v === '') continue;
     const tr = document.createElement('tr');
     tr.dataset.key = k;
     const th = document.createElement('th');
     th.textContent = k;
-    tr.append(th, cell(fmtValue(v), 'num'));
+    tr.append(th, cell(typeof v === 'string' ? v : fmtValue(v, k), 'num'));
     box.appendChild(tr);
   }
+  if (!box.children.length) emptyRow(box, 'the job ended without a value', 2);
+  const row = box.querySelector('tr[data-key="meaning"]');
+  if (row) {
+    const m = { kind: 'exact', value: r.value };
+    fetchWords(spec.game, spec.game_params || {}, spec.position || '', [r.value], () => {
+      row.cells[1].textContent = scoreMeaning(spec.game, spec.game_params || {}, spec.position || '', m);
+    });
+  }
+  renderDatabases(dbs, spec, r.name);
+}
+
+// ---- retrograde builds: the databases, an Awari board, a lookup box -----------------------
+
+let lookupFor = '';
+function renderDatabases(dbs, spec, name) {
+  const box = $('job-databases');
+  if (!dbs) {
+    box.hidden = true;
+    lookupFor = '';
+    return;
+  }
+  box.hidden = false;
+  const tbody = $('job-db-table').querySelector('tbody');
+  tbody.innerHTML = '';
+  for (const d of dbs) {
+    const tr = document.createElement('tr');
+    tr.dataset.stones = d.stones;
+    tr.appendChild(cell(String(d.stones), 'num'));
+    tr.appendChild(cell(fmtNum(d.positions), 'num'));
+    tr.appendChild(cell(d.rounds === null || d.rounds === undefined ? '—' : fmtNum(d.rounds), 'num'));
+    tr.appendChild(cell(fmtBytes(d.bytes), 'num'));
+    const sum = cell(typeof d.sha256 === 'string' ? d.sha256.slice(0, 16) + '…' : '—', 'mono');
+    sum.title = d.sha256 || '';
+    tr.appendChild(sum);
+    tbody.appendChild(tr);
+  }
+  if (!dbs.length) emptyRow(tbody, 'no databases', 5);
+  const key = String(name) + '/' + dbs.length;
+  if (lookupFor === key) return;
+  lookupFor = key;
+  const pits = Number((spec.game_params || {}).pits || 6);
+  $('lookup-position').value = sampleBoard(pits, Math.max(0, dbs.length - 1));
+  $('lookup-form').dataset.name = name || '';
+  $('lookup-form').dataset.pits = pits;
+  lookup();
+}
+
+// A board of `stones` stones on `pits` pits a side, spread from the side to move's first pit.
+function sampleBoard(pits, stones) {
+  const b = new Array(2 * pits).fill(0);
+  for (let i = 0; i < stones; i++) b[(i * 5) % (2 * pits)] += 1;
+  return b.join(',');
+}
+
+async function lookup(ev) {
+  if (ev) ev.preventDefault();
+  const form = $('lookup-form');
+  const name = form.dataset.name;
+  const position = $('lookup-position').value.trim();
+  const out = $('lookup-answer');
+  setError($('lookup-error'), '');
+  out.textContent = '';
+  if (!name) {
+    setError($('lookup-error'), 'this build has no set name to look up');
+    return;
+  }
+  try {
+    const q = new URLSearchParams({ position });
+    const a = await apiJson('/v1/tables/' + encodeURIComponent(name) + '/lookup?' + q.toString());
+    const best = a.best && a.best.length ? 'best ' + a.best.join(', ') : 'the game is over';
+    out.textContent = 'score ' + signed(a.score) + ' for the side to move (' + a.stones +
+      ' stones: the stones it captures from here on minus the opponent\'s); ' + best;
+    out.dataset.score = a.score;
+    const b = new URLSearchParams({ game: 'awari', pits: form.dataset.pits, position });
+    await showSvg($('job-board'), '/v1/board.svg?' + b.toString(), $('job-board-note'));
+    const svg = $('job-board').querySelector('svg.gs-board');
+    if (svg) {
+      for (const mv of a.best || []) {
+        const pit = svg.querySelector('[data-pit="' + mv + '"]');
+        if (pit) pit.classList.add('gs-best-pit');
+      }
+      $('job-board-note').textContent = 'looked up: ' + position + (a.best && a.best.length ? ' (best pits outlined)' : '');
+    }
+  } catch (e) {
+    setError($('lookup-error'), e.message);
+  }
+}
+
+// ---- tasks ---------------------------------------------------------------------------------
+
+let tasksAt = 0;
+let tasksTimer = null;
+let tasksJob = null;
+function refreshTasks(s) {
+  const ended = ['done', 'failed', 'cancelled'].includes(s.state);
+  const run = async () => {
+    tasksAt = Date.now();
+    tasksTimer = null;
+    try {
+      const page = await apiJson('/v1/jobs/' + s.id + '/tasks?limit=200');
+      if (String(s.id) !== $('job-id').textContent) return;
+      // More than a page: the tasks in flight and the latest finished ones (the status's list).
+      const many = page.next_after !== null && page.next_after !== undefined;
+      renderTasks(many ? (s.task_list || []) : (page.tasks || []), s.task_list || [], many);
+    } catch (_) { /* the status still shows the counts */ }
+  };
+  if (tasksJob !== s.id) {
+    tasksJob = s.id;
+    tasksAt = 0;
+  }
+  clearTimeout(tasksTimer);
+  if (ended || Date.now() - tasksAt >= POLL_MS) run();
+  else tasksTimer = setTimeout(run, POLL_MS);
+}
+
+function renderTasks(tasks, live, more) {
+  const tbody = $('job-task-table').querySelector('tbody');
+  tbody.innerHTML = '';
+  const running = new Map(live.filter((t) => t.progress).map((t) => [t.id, t.progress]));
+  for (const t of tasks) {
+    const tr = document.createElement('tr');
+    tr.dataset.task = t.id;
+    tr.appendChild(cell(String(t.id), 'num'));
+    tr.appendChild(cell(t.what));
+    const st = document.createElement('td');
+    st.appendChild(stateBadge(t.state));
+    tr.appendChild(st);
+    const w = cell((t.workers || []).map((id) => id.length > 14 ? id.slice(0, 12) + '…' : id).join(', ') || '—');
+    w.title = (t.workers || []).join(', ');
+    tr.appendChild(w);
+    tr.appendChild(cell(fmtNum(t.attempts), 'num'));
+    const p = running.get(t.id);
+    tr.appendChild(cell(p && typeof p.elapsed_ms === 'number' ? fmtMs(p.elapsed_ms) + ' so far' : '—', 'num'));
+    const err = cell(t.last_error || '');
+    err.className = t.last_error ? 'error-text' : '';
+    tr.appendChild(err);
+    tbody.appendChild(tr);
+  }
+  if (!tasks.length) emptyRow(tbody, 'no tasks yet', 7);
+  $('job-tasks-more').hidden = !more;
 }
 
 // The board: while running the job's position (or best sequence); once there is a result, a
 // game with cells shows the principal variation numbered and the moves' scores.
 let boardShows = '';
+let boardAt = 0;
 async function refreshBoard(id, s) {
   const spec = s.job || {};
+  // A retrograde build has no position: its board is the lookup box's.
+  if (spec.algorithm === 'retrograde') {
+    if (!s.result && boardShows !== 'build') {
+      boardShows = 'build';
+      $('job-board').innerHTML = '';
+      $('job-board-note').textContent = 'a board can be looked up once the databases are built';
+    }
+    return;
+  }
   const withResult = Boolean(s.result) && CELL_GAMES.includes(spec.game);
-  // Single-player jobs draw their best sequence, which the result completes.
   const want = s.result ? 'result' : 'position';
-  if (boardShows === want) return;
+  // A running single-player job's picture is its best line so far: redrawn as it improves.
+  const live = !s.result && s.state === 'running' && Date.now() - boardAt >= POLL_MS &&
+    Boolean(flatProgress(s.progress).best_sequence || flatProgress(s.progress).sequence);
+  if (boardShows === want && !live) return;
   boardShows = want;
+  boardAt = Date.now();
   if (withResult) {
     await showAnswerBoard($('job-board'), $('job-board-note'), spec.game, spec.game_params || {},
       spec.position || '', s.result);
   } else {
     await showSvg($('job-board'), '/v1/jobs/' + id + '/board.svg', $('job-board-note'));
+    if (live && $('job-board').innerHTML) $('job-board-note').textContent = 'the best line so far';
   }
 }
 
@@ -851,6 +1231,7 @@ async function follow(id, signal) {
       if (!data.length) continue;
       const status = JSON.parse(data.join('\n'));
       renderJob(status);
+      refreshBoard(id, status);
       if (event === 'end') {
         await Promise.all([refreshPlot(id, true), refreshBoard(id, status)]);
         return true;
@@ -871,6 +1252,10 @@ async function showJob(id) {
   const ctl = new AbortController();
   streamAbort = ctl;
   boardShows = '';
+  boardAt = 0;
+  tasksJob = null;
+  lookupFor = '';
+  $('job-task-table').querySelector('tbody').innerHTML = '';
   let first;
   try {
     first = await apiJson('/v1/jobs/' + id);
@@ -1144,6 +1529,7 @@ $('job-cancel').addEventListener('click', async () => {
     globalError(e);
   }
 });
+$('lookup-form').addEventListener('submit', lookup);
 $('ab-form').addEventListener('submit', abRestart);
 $('ab-game').addEventListener('change', () => {
   $('ab-params').value = '';

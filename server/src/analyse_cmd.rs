@@ -2,17 +2,13 @@
 //!
 //! A line is the move, its score (the exact value, `l..u` bounds when a limit stopped the move
 //! first, or MCTS's mean value and visits) and what the score means where the game's scale
-//! says it: Connect Four scores as Pons' solver counts them ("win in n" / "loss in n", n the
-//! winner's moves from here, the move itself included for a win; "draw"), Othello disc
-//! differences, and win/draw/loss for games valued -1/0/1. The usual summary (value, best move,
+//! says it, in the game's own words (`Picture::score_words`, which the dashboard shows too):
+//! Connect Four scores as Pons' solver counts them ("win with your 3rd stone from here" / "loss
+//! to the opponent's 2nd stone from here", the stones counted from the root, the move itself
+//! first; "draw"), Othello disc differences, and win/draw/loss for games valued -1/0/1. The usual summary (value, best move,
 //! nodes, time) follows.
 
-use gamesolver_shared::games::connect4::Connect4;
-use gamesolver_shared::model::Game;
 use gamesolver_shared::wire::{JobResult, JobSpec, MoveScore};
-
-/// Games whose values are exactly win (1), draw (0) and loss (-1).
-const WIN_DRAW_LOSS: &[&str] = &["tictactoe", "mnk"];
 
 /// The text `analyse` prints for `r`, the result of `job`.
 pub fn render(r: &JobResult, job: &JobSpec) -> String {
@@ -101,113 +97,51 @@ fn best_move_line(
     }
 }
 
-/// How a game's exact score reads in words.
-enum Meaning {
-    /// Connect Four: `half` is (cells + 1) / 2, `played` the stones on the board at the root.
-    Pons { half: i64, played: i64 },
-    /// Othello: the final disc difference.
-    Discs,
-    /// Win 1, draw 0, loss -1.
-    WinDrawLoss,
-    /// No reading beyond the number.
-    None,
-}
+/// How a game's exact score reads in words: the game's own hook
+/// ([`gamesolver_shared::model::Picture::score_words`]), the wording the dashboard shows too.
+struct Meaning<'a>(&'a JobSpec);
 
-impl Meaning {
-    fn of(job: &JobSpec) -> Meaning {
-        let param = |k: &str, d: u32| {
-            job.game_params
-                .get(k)
-                .and_then(|v| v.trim().parse::<u32>().ok())
-                .unwrap_or(d)
-        };
-        match job.game.as_str() {
-            "connect4" => {
-                let (w, h) = (param("width", 7), param("height", 6));
-                match Connect4::<u128>::new(w, h, 1)
-                    .ok()
-                    .and_then(|g| g.parse_position(&job.position).ok())
-                {
-                    Some(s) => Meaning::Pons {
-                        half: (w as i64 * h as i64 + 1) / 2,
-                        played: s.moves() as i64,
-                    },
-                    None => Meaning::None,
-                }
-            }
-            "othello" => Meaning::Discs,
-            g if WIN_DRAW_LOSS.contains(&g) => Meaning::WinDrawLoss,
-            _ => Meaning::None,
-        }
+impl<'a> Meaning<'a> {
+    fn of(job: &'a JobSpec) -> Meaning<'a> {
+        Meaning(job)
     }
 
     /// The words for a move's exact score `v` (the root side's view).
     fn say(&self, v: i64) -> Option<String> {
-        let plural = |n: i64, one: &str| {
-            if n == 1 {
-                one.to_string()
-            } else {
-                format!("{one}s")
-            }
-        };
-        Some(match *self {
-            // Pons' score: a player who wins with their m-th stone of the game scores
-            // half + 1 - m. The side to move has played played / 2 stones, the other side
-            // (played + 1) / 2.
-            Meaning::Pons { half, played } if v > 0 => {
-                let n = half + 1 - v - played / 2;
-                format!("win in {n} {}", plural(n, "move"))
-            }
-            Meaning::Pons { half, played } if v < 0 => {
-                let n = half + 1 + v - (played + 1) / 2;
-                format!("loss in {n} {}", plural(n, "move"))
-            }
-            Meaning::Pons { .. } => "draw".into(),
-            Meaning::Discs if v > 0 => format!("wins by {v} {}", plural(v, "disc")),
-            Meaning::Discs if v < 0 => format!("loses by {} {}", -v, plural(-v, "disc")),
-            Meaning::Discs => "draw".into(),
-            Meaning::WinDrawLoss => match v {
-                1 => "win".into(),
-                0 => "draw".into(),
-                -1 => "loss".into(),
-                _ => return None,
-            },
-            Meaning::None => return None,
-        })
+        let j = self.0;
+        gamesolver_shared::viz::board::score_words(&j.game, &j.game_params, &j.position, v)
+            .ok()
+            .flatten()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Meaning;
+    use gamesolver_shared::wire::JobSpec;
 
-    /// Pons' reading of scores: a score of 1 at the start means a win with the 21st (last)
-    /// stone; a move that wins at once is "win in 1", one after which the opponent wins at
-    /// once "loss in 1".
+    /// The CLI reads scores with the game's words (`viz::board` tests the wording itself).
     #[test]
-    fn pons_scores_read_as_moves_of_the_winner() {
-        let start = Meaning::Pons {
-            half: 21,
-            played: 0,
+    fn scores_read_with_the_games_words() {
+        let job = |game: &str, position: &str| -> JobSpec {
+            serde_json::from_value(serde_json::json!({
+                "game": game, "position": position, "algorithm": "alphabeta"}))
+            .unwrap()
         };
-        assert_eq!(start.say(1).unwrap(), "win in 21 moves");
-        assert_eq!(start.say(0).unwrap(), "draw");
-        // 41 stones played (the second player to move, with 20): the last cell. An immediate
-        // win there scores (43 - 41) / 2 = 1.
-        let late = Meaning::Pons {
-            half: 21,
-            played: 41,
-        };
-        assert_eq!(late.say(1).unwrap(), "win in 1 move");
-        // 6 stones played, an immediate win scores (43 - 6) / 2 = 18.
-        let six = Meaning::Pons {
-            half: 21,
-            played: 6,
-        };
-        assert_eq!(six.say(18).unwrap(), "win in 1 move");
-        // The opponent wins at once after this move (7 stones after it): -(43 - 7) / 2 = -18.
-        assert_eq!(six.say(-18).unwrap(), "loss in 1 move");
-        assert_eq!(Meaning::Discs.say(-3).unwrap(), "loses by 3 discs");
-        assert_eq!(Meaning::WinDrawLoss.say(1).unwrap(), "win");
+        let c4 = job("connect4", "445566");
+        assert_eq!(
+            Meaning::of(&c4).say(-18).unwrap(),
+            "loss to the opponent's 1st stone from here"
+        );
+        assert_eq!(
+            Meaning::of(&job("connect4", "")).say(1).unwrap(),
+            "win with your 21st stone from here"
+        );
+        assert_eq!(
+            Meaning::of(&job("othello", "")).say(-3).unwrap(),
+            "loss by 3 discs"
+        );
+        assert_eq!(Meaning::of(&job("tictactoe", "")).say(1).unwrap(), "win");
+        assert_eq!(Meaning::of(&job("nim", "")).say(1), None);
     }
 }

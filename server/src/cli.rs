@@ -32,8 +32,9 @@ pub enum Command {
     #[command(after_long_help = options_help())]
     Solve(SolveArgs),
     /// Score every legal move of a position (the job with `--option analyse=all`): one line
-    /// per move, best first, with what the score means where the game's score says it (win in
-    /// n, draw, loss in n; disc difference). `--json` prints the job result.
+    /// per move, best first, with what the score means where the game's score says it (win
+    /// with your nth stone, draw, loss to the opponent's nth stone; disc difference). `--json`
+    /// prints the job result.
     #[command(after_long_help = options_help())]
     Analyse(SolveArgs),
     /// List the options and game parameters a job of ALGORITHM on GAME accepts: type, bounds,

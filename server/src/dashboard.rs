@@ -17,10 +17,17 @@
 //! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
 //!   [`viz::progress_plot`] (bounds closing in, best score, MCTS root visits, work done);
 //! - `GET /v1/jobs/{id}/board.svg`: the job's position ([`viz::board::picture`]), or for a
-//!   single-player job the best sequence found so far ([`best_sequence`]);
+//!   single-player job the best sequence found so far ([`best_sequence`], else the last one
+//!   the recorder saw);
 //! - `GET /v1/board.svg?game=G&position=P&KEY=VALUE...`: any position (the form's preview;
 //!   every query key other than `game` and `position` is a game parameter);
-//! - `GET /v1/status/plot.svg`: running tasks per worker over time.
+//! - `GET /v1/status/plot.svg`: running tasks per worker over time;
+//! - `GET /v1/score-words?game=G&position=P&values=...`: what exact scores mean in the game's
+//!   words ([`viz::board::score_words`], the wording `gamesolver analyse` prints too).
+//!
+//! The job page writes every figure for people (no JSON outside the folded raw result), lists
+//! the job's tasks, and for a retrograde build its databases with a lookup box
+//! (`/v1/tables/{name}/lookup`) that draws the board looked up.
 //!
 //! History: the scheduler keeps only the latest progress of a job, so a recorder task listens
 //! to the coordinator's job-changed broadcast and keeps, in memory, a bounded history per job
@@ -156,6 +163,7 @@ pub fn api_routes(coord: &Shared) -> Router<Shared> {
         .route("/v1/jobs/{id}/board.svg", get(job_board))
         .route("/v1/status/plot.svg", get(status_plot))
         .route("/v1/board.svg", get(board_preview))
+        .route("/v1/score-words", get(score_words))
         .with_state(dash)
 }
 
@@ -357,18 +365,69 @@ pub fn add_result_points(status: &Value, history: &mut Vec<Snapshot>) {
     }
     // With `across=shared` the first entry is a task number, not a time.
     let shared = status["job"]["options"]["across"].as_str() == Some("shared");
-    if shared || history.iter().any(|s| s.progress.get("best").is_some()) {
-        return;
+    let has = |h: &[Snapshot], k: &str| h.iter().any(|s| s.progress.get(k).is_some());
+    // Every improvement is in the result; the live reports were only the heartbeats' samples.
+    let improvements = result["history"].as_array().is_some_and(|h| !h.is_empty());
+    if !shared && improvements {
+        history.retain(|s| s.progress.get("best").is_none());
+        for point in result["history"].as_array().into_iter().flatten() {
+            if let (Some(t), Some(score)) = (point[0].as_u64(), point[2].as_f64()) {
+                history.push(Snapshot {
+                    t_ms: t,
+                    progress: serde_json::json!({ "best": score }),
+                });
+            }
+        }
+        history.sort_by_key(|s| s.t_ms);
+        // The best held until the job ended.
+        let last = history
+            .iter()
+            .rev()
+            .find_map(|s| Some((s.t_ms, s.progress.get("best")?.clone())));
+        if let (Some((t, best)), false) = (last, status["finished_ms"].is_null()) {
+            if t < end {
+                history.push(Snapshot {
+                    t_ms: end,
+                    progress: serde_json::json!({ "best": best }),
+                });
+            }
+        }
     }
-    for point in result["history"].as_array().into_iter().flatten() {
-        if let (Some(t), Some(score)) = (point[0].as_u64(), point[2].as_f64()) {
+    // A finished job whose history says nothing a chart can show (the recorder started after
+    // it, or it only ever reported the same figures): its work from nothing at the start to
+    // the result's count at the end, so that its chart is a line, never "no data yet".
+    let charted = ["lower", "upper", "best", "best_score"]
+        .iter()
+        .any(|k| has(history, k));
+    let work = if status["job"]["algorithm"] == "retrograde" {
+        "entries_written"
+    } else {
+        "nodes"
+    };
+    if let (false, Some(n)) = (
+        charted || status["result"].is_null(),
+        result["nodes"].as_u64(),
+    ) {
+        let distinct = history
+            .iter()
+            .filter_map(|s| s.progress.get(work).map(Value::to_string))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        if distinct < 2 {
+            history.retain(|s| s.progress.get(work).is_none());
+            history.insert(
+                0,
+                Snapshot {
+                    t_ms: 0,
+                    progress: serde_json::json!({ work: 0 }),
+                },
+            );
             history.push(Snapshot {
-                t_ms: t,
-                progress: serde_json::json!({ "best": score }),
+                t_ms: end.max(1),
+                progress: serde_json::json!({ work: n }),
             });
         }
     }
-    history.sort_by_key(|s| s.t_ms);
 }
 
 fn board(game: &str, params: &Settings, position: &str) -> Result<Response, ApiError> {
@@ -403,7 +462,19 @@ pub(crate) async fn job_board(
                 format!("stored job: {e}"),
             )
         })?;
-    let position = best_sequence(&status).unwrap_or(spec.position);
+    // A running job's latest report may be a heartbeat without the line: the last line seen.
+    let seen = || {
+        let jobs = dash.jobs.lock();
+        jobs.get(&id)?.iter().rev().find_map(|s| {
+            s.progress
+                .get("best_sequence")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+    };
+    let position = best_sequence(&status)
+        .or_else(seen)
+        .unwrap_or(spec.position);
     board(&spec.game, &spec.game_params, &position)
 }
 
@@ -451,6 +522,65 @@ pub(crate) async fn board_preview(
     let position = q.remove("position").unwrap_or_default();
     let params: Settings = q.into_iter().collect();
     board(&game, &params, &position)
+}
+
+/// Most scores one `GET /v1/score-words` reads (a root has at most a few hundred moves and
+/// their scores repeat; a page asks for one table's distinct scores).
+pub const MAX_WORDS: usize = 64;
+
+/// `GET /v1/score-words?game=G&position=P&values=V,V,...&KEY=VALUE...`.
+#[utoipa::path(get, path = "/v1/score-words", tag = "dashboard", security(("apiToken" = []), ()),
+    summary = "What exact scores of a position mean in the game's words (the CLI's and the dashboard's one wording)",
+    params(
+        ("game" = String, Query, description = "The game"),
+        ("position" = Option<String>, Query, description = "The position in the game's notation (default: the start)"),
+        ("values" = String, Query, description = "Up to 64 integer scores, from the side to move's point of view, separated by commas"),
+    ),
+    responses(
+        (status = 200, description = "{\"words\": {score: words}}: the scores the game reads in words (none for a game whose numbers say it all)", body = serde_json::Value),
+        (status = 400, description = "Bad game, parameter, position or scores", body = ErrorBody),
+    ))]
+pub(crate) async fn score_words(
+    Query(mut q): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
+    let game = q
+        .remove("game")
+        .ok_or_else(|| bad("query parameter 'game' is missing".into()))?;
+    let position = q.remove("position").unwrap_or_default();
+    let values = q
+        .remove("values")
+        .ok_or_else(|| bad("query parameter 'values' is missing".into()))?;
+    let values: Vec<i64> = values
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<i32>()
+                .map(i64::from)
+                .map_err(|_| bad(format!("values: '{v}' is not an integer score")))
+        })
+        .collect::<Result<_, _>>()?;
+    if values.len() > MAX_WORDS {
+        return Err(bad(format!(
+            "values: {} scores, at most {MAX_WORDS}",
+            values.len()
+        )));
+    }
+    if !registry::GAMES.contains(&game.as_str()) {
+        return Err(bad(format!("unknown game '{game}'")));
+    }
+    let params: Settings = q.into_iter().collect();
+    let mut words = serde_json::Map::new();
+    for v in values {
+        match viz::board::score_words(&game, &params, &position, v) {
+            Ok(Some(w)) => {
+                words.insert(v.to_string(), w.into());
+            }
+            Ok(None) => {}
+            Err(e) => return Err(bad(e)),
+        }
+    }
+    Ok(axum::Json(serde_json::json!({ "words": words })).into_response())
 }
 
 /// `GET /v1/status/plot.svg`.
@@ -545,7 +675,8 @@ mod tests {
             .iter()
             .filter_map(|s| Some((s.t_ms, s.progress.get("best")?.as_f64()?)))
             .collect();
-        assert_eq!(best, vec![(15, 67.0), (58, 91.0)]);
+        // The improvements in time order, the best held to the end (90 ms).
+        assert_eq!(best, vec![(15, 67.0), (58, 91.0), (90, 91.0)]);
         assert!(viz::progress_plot("n", &h).contains("best score"));
         // Exact jobs and shared NRPA rounds keep their own history.
         let exact =
@@ -558,6 +689,28 @@ mod tests {
         let mut h = Vec::new();
         add_result_points(&shared, &mut h);
         assert!(h.is_empty());
+        // A finished job whose history shows nothing (one snapshot of the same count, or none):
+        // its work from 0 to the result's count, a line rather than "no data yet"; a
+        // retrograde build counts the entries written.
+        for (algorithm, key) in [("pns", "nodes"), ("retrograde", "entries_written")] {
+            let done = json!({"created_ms": 0, "finished_ms": 1500, "job": {"algorithm": algorithm},
+                "result": {"value": null, "nodes": 16_420_000}, "progress": {}});
+            let mut h = vec![Snapshot {
+                t_ms: 1400,
+                progress: json!({ key: 16_420_000 }),
+            }];
+            add_result_points(&done, &mut h);
+            let pts: Vec<(u64, u64)> = h
+                .iter()
+                .filter_map(|s| Some((s.t_ms, s.progress.get(key)?.as_u64()?)))
+                .collect();
+            assert_eq!(pts, vec![(0, 0), (1500, 16_420_000)], "{algorithm}");
+            let svg = viz::progress_plot("w", &h);
+            assert!(
+                !svg.contains("no data yet") && svg.contains(">15M<"),
+                "{svg}"
+            );
+        }
     }
 
     #[test]

@@ -57,6 +57,7 @@ use utoipa::{Modify, OpenApi};
         crate::dashboard::job_board,
         crate::dashboard::status_plot,
         crate::dashboard::board_preview,
+        crate::dashboard::score_words,
     ),
     components(schemas(
         answers::ErrorBody,

@@ -1187,13 +1187,17 @@ impl Queries<'_> {
     }
 
     /// Jobs newest first: at most `limit`, with ids below `before` when given. Reads only what
-    /// a summary line needs (the game, algorithm and value out of the JSON), never a whole spec.
+    /// a summary line needs (the game, algorithm and value out of the JSON), never a whole spec;
+    /// a value that is JSON null (a retrograde build, an exact job stopped by a limit) is none,
+    /// so its summary says the state rather than "value null".
     pub fn list(&self, limit: usize, before: Option<u64>) -> rusqlite::Result<Vec<ListedJob>> {
         let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
         self.0
             .prepare_cached(
                 "SELECT id, state, created_ms, error, json_extract(spec, '$.game'),
-                        json_extract(spec, '$.algorithm'), result -> '$.value'
+                        json_extract(spec, '$.algorithm'),
+                        CASE WHEN json_type(result, '$.value') = 'null' THEN NULL
+                             ELSE result -> '$.value' END
                  FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
             )?
             .query_map(params![before, limit.min(i64::MAX as usize) as i64], |r| {

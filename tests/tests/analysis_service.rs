@@ -104,8 +104,8 @@ fn analyse_prints_one_line_per_move_best_first_here_and_through_a_coordinator() 
         last = score;
         let meaning = words.collect::<Vec<_>>().join(" ");
         let ok = match score.signum() {
-            1 => meaning.starts_with("win in "),
-            -1 => meaning.starts_with("loss in "),
+            1 => meaning.starts_with("win with your ") && meaning.ends_with(" stone from here"),
+            -1 => meaning.starts_with("loss to the opponent's "),
             _ => meaning == "draw",
         };
         assert!(ok, "{row}");

@@ -814,3 +814,247 @@ fn analysis_board_scores_equal_the_api_in_chromium() {
     let found = problems(&b.events, &base, &[]);
     close(b, &tmp, &found, "the analysis board");
 }
+
+/// What is wrong with the job page shown, as the page's own DOM says: raw JSON (`{"` or `":`)
+/// in the Answer or Progress sections, an empty Answer on a finished job, a chart that says it
+/// has no data (finished jobs), or a chart axis whose tick labels take fewer than two values.
+const PAGE_CHECK: &str = r#"(() => {
+  const out = [];
+  const finished = ['done', 'failed', 'cancelled'].includes(document.body.dataset.jobState);
+  for (const id of ['job-answer-box', 'job-progress-box']) {
+    const t = document.getElementById(id).innerText;
+    if (t.includes('{"') || t.includes('":')) out.push(id + ' shows raw JSON: ' + t.slice(0, 300));
+  }
+  if (finished && document.body.dataset.jobState === 'done' &&
+      !document.querySelector('#job-answer tr[data-key]')) out.push('finished job with an empty Answer');
+  const plot = document.querySelector('#job-plot svg.gs-plot');
+  if (!plot) out.push('no chart');
+  else {
+    if (finished && plot.querySelector('.gs-empty')) out.push('finished job whose chart says no data');
+    if (!plot.querySelector('.gs-empty')) {
+      const line = plot.dataset.kind === 'line';
+      for (const axis of line ? ['x', 'y'] : ['y']) {
+        const labels = [...plot.querySelectorAll('.gs-tick-' + axis)].map(t => t.textContent);
+        if (new Set(labels).size < 2) out.push('chart axis ' + axis + ' has tick labels ' + JSON.stringify(labels));
+      }
+    }
+  }
+  return out;
+})()"#;
+
+/// The page of job `id` shown and (when `done`) finished, its checks run, its screenshot saved
+/// as `name`; returns the problems found.
+/// A running page is checked once it shows the figure `live` (a progress key) of its kernel.
+fn check_job_page(
+    b: &mut Browser,
+    dir: &Path,
+    id: u64,
+    name: &str,
+    live: Option<&str>,
+) -> Vec<String> {
+    let done = live.is_none();
+    b.eval(&format!("location.hash = '#/jobs/{id}', true"));
+    b.wait_for(
+        "the job page",
+        &format!("document.getElementById('job-id').textContent === '{id}' && document.body.dataset.jobState"),
+    );
+    if done {
+        b.wait_for(
+            &format!("job {id} ({name}) to end"),
+            "['done', 'failed', 'cancelled'].includes(document.body.dataset.jobState)",
+        );
+        let state = b.eval("document.body.dataset.jobState");
+        assert_eq!(state, json!("done"), "{name}: job {id}");
+        b.wait_for(
+            &format!("the final chart and tasks of {name}"),
+            "document.querySelector('#job-plot svg.gs-plot') && \
+             document.querySelectorAll('#job-task-table tr[data-task]').length > 0",
+        );
+    } else {
+        b.wait_for(
+            &format!("live figures of {name}"),
+            &format!(
+                "document.body.dataset.jobState === 'running' && \
+                 document.querySelector('#job-progress tr[data-key=\"{}\"]') && \
+                 document.querySelector('#job-plot svg.gs-plot')",
+                live.unwrap_or_default()
+            ),
+        );
+    }
+    b.settle();
+    let found: Vec<String> = serde_json::from_value(b.eval(PAGE_CHECK)).expect("check list");
+    b.screenshot(&dir.join(format!("{name}.png")));
+    found
+        .into_iter()
+        .map(|p| format!("{name} (job {id}): {p}"))
+        .collect()
+}
+
+#[test]
+fn job_pages_of_every_kind_read_as_text_in_chromium() {
+    let Some(exe) = find_chromium() else {
+        println!("SKIPPED job pages browser test: no chromium");
+        return;
+    };
+    let tmp = std::env::temp_dir().join(format!("gamesolver-dash-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    // Leases of 3 s: workers heartbeat (and so report a running task's figures) every second.
+    let opts = gamesolver_e2e::CoordOpts {
+        local_workers: 2,
+        lease_ms: Some(3000),
+        ..Default::default()
+    };
+    let coordinator = gamesolver_e2e::Coordinator::start(&tmp.join("dash.db"), &opts);
+    let base = coordinator.url.clone();
+    let mut b = Browser::launch(&exe, &tmp.join("profile"));
+    let dir = artifacts_dir().join("job-pages");
+    std::fs::create_dir_all(&dir).expect("screenshot folder");
+    b.call("Page.navigate", json!({"url": format!("{base}/")}));
+    b.wait_for("the home page", "document.body.dataset.view === 'home'");
+
+    // Two jobs that run for a few seconds, one on each local worker: their running pages first.
+    let mcts = coordinator.submit(
+        &json!({"game": "connect4", "position": "4453", "algorithm": "mcts",
+            "limits": {"time_ms": 5000}}),
+        None,
+    );
+    let nrpa = coordinator.submit(
+        &json!({"game": "morpion", "game_params": {"variant": "5D"}, "algorithm": "nrpa",
+            "options": {"level": 3, "iterations": 100}, "limits": {"time_ms": 5000}}),
+        None,
+    );
+    let mut found = Vec::new();
+    found.extend(check_job_page(
+        &mut b,
+        &dir,
+        mcts,
+        "mcts-running",
+        Some("visits"),
+    ));
+    found.extend(check_job_page(
+        &mut b,
+        &dir,
+        nrpa,
+        "nrpa-running",
+        Some("best"),
+    ));
+    // The running NRPA page draws the best line so far.
+    b.wait_for(
+        "the best line so far on the running NRPA page",
+        "document.querySelectorAll('#job-board svg.gs-board .gs-line').length > 0",
+    );
+
+    let jobs = [
+        (
+            "exact",
+            json!({"game": "connect4", "game_params": {"width": 5, "height": 4},
+            "position": "3322", "algorithm": "alphabeta"}),
+        ),
+        (
+            "analyse",
+            json!({"game": "connect4", "game_params": {"width": 5, "height": 4},
+            "position": "3322", "algorithm": "alphabeta", "options": {"analyse": "all"}}),
+        ),
+        (
+            "retrograde",
+            json!({"game": "awari", "game_params": {"pits": 3},
+            "algorithm": "retrograde", "options": {"stones": 9, "name": "dash3"}}),
+        ),
+        (
+            "chance",
+            json!({"game": "pig", "game_params": {"target": 10}, "algorithm": "star25",
+                "options": {"depth": 6}}),
+        ),
+        (
+            "multi-player",
+            json!({"game": "rolit", "game_params": {"players": 3},
+            "position": "f4", "algorithm": "maxn", "options": {"depth": 3}}),
+        ),
+    ];
+    let ids: Vec<(String, u64)> = jobs
+        .iter()
+        .map(|(name, job)| (name.to_string(), coordinator.submit(job, None)))
+        .collect();
+    found.extend(check_job_page(&mut b, &dir, mcts, "mcts-done", None));
+    // The MCTS win rate reads to three significant digits.
+    let rate = b.eval(
+        "(() => { const r = document.querySelector('#job-answer tr[data-key=\"win rate\"]'); return r ? r.cells[1].textContent : ''; })()",
+    );
+    let digits = rate
+        .as_str()
+        .unwrap_or("")
+        .chars()
+        .filter(char::is_ascii_digit)
+        .count();
+    assert!(
+        (1..=4).contains(&digits),
+        "MCTS win rate to 3 significant digits: {rate}"
+    );
+    found.extend(check_job_page(&mut b, &dir, nrpa, "nrpa-done", None));
+    for (name, id) in &ids {
+        found.extend(check_job_page(
+            &mut b,
+            &dir,
+            *id,
+            &format!("{name}-done"),
+            None,
+        ));
+        if name == "retrograde" {
+            // What was built, per stone count, and a board looked up in it and drawn.
+            let rows = b.eval("document.querySelectorAll('#job-db-table tr[data-stones]').length");
+            assert_eq!(rows, json!(10), "databases 0..=9");
+            let said = b.wait_for(
+                "the lookup of the sample board",
+                "(() => { const t = document.getElementById('lookup-answer').textContent; \
+                 return t.includes('score') && document.querySelectorAll('#job-board svg .gs-pit').length === 6 && t; })()",
+            );
+            let position = b.eval("document.getElementById('lookup-position').value");
+            let (code, api) = gamesolver_e2e::http(
+                "GET",
+                &format!(
+                    "{base}/v1/tables/dash3/lookup?position={}",
+                    position.as_str().unwrap_or("")
+                ),
+                None,
+                None,
+            );
+            assert_eq!(code, 200, "{api}");
+            let score = b.eval("Number(document.getElementById('lookup-answer').dataset.score)");
+            assert_eq!(
+                score, api["score"],
+                "the page's lookup is the API's: {said}"
+            );
+            b.screenshot(&dir.join("retrograde-lookup.png"));
+            // A board that is not one of the set's: the API's message on the page.
+            set_field(&mut b, "lookup-position", "1,2");
+            b.eval("document.getElementById('lookup-form').requestSubmit(), true");
+            b.wait_for(
+                "the lookup's error",
+                "!document.getElementById('lookup-error').hidden",
+            );
+        }
+    }
+    b.eval("location.hash = '#/', true");
+    b.wait_for(
+        "the job list",
+        "document.querySelectorAll('#jobs tr[data-job]').length >= 7",
+    );
+    let listed = b.eval("document.getElementById('jobs').innerText");
+    assert!(
+        !listed.as_str().unwrap_or("").contains("null"),
+        "the job list says null: {listed}"
+    );
+    b.screenshot(&dir.join("home.png"));
+    // The check would see raw JSON: a JSON text put into the Progress section is reported.
+    b.eval(
+        "document.getElementById('job-progress').insertAdjacentHTML('beforeend', \
+         '<tr><td>{\"nodes\": 1}</td></tr>'), true",
+    );
+    let seen: Vec<String> = serde_json::from_value(b.eval(PAGE_CHECK)).expect("check list");
+    assert!(
+        seen.iter().any(|p| p.contains("raw JSON")),
+        "the page check misses raw JSON: {seen:?}"
+    );
+    found.extend(problems(&b.events, &base, &["/lookup"]));
+    close(b, &tmp, &found, "the job pages");
+}

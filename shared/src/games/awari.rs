@@ -60,7 +60,7 @@ use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
 use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
-    Game, Hashed, NotationError, Picture, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
+    Game, Hashed, NotationError, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
 };
 use crate::search::retrograde::artifacts::{self, SetManifest, SourceMode};
 use crate::search::retrograde::{store, Tables};
@@ -773,7 +773,7 @@ impl Exact for Awari {
     }
 }
 
-impl Picture for Awari {}
+// The picture: `viz::board` (`impl Picture for Awari`).
 
 /// `pits`: pits per side.
 pub const PARAM_PITS: Spec = Spec::uint(

@@ -214,6 +214,14 @@ pub trait Picture: Game {
         let _ = position;
         Ok(None)
     }
+    /// What an exact score `value` of `position` (from its side to move's point of view, on
+    /// the job's value scale) means in words, the one wording the CLI and the dashboard use
+    /// (Connect Four: "win with your 3rd stone from here"): `Ok(None)` when the number says it
+    /// all, `Err` with one line for an illegal position. Implemented in `viz::board`.
+    fn score_words(&self, position: &str, value: i64) -> Result<Option<String>, String> {
+        let _ = (position, value);
+        Ok(None)
+    }
 }
 
 /// Utility type: plays a whole sequence of moves given in notation, each checked for legality.

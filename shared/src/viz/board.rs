@@ -21,6 +21,7 @@
 //! picture is `Ok(None)`; nothing panics.
 
 use super::escape;
+use crate::games::awari::Awari;
 use crate::games::backgammon::Backgammon;
 use crate::games::connect4::{Connect4, Word};
 use crate::games::mnk::Mnk;
@@ -232,7 +233,74 @@ impl catalogue::Visitor for Draw<'_> {
     }
 }
 
+/// Win, draw or loss for games valued 1, 0 and -1.
+fn win_draw_loss(value: i64) -> Option<String> {
+    Some(
+        match value {
+            1 => "win",
+            0 => "draw",
+            -1 => "loss",
+            _ => return None,
+        }
+        .into(),
+    )
+}
+
+/// "1st", "2nd", "3rd", "4th", ..., "11th", "21st".
+pub fn ordinal(n: i64) -> String {
+    let suffix = match (n % 100, n % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// The words for an exact score of a position of `game` (parameters and notation as in a job):
+/// the game's [`Picture::score_words`]. `Ok(None)` for a game whose numbers say it all, `Err`
+/// with one line for bad parameters or an illegal position.
+pub fn score_words(
+    game: &str,
+    game_params: &Settings,
+    position: &str,
+    value: i64,
+) -> Result<Option<String>, String> {
+    let params = Opts::new(game_params, "game parameter");
+    match catalogue::visit(game, &params, Words(position, value)) {
+        Some(said) => said.map_err(bad)?,
+        None => Ok(None),
+    }
+}
+
+/// The catalogue visitor of [`score_words`].
+struct Words<'a>(&'a str, i64);
+
+impl catalogue::Visitor for Words<'_> {
+    type Output = Drawn;
+    fn zero_sum<G: Exact + Picture>(self, game: G) -> Drawn {
+        game.score_words(self.0, self.1)
+    }
+    fn chance<G: ChanceZeroSum + Picture>(self, game: G) -> Drawn {
+        game.score_words(self.0, self.1)
+    }
+    fn single<G: SinglePlayer + Picture>(self, game: G) -> Drawn {
+        game.score_words(self.0, self.1)
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, game: G) -> Drawn {
+        game.score_words(self.0, self.1)
+    }
+    fn tree(self) -> Drawn {
+        Ok(None)
+    }
+}
+
 impl Picture for Mnk {
+    fn score_words(&self, position: &str, value: i64) -> Drawn {
+        self.parse_position(position).map_err(bad)?;
+        Ok(win_draw_loss(value))
+    }
     fn picture(&self, position: &str) -> Drawn {
         let (m, n, k) = self.dims();
         let board = MnkBoard {
@@ -249,6 +317,24 @@ impl<W: Word> Picture for Connect4<W> {
     fn picture(&self, position: &str) -> Drawn {
         Ok(Some(render(self.name(), &self.stones(position)?)))
     }
+    /// Pons' score: a player who wins with their m-th stone of the game scores
+    /// `(cells + 1) / 2 + 1 - m`; the side to move has played `played / 2` stones, the other
+    /// side `(played + 1) / 2`. The stones are counted from this position, the move played
+    /// from it first.
+    fn score_words(&self, position: &str, value: i64) -> Drawn {
+        let st = self.parse_position(position).map_err(bad)?;
+        let half = (self.width() as i64 * self.height() as i64 + 1) / 2;
+        let played = st.moves() as i64;
+        Ok(Some(if value > 0 {
+            let n = half + 1 - value - played / 2;
+            format!("win with your {} stone from here", ordinal(n))
+        } else if value < 0 {
+            let n = half + 1 + value - (played + 1) / 2;
+            format!("loss to the opponent's {} stone from here", ordinal(n))
+        } else {
+            "draw".into()
+        }))
+    }
 }
 
 impl Picture for Morpion {
@@ -259,6 +345,16 @@ impl Picture for Morpion {
 }
 
 impl Picture for Othello {
+    /// The final disc difference.
+    fn score_words(&self, position: &str, value: i64) -> Drawn {
+        self.parse_position(position).map_err(bad)?;
+        let discs = |n: i64| if n == 1 { "disc" } else { "discs" };
+        Ok(Some(match value {
+            v if v > 0 => format!("win by {v} {}", discs(v)),
+            v if v < 0 => format!("loss by {} {}", -v, discs(-v)),
+            _ => "draw".into(),
+        }))
+    }
     fn picture(&self, position: &str) -> Drawn {
         let st = self.parse_position(position).map_err(bad)?;
         let text = self.format_position(&st);
@@ -284,6 +380,87 @@ impl Picture for Rolit {
         let board = DiscBoard::new(self.geometry(), &st.discs, &text, &ROLIT_COLOURS, players);
         Ok(Some(render_discs(self.name(), &board)))
     }
+}
+
+impl Picture for Awari {
+    fn picture(&self, position: &str) -> Drawn {
+        let st = self.parse_position(position).map_err(bad)?;
+        Ok(Some(render_awari(self.pits(), &self.board(&st))))
+    }
+}
+
+/// An Awari board from the side to move's point of view: its pits `a`, `b`, ... along the
+/// bottom row left to right, the opponent's along the top row right to left (the sowing order,
+/// counter-clockwise), each pit a circle with its count written in it and up to 12 stones drawn
+/// as dots. Every pit is `class="gs-pit"` with `data-pit` (the side to move's move letter, or
+/// `opp-` and the opponent's letter) and `data-count`.
+pub fn render_awari(pits: usize, board: &[u8]) -> String {
+    let cell = 64.0;
+    let pad = 12.0;
+    let label = 18.0;
+    let title = 16.0;
+    let top = pad + title + label;
+    let w = (pits as f64 * cell).max(150.0) + 2.0 * pad;
+    let h = 2.0 * cell + 2.0 * pad + 2.0 * label + 2.0 * title;
+    let total: u32 = board.iter().take(2 * pits).map(|&c| c as u32).sum();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" class="gs-board" data-game="awari" data-cols="{pits}" data-rows="2" data-stones="{total}" font-family="sans-serif" font-size="12"><rect x="{pad}" y="{top}" width="{bw:.1}" height="{bh:.1}" rx="14" fill="#a0703c"/>"##,
+        bw = pits as f64 * cell,
+        bh = 2.0 * cell
+    );
+    for i in 0..2 * pits {
+        let count = board.get(i).copied().unwrap_or(0);
+        // Bottom row: the side to move's pits left to right; top row: the opponent's, right to left.
+        let (col, row, name) = if i < pits {
+            (i, 1, format!("{}", (b'a' + i as u8) as char))
+        } else {
+            let j = i - pits;
+            (pits - 1 - j, 0, format!("opp-{}", (b'a' + j as u8) as char))
+        };
+        let cx = pad + (col as f64 + 0.5) * cell;
+        let cy = top + (row as f64 + 0.5) * cell;
+        let r = cell * 0.4;
+        let _ = write!(
+            out,
+            r##"<circle class="gs-pit" data-pit="{name}" data-count="{count}" cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="#7a4f24" stroke="#5a3a1a" stroke-width="2"/>"##
+        );
+        // Up to 12 stones as dots on a ring, then the count in the middle.
+        let dots = count.min(12) as usize;
+        for k in 0..dots {
+            let a = k as f64 / dots.max(1) as f64 * std::f64::consts::TAU;
+            let rr = r * 0.62;
+            let _ = write!(
+                out,
+                r##"<circle class="gs-seed" cx="{:.1}" cy="{:.1}" r="4.5" fill="#f1e3c6"/>"##,
+                cx + rr * a.sin(),
+                cy - rr * a.cos()
+            );
+        }
+        let _ = write!(
+            out,
+            r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="20" font-weight="700" fill="#ffffff" stroke="#3a240e" stroke-width="3" paint-order="stroke">{count}</text>"##,
+            cy + 7.0
+        );
+        let letter = (b'a' + (i % pits) as u8) as char;
+        let (ly, fill) = if row == 1 {
+            (top + 2.0 * cell + label - 4.0, "#111111")
+        } else {
+            (top - 5.0, "#777777")
+        };
+        let _ = write!(
+            out,
+            r##"<text x="{cx:.1}" y="{ly:.1}" text-anchor="middle" font-size="13" fill="{fill}">{letter}</text>"##
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<text x="{pad}" y="{:.1}" font-size="12" fill="#777777">opponent (sows right to left)</text><text x="{pad}" y="{:.1}" font-size="12" fill="#111111">to move, {total} stones on the board</text></svg>"##,
+        pad + 11.0,
+        h - pad - 2.0
+    );
+    out
 }
 
 impl Picture for Backgammon {
@@ -1018,6 +1195,62 @@ mod tests {
         assert_eq!(s.cells.iter().flatten().count(), 2);
         assert_eq!(s.last, Some(5 * 7 + 4));
         assert!(svg.contains(r#"cx="208.0" cy="320.0""#), "{svg}");
+    }
+
+    /// Pons' reading of Connect Four scores: a score of 1 at the start is a win with the 21st
+    /// (last) stone; a move that wins at once is a win with your 1st stone, one after which the
+    /// opponent wins at once a loss to the opponent's 1st stone. One wording, used by
+    /// `gamesolver analyse` and the dashboard.
+    #[test]
+    fn score_words_of_connect4_othello_and_tictactoe() {
+        let w = |g: &str, pos: &str, v: i64| {
+            score_words(g, &Settings::new(), pos, v)
+                .unwrap()
+                .unwrap_or_default()
+        };
+        assert_eq!(w("connect4", "", 1), "win with your 21st stone from here");
+        assert_eq!(w("connect4", "", 0), "draw");
+        // 6 stones played: an immediate win scores 18; a loss at once after the move -18.
+        assert_eq!(
+            w("connect4", "445566", 18),
+            "win with your 1st stone from here"
+        );
+        assert_eq!(
+            w("connect4", "445566", -18),
+            "loss to the opponent's 1st stone from here"
+        );
+        assert_eq!(
+            w("connect4", "445566", -16),
+            "loss to the opponent's 3rd stone from here"
+        );
+        assert_eq!(w("othello", "", -3), "loss by 3 discs");
+        assert_eq!(w("othello", "", 1), "win by 1 disc");
+        assert_eq!(w("tictactoe", "", 1), "win");
+        assert_eq!(score_words("nim", &Settings::new(), "", 1).unwrap(), None);
+        assert!(score_words("connect4", &Settings::new(), "4444444", 1).is_err());
+        assert_eq!(ordinal(11), "11th");
+        assert_eq!(ordinal(22), "22nd");
+        assert_eq!(ordinal(101), "101st");
+    }
+
+    #[test]
+    fn awari_pits_with_counts_from_the_side_to_move() {
+        // The start: 12 pits of 4; after move `a` the board turns (the opponent to move).
+        let svg = picture("awari", &Settings::new(), "").unwrap().unwrap();
+        well_formed(&svg);
+        assert_eq!(svg.matches(r#"class="gs-pit""#).count(), 12);
+        assert_eq!(svg.matches(r#"data-count="4""#).count(), 12);
+        assert!(svg.contains("48 stones"), "{svg}");
+        let p = params(&[("pits", "3")]);
+        let svg = picture("awari", &p, "1,0,2,0,0,3").unwrap().unwrap();
+        well_formed(&svg);
+        assert!(svg.contains(r#"data-cols="3" data-rows="2""#));
+        assert!(svg.contains(r#"data-pit="a" data-count="1""#), "{svg}");
+        assert!(svg.contains(r#"data-pit="c" data-count="2""#), "{svg}");
+        assert!(svg.contains(r#"data-pit="opp-c" data-count="3""#), "{svg}");
+        assert_eq!(svg.matches(r#"class="gs-seed""#).count(), 6);
+        // The game's own error for a bad board.
+        assert!(picture("awari", &p, "1,2").is_err());
     }
 
     #[test]

@@ -1,10 +1,18 @@
 //! Pictures of the search: line charts over time and bar charts, as standalone SVG text.
 //!
-//! Hand-written SVG rather than a plotting crate: the charts are simple (a few series, axes
-//! with round ticks, a legend), the output must not depend on system fonts or on anything
-//! fetched at run time, and the same code serves the coordinator's dashboard and
+//! Hand-written SVG rather than a plotting crate (plotters was considered): the charts are
+//! simple (a few series, axes with round ticks, a legend), the output must not depend on system
+//! fonts (plotters lays text out with font metrics) or on anything fetched at run time, the
+//! dashboard and its browser test read the charts' classes (`gs-series`, `gs-bar`,
+//! `gs-tick-x`, `gs-tick-y`), and the same code serves the coordinator's dashboard and
 //! `gamesolver solve --plot`. Text is escaped; non-finite points are skipped; an empty series
 //! gives a chart that says "no data yet" instead of failing.
+//!
+//! Axes are never degenerate: a single instant spans a second from 0, a flat line sits in a
+//! range around its value (counts never below 0), and tick labels ([`tick_labels`]) carry the
+//! decimals their step needs and SI prefixes from ten thousand on, so that no two are the same
+//! ("16.4200M", "16.4202M", not five times "1.642e7"); the left margin grows with the widest
+//! label, so labels never run into the axis title.
 //!
 //! [`progress_plot`] chooses the chart that matters for a job from its progress history:
 //! bounds closing in (threshold probes, proof-number search), the best score climbing (NRPA,
@@ -36,7 +44,7 @@ const W: f64 = 640.0;
 const H: f64 = 360.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 36.0;
+const TOP: f64 = 50.0;
 const BOTTOM: f64 = 48.0;
 
 /// Escapes text for SVG.
@@ -68,15 +76,94 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     out
 }
 
-fn fmt_num(v: f64) -> String {
-    if v.abs() >= 1e6 {
-        format!("{:.3e}", v)
-    } else if v.fract() == 0.0 {
-        format!("{}", v as i64)
-    } else {
-        let s = format!("{:.3}", v);
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
+/// One number for a label or a tooltip: integers with thousands separators below a million,
+/// SI prefixes (k, M, G, T) above, others to 4 significant digits.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
     }
+    if v.abs() >= 1e6 {
+        let (f, p) = si(v.abs());
+        let t = format!("{:.3}", v / f);
+        return format!("{}{p}", trim_zeros(&t));
+    }
+    if v.fract() == 0.0 {
+        return thousands(v as i64);
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    trim_zeros(&format!("{v:.digits$}")).to_string()
+}
+
+/// The SI factor and prefix for a magnitude `a` (1 and "" below a thousand).
+fn si(a: f64) -> (f64, &'static str) {
+    for (f, p) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
+        if a >= f {
+            return (f, p);
+        }
+    }
+    (1.0, "")
+}
+
+fn trim_zeros(t: &str) -> &str {
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        t
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// Labels of the ticks of one axis (evenly spaced, as [`ticks`] gives them): short (SI prefixes
+/// from ten thousand on), with just the decimals the step needs, so that no two are the same.
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = ticks
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(f64::INFINITY, f64::min);
+    let top = ticks.iter().fold(0f64, |m, t| m.max(t.abs()));
+    let (f, p) = if top >= 1e4 { si(top) } else { (1.0, "") };
+    // Steps are 1, 2 or 5 times a power of ten: the power's decimals write every tick exactly.
+    let decimals = if step.is_finite() && step > 0.0 {
+        ((-((step / f).log10() + 1e-9).floor()).max(0.0) as usize).min(9)
+    } else {
+        0
+    };
+    ticks
+        .iter()
+        .map(|&t| {
+            let v = t / f;
+            if v.abs() < step / f * 1e-6 {
+                return "0".to_string();
+            }
+            let text = if p.is_empty() && decimals == 0 && v.abs() < 1e15 {
+                thousands(v.round() as i64)
+            } else {
+                format!("{v:.decimals$}")
+            };
+            format!("{text}{p}")
+        })
+        .collect()
+}
+
+/// Pixels a label of `text` takes at the charts' 12 px font (an estimate: no font is measured).
+fn text_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 7.0
 }
 
 fn header(out: &mut String, title: &str, kind: &str) {
@@ -118,66 +205,101 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         y0 = y0.min(*y);
         y1 = y1.max(*y);
     }
+    // Time axes start at 0; a single instant still spans a second.
+    if x0 > 0.0 {
+        x0 = 0.0;
+    }
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
+    // A flat line sits in the middle of a range around it (never a range of one value).
+    // Counts never go below 0 on their axis.
+    let counts = y0 >= 0.0;
     if y1 <= y0 {
-        y0 -= 1.0;
-        y1 += 1.0;
+        let d = (y0.abs() * 0.1).max(1.0);
+        y0 -= d;
+        y1 += d;
     }
     let pad = (y1 - y0) * 0.05;
-    let (y0, y1) = (y0 - pad, y1 + pad);
-    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let (mut y0, y1) = (y0 - pad, y1 + pad);
+    if counts && y0 < 0.0 {
+        y0 = 0.0;
+    }
+    let mut y_ticks = ticks(y0, y1, 6);
+    // Whole numbers (tasks, bounds, scores) get whole ticks: no "0.2 tasks".
+    if pts.iter().all(|(_, y)| y.fract() == 0.0) {
+        let whole: Vec<f64> = y_ticks
+            .iter()
+            .filter(|t| (*t - t.round()).abs() < 1e-9)
+            .map(|t| t.round())
+            .collect();
+        if whole.len() >= 2 {
+            y_ticks = whole;
+        }
+    }
+    let y_labels = tick_labels(&y_ticks);
+    let x_ticks = ticks(x0, x1, 6);
+    let x_labels = tick_labels(&x_ticks);
+    // Room for the widest tick label between the axis title and the axis.
+    let left = y_labels
+        .iter()
+        .map(|l| text_width(l))
+        .fold(0.0, f64::max)
+        .max(24.0)
+        + 40.0;
+    let left = left.max(LEFT);
+    let px = |x: f64| left + (x - x0) / (x1 - x0) * (W - left - RIGHT);
     let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
     // Axes, grid and ticks.
     let _ = write!(out, r##"<g stroke="#cccccc" stroke-width="1">"##);
-    for t in ticks(y0, y1, 6) {
+    for &t in &y_ticks {
         let _ = write!(
             out,
-            r#"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}"/>"#,
+            r#"<line x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}"/>"#,
             W - RIGHT,
             y = py(t)
         );
     }
     let _ = write!(out, "</g>");
-    for t in ticks(y0, y1, 6) {
+    for (&t, label) in y_ticks.iter().zip(&y_labels) {
         let _ = write!(
             out,
-            r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-            LEFT - 6.0,
+            r#"<text class="gs-tick-y" x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            left - 6.0,
             py(t) + 4.0,
-            fmt_num(t)
+            escape(label)
         );
     }
-    for t in ticks(x0, x1, 6) {
+    for (&t, label) in x_ticks.iter().zip(&x_labels) {
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            r#"<text class="gs-tick-x" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
             px(t),
             H - BOTTOM + 16.0,
-            fmt_num(t)
+            escape(label)
         );
     }
     let _ = write!(
         out,
-        r##"<line x1="{LEFT}" y1="{b}" x2="{r}" y2="{b}" stroke="#333333"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{b}" stroke="#333333"/>"##,
+        r##"<line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#333333"/><line x1="{left}" y1="{TOP}" x2="{left}" y2="{b}" stroke="#333333"/>"##,
         b = H - BOTTOM,
         r = W - RIGHT
     );
     let _ = write!(
         out,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        (LEFT + W - RIGHT) / 2.0,
+        (left + W - RIGHT) / 2.0,
         H - 10.0,
         escape(x_label)
     );
     let _ = write!(
         out,
-        r#"<text transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        r#"<text class="gs-axis-title" transform="translate(16 {}) rotate(-90)" text-anchor="middle">{}</text>"#,
         (TOP + H - BOTTOM) / 2.0,
         escape(y_label)
     );
     // Series.
+    let mut legend_x = left;
     for (i, s) in series.iter().enumerate() {
         let mut d = String::new();
         let mut last: Option<(f64, f64)> = None;
@@ -199,6 +321,12 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
             }
             last = Some((x, y));
         }
+        // A step series holds its last value to the end of the chart (the latest time).
+        if let (true, Some((lx, ly))) = (s.steps, last) {
+            if lx < x1 {
+                let _ = write!(d, " L{:.1},{:.1}", px(x1), py(ly));
+            }
+        }
         if s.points.len() == 1 {
             if let Some((x, y)) = last {
                 let _ = write!(
@@ -215,14 +343,19 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
             r#"<path class="gs-series" d="{d}" fill="none" stroke="{}" stroke-width="2"/>"#,
             s.color
         );
-        let ly = TOP + 4.0 + 16.0 * i as f64;
+        // The legend: one row above the plot, so that it never covers a line.
+        let lx = legend_x;
+        legend_x += 30.0 + text_width(&s.name);
+        if legend_x > W - RIGHT && i > 0 {
+            continue;
+        }
         let _ = write!(
             out,
-            r#"<rect x="{}" y="{}" width="12" height="3" fill="{c}"/><text x="{}" y="{}">{}</text>"#,
-            LEFT + 10.0,
-            ly,
-            LEFT + 26.0,
-            ly + 4.0,
+            r#"<rect x="{}" y="{}" width="12" height="3" fill="{c}"/><text class="gs-legend" x="{}" y="{}">{}</text>"#,
+            lx,
+            TOP - 14.0,
+            lx + 16.0,
+            TOP - 10.0,
             escape(&s.name),
             c = s.color
         );
@@ -243,22 +376,42 @@ pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
         no_data(&mut out);
         return out;
     }
-    let top = bars.iter().map(|(_, v)| *v).fold(0.0, f64::max).max(1e-12);
-    let slot = (W - LEFT - RIGHT) / bars.len() as f64;
-    let py = |y: f64| H - BOTTOM - y / top * (H - TOP - BOTTOM);
-    for t in ticks(0.0, top, 5) {
+    let top = bars.iter().map(|(_, v)| *v).fold(0.0, f64::max);
+    // All zero: a scale of 0..1 (never one tick).
+    let top = if top > 0.0 { top } else { 1.0 };
+    let y_ticks = ticks(0.0, top * 1.05, 5);
+    let y_ticks = if y_ticks.len() < 2 {
+        vec![0.0, top]
+    } else {
+        y_ticks
+    };
+    let y_labels = tick_labels(&y_ticks);
+    let scale = y_ticks.last().copied().unwrap_or(top).max(top);
+    let left = (y_labels
+        .iter()
+        .map(|l| text_width(l))
+        .fold(0.0, f64::max)
+        .max(24.0)
+        + 40.0)
+        .max(LEFT);
+    let slot = (W - left - RIGHT) / bars.len() as f64;
+    let py = |y: f64| H - BOTTOM - y / scale * (H - TOP - BOTTOM);
+    for (&t, label) in y_ticks.iter().zip(&y_labels) {
         let _ = write!(
             out,
-            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#cccccc"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            r##"<line x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#cccccc"/><text class="gs-tick-y" x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
             W - RIGHT,
-            LEFT - 6.0,
+            left - 6.0,
             py(t) + 4.0,
-            fmt_num(t),
+            escape(label),
             y = py(t)
         );
     }
+    // Category labels only where they fit (about 7 px a character).
+    let widest = bars.iter().map(|(l, _)| text_width(l)).fold(0.0, f64::max);
+    let labelled = widest <= slot - 2.0;
     for (i, (label, v)) in bars.iter().enumerate() {
-        let x = LEFT + slot * i as f64 + slot * 0.15;
+        let x = left + slot * i as f64 + slot * 0.15;
         let _ = write!(
             out,
             r#"<rect class="gs-bar" x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {}</title></rect>"#,
@@ -269,10 +422,10 @@ pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
             escape(label),
             fmt_num(*v)
         );
-        if bars.len() <= 40 {
+        if labelled {
             let _ = write!(
                 out,
-                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                r#"<text class="gs-cat" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
                 x + slot * 0.35,
                 H - BOTTOM + 16.0,
                 escape(label)
@@ -281,7 +434,7 @@ pub fn bar_chart(title: &str, y_label: &str, bars: &[(String, f64)]) -> String {
     }
     let _ = write!(
         out,
-        r##"<line x1="{LEFT}" y1="{b}" x2="{r}" y2="{b}" stroke="#333333"/><text transform="translate(16 {m}) rotate(-90)" text-anchor="middle">{}</text></svg>"##,
+        r##"<line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#333333"/><line x1="{left}" y1="{TOP}" x2="{left}" y2="{b}" stroke="#333333"/><text class="gs-axis-title" transform="translate(16 {m}) rotate(-90)" text-anchor="middle">{}</text></svg>"##,
         escape(y_label),
         b = H - BOTTOM,
         r = W - RIGHT,
@@ -375,6 +528,8 @@ pub fn progress_plot(title: &str, history: &[Snapshot]) -> String {
         "tasks_done",
         "probes_done",
         "runs_done",
+        "entries_written",
+        "databases_done",
     ] {
         if has(key) {
             let pts = history
@@ -393,6 +548,35 @@ pub fn progress_plot(title: &str, history: &[Snapshot]) -> String {
                 }],
             );
         }
+    }
+    // Any other figure that is a number, the first that changes over the history.
+    let mut keys: Vec<&String> = history
+        .iter()
+        .filter_map(|s| s.progress.as_object())
+        .flat_map(|o| o.iter().filter(|(_, v)| v.is_number()).map(|(k, _)| k))
+        .collect();
+    keys.dedup();
+    let varies = |k: &str| {
+        let mut vals = history.iter().filter_map(|s| num(&s.progress, k));
+        let first = vals.next();
+        vals.any(|v| Some(v) != first)
+    };
+    if let Some(key) = keys.iter().find(|k| varies(k)).or_else(|| keys.first()) {
+        let pts = history
+            .iter()
+            .filter_map(|s| num(&s.progress, key).map(|v| (secs(s), v)))
+            .collect();
+        return line_chart(
+            &format!("{title}: {}", key.replace('_', " ")),
+            "seconds",
+            key,
+            &[Series {
+                name: key.replace('_', " "),
+                color: PALETTE[0],
+                points: pts,
+                steps: false,
+            }],
+        );
     }
     line_chart(title, "seconds", "", &[])
 }
@@ -416,6 +600,74 @@ mod tests {
         let t = ticks(-3.7, 12.2, 6);
         assert!(t.first().unwrap() >= &-3.7 && t.last().unwrap() <= &12.2 && t.len() >= 3);
         assert_eq!(ticks(5.0, 5.0, 4), vec![5.0]);
+    }
+
+    /// Distinct labels of the ticks of one axis in `svg` (`x` or `y`).
+    fn tick_texts(svg: &str, axis: &str) -> Vec<String> {
+        let tag = format!(r#"class="gs-tick-{axis}""#);
+        svg.split("<text ")
+            .filter(|t| t.starts_with(&tag))
+            .filter_map(|t| t.split('>').nth(1))
+            .map(|t| t.trim_end_matches("</text").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn tick_labels_are_short_and_distinct() {
+        // Ticks close together far from zero: never five times "1.642e7".
+        let t = ticks(16_420_000.0, 16_421_000.0, 5);
+        let l = tick_labels(&t);
+        assert_eq!(l[0], "16.4200M");
+        let set: std::collections::BTreeSet<_> = l.iter().collect();
+        assert_eq!(set.len(), l.len(), "{l:?}");
+        assert_eq!(tick_labels(&[0.0, 2000.0, 4000.0]), ["0", "2,000", "4,000"]);
+        assert_eq!(tick_labels(&[0.0, 0.2, 0.4]), ["0", "0.2", "0.4"]);
+        assert_eq!(tick_labels(&[-0.5, 0.0, 0.5]), ["-0.5", "0", "0.5"]);
+        assert_eq!(tick_labels(&[0.0, 5e6, 1e7]), ["0", "5M", "10M"]);
+        assert_eq!(fmt_num(1_234_567.0), "1.235M");
+        assert_eq!(fmt_num(12_345.0), "12,345");
+        assert_eq!(fmt_num(0.123456), "0.1235");
+        assert_eq!(thousands(-1_234_567), "-1,234,567");
+    }
+
+    #[test]
+    fn one_point_or_a_flat_line_still_has_two_ticks_an_axis() {
+        for pts in [vec![(3.2, 16_420_000.0)], vec![(0.0, 5.0), (2.0, 5.0)]] {
+            let svg = line_chart(
+                "t",
+                "seconds",
+                "nodes",
+                &[Series {
+                    name: "n".into(),
+                    color: PALETTE[0],
+                    points: pts,
+                    steps: true,
+                }],
+            );
+            well_formed(&svg);
+            for axis in ["x", "y"] {
+                let l = tick_texts(&svg, axis);
+                let set: std::collections::BTreeSet<_> = l.iter().collect();
+                assert!(set.len() >= 2, "{axis}: {l:?} in {svg}");
+            }
+        }
+        // Whole numbers: whole ticks (0 and 1 running tasks, not 0, 0.2, ..., 1).
+        let svg = line_chart(
+            "w",
+            "seconds",
+            "tasks",
+            &[Series {
+                name: "w-1".into(),
+                color: PALETTE[0],
+                points: vec![(0.0, 0.0), (1.0, 1.0), (2.0, 0.0)],
+                steps: true,
+            }],
+        );
+        assert_eq!(tick_texts(&svg, "y"), ["0", "1"], "{svg}");
+        // Bars of nothing but zeros: a 0..1 scale.
+        let svg = bar_chart("b", "visits", &[("a".into(), 0.0), ("b".into(), 0.0)]);
+        well_formed(&svg);
+        assert!(tick_texts(&svg, "y").len() >= 2, "{svg}");
     }
 
     #[test]

@@ -161,7 +161,10 @@ impl<'a, G: SinglePlayer> Searcher<'a, G> {
                 .push((ms, self.ctl.nodes(), score));
             if self.ctl.wants_progress() && best.1.elapsed() >= REPORT_EVERY {
                 best.1 = std::time::Instant::now();
-                self.ctl.report(serde_json::json!({"best": score, "rollouts": self.ctl.nodes(), "elapsed_ms": ms}));
+                // The line itself too (a position text that replays it), so that a running job's
+                // page draws the best line so far.
+                let line = self.game.sequence_text(self.root, &self.found.moves);
+                self.ctl.report(serde_json::json!({"best": score, "rollouts": self.ctl.nodes(), "elapsed_ms": ms, "best_sequence": line}));
             }
         }
     }
