@@ -738,6 +738,10 @@ fn every_route_answers_as_its_schema_says() {
         t,
         200,
     );
+    let words = "/v1/score-words?game=connect4&position=4453&values=-2,0,3";
+    k.call("get", "/v1/score-words", words, None, t, 200);
+    let bad_words = "/v1/score-words?game=connect4&values=x";
+    k.call("get", "/v1/score-words", bad_words, None, t, 400);
     k.call(
         "get",
         "/v1/tables/{name}",
