@@ -96,3 +96,62 @@ fn the_readme_quick_start_runs_as_written() {
         std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_err()
     });
 }
+
+/// docs/API.md's "Examples with curl" run as written against a coordinator with two local
+/// workers (only the port differs): every request succeeds and answers what its comment says.
+#[test]
+fn the_api_curl_examples_run_as_written() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        println!("SKIPPED: no curl on this machine");
+        return;
+    }
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md"))
+        .expect("docs/API.md");
+    let (_, rest) = text
+        .split_once("\n### 6.0 Examples with curl\n")
+        .expect("API.md has '### 6.0 Examples with curl'");
+    let (_, rest) = rest.split_once("```sh\n").expect("a sh block in it");
+    let (block, _) = rest.split_once("```").expect("the block ends");
+    assert!(block.contains("8080"), "{block}");
+    let c = Coordinator::fresh(
+        "api-curl",
+        &CoordOpts {
+            local_workers: 2,
+            ..Default::default()
+        },
+    );
+    let script = block.replace("8080", &c.port.to_string());
+    let dir = scratch("api-curl-run");
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script])
+        .current_dir(&dir)
+        .env_remove("GAMESOLVER_API_TOKEN")
+        .output()
+        .expect("bash");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // curl prints each body as it comes, without a newline: a stream of JSON values, then the
+    // metrics lines.
+    let lines: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&stdout)
+        .into_iter::<serde_json::Value>()
+        .map_while(Result::ok)
+        .collect();
+    // Submitted 1, its status (done, with every move's score), its tasks, submitted 2, cancelled
+    // 2, the job list, the options, the status.
+    assert_eq!(lines[0]["id"], 1, "{stdout}");
+    assert_eq!(lines[1]["state"], "done", "{stdout}");
+    assert!(lines[1]["result"]["moves"].is_object(), "{stdout}");
+    assert!(lines[2]["tasks"].is_array(), "{stdout}");
+    assert_eq!(lines[3]["id"], 2, "{stdout}");
+    assert_eq!(lines[4]["id"], 2, "{stdout}");
+    assert!(lines[5]["jobs"].is_array(), "{stdout}");
+    assert!(lines[6].is_object() && lines[7].is_object(), "{stdout}");
+    for svg in ["board.svg", "plot.svg"] {
+        let text = std::fs::read_to_string(dir.join(svg)).unwrap_or_default();
+        assert!(text.contains("<svg"), "{svg}: {text}");
+    }
+    assert!(stdout.contains("gamesolver_jobs"), "{stdout}");
+}
