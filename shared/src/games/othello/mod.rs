@@ -527,9 +527,10 @@ impl ZeroSum for Othello {
         // Stable: corners to the front, the rest keep the board order.
         moves.sort_by_key(|&m| m == PASS || c >> m & 1 == 0);
     }
+    /// An estimate of the final disc difference from the weighted features
+    /// ([`eval::disc_estimate`]): what a depth-limited search reports, Edax-style.
     fn evaluate(&self, s: &OthelloState) -> i32 {
-        // The disc difference so far: inside the bounds, since a non-terminal board is not full.
-        self.disc_difference(s, s.to_move)
+        eval::disc_estimate(self, s)
     }
 }
 
@@ -598,7 +599,27 @@ impl Exact for Othello {
         Some(solver::search(self, root, alpha, beta, threads, table, ctl))
     }
 
-    /// A depth-limited search with the game's evaluator (disc difference) at [`GUESS_DEPTH`]
+    /// A depth limit that covers every empty square: the exact value by the solver (a pass
+    /// costs the generic engine a ply, so its search to that depth might not reach the end).
+    fn depth_search(
+        &self,
+        root: &OthelloState,
+        depth: u32,
+        alpha: i32,
+        beta: i32,
+        threads: usize,
+        table: &engine::Table,
+        ctl: &Control,
+    ) -> Option<Option<engine::Outcome<u8>>> {
+        let empties = (self.geo.valid & !(root.discs[0] | root.discs[1])).count_ones();
+        if depth < empties {
+            return None;
+        }
+        let found = solver::search(self, root, alpha, beta, threads, table, ctl);
+        Some(found.map(|o| engine::Outcome { depth, ..o }))
+    }
+
+    /// A depth-limited search with the game's evaluator (a disc estimate) at [`GUESS_DEPTH`]
     /// plies, on a small table of its own, one thread: deterministic, a few milliseconds.
     fn first_guess(&self, root: &OthelloState) -> Option<i32> {
         let cfg = engine::Config {
@@ -648,7 +669,7 @@ impl GameEntry for OthelloEntry {
         Othello::new(size).map_err(SolveError::bad)
     }
     fn offer<V: Visitor>(game: Othello, visitor: V) -> V::Output {
-        visitor.zero_sum_features(game, eval::othello, true)
+        visitor.zero_sum_features(game, eval::othello, false)
     }
 }
 
