@@ -121,6 +121,10 @@ impl Meaning {
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .unwrap_or(d)
         };
+        if job.options.contains_key("depth") {
+            // Estimates of a depth-limited search: numbers, not outcomes.
+            return Meaning::None;
+        }
         match job.game.as_str() {
             "connect4" => {
                 let (w, h) = (param("width", 7), param("height", 6));
@@ -180,6 +184,7 @@ impl Meaning {
 #[cfg(test)]
 mod tests {
     use super::Meaning;
+    use gamesolver_shared::wire::JobSpec;
 
     /// Pons' reading of scores: a score of 1 at the start means a win with the 21st (last)
     /// stone; a move that wins at once is "win in 1", one after which the opponent wins at
@@ -209,5 +214,11 @@ mod tests {
         assert_eq!(six.say(-18).unwrap(), "loss in 1 move");
         assert_eq!(Meaning::Discs.say(-3).unwrap(), "loses by 3 discs");
         assert_eq!(Meaning::WinDrawLoss.say(1).unwrap(), "win");
+        // A depth-limited analysis shows estimates without the words of an exact score.
+        let hint = JobSpec::new("othello", "", "alphabeta").with_options(&[("depth", "4")]);
+        assert!(Meaning::of(&hint).say(3).is_none());
+        assert!(Meaning::of(&JobSpec::new("othello", "", "alphabeta"))
+            .say(3)
+            .is_some());
     }
 }
