@@ -57,6 +57,14 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
         None
     }
 
+    /// Whether the game's own exact solver decides `s` so quickly that a job-level leaf there
+    /// runs it (the `alphabeta` leaf kernel) whatever kernel the job's default names: Othello
+    /// near the end of the game, where its end-game solver beats df-pn.
+    fn fast_leaf(&self, s: &Self::State) -> bool {
+        let _ = s;
+        false
+    }
+
     /// Whether this game (with its parameters) takes an opening book.
     fn takes_book(&self) -> bool {
         false
