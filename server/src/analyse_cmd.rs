@@ -109,6 +109,10 @@ impl<'a> Meaning<'a> {
     /// The words for a move's exact score `v` (the root side's view).
     fn say(&self, v: i64) -> Option<String> {
         let j = self.0;
+        if j.options.contains_key("depth") {
+            // Estimates of a depth-limited search: numbers, not outcomes.
+            return None;
+        }
         gamesolver_shared::viz::board::score_words(&j.game, &j.game_params, &j.position, v)
             .ok()
             .flatten()
@@ -143,5 +147,8 @@ mod tests {
         );
         assert_eq!(Meaning::of(&job("tictactoe", "")).say(1).unwrap(), "win");
         assert_eq!(Meaning::of(&job("nim", "")).say(1), None);
+        // A depth-limited analysis shows estimates without the words of an exact score.
+        let hint = JobSpec::new("othello", "", "alphabeta").with_options(&[("depth", "4")]);
+        assert!(Meaning::of(&hint).say(3).is_none());
     }
 }

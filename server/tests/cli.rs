@@ -702,3 +702,50 @@ fn simulate_trace_lists_every_task_of_every_run() {
     assert!(stderr(&o).contains("--trace"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The `.obf` lines of the FFO suite in the repository's data folder, #40 first.
+fn ffo_lines(count: usize) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/othello/fforum-40-59.obf");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(';')).collect();
+    assert_eq!(lines.len(), 20, "{path:?}");
+    lines[..count].join("\n") + "\n"
+}
+
+/// Runs `batch` with `analyse=all` (every move's exact score) on the first `count` FFO lines and
+/// checks that every line passes: the best score and every listed move's score equal the file's.
+fn ffo_batch_every_move(count: usize) {
+    let file = temp_file(&format!("ffo-{count}.obf"), &ffo_lines(count));
+    let o = gamesolver(&[
+        "batch",
+        "--game",
+        "othello",
+        "--algorithm",
+        "alphabeta",
+        "--option",
+        "analyse=all",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        stdout(&o).lines().last().unwrap(),
+        format!("{count} passed, 0 failed")
+    );
+}
+
+/// FFO #40 (20 empties, 10 scored moves) through `batch analyse=all`: a few seconds.
+#[test]
+fn ffo_40_every_move_score_through_batch() {
+    ffo_batch_every_move(1);
+}
+
+/// FFO #40-#49 through `batch analyse=all`: every listed move's score equals the `.obf` file's
+/// (the acceptance of issue #45; about 40 CPU minutes, so run by hand). Fails today on two
+/// moves whose best line ends with empty squares left, which `.obf` scores give to the winner
+/// and this service's Othello values to nobody: #46 g7 (-37 against -38) and #48 h4 (9 against
+/// 10); every best score and every other move agree.
+#[test]
+#[ignore = "minutes: cargo test --release -p gamesolver-server --test cli ffo_40_49 -- --ignored"]
+fn ffo_40_49_every_move_score_through_batch() {
+    ffo_batch_every_move(10);
+}

@@ -139,6 +139,70 @@ fn othello_every_move_matches_the_plain_search() {
     }
 }
 
+/// Othello with `depth` (every move's disc estimate, the hint of Othello programs): with a
+/// depth that covers every empty square the estimates are the exact scores (each move by the
+/// exact solver), and so is a plain depth-limited job's value.
+#[test]
+fn othello_depth_limited_analysis_covering_the_empties_is_exact() {
+    let g = Othello::new(8).unwrap();
+    // 10 to 14 empty squares: a depth of 14 covers them all (the root's and its children's).
+    for position in othello_positions(&g, 10, 10, 45) {
+        let r = run(&JobSpec::new("othello", &position, "alphabeta")
+            .with_options(&[("analyse", "all"), ("depth", "14")]));
+        let want = reference(&g, "othello", &position, "alphabeta");
+        check(&format!("othello '{position}' depth 14"), &r, &want);
+        let plain =
+            run(&JobSpec::new("othello", &position, "alphabeta").with_options(&[("depth", "14")]));
+        let top = want.iter().map(|(_, v)| *v).max().unwrap();
+        assert_eq!(plain.value, Value::from(top), "othello '{position}'");
+    }
+}
+
+/// Othello with a shallow `depth`: every move gets an integer disc estimate within the board's
+/// values, the job's value is the best of them and its best move one with that score; on FFO
+/// #40-#44 (from their `.obf` boards) the estimate of the best move has the sign of the exact
+/// score where that is large (#40 +38, #44 -14), and the exact best move's estimate is
+/// within a few discs of the best estimate.
+#[test]
+fn othello_depth_limited_analysis_gives_disc_estimates() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/othello/fforum-40-59.obf");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for (i, line) in text.lines().filter(|l| l.contains(';')).take(5).enumerate() {
+        let mut parts = line.split(';');
+        let board = parts.next().unwrap().trim();
+        let (best, exact) = parts.next().unwrap().trim().split_once(':').unwrap();
+        let exact: i64 = exact.parse().unwrap();
+        let r = run(&JobSpec::new("othello", board, "alphabeta")
+            .with_options(&[("analyse", "all"), ("depth", "4")]));
+        let moves = r.extra.moves.as_ref().unwrap();
+        let scores: Vec<(String, i64)> = moves
+            .iter()
+            .map(|(m, s)| (m.clone(), s.value.as_ref().and_then(Value::as_i64).unwrap()))
+            .collect();
+        let top = scores.iter().map(|(_, v)| *v).max().unwrap();
+        println!(
+            "FFO #{}: exact {exact} ({best}); estimates {scores:?}",
+            40 + i
+        );
+        assert!(scores.iter().all(|(_, v)| v.abs() <= 64), "{scores:?}");
+        assert_eq!(r.value, Value::from(top));
+        assert_eq!(
+            moves[r.best_move.as_ref().unwrap()].value,
+            Some(Value::from(top))
+        );
+        if exact.abs() >= 14 {
+            assert_eq!(top.signum(), exact.signum(), "FFO #{}: {scores:?}", 40 + i);
+        }
+        let best_estimate = scores
+            .iter()
+            .find(|(m, _)| m.eq_ignore_ascii_case(best))
+            .unwrap_or_else(|| panic!("FFO #{}: no score for {best}", 40 + i))
+            .1;
+        assert!(top - best_estimate <= 16, "FFO #{}: {scores:?}", 40 + i);
+    }
+}
+
 /// The proof-number family analyses too: PNS, df-pn and PN² on tic-tac-toe agree with
 /// alpha-beta's plain values of every child.
 #[test]
@@ -242,7 +306,7 @@ fn mcts_analysis_has_the_moves_shape() {
 fn analysis_refuses_other_questions() {
     for (algorithm, options) in [
         ("alphabeta", vec![("analyse", "some")]),
-        ("alphabeta", vec![("analyse", "all"), ("depth", "3")]),
+        ("dfpn", vec![("analyse", "all"), ("depth", "3")]),
         ("alphabeta", vec![("analyse", "all"), ("target", "1")]),
         ("alphabeta", vec![("analyse", "all"), ("weak", "true")]),
         ("minimax", vec![("analyse", "all")]),

@@ -123,6 +123,36 @@ fn othello_agrees_with_alphabeta() {
     });
 }
 
+/// Othello with the default kernel and a small budget: df-pn leaves above 16 empty squares, the
+/// end-game solver's at 16 or fewer, in one tree; the exact value and a decision at it agree
+/// with alpha-beta (positions of 17 and 18 empties, so both kernels run).
+#[test]
+fn othello_default_leaves_mix_dfpn_and_the_solver() {
+    let g = Othello::new(8).unwrap();
+    let positions = othello_positions(&g, 2, 17, 31);
+    positions.par_iter().for_each(|p| {
+        let want = alphabeta("othello", p);
+        let r = jl("othello", p, &[("budget", "50000")]);
+        assert_eq!(r.value, want, "othello '{p}' exact");
+        assert!(
+            r.extra["leaf_tasks"].as_u64().unwrap() > 1,
+            "othello '{p}': a tree"
+        );
+        let v = want.as_i64().unwrap();
+        let r = jl(
+            "othello",
+            p,
+            &[("budget", "50000"), ("target", &(v + 1).to_string())],
+        );
+        assert_eq!(
+            r.extra.proved,
+            Some(Some(false)),
+            "othello '{p}' >= {}",
+            v + 1
+        );
+    });
+}
+
 /// Every tic-tac-toe position up to two moves, and m,n,k boards, every leaf kernel, pure
 /// job-level search (`budget=1`) and with a budget, against alpha-beta.
 #[test]

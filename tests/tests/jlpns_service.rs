@@ -122,3 +122,32 @@ fn kill_9_of_the_coordinator_in_a_long_jlpns_job_resumes_and_agrees() {
     assert_eq!(st["result"]["value"], json!(-1), "{st}");
     assert_eq!(st["result"]["bounds"], json!([-1, -1]), "{st}");
 }
+
+/// An exact Othello `jlpns` job through the service with two one-slot workers: FFO #40 after
+/// three moves of its line (17 empty squares), the default kernels (df-pn at 17 empties, the
+/// end-game solver at 16 or fewer) with a small budget so that the tree has many leaves; the
+/// value equals the in-process exact alpha-beta value.
+#[test]
+fn othello_jlpns_through_the_service_is_exact() {
+    use gamesolver_shared::{plan::run_local, registry::prepare, search::Control, wire::JobSpec};
+    let position = "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X a2b1c1";
+    let exact = {
+        let job = JobSpec::new("othello", position, "alphabeta");
+        let prepared = prepare(&job).unwrap();
+        run_local(prepared.as_ref(), &Control::unlimited())
+            .unwrap()
+            .value
+    };
+    let dir = scratch("jlpns-othello");
+    let c = Coordinator::start(&dir.join("db.sqlite"), &CoordOpts::default());
+    let _w = c.start_workers(2, 1);
+    let job = json!({
+        "game": "othello", "position": position, "algorithm": "jlpns",
+        "options": {"budget": 20000}
+    });
+    let id = c.submit(&job, None);
+    let st = c.wait_job(id, LONG);
+    assert_eq!(st["state"], "done", "{st}");
+    assert_eq!(st["result"]["value"], exact, "{st}");
+    assert!(st["result"]["leaf_tasks"].as_u64().unwrap() > 1, "{st}");
+}

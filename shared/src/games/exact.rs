@@ -37,6 +37,34 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
         None
     }
 
+    /// A depth-limited search of `root` to `depth` plies in the window `(alpha, beta)` by the
+    /// game's own means, with the contract of the generic engine's depth-limited search (the
+    /// outcome's `depth` the depth it reached). `None`: nothing of its own for this root and
+    /// depth (the generic engine runs with the game's `evaluate`); `Some(None)`: stopped by
+    /// `ctl`. Othello solves exactly when `depth` covers every empty square.
+    #[allow(clippy::too_many_arguments)]
+    fn depth_search(
+        &self,
+        root: &Self::State,
+        depth: u32,
+        alpha: i32,
+        beta: i32,
+        threads: usize,
+        table: &Table,
+        ctl: &Control,
+    ) -> Option<Option<Outcome<Self::Move>>> {
+        let _ = (root, depth, alpha, beta, threads, table, ctl);
+        None
+    }
+
+    /// Whether the game's own exact solver decides `s` so quickly that a job-level leaf there
+    /// runs it (the `alphabeta` leaf kernel) whatever kernel the job's default names: Othello
+    /// near the end of the game, where its end-game solver beats df-pn.
+    fn fast_leaf(&self, s: &Self::State) -> bool {
+        let _ = s;
+        false
+    }
+
     /// Whether this game (with its parameters) takes an opening book.
     fn takes_book(&self) -> bool {
         false

@@ -10,7 +10,10 @@
 //! (`lower`, `upper`). The job's `value` is the best score, `best_move` a move with the top score
 //! (the first in move order among equals), `pv` that move followed by its child's line.
 //!
-//! Options that ask something else than every move's exact value (`depth`, `target`, `guess`,
+//! With `depth=D` (alpha-beta only) every move's score is instead the estimate of a depth-`D`
+//! search of the position after the move (D + 1 plies from the root, counting the move), on
+//! the job's value scale: the hint of Othello programs (disc estimates on Othello). Each move is
+//! one task then. Options that ask something else than every move's value (`target`, `guess`,
 //! `weak`, `book`, `proof`) are refused with `analyse=all`. Alpha-beta's table budget
 //! (`memory_mb`, else the engine's default) is shared out evenly between the moves, since every
 //! move keeps its own table for the job's lifetime.
@@ -33,8 +36,8 @@ pub const ANALYSE: Spec = Spec::text(
 /// The exact algorithms that analyse every move.
 const EXACT: &[&str] = &["alphabeta", "pns", "dfpn", "pn2", "pdspn"];
 
-/// Options an analysis refuses: each asks a different question than every move's exact value.
-const REFUSED: &[&str] = &["depth", "target", "guess", "weak", "book", "proof"];
+/// Options an analysis refuses: each asks a different question than every move's value.
+const REFUSED: &[&str] = &["target", "guess", "weak", "book", "proof"];
 
 /// Reads `analyse` (marking it read): whether it is `all`.
 pub fn read(opts: &Opts) -> Result<bool, SolveError> {
@@ -84,9 +87,14 @@ pub(super) fn route<G: Exact + Clone>(
             job.algorithm
         )));
     }
+    if job.options.contains_key("depth") && job.algorithm != "alphabeta" {
+        return Err(SolveError::bad(
+            "option 'analyse=all' with 'depth' is for alphabeta (every move's estimate)",
+        ));
+    }
     if let Some(key) = REFUSED.iter().find(|k| job.options.contains_key(**k)) {
         return Err(SolveError::bad(format!(
-            "option 'analyse=all' cannot be combined with '{key}' (it asks every move's exact value)"
+            "option 'analyse=all' cannot be combined with '{key}' (it asks every move's value)"
         )));
     }
     let mut moves = Vec::new();

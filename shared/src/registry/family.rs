@@ -404,7 +404,11 @@ impl<G: Exact> ZeroSumJob<G> {
                 self.book.as_deref(),
                 ctl,
             ),
-            Some(_) => None,
+            // Depth-limited: the game's own when it has one for this depth (Othello solves
+            // exactly once the depth covers every empty square).
+            Some(d) => self
+                .game
+                .depth_search(&self.root, d, alpha, beta, cfg.threads, table, ctl),
         };
         let e = match own {
             Some(e) => e,

@@ -5,7 +5,9 @@
 //! A leaf task ([`TaskKind::Leaf`]) replays its path from the root, then decides "value >=
 //! target" (the root side's view) at the leaf with at most `budget` nodes of the leaf kernel
 //! (`budget / budget_div` when the task carries the planner's divisor):
-//! Without `leaf` and `budget` options a job gets its game's defaults ([`leaf_defaults`]).
+//! Without `leaf` and `budget` options a job gets its game's defaults ([`leaf_defaults`]); without
+//! `leaf`, a leaf where the game's own solver is fast ([`Exact::fast_leaf`]: Othello at 16 empty
+//! squares or fewer) runs `alphabeta` whatever the default.
 //! - `leaf=dfpn`: df-pn; with one thread on a table the job's tasks in this process
 //!   pass on (one per task running at once, emptied when a task of another threshold takes
 //!   it), with `threads` > 1 the root-split df-pn.
@@ -38,7 +40,7 @@ use std::sync::{Mutex, OnceLock};
 /// `leaf`: the kernel a leaf task runs.
 pub const LEAF: Spec = Spec::text(
     "leaf",
-    "alphabeta for connect4, else dfpn",
+    "alphabeta for connect4, else dfpn (othello: alphabeta at 16 empties or fewer)",
     "leaf kernel: dfpn, pdspn or alphabeta",
 );
 /// `budget`: nodes of one leaf task.
@@ -60,7 +62,9 @@ pub const BUDGET: Spec = Spec::uint(
 /// of 16 * 10^6), and larger leaves cost one worker less (each is searched on the table the
 /// earlier ones filled). On Othello df-pn leaves win (6 x 6 `c2b2b3`, "value >= 1": 8.9 CPU s
 /// with leaves of 4 * 10^6 nodes, 20.8 with 10^6, over 28 with alpha-beta leaves of 16 * 10^6);
-/// other games keep df-pn at 10^6. Figures: docs/BENCHMARKS.md, job-level section.
+/// other games keep df-pn at 10^6. Near the end of an Othello game a leaf runs the end-game
+/// solver all the same ([`Exact::fast_leaf`]; `Leaf` picked per leaf in `JlJob::leaf`).
+/// Figures: docs/BENCHMARKS.md, job-level section.
 fn leaf_defaults(game: &str) -> (Leaf, u64) {
     match game {
         "connect4" => (Leaf::AlphaBeta, 16_000_000),
@@ -114,6 +118,8 @@ pub struct JlJob<G: Exact> {
     game: G,
     root: G::State,
     leaf: Leaf,
+    /// No `leaf` option: leaves where the game's solver is fast ([`Exact::fast_leaf`]) run it.
+    auto_leaf: bool,
     budget: u64,
     /// The budget is the game's default (the planner divides it by the parallelism).
     auto_budget: bool,
@@ -152,6 +158,7 @@ pub fn prepare<G: Exact>(
             )))
         }
     };
+    let auto_leaf = o.raw("leaf").is_none();
     let auto_budget = o.raw("budget").is_none();
     let budget: u64 = o.uint_or(&BUDGET, default_budget)?;
     let mut opts = PnOptions::default();
@@ -163,6 +170,7 @@ pub fn prepare<G: Exact>(
         game,
         root,
         leaf,
+        auto_leaf,
         budget,
         auto_budget,
         target,
@@ -373,7 +381,13 @@ impl<G: Exact> JlJob<G> {
         let mut moves = Vec::new();
         self.game.legal_moves(&state, &mut moves);
         self.game.order_moves(&state, &mut moves);
-        let answer: Option<RawBounds> = match self.leaf {
+        // The job's kernel, or the game's own solver where it is fast and the job named none.
+        let kernel = if self.auto_leaf && self.game.fast_leaf(&state) {
+            Leaf::AlphaBeta
+        } else {
+            self.leaf
+        };
+        let answer: Option<RawBounds> = match kernel {
             Leaf::Dfpn if self.threads <= 1 => {
                 let mut d = dfpn::Dfpn::with_table(&self.game, &self.opts, self.take_dfpn(t));
                 let r = d.decide_keeping(&state, t_leaf, &sub);
@@ -400,7 +414,7 @@ impl<G: Exact> JlJob<G> {
                 answer
             }
             Leaf::Dfpn | Leaf::Pdspn => {
-                let alg = if self.leaf == Leaf::Dfpn {
+                let alg = if kernel == Leaf::Dfpn {
                     Algorithm::Dfpn
                 } else {
                     Algorithm::Pdspn
@@ -453,7 +467,7 @@ impl<G: Exact> JlJob<G> {
         // children where the remaining search is small. Their bounds go to the coordinator, so
         // no later task (on a worker without this table) searches them again.
         let mut probed: Vec<Option<RawBounds>> = Vec::new();
-        if self.leaf == Leaf::AlphaBeta {
+        if kernel == Leaf::AlphaBeta {
             let each = (budget / (8 * moves.len().max(1) as u64)).max(1);
             for &m in &moves {
                 let mut c = state.clone();

@@ -58,6 +58,38 @@ pub fn othello(game: Othello) -> Evaluated<Othello, Weighted<Othello>> {
     Evaluated::new(game, evaluator(), SCALE, 1).expect("Othello bounds are at most 64 discs")
 }
 
+/// The weighted sum of [`WEIGHTS`] at `s` from the side to move's view: [`evaluator`]'s
+/// estimate, computed without building one (the game's own `evaluate` calls it at every leaf).
+pub fn weighted_sum(g: &Othello, s: &OthelloState) -> i32 {
+    let w = |i: usize| WEIGHTS[i].1;
+    w(0) * material(g, s)
+        + w(1) * mobility(g, s)
+        + w(2) * corners(g, s)
+        + w(3) * x_squares(g, s)
+        + w(4) * c_squares(g, s)
+        + w(5) * frontier(g, s)
+}
+
+/// Discs of final margin per [`DISC_UNITS`] units of [`weighted_sum`]: the least-squares slope
+/// of the exact final margin on the weighted sum over random 8 x 8 positions (see the test
+/// `calibrate_disc_scale` in `eval/tests.rs`, which prints it).
+pub const DISC_SLOPE: i32 = 7;
+/// See [`DISC_SLOPE`].
+pub const DISC_UNITS: i32 = 40;
+
+/// An estimate of the final disc difference (the side to move's), as Othello programs' hints
+/// give it: [`weighted_sum`] times [`DISC_SLOPE`] / [`DISC_UNITS`], rounded, within the
+/// board's value bounds. An integer on the scale of exact values, so a depth-limited search
+/// with it reads like Edax's or Egaroucid's hint; unlike [`othello`]'s scaled estimates, an
+/// estimate can equal an exact value.
+pub fn disc_estimate(g: &Othello, s: &OthelloState) -> i32 {
+    let n = (g.size() * g.size()) as i32;
+    let v = weighted_sum(g, s) * DISC_SLOPE;
+    // Rounded to the nearest integer, halves away from zero.
+    let r = (v.abs() + DISC_UNITS / 2) / DISC_UNITS * v.signum();
+    r.clamp(-n, n)
+}
+
 /// (side to move's discs, the opponent's discs).
 #[inline(always)]
 fn sides(s: &OthelloState) -> (u64, u64) {
