@@ -84,7 +84,7 @@ def test_analysis_gives_every_moves_score_as_the_cli_does(client: Client) -> Non
     frame = analysis.to_dataframe()
     assert list(frame["move"]) == [m.move for m in analysis.moves]
     assert frame["exact"].all()
-    assert frame.loc[0, "meaning"] == "loss in 14 moves"
+    assert frame.loc[0, "meaning"] == "loss to the opponent's 14th stone from here"
     # The job's own analysis reads back the same, and the figure counted moves.
     page = client.jobs(limit=1)
     again = client.analysis(page.jobs[0].id)

@@ -292,12 +292,22 @@ class AsyncClient:
             options=_core.with_analysis(options), time_ms=time_ms, node_limit=node_limit,
             timeout=timeout, progress=progress,
         )
-        return Analysis.from_result(result, JobSpec(game, algorithm, position, dict(game_params or {})))
+        job = JobSpec(game, algorithm, position, dict(game_params or {}), dict(options or {}))
+        return await self._analysis_of(result, job)
 
     async def analysis(self, job_id: int) -> Analysis:
         """See :meth:`gamesolver_client.Client.analysis`."""
         st = await self.status(job_id)
-        return Analysis.from_result(result_of(st), st.job)
+        return await self._analysis_of(result_of(st), st.job)
+
+    async def _analysis_of(self, result: Result, job: JobSpec | None) -> Analysis:
+        """See :meth:`gamesolver_client.Client._analysis_of`."""
+        words: dict[int, str] = {}
+        if job is not None:
+            req = _core.score_words_request(job, _core.exact_scores(result.raw.get("moves")))
+            if req is not None:
+                words = _core.read_score_words(await self._call(req))
+        return Analysis.from_result(result, job, words)
 
     async def jobs(self, limit: int | None = None, before: int | None = None) -> JobPage:
         """See :meth:`gamesolver_client.Client.jobs`."""

@@ -386,13 +386,23 @@ class Client:
             options=_core.with_analysis(options), time_ms=time_ms, node_limit=node_limit,
             timeout=timeout, progress=progress,
         )
-        return Analysis.from_result(result, JobSpec(game, algorithm, position, dict(game_params or {})))
+        job = JobSpec(game, algorithm, position, dict(game_params or {}), dict(options or {}))
+        return self._analysis_of(result, job)
 
     def analysis(self, job_id: int) -> Analysis:
         """The analysis of an ended job (its result's ``moves``; empty without
         ``analyse=all``); raises :class:`JobFailed` when it has no result yet."""
         st = self.status(job_id)
-        return Analysis.from_result(result_of(st), st.job)
+        return self._analysis_of(result_of(st), st.job)
+
+    def _analysis_of(self, result: Result, job: JobSpec | None) -> Analysis:
+        """The analysis, each exact score with the game's words (``GET /v1/score-words``)."""
+        words: dict[int, str] = {}
+        if job is not None:
+            req = _core.score_words_request(job, _core.exact_scores(result.raw.get("moves")))
+            if req is not None:
+                words = _core.read_score_words(self._call(req))
+        return Analysis.from_result(result, job, words)
 
     def jobs(self, limit: int | None = None, before: int | None = None) -> JobPage:
         """One page of jobs, newest first (``limit`` at most 1000; ``before``: the previous

@@ -56,6 +56,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/jobs/{id}/board.svg"),
     ("GET", "/v1/jobs/{id}/plot.svg"),
     ("GET", "/v1/board.svg"),
+    ("GET", "/v1/score-words"),
     ("GET", "/v1/options"),
     ("GET", "/v1/status"),
     ("GET", "/healthz"),
@@ -235,3 +236,38 @@ def read_svg(resp: httpx.Response) -> Svg | None:
     if resp.status_code == 204:
         return None
     return Svg(resp.text)
+
+
+def exact_scores(result_moves: Any) -> list[int]:
+    """The distinct whole-number exact scores of a result's ``moves`` (no MCTS means)."""
+    out: set[int] = set()
+    if isinstance(result_moves, dict):
+        for s in result_moves.values():
+            if isinstance(s, dict) and "visits" not in s:
+                v = s.get("value")
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
+                    out.add(int(v))
+    return sorted(out)[:64]
+
+
+def score_words_request(job: JobSpec, values: list[int]) -> Request | None:
+    """``GET /v1/score-words`` for ``values`` of ``job``'s position; ``None`` when there is
+    nothing to ask (no exact score, or a depth-limited job, whose numbers are estimates)."""
+    if not values or "depth" in job.options:
+        return None
+    q: dict[str, str | int] = dict(board_params(job.game, job.position, job.game_params))
+    q["values"] = ",".join(str(v) for v in values)
+    return Request("GET", "/v1/score-words", params=q)
+
+
+def read_score_words(d: Any) -> dict[int, str]:
+    """The answer of ``GET /v1/score-words``: ``{"words": {score: words}}``."""
+    words = d.get("words") if isinstance(d, dict) else None
+    out: dict[int, str] = {}
+    if isinstance(words, dict):
+        for k, v in words.items():
+            try:
+                out[int(k)] = str(v)
+            except (TypeError, ValueError):
+                continue
+    return out

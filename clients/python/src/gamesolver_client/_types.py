@@ -99,9 +99,10 @@ class MoveScore:
     upper: float | int | None = None
     visits: int | None = None
     meaning: str | None = None
-    """What an exact score means where the game's score says it, as ``gamesolver analyse``
-    writes it: Connect Four ``win in n moves`` / ``draw`` / ``loss in n moves`` (Pons'
-    count), Othello ``wins by d discs``, tic-tac-toe and m,n,k ``win`` / ``draw`` / ``loss``."""
+    """What an exact score means in the game's words, as ``gamesolver analyse`` and the
+    dashboard write it (the coordinator's ``GET /v1/score-words``, the game's own wording):
+    Connect Four ``win with your 3rd stone from here``, Othello ``win by 4 discs``, tic-tac-toe
+    ``win`` / ``draw`` / ``loss``; ``None`` where the number says it all."""
 
     @property
     def exact(self) -> bool:
@@ -193,9 +194,12 @@ class Analysis:
     result: Result
 
     @classmethod
-    def from_result(cls, result: Result, job: JobSpec | None = None) -> Analysis:
-        """The analysis in a result; a result without ``moves`` gives an empty list. With the
-        ``job``, exact scores also say what they mean (:attr:`MoveScore.meaning`)."""
+    def from_result(
+        cls, result: Result, job: JobSpec | None = None, words: Mapping[int, str] | None = None
+    ) -> Analysis:
+        """The analysis in a result; a result without ``moves`` gives an empty list. ``words``
+        (exact score -> meaning, from the coordinator's ``GET /v1/score-words``; the clients'
+        ``analyse`` and ``analysis`` fetch them) fill :attr:`MoveScore.meaning`."""
         raw = result.raw.get("moves")
         moves: list[MoveScore] = []
         if isinstance(raw, dict):
@@ -203,6 +207,9 @@ class Analysis:
                 s = s if isinstance(s, dict) else {}
                 value = _number(s.get("value"))
                 visits = _int_or_none(s.get("visits"))
+                meaning = None
+                if words and visits is None and value is not None and float(value).is_integer():
+                    meaning = words.get(int(value))
                 moves.append(
                     MoveScore(
                         move=str(mv),
@@ -210,7 +217,7 @@ class Analysis:
                         lower=_number(s.get("lower")),
                         upper=_number(s.get("upper")),
                         visits=visits,
-                        meaning=_meaning(job, value) if visits is None else None,
+                        meaning=meaning,
                     )
                 )
         best = result.best_move
@@ -260,41 +267,6 @@ class Analysis:
             columns=["move", "value", "lower", "upper", "visits", "exact", "meaning"],
         )
         return frame
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _meaning(job: JobSpec | None, value: float | int | None) -> str | None:
-    """What an exact root-move score means for the job's game (``gamesolver analyse``)."""
-    if job is None or value is None or not float(value).is_integer():
-        return None
-    v = int(value)
-    if job.game == "connect4":
-        try:
-            w = int(job.game_params.get("width", 7))
-            h = int(job.game_params.get("height", 6))
-        except (TypeError, ValueError):
-            return None
-        # Pons' score: a player who wins with their m-th stone scores (cells + 1) / 2 + 1 - m;
-        # a position is one character per move played.
-        half = (w * h + 1) // 2
-        played = len(job.position.strip())
-        if v > 0:
-            return "win in " + _plural(half + 1 - v - played // 2, "move")
-        if v < 0:
-            return "loss in " + _plural(half + 1 + v - (played + 1) // 2, "move")
-        return "draw"
-    if job.game == "othello":
-        if v > 0:
-            return "wins by " + _plural(v, "disc")
-        if v < 0:
-            return "loses by " + _plural(-v, "disc")
-        return "draw"
-    if job.game in ("tictactoe", "mnk"):
-        return {1: "win", 0: "draw", -1: "loss"}.get(v)
-    return None
 
 
 @dataclass(frozen=True)
