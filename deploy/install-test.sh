@@ -17,7 +17,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 echo "install-test: cargo install into $work/root"
 for crate in server worker; do
-  CARGO_TARGET_DIR="$repo/target" cargo install --quiet --locked --path "$crate" --root "$work/root"
+  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}" cargo install --quiet --locked --path "$crate" --root "$work/root"
 done
 ls "$work/root/bin/gamesolver" "$work/root/bin/gamesolver-worker" >/dev/null
 
