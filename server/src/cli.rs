@@ -53,7 +53,7 @@ pub enum Command {
     /// The benchmark harness is its own binary; this says where (exit 2).
     #[command(hide = true)]
     Bench(BenchMovedArgs),
-    /// Build a Connect Four opening book with our solver (exact scores up to a depth).
+    /// Build a game's opening book with its own solver (exact scores up to a depth).
     Book(crate::book_cmd::BookArgs),
     /// Awari endgame databases by retrograde analysis: build, verify, look a position up.
     Tables(crate::tables_cmd::TablesArgs),

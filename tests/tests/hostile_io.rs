@@ -352,3 +352,64 @@ fn a_book_deeper_than_the_board_exits_2_with_one_line() {
         assert!(!out.exists());
     }
 }
+
+/// `book` goes through the game catalogue's book hook: games without one, unknown games and
+/// parameters the builder refuses exit 2 with one line; a small board's book is written.
+#[test]
+fn book_takes_the_game_and_its_parameters_from_the_catalogue() {
+    let out = scratch("book-games").join("book.txt");
+    let path = out.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--game", "othello"], "othello has no opening book"),
+        (vec!["--game", "nope"], "unknown game 'nope'"),
+        (vec!["--game-param", "width=99"], "width"),
+        (vec!["--game-param", "colour=red"], "colour"),
+    ] {
+        let mut all = vec!["book", "--depth", "2", "--out", path];
+        all.extend(args.iter().copied());
+        let (code, stdout, stderr) = gamesolver(&all);
+        assert_eq!(code, Some(2), "{all:?}: {stdout}{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+        if args[0] == "--game" {
+            assert!(stderr.contains("games with a book: connect4"), "{stderr}");
+        }
+        assert!(!out.exists());
+    }
+    let (code, stdout, stderr) = gamesolver(&[
+        "book",
+        "--game",
+        "connect4",
+        "--game-param",
+        "width=4",
+        "--game-param",
+        "height=4",
+        "--depth",
+        "2",
+        "--out",
+        path,
+    ]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("# gamesolver connect4 book width=4 height=4 depth=2")
+    );
+    // One line per position up to the mirror: the empty board, 2 of 1 stone and 8 of 2 stones
+    // (4 x 4 columns for the two stones, no position its own mirror on an even width).
+    let scored: Vec<&str> = lines.collect();
+    assert_eq!(scored.len(), 11, "{text}");
+    assert!(
+        stdout.contains("book: 11 positions up to 2 moves"),
+        "{stdout}"
+    );
+    for line in &scored {
+        let (_, score) = line.rsplit_once(' ').unwrap();
+        score
+            .parse::<i32>()
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+    // 4 x 4 Connect Four is a draw (Tromp's table of board sizes).
+    assert!(scored.contains(&" 0"), "{text}");
+}

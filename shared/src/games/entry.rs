@@ -8,6 +8,7 @@ use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::{ChanceZeroSum, OutOfTurn, Picture, Stochastic, VectorEval};
 use crate::search::eval::{Evaluated, Evaluator};
+use crate::search::Control;
 
 /// Which kernel family a game belongs to, as the option tables need it before any game is
 /// built. [`GameEntry::offer`] calls the [`Visitor`] method of the same name (a test checks it).
@@ -47,6 +48,27 @@ impl Family {
     }
 }
 
+/// What `gamesolver book` asks of a game's book builder (bounds are the builder's to check).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BookRequest {
+    /// Every position with at most this many moves played goes into the book.
+    pub depth: u32,
+    /// Search threads.
+    pub threads: usize,
+    /// Table size in MiB, shared by all positions.
+    pub table_mb: u64,
+}
+
+/// A game's opening-book builder: the game built from `params`, the book's text (the format
+/// the game's `book` option reads), or `None` when `ctl` stopped it; `progress(done, total)`
+/// after each position.
+pub type BookFn = fn(
+    params: &Opts,
+    request: &BookRequest,
+    ctl: &Control,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Option<String>, SolveError>;
+
 /// A game's declaration: implemented by a unit type in the game's own module.
 pub trait GameEntry {
     /// The name jobs use (`"connect4"`).
@@ -55,6 +77,9 @@ pub trait GameEntry {
     const PARAMS: &'static [Spec];
     /// The kernel family; must agree with [`GameEntry::offer`].
     const FAMILY: Family;
+    /// The game's opening-book builder (`gamesolver book`); present exactly when the family
+    /// says `book: true` (a catalogue test checks it).
+    const BOOK: Option<BookFn> = None;
     /// What [`GameEntry::build`] makes (the game, or a choice between instances of it).
     type Game;
     /// Builds the game from its parameters. Reads each parameter through `params` (which checks

@@ -7,10 +7,10 @@
 //! or derived from it. Adding a game is its own file plus one line in the list at the end.
 
 use super::{Opts, SolveError, Spec};
-pub use crate::games::entry::{Family, GameEntry, Visitor};
+pub use crate::games::entry::{BookFn, BookRequest, Family, GameEntry, Visitor};
 
 /// What the catalogue knows of a game without building it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub struct Info {
     /// [`GameEntry::NAME`].
     pub name: &'static str,
@@ -18,6 +18,8 @@ pub struct Info {
     pub params: &'static [Spec],
     /// [`GameEntry::FAMILY`].
     pub family: Family,
+    /// [`GameEntry::BOOK`].
+    pub book: Option<BookFn>,
 }
 
 /// The declaration of the game `name`, if the catalogue has it.
@@ -30,6 +32,15 @@ pub fn feature_games() -> Vec<&'static str> {
     ENTRIES
         .iter()
         .filter(|e| matches!(e.family, Family::ZeroSum { features: true, .. }))
+        .map(|e| e.name)
+        .collect()
+}
+
+/// Names of the games with an opening-book builder (`gamesolver book`).
+pub fn book_games() -> Vec<&'static str> {
+    ENTRIES
+        .iter()
+        .filter(|e| e.book.is_some())
         .map(|e| e.name)
         .collect()
 }
@@ -52,6 +63,7 @@ macro_rules! catalogue {
             name: <$entry as GameEntry>::NAME,
             params: <$entry as GameEntry>::PARAMS,
             family: <$entry as GameEntry>::FAMILY,
+            book: <$entry as GameEntry>::BOOK,
         }),*];
 
         /// Builds the game `name` from `params` (parameter errors are bad input) and offers it
@@ -153,6 +165,13 @@ mod tests {
                 Family::Stochastic => "stochastic",
             };
             assert_eq!(reached, want, "{}", e.name);
+            let book_option = matches!(e.family, Family::ZeroSum { book: true, .. });
+            assert_eq!(
+                e.book.is_some(),
+                book_option,
+                "{}: BOOK and the family's book",
+                e.name
+            );
         }
         assert!(visit("chess", &Opts::new(&Settings::new(), "p"), Reached).is_none());
     }

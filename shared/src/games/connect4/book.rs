@@ -16,7 +16,9 @@
 //! lookups use the smaller of a position's key and its mirror's).
 
 use super::solver::{self, Geometry};
-use super::{C4State, Connect4};
+use super::{C4State, Connect4, PARAM_BASE, PARAM_HEIGHT, PARAM_WIDTH};
+use crate::games::entry::BookRequest;
+use crate::model::settings::{Opts, SolveError};
 use crate::model::{excerpt, Game};
 use crate::search::engine::Table;
 use crate::search::Control;
@@ -283,6 +285,31 @@ pub fn build(
         progress(i + 1, all.len());
     }
     Ok(Some(text))
+}
+
+/// [`build`] as the catalogue's book hook (`gamesolver book`): the board from the game's
+/// parameters. A book is written in the 1-based notation whatever `base` says (the notation of
+/// the jobs that read it).
+pub fn build_from_params(
+    params: &Opts,
+    request: &BookRequest,
+    ctl: &Control,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Option<String>, SolveError> {
+    let width = params.uint_or(&PARAM_WIDTH, 7u32)?;
+    let height = params.uint_or(&PARAM_HEIGHT, 6u32)?;
+    params.uint_or(&PARAM_BASE, 1u8)?;
+    params.finish()?;
+    let game = Connect4::<u64>::new(width, height, 1).map_err(SolveError::bad)?;
+    build(
+        &game,
+        request.depth,
+        request.threads,
+        request.table_mb,
+        ctl,
+        progress,
+    )
+    .map_err(SolveError::bad)
 }
 
 #[cfg(test)]

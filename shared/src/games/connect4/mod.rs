@@ -45,7 +45,7 @@ pub mod solver;
 
 pub use bits::{Wide, Word};
 
-use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::games::entry::{BookFn, Family, GameEntry, Visitor};
 use crate::games::Exact;
 use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Symmetric, Tactics, Turn, ZeroSum};
@@ -759,6 +759,7 @@ impl GameEntry for Connect4Entry {
         book: true,
         features: true,
     };
+    const BOOK: Option<BookFn> = Some(book::build_from_params);
     type Game = AnyConnect4;
     fn build(params: &Opts) -> Result<AnyConnect4, SolveError> {
         let width = params.uint_or(&PARAM_WIDTH, 7u32)?;
