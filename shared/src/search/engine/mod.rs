@@ -9,7 +9,7 @@
 //! minimax value with `game.evaluate` at the cut, extended by quiescence over noisy moves and one
 //! ply per forcing move. Without those it equals [`super::minimax`]'s at the same depth (entries
 //! are reused only at equal draft). Depth-limited search returns the deepest *finished* iteration;
-//! a stopped exact search returns `None`. Hints ([`ZeroSum::immediate_value`],
+//! a stopped exact search returns `None`. Exact search's hints ([`ZeroSum::immediate_value`],
 //! [`Tactics::exact_moves`]) may prune moves and narrow the window, never change the value.
 //!
 //! Exact search may deepen over a horizon first ([`Tactics::exact_deepening`], up to
