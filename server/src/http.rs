@@ -1,26 +1,19 @@
 //! The coordinator's HTTP server: its own accept loop over hyper, so that no client can stall it.
 //!
 //! `axum::serve` has neither a header-read timeout nor a connection cap, so this module runs the
-//! loop itself (hyper's HTTP/1 connection with `header_read_timeout`, a semaphore of connection
-//! slots, hyper-util's graceful shutdown). The timeouts of request bodies and handlers and the
-//! cap on event streams are tower layers and a semaphore in [`crate::api`].
+//! loop itself (hyper's HTTP/1 connection, a semaphore of connection slots, hyper-util's graceful
+//! shutdown). Body and handler timeouts and the cap on event streams live in [`crate::api`].
 //!
-//! - A request head must be complete within [`HttpLimits::header_timeout`] of its first byte,
-//!   and a connection with no request in flight is closed after [`HttpLimits::idle_timeout`]
-//!   (from its opening or its previous answer). A small watchdog per connection keeps both
-//!   clocks, because hyper's `header_read_timeout` starts when hyper begins waiting for a head,
-//!   which mixes the two; hyper's timer is still set to their sum as a backstop.
-//! - At most [`HttpLimits::max_connections`] connections are served. When all slots are taken,
-//!   a new connection evicts the oldest one that has no request in flight (idle, or still
-//!   sending its head), as nginx reuses idle keep-alive connections; if every slot is busy the
-//!   newcomer is accepted and closed at once, so `accept` keeps draining the backlog and never
-//!   runs out of file descriptors.
-//! - A request head that hyper cannot read (a bad request line or header, a head past hyper's
-//!   buffer or header count, a target too long) is answered by hyper itself, before any handler,
-//!   with an empty 400, 431 or 414. The socket wrapper recognises those answers as hyper writes
-//!   them (an error status, `content-length: 0`, no content type: every handler's error has a
-//!   JSON body) and writes the usual JSON error in their place ([`parse_error_answer`]), then
-//!   the connection closes as hyper closes it.
+//! - A request head must be complete within [`HttpLimits::header_timeout`] of its first byte, and
+//!   a connection with no request in flight closes after [`HttpLimits::idle_timeout`]. A watchdog
+//!   per connection keeps both clocks, since hyper's `header_read_timeout` mixes the two (its timer
+//!   is still set to their sum as a backstop).
+//! - At most [`HttpLimits::max_connections`] connections: a newcomer evicts the oldest one with no
+//!   request in flight (as nginx reuses idle keep-alive connections), or is accepted and closed at
+//!   once, so `accept` keeps draining the backlog and never runs out of file descriptors.
+//! - A head hyper cannot read gets hyper's own empty 400, 431 or 414 before any handler; the socket
+//!   wrapper recognises those answers (an error status, `content-length: 0`, no content type) and
+//!   writes the usual JSON error in their place ([`parse_error_answer`]).
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;

@@ -1,36 +1,23 @@
 //! Retention of finished jobs, and the store's disk quota (`serve --retain-hours`,
-//! `--retain-mb`, `--max-store-mb`).
+//! `--retain-mb`, `--max-store-mb`; the policy as users see it: docs/API.md, section 1.3).
 //!
-//! Policy: a job that has ended (`done`, `failed`, `cancelled`) is kept `--retain-hours` after
-//! it ended (168, a week; 0: no age limit), and while the store is over its size budget the
-//! jobs that ended first are deleted first. The budget is `--retain-mb` of live pages of the
-//! SQLite file (2048 MiB; 0: none), lowered when needed so that the whole store (live pages,
-//! WAL and file artifacts) stays under 90% of `--max-store-mb` (8192 MiB; 0: no quota). A deleted job
-//! goes with everything stored for it: its tasks, leases, results, proof certificate and log
-//! lines, and the file artifacts that only it named. Its id is not given again; asking for it
-//! answers 404 saying the retention policy removed it.
+//! Policy: an ended job is kept `--retain-hours` after it ended, and while the store is over its
+//! budget the jobs that ended first go first; the budget is `--retain-mb` of live SQLite pages,
+//! lowered so the whole store (pages, WAL, file artifacts) stays under 90% of `--max-store-mb`. A
+//! deleted job goes with its tasks, leases, results, proof, log lines and the artifacts only it
+//! named; its id is never given again and answers 404 naming the retention policy. When retention
+//! cannot free enough, `POST /v1/jobs` answers 429 `quota`.
 //!
-//! Never deleted: jobs in flight, and jobs that ended but are still held by the scheduler (a
-//! task still on a worker); the newest finished build of each retrograde set (what
-//! `tables=NAME` reads; older builds of the same name follow the policy); file artifacts that an
-//! active job reads (round chunks, the set it is pinned to), that a stored result names, or a
-//! set manifest whose build is still stored.
+//! Never deleted: jobs in flight or still held by the scheduler; the newest finished build of each
+//! retrograde set (what `tables=NAME` reads); artifacts an active job reads, a stored result names,
+//! or a set manifest whose build is still stored.
 //!
-//! Quota: when the store is over `--max-store-mb` and retention cannot free enough (what is
-//! left is in flight or kept), `POST /v1/jobs` answers 429 `quota` naming the limit. The size is
-//! measured by each sweep (page counts, two `stat`s and the artifact store's running total), not
-//! per request; the bytes of jobs accepted since are added to it.
-//!
-//! Work: a sweep every [`SWEEP_EVERY`] on the blocking pool, off the scheduler's lock except to
-//! ask which candidate jobs it still holds and, when files go, which artifacts active jobs
-//! read. Deletion is done on the store's own pruning connection in transactions of about
-//! [`TXN_BYTES`] (at most [`MAX_BATCH`] jobs, sized by the pages the last one freed per job;
-//! the very first is one job), at most [`DELETE_BUDGET`] per sweep; then freed pages are given back to the file
-//! system by incremental vacuum steps of [`VACUUM_PAGES`] pages, at most [`VACUUM_BUDGET`] per
-//! sweep. A backlog is worked off over several sweeps. Between two of its transactions the
-//! sweep waits for the scheduler's call in progress, if any, so that a commit that found the
-//! file locked gets in before the next one: the scheduler waits for at most one short
-//! transaction at a time (each some 10 to 30 ms on a busy two-core machine), never a sweep.
+//! Work: a sweep every [`SWEEP_EVERY`] on the blocking pool, off the scheduler's lock but for two
+//! questions; deletion on the store's pruning connection in transactions of about [`TXN_BYTES`]
+//! (at most [`MAX_BATCH`] jobs, [`DELETE_BUDGET`] per sweep), then incremental vacuum steps of
+//! [`VACUUM_PAGES`] pages ([`VACUUM_BUDGET`] per sweep). Between two transactions the sweep lets a
+//! waiting scheduler call in, so the scheduler waits for at most one short transaction, never a
+//! sweep. Details: docs/services.md, "Retention".
 
 use crate::artifacts::ArtifactStore;
 use crate::scheduler::SchedError;

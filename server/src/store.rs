@@ -2,33 +2,21 @@
 //! progress, workers and an event log.
 //!
 //! Contract: the coordinator keeps its working state in memory and writes every change here
-//! before it answers the request that caused it. Each change is one [`Store::commit`] of a batch
-//! of [`Write`]s in a single transaction, so a job and its first tasks, or a result and the tasks
-//! it caused, are stored together or not at all. [`Store::load`] reads the active jobs back after
-//! a restart; the coordinator rebuilds their planners from it. Finished jobs live only here: the
-//! coordinator answers for them from the final status stored with each (`jobs.final_status`),
-//! and from [`Queries`] for lists, task pages and proof certificates (`artifacts`). The store
-//! has an identity ([`Store::identity`]): a random id made with the file and kept in `meta`.
+//! before it answers the request that caused it, each change one [`Store::commit`] of a batch of
+//! [`Write`]s in one transaction (a result and the tasks it caused are stored together or not at
+//! all). [`Store::load`] reads the active jobs back after a restart; finished jobs live only here
+//! (their `jobs.final_status`, and [`Queries`] for lists, task pages and artifacts). The store has
+//! an identity ([`Store::identity`]): a random id made with the file and kept in `meta`.
 //!
-//! Durability: WAL with `synchronous = NORMAL`. A committed transaction survives the death of
-//! the coordinator process at any moment (`kill -9`): the WAL frames are in the operating
-//! system's cache before `commit` returns. A power loss or kernel crash may lose the last
-//! transactions committed before the WAL was synced (at checkpoints), but never corrupts the
-//! file. `GAMESOLVER_DB_SYNC=full` switches to `synchronous = FULL` (an fsync per commit) for
-//! the power-loss guarantee as well.
+//! Durability: WAL with `synchronous = NORMAL`: a committed transaction survives `kill -9` of the
+//! coordinator; a power loss may lose the last transactions before a checkpoint but never corrupts
+//! the file. `GAMESOLVER_DB_SYNC=full` makes it an fsync per commit.
 //!
-//! Reads that need no writer go through a [`Reader`] (a second, read-only connection), so
-//! they never wait for the scheduler's lock.
-//!
-//! Bad input: a file that is not a gamesolver database, or a newer schema, is an error on open
-//! naming the file; nothing is overwritten.
-//!
-//! Retention (`crate::retention`): a [`Pruner`], a third connection that writes, deletes
-//! finished jobs with everything stored for them in short transactions of a few jobs each, and
-//! gives the freed pages back to the file system (`auto_vacuum = INCREMENTAL`, set when a file
-//! is made; an older file small enough is converted by a `VACUUM` on open). The largest job and
-//! task ids it deleted stay in `meta`, so ids are never given twice, even after a restart with
-//! the newest jobs deleted.
+//! Connections: the writer; a [`Reader`] (read-only), so reads never wait for the scheduler's lock;
+//! a [`Pruner`] for retention (`crate::retention`), deleting in short transactions and giving pages
+//! back by incremental vacuum. The largest deleted job and task ids stay in `meta`, so ids are
+//! never given twice. A file that is not a gamesolver database, or has a newer schema, is an error
+//! on open naming the file; nothing is overwritten.
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};

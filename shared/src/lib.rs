@@ -14,21 +14,10 @@
 //!   wire       serde types that cross the network  uses nothing
 //! ```
 //!
-//! Each module uses only modules below it, and direct submodules form no circles;
-//! `shared/tests/architecture.rs` checks both.
-//!
-//! - [`model`]: the game model (course 1.1), its capability traits, and the declared settings of
-//!   a job ([`model::settings`]: `Spec`, `Opts`, `SolveError`).
-//! - [`games`]: concrete games, each declaring itself to the catalogue ([`games::entry`]). No
-//!   kernel names one.
-//! - [`search`]: kernels, each generic over the capabilities it needs.
-//! - [`plan`]: splits a job into tasks and merges their results; the same code runs in-process
-//!   (`gamesolver solve`) and in the coordinator. It owns what it needs of a job
-//!   ([`plan::PreparedJob`], [`plan::PlanShape`]); the registry implements it.
-//! - [`proof`]: proof certificates and their checker, by the game rules alone.
-//! - [`wire`]: job, task and result types as they travel as JSON.
-//! - [`registry`]: parses a job's game and algorithm names and runs a task, type-erased.
-//! - [`viz`]: board pictures and plots.
+//! `shared/tests/architecture.rs` checks that each module uses only modules below it and that
+//! direct submodules form no circles. Games declare themselves to the catalogue ([`games::entry`])
+//! and no kernel names one; kernels are generic over the [`model`] traits they need; [`plan`] owns
+//! what it needs of a job ([`plan::PreparedJob`]), which the registry implements.
 
 pub mod games;
 pub mod model;

@@ -2,34 +2,21 @@
 //! it with the game rules alone.
 //!
 //! A certificate claims "value >= target" ([`Claim::AtLeast`]) or "value < target"
-//! ([`Claim::Below`]) for a position, the value seen from the side to move there (negamax
-//! convention, the game's internal integer scale, see `ZeroSum::parse_target`). The player for
-//! whom the claim is a win is the *prover* (the side to move for `AtLeast`, the other side for
-//! `Below`). The tree is a flat list of JSON tokens in preorder, so files of any depth parse
-//! without recursion limits:
-//!
+//! ([`Claim::Below`]) from the view of the side to move (negamax, the game's internal scale); the
+//! *prover* is the side for whom the claim is a win. The tree is a flat list of JSON tokens in
+//! preorder, so files of any depth parse without recursion limits:
 //! ```text
-//! node := (nothing)                            a terminal position; its value must satisfy the claim
-//!       | MOVE HASH node                       the prover moves: one move, in the game's notation,
-//!                                              and the hash of the position it leads to (hex)
-//!       | COUNT (MOVE node){COUNT}             the opponent moves: every legal reply, each once
+//! node := (nothing)                  a terminal position; its value must satisfy the claim
+//!       | MOVE HASH node             the prover moves: one move (notation), hash reached (hex)
+//!       | COUNT (MOVE node){COUNT}   the opponent moves: every legal reply, each once
 //! ```
-//!
-//! The file is one JSON object: `{"format": "gamesolver-proof/1", "game", "game_params",
-//! "position", "claim": "at_least" | "below", "target", "tree": [tokens...]}`.
-//!
-//! The registry rebuilds the game from the file (`registry::proof`: only it knows game names)
-//! and calls [`verify_game`]; [`check`] walks the tree with nothing but the game's rules: it parses
-//! every move with `parse_move` (so it must be legal), compares the set of replies with
-//! `legal_moves`, recomputes the hash of each position the prover reaches, and evaluates
-//! terminal positions with `terminal_value`. No search code is involved. A tampered move fails:
-//! a changed reply no longer matches the legal set (or repeats one), and a changed prover move
-//! leads to a position whose hash differs from the recorded one, even where the altered tree
-//! would happen to be a proof as well.
-//!
-//! A wrong format gives `Err` with one line; so does every failed check, naming the token where it
-//! failed. This module sits below the registry and the kernels: it knows the game model and the
-//! file format, no game and no search.
+//! The file: `{"format": "gamesolver-proof/1", "game", "game_params", "position", "claim":
+//! "at_least" | "below", "target", "tree": [tokens...]}`. The registry rebuilds the game
+//! (`registry::proof`) and calls [`verify_game`]; [`check`] uses only `parse_move`,
+//! `legal_moves`, the hash and `terminal_value`, no search code. A tampered move fails: a changed
+//! reply no longer matches the legal set, a changed prover move reaches another hash, even where
+//! the altered tree would be a proof as well. Every failure is an `Err` of one line naming the
+//! token. This module knows the game model and the file format, no game and no search.
 
 use crate::model::{excerpt, Game, Hashed, ZeroSum};
 use crate::wire::Settings;

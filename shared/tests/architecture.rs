@@ -13,6 +13,9 @@
 //! the first `#[cfg(test)]` at the start of a line. Comments are left out, so doc links do not
 //! count. `super::` inside an inline `mod` block is read as the file's own `super::`.
 //!
+//! A last test reads every `.rs` file of the workspace (shared, server, worker, tests) and bounds
+//! its module header to [`MAX_HEADER_LINES`], apart from the shrinking [`LONG_HEADERS`].
+//!
 //! Run it with `cargo test --release -p gamesolver-shared --test architecture`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -407,4 +410,91 @@ fn the_reader_finds_a_planted_circle() {
     let found = circles(&g);
     assert_eq!(found, [["a", "b", "c"]]);
     assert!(describe(&g, &found[0]).contains("c -> a (c.rs)"));
+}
+
+/// Most lines a module header (the leading `//!` lines of a file) may take: what the module is,
+/// why it is built this way, and the facts a maintainer must know. Longer arguments go to docs/.
+const MAX_HEADER_LINES: usize = 20;
+
+/// Files whose header is still longer than [`MAX_HEADER_LINES`], relative to the workspace root.
+/// The test fails on any other over-long header and on a listed file that is now short enough
+/// (or gone), so this list can only shrink.
+const LONG_HEADERS: &[&str] = &[
+    "server/src/dashboard.rs",
+    "server/src/scheduler.rs",
+    "shared/src/games/awari.rs",
+    "shared/src/games/othello/mod.rs",
+    "shared/src/games/othello/solver.rs",
+    "tests/tests/dashboard_browser.rs",
+];
+
+/// The number of `//!` lines a file starts with.
+fn header_lines(text: &str) -> usize {
+    text.lines().take_while(|l| l.starts_with("//!")).count()
+}
+
+/// Every `.rs` file under `dir`, build output left out.
+fn workspace_rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("readable folder")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().expect("name").to_string_lossy().into_owned();
+        if p.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                workspace_rust_files(&p, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn module_headers_are_at_most_twenty_lines() {
+    assert_eq!(
+        header_lines("//! a\n//!\n//! b\nuse x;\n//! not a header"),
+        3
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf();
+    let mut files = Vec::new();
+    for crate_dir in ["shared", "server", "worker", "tests"] {
+        workspace_rust_files(&root.join(crate_dir), &mut files);
+    }
+    assert!(
+        files.len() > 100,
+        "the reader sees the workspace: {files:?}"
+    );
+    let mut long = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        let n = header_lines(&text);
+        if n > MAX_HEADER_LINES {
+            let rel = file.strip_prefix(&root).expect("under the root");
+            long.insert(rel.to_string_lossy().replace('\\', "/"), n);
+        }
+    }
+    let new: Vec<String> = long
+        .iter()
+        .filter(|(f, _)| !LONG_HEADERS.contains(&f.as_str()))
+        .map(|(f, n)| format!("{f}: {n} header lines"))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "module headers over {MAX_HEADER_LINES} lines (say what and why; move long arguments to \
+         docs/ and link them by path):\n{}",
+        new.join("\n")
+    );
+    for f in LONG_HEADERS {
+        assert!(
+            long.contains_key(*f),
+            "{f} has a header of at most {MAX_HEADER_LINES} lines now (or is gone): take it off \
+             LONG_HEADERS"
+        );
+    }
 }

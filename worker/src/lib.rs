@@ -2,43 +2,22 @@
 //!
 //! Pulls tasks from a coordinator and runs kernels (`gamesolver-worker --coordinator URL
 //! [--threads N] [--memory-mb M]`, or the child processes of `gamesolver serve --local-workers N`,
-//! which run the same code through a hidden `gamesolver worker` subcommand).
+//! which run the same code through a hidden `gamesolver worker` subcommand). Each of its N slots
+//! long-polls `/v1/worker/lease` for one task at a time.
 //!
-//! How it runs:
-//! - It registers, then each of its N slots long-polls `/v1/worker/lease` for one task at a time.
-//! - A task runs on a dedicated rayon pool of N threads, apart from the slot threads that speak
-//!   HTTP, so heartbeats are never starved by a busy kernel. The pool's threads have stacks of
-//!   [`KERNEL_STACK_BYTES`], the size the kernels' depth bounds are computed for. The slot
-//!   heartbeats every `heartbeat_ms` with the latest progress the kernel published through its
-//!   `Control`; a reply with `cancel` (or a 409: the lease is gone) sets the kernel's stop flag.
-//! - What a task may use ([`WorkerConfig::task_resources`]): up to `--threads` kernel threads
-//!   (a job asking for more is cut down to them) and an equal share of `--memory-mb` per slot,
-//!   so that all slots busy at once stay within the worker's memory budget.
-//! - Prepared jobs are cached by the coordinator's store identity and a SHA-256 digest of the
-//!   job's canonical JSON, never by job id (ids start again with a new store), so the probes of
-//!   one job share the kernel's tables and no other job can be answered from them.
-//! - A kernel panic is caught (`catch_unwind`) and reported as a failed attempt; the coordinator
-//!   decides whether to retry. An abort or a stack overflow ends the process: its lease expires
-//!   and counts as an attempt (embedded workers are restarted by their coordinator).
-//! - When the coordinator is away, every request is retried with jittered exponential backoff
-//!   (capped at 1 s while nothing listens, so a restarted coordinator gets its workers back
-//!   quickly, and at 5 s when it answers with errors); a finished result is kept and reported
-//!   when it is back.
-//! - On shutdown (SIGTERM/SIGINT in the binary, a flag in-process) a slot lets its task finish
-//!   for up to [`SHUTDOWN_GRACE`], then stops the kernel and releases the lease, so the task
-//!   goes to another worker without counting as an attempt.
+//! Facts to keep:
+//! - A task runs on its own rayon pool (stacks of [`KERNEL_STACK_BYTES`], the size the kernels'
+//!   depth bounds assume), apart from the slot threads that speak HTTP, so heartbeats are never
+//!   starved; a `cancel` reply or a 409 sets the kernel's stop flag.
+//! - A task gets at most `--threads` threads and an equal share of `--memory-mb` per slot
+//!   ([`WorkerConfig::task_resources`]), so all slots busy at once stay within the budget.
+//! - Prepared jobs are cached by store identity and the SHA-256 of the job's canonical JSON, never
+//!   by job id (ids restart with a new store).
+//! - A kernel panic is reported as a failed attempt; an abort ends the process and its lease
+//!   expires. On shutdown a slot lets its task finish for [`SHUTDOWN_GRACE`], then releases it.
 //!
-//! Liveness: every slot touches the file named by `GAMESOLVER_WORKER_ALIVE_FILE` (default
-//! [`DEFAULT_ALIVE_FILE`]) each time it hears from the coordinator or heartbeats a task;
-//! `gamesolver-worker healthcheck` fails when that file is older than a minute (a wedged worker).
-//!
-//! Test hooks (hidden, for the end-to-end tests of poison tasks), read once at start:
-//! - `GAMESOLVER_TEST_PANIC_POSITION=TEXT`: a task whose job position equals TEXT panics inside
-//!   the kernel call, exactly where a kernel bug would.
-//! - `GAMESOLVER_TEST_ABORT_POSITION=TEXT`: such a task calls `std::process::abort()` inside the
-//!   kernel call, as a stack overflow or a failed allocation would end the process.
-//! - `GAMESOLVER_TEST_HOG_POSITION=TEXT`: such a task allocates (and touches) 16 MiB every 10 ms
-//!   until its stop flag is set, as a kernel that ignores its memory budget would.
+//! Retries, liveness file ([`DEFAULT_ALIVE_FILE`]) and the hidden test hooks
+//! (`GAMESOLVER_TEST_{PANIC,ABORT,HOG}_POSITION`): docs/services.md, "Worker".
 
 pub mod artifacts;
 pub mod cli;

@@ -1,22 +1,19 @@
 //! The worker's memory budget as a limit, not a hope: a counting global allocator.
 //!
 //! Kernels size their tables from a job's `memory_mb` (cut to a slot's share of `--memory-mb`),
-//! but a kernel can still grow past it (a proof tree, a search tree without a node cap, a bug).
-//! Without a limit the kernel of the machine ends such a process, or the machine, at its own
-//! time. So the binaries that run kernels (`gamesolver-worker`, and `gamesolver`, whose local
-//! workers run the same code) install [`CountingAlloc`] as their global allocator:
-//!
+//! but a kernel can still grow past it (a proof tree, a search tree without a node cap, a bug),
+//! and the operating system would then end the process, or the machine, at its own time. So the
+//! binaries that run kernels (`gamesolver-worker`, and `gamesolver`, whose local workers run the
+//! same code) install [`CountingAlloc`] as their global allocator:
 //! - every allocation and free adjusts one process-wide counter of live heap bytes
-//!   ([`allocated`]); a relaxed atomic add, negligible beside the allocation itself;
-//! - the soft limit is checked by the worker between heartbeats (every 200 ms at most, see
-//!   `run_lease`): past it, the running tasks are stopped through their stop flag and fail
-//!   with the reason named (an attempt, retried elsewhere or failing the job with the reason);
-//! - the hard limit ([`set_hard_limit`], set well above the soft one) refuses the allocation
-//!   that would cross it. Rust ends the process then (an allocation failure aborts), which costs
-//!   one worker and counts as an attempt when its lease expires, as any abort does: a kernel
-//!   that allocates faster than the soft check can see never takes the machine with it.
+//!   ([`allocated`]), a relaxed atomic add;
+//! - the worker checks the soft limit between heartbeats (`run_lease`): past it, the running tasks
+//!   are stopped through their stop flag and fail with the reason named (an attempt);
+//! - the hard limit ([`set_hard_limit`], well above the soft one) refuses the allocation that
+//!   would cross it; the process aborts, which costs one worker and counts as an attempt when its
+//!   lease expires, so a kernel faster than the soft check never takes the machine with it.
 //!
-//! A library crate cannot choose the allocator of its binaries: each binary declares
+//! A library crate cannot choose its binaries' allocator: each binary declares
 //! `#[global_allocator] static A: CountingAlloc = CountingAlloc;`. Where none did (tests, the
 //! benchmark harness), [`installed`] is false and no limit applies.
 

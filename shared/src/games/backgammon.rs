@@ -1,37 +1,23 @@
 //! Backgammon without the doubling cube.
 //!
-//! Rules: two players, X (player 0, first in the notation) and O (player 1), 15 checkers each.
-//! Each moves toward their own point 1 and bears off from their home board (points 1..6). A turn
-//! is a roll of two dice (a chance node with the 21 distinct rolls: the six doubles with
-//! probability 1/36, the fifteen others with 1/18, course 5.1), then a move: a double is played
-//! four times. A checker may not land on a point held by two or more of the opponent's checkers;
-//! landing on a single one (a blot) hits it onto the bar, and a player with checkers on the bar
-//! must enter them (into the opponent's home board: die d enters on point 25 - d) before moving
-//! anything else. Bearing off needs every checker in the home board: a die equal to a checker's
-//! point bears it off; a larger die bears off the checker on the highest point when no checker
-//! stands higher. The player must use both dice if any sequence allows it (all four with a
-//! double, or as many as possible); when only one die of a non-double can be used, the larger one
-//! must be used if it can. The first to bear off all 15 wins 1 point, 2 (gammon) if the loser has
-//! borne off none, 3 (backgammon) if moreover the loser still has a checker on the bar or in the
-//! winner's home board. X rolls first (the opening roll-off of the real game is not modelled).
+//! Two players, X (player 0, first in the notation and first to roll; no opening roll-off) and O,
+//! 15 checkers each. A turn is a roll (a chance node over the 21 distinct rolls: doubles 1/36, the
+//! others 1/18) then a move; hitting, entering from the bar, bearing off, the rule to use both
+//! dice (or the larger) and gammon and backgammon follow the standard rules, written out in
+//! docs/games.md, "Backgammon".
 //!
 //! Moves: a move is the whole turn, listed once per distinct resulting position (two orders that
 //! give the same position are one move; the first sequence found is the one written). A player
 //! who cannot move has the single move `pass`.
 //!
-//! Values ([`ChanceZeroSum`]): points won (+1, +2, +3) or lost, from the point of view of the
-//! player on roll (at a chance node: the player about to roll; at the end: the winner). Bounds
-//! [-3, 3]. The evaluator is this module's own simple race estimate: pip counts and borne-off
-//! checkers, a blot and a bar penalty, squashed into (-1, 1).
+//! Values ([`ChanceZeroSum`]): points won (+1, +2, +3) or lost, from the view of the player on roll
+//! (at a chance node the player about to roll; at the end the winner); bounds [-3, 3]. The
+//! evaluator is this module's own race estimate: pip counts and borne-off checkers, a blot and a
+//! bar penalty, squashed into (-1, 1).
 //!
-//! Notation. Position: `BOARD BAR MOVER DICE` separated by spaces, where BOARD is 24 signed
-//! counts for X's points 1..24 (positive: X's checkers, negative: O's), BAR is `x-o` (checkers on
-//! the bar), MOVER is `X` or `O`, and DICE is `-` before the roll or the two dice, larger first
-//! (`31`, `66`). Borne-off checkers are the missing ones (15 minus board and bar). `start` is the
-//! opening position with X to roll. Move: steps `from/to` from the mover's own point numbers,
-//! `bar` and `off` for the bar and bearing off, separated by spaces (`24/18 13/11`, `bar/22 6/off`),
-//! or `pass`; any order of steps that reaches a legal move's position is accepted. Chance
-//! outcomes: the roll, larger die first (`31`).
+//! Notation (docs/API.md, section 4): `BOARD BAR MOVER DICE`, BOARD 24 signed counts for X's points
+//! 1..24 (positive X, negative O), BAR `x-o`, MOVER `X` or `O`, DICE `-` or the two dice larger
+//! first; `start` is the opening. A move is steps `from/to` (`24/18 13/11`, `bar/22 6/off`).
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::chance::ChanceZeroSum;

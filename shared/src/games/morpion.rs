@@ -6,32 +6,18 @@
 //! they may share no point at all. Lines in different directions may cross. The game ends when
 //! no move is left; the score is the number of moves (records: 5D 82, 5T 178).
 //!
-//! Board: a 64 x 64 grid, point `y * 64 + x`, y growing downward; the cross sits at 27..36 in
-//! both coordinates (cross-local (0,0) = grid (27,27)), which leaves room for any known game (the
-//! records span about 25 points). A move needing a point outside the grid is not legal here.
-//! Bitboards are kept per direction in lane coordinates, so that the 5 points of a line are 5
-//! consecutive bits of one word: direction `-` lane y, bit x; `|` lane x, bit y; `\` lane
-//! x - y + 63, bit y; `/` lane x + y, bit x. Per direction one board holds the dots (the same
-//! dots, rotated) and one what lines use: unit segments (5T, bit at the segment's first point) or
-//! points (5D). A line test is a shift, a mask and a popcount. The legal moves are kept
-//! incrementally: after a move, the old list is filtered and the 20 lines through the new dot are
-//! tested.
+//! Board: a 64 x 64 grid around the cross, with bitboards per direction in lane coordinates so
+//! that a line's 5 points are 5 consecutive bits of one word: a line test is a shift, a mask and a
+//! popcount, and legal moves are kept incrementally (layout: docs/games.md, "Morpion Solitaire").
 //!
 //! Moves: `((start * 4 + dir) * 5 + pos)`, `start` the line's first point, `dir` 0..3 for
 //! `-` (1,0), `|` (0,1), `\` (1,1), `/` (1,-1), `pos` 0..4 the new dot's index along the line.
-//! NRPA codes (dense), game parameter `code`: `line` (the default) codes the line only, `start *
-//! 4 + dir` ([`LINE_CODE_SPACE`]), as anagorko's morpion-lpp NRPA does; `move` makes the move its
-//! own code ([`CODE_SPACE`]: one code per line and new dot). In a given position a line has one
-//! empty point, so it determines its move and legal moves keep distinct codes; across positions
-//! the same line played with different new dots shares one policy weight. Line codes give
-//! clearly better NRPA scores (docs/nrpa.md, "Morpion scores").
+//! NRPA codes, game parameter `code`: `line` (the default) codes the line only, `start * 4 + dir`
+//! ([`LINE_CODE_SPACE`]), as anagorko's morpion-lpp NRPA does; `move` gives each move its own code
+//! ([`CODE_SPACE`]). Line codes score clearly better (docs/nrpa.md, "Morpion scores").
 //!
-//! Notation (Pentasol, `.psol`): line 1 `(rx,ry)` is a reference point; each further line
-//! `(x,y) D k` is a move: new dot (x,y), direction D in `- | \ /`, line centre = new dot + k * dir
-//! (k in -2..2, so the new dot has index 2 - k). Cross-local = (x - rx + 3, y - ry + 3). Output
-//! uses the reference (28,28) of the published records. A position may also be an MSR JSON record
-//! (`{"variant", "score", "moves": [{"x","y","dir","pos"}]}`, cross-local coordinates, dir
-//! `H V DN DP`, pos = new dot's index). Every illegal move is reported with its number and reason.
+//! Notation: Pentasol `.psol` or an MSR JSON record (docs/API.md, section 4); output uses the
+//! reference (28,28) of the published records; an illegal move is reported with its number.
 
 use crate::games::entry::{self as catalogue, Family, Visitor};
 use crate::model::settings::{Opts, SolveError, Spec};

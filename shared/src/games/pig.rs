@@ -1,25 +1,22 @@
 //! Pig: the two-player dice game (Neller and Presser's rules), with the target score and the
 //! die size as parameters (`target=100`, `die=6`).
 //!
-//! On a turn the player to move rolls the die as often as they like: a 1 loses the turn total and
-//! passes the turn, any other face is added to the turn total. Holding banks the turn total and
-//! passes the turn. The first player whose banked score reaches the target wins. Holding with a
-//! turn total of 0 is not offered (it changes nothing but the player to move, and would let a
-//! game cycle without anyone rolling); holding is how a game is won.
+//! On a turn the player rolls as often as they like: a 1 loses the turn total and passes the turn,
+//! any other face adds to it; holding banks the turn total and passes the turn. The first whose
+//! banked score reaches the target wins. Holding a turn total of 0 is not offered (it would let
+//! a game cycle without anyone rolling). Model: a decision node (`roll` or `hold`), then after
+//! `roll` a chance node over the faces `1`..`die`, each with probability `1/die`.
 //!
-//! Model: a decision node (`roll` or `hold`), then after `roll` a chance node whose outcomes are
-//! the die faces `1`..`die`, each with probability `1/die`.
-//!
-//! Values ([`ChanceZeroSum`]): +1 for a win and -1 for a loss, from the point of view of the
-//! player to move (at a chance node: the player rolling; at a terminal state: the winner, who
-//! keeps the move when holding wins). The bounds are [-1, 1]. The evaluator is a simple race estimate
-//! (banked plus turn total against the opponent's banked score, scaled by the target).
+//! Values ([`ChanceZeroSum`]): +1 for a win, -1 for a loss, from the view of the player to move
+//! (at a chance node the player rolling; at the end the winner, who keeps the move when holding
+//! wins); bounds [-1, 1]. The evaluator is a race estimate (banked plus turn total against the
+//! opponent's banked score, scaled by the target).
 //!
 //! Notation: `score0/score1/mover/turn_total`, mover `1` or `2`, with `?` appended while the die
-//! is in the air (chance node), e.g. the start is `0/0/1/0` and `12/30/2/5?` means player 2
-//! has 5 on this turn and has just chosen to roll. Moves: `roll`, `hold`; outcomes: the face.
-//! A position with both scores at or above the target, a turn total at a finished game, or
-//! numbers out of range is rejected with a message naming the field.
+//! is in the air (chance node): the start is `0/0/1/0`, and `12/30/2/5?` means player 2 has 5 on
+//! this turn and has just chosen to roll. Moves: `roll`, `hold`; outcomes: the face. Impossible
+//! positions (both scores at the target, a turn total at a finished game, numbers out of range)
+//! are rejected naming the field.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::chance::ChanceZeroSum;

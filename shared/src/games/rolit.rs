@@ -1,33 +1,23 @@
 //! Rolit: Othello for three or four players, on even square boards of 4 x 4 to 8 x 8.
 //!
-//! Rule set (the published Rolit rules of Goliath Games, as described in the box rules and by
-//! Schadd and Winands 2011; the choices left open there are marked *ours*):
-//! - Colours, in turn order: red (player 0), yellow (1), green (2), blue (3). Red moves first.
-//! - Start: whatever the number of players, the four centre squares hold one disc of each colour,
-//!   clockwise red, yellow, green, blue (8 x 8: red d4, yellow e4, green e5, blue d5).
-//! - With three players blue does not play, and the blue start disc is a neutral disc: it
-//!   counts for nobody and can be captured like any other disc (*ours*; the rules say only that
-//!   the four discs are placed whatever the number of players).
-//! - A move places a disc of the mover's colour on an empty square. If the mover has a capturing
-//!   move (one that brackets, in a straight line, an unbroken run of discs of other colours
-//!   between the new disc and a disc of its own, as in Othello), it must play a capturing move;
-//!   all bracketed runs in all eight directions turn to its colour. Otherwise it may play any
-//!   empty square next (in one of the eight directions) to a disc already on the board; this
-//!   includes a player that has no disc left, who is never out of the game.
-//! - So there are no passes: a non-full board always has an empty square next to a disc (the
-//!   discs form one connected group around the centre). The game ends when the board is full.
-//! - Utilities: each player's number of discs at the end (docs/API.md, section 3: a vector, one entry per
-//!   player). The evaluator ([`VectorEval`]) gives the current disc counts.
+//! Rules: Goliath Games' published Rolit rules, as also used by Schadd and Winands ("Best Reply
+//! Search for Multiplayer Games", 2011); the choices they leave open are marked *ours*.
+//! - Red (player 0), yellow (1), green (2), blue (3) in turn order; red first. The four centre
+//!   squares start with one disc of each colour, clockwise red, yellow, green, blue (8 x 8: red d4,
+//!   yellow e4, green e5, blue d5), whatever the number of players.
+//! - With three players blue does not play and its start disc is neutral: it counts for nobody and
+//!   can be captured like any other (*ours*).
+//! - A player with a capturing move (bracketing, as in Othello, a run of other colours) must play
+//!   one, and every bracketed run turns to its colour; otherwise it places next to any disc (also
+//!   a player with no disc left). So there are no passes; the game ends when the board is full.
+//! - Utilities: each player's disc count at the end (docs/API.md, section 3); the evaluator
+//!   ([`VectorEval`]) gives the current counts.
 //!
-//! The board arithmetic is Othello's ([`Geometry`]: stride-8 bitboards, `moves` and `flips` with
-//! "my discs" and "the other discs"), with the union of every other colour as "other".
-//!
-//! Notation: the moves as `c4`-style squares joined by nothing (whitespace and commas between
-//! moves are accepted on input), exactly as Othello's but without passes. A state keeps its
-//! move history for the notation only; [`Game::same_state`] and [`Hashed::hash`] ignore it.
-//! For best-reply search ([`OutOfTurn`]) any player's moves can be listed and played out of
-//! turn; such states have a history that is no longer a game in turn order, which only the
-//! search itself ever sees.
+//! The board arithmetic is Othello's ([`Geometry`]), with the union of every other colour as
+//! "other". Notation: Othello's squares joined by nothing, without passes. A state keeps its move
+//! history for the notation only ([`Game::same_state`] and [`Hashed::hash`] ignore it). For
+//! best-reply search ([`OutOfTurn`]) any player's moves can be played out of turn; such states
+//! are seen only by the search.
 
 use super::fmix64;
 use super::othello::{Geometry, PARAM_SIZE};

@@ -1,29 +1,23 @@
 //! SameGame: remove groups of at least two orthogonally connected cells of one colour; cells
 //! above fall down, empty columns close up to the left. Removing a group of `n` scores
-//! `(n - 2)^2`; clearing the board adds [`CLEAR_BONUS`]. No penalty for cells left over (the
+//! `(n - 2)^2`; clearing the board adds [`CLEAR_BONUS`]; no penalty for cells left over (the
 //! scoring of the standard 20-board test set's reference code, data SOURCE.txt). The game ends
 //! when no group of two is left.
 //!
-//! Board: up to 15 x 15 cells, colours 0..4; cell `c * 15 + r`, column `c` from the left, row `r`
-//! from the bottom. A move is the group's first cell in that order (leftmost column, lowest
-//! row). Codes: a Zobrist hash of the group's colour and cells, i.e. colour and shape of the group
-//! where it lies (the same group anywhere in a game has the same code), as in Cazenave's NRPA
-//! for SameGame (and Negrevergne and Cazenave's distributed NRPA code); 64-bit, so policies use
-//! a hash map.
+//! Board: up to 15 x 15 cells, colours 0..4; cell `c * 15 + r` (column from the left, row from
+//! the bottom). A move is the group's first cell in that order. Codes: a 64-bit Zobrist hash of the
+//! group's colour and cells (the same group anywhere in a game has the same code), as in Cazenave's
+//! NRPA for SameGame, so policies use a hash map.
 //!
-//! Option `tabu` (a game parameter, off by default; Cazenave's tabu colour for NMCS and NRPA
-//! on SameGame): the colour with the most cells on the start board may only be removed when no
-//! group of another colour is left, so that it gathers into large groups for the end. Cazenave
-//! applies it as a weight penalty of -1000 in the rollout policy, which gives those moves a
-//! probability of `exp(-1000)`, 0 in double precision: the same as removing them from the
-//! legal moves, which is what this option does (it changes the move set, hence a parameter).
+//! Game parameter `tabu` (off by default; Cazenave's tabu colour for NMCS and NRPA): the colour
+//! with the most cells on the start board may only be removed when no other colour's group is left.
+//! Cazenave's weight penalty of -1000 gives those moves probability `exp(-1000)`, 0 in double
+//! precision, the same as removing them from the legal moves, which this option does.
 //!
-//! Notation: a move is a cell of the group, column letter and row from the bottom (`a1` is the
-//! bottom-left cell); any cell of the group is accepted, the first one is written. A position is
-//! an optional board followed by moves: the board is an optional line `score N` and one line per
-//! row, top row first, a digit per cell (`.` for empty); without a board, the game's start board
-//! (`board=N`, one of the 20 standard boards, or the board given to [`SameGame::new`]). Positions
-//! reached from the start board are written as their move list, others as board and score.
+//! Notation (docs/API.md, section 4): a move is any cell of the group (`a1` bottom-left), written
+//! as its first cell; a position is an optional board (`score N`, then rows top first, a digit per
+//! cell) followed by moves. Positions reached from the start board are written as their move list,
+//! others as board and score.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::settings::{Opts, SolveError, Spec};

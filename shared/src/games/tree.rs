@@ -10,18 +10,13 @@
 //! any non-terminal node may carry "labels": ["A", "B", ...] naming its moves
 //! ```
 //!
-//! The tree is stored as an arena of nodes in depth-first order; a state is a node index and a
-//! move is a child index, so copies are free. The tree is the game: the position text of the
-//! `tree` game is the JSON (or `@path`), and the state is its root.
-//!
-//! Kinds: a tree is [`TreeKind::MinMax`] (max/min nodes, number leaves), [`TreeKind::Chance`]
-//! (max/min/chance, number leaves) or [`TreeKind::MultiPlayer`] (player nodes, utility vectors,
-//! optionally chance). The registry offers each kind the kernels that fit it.
-//!
-//! Two-player values ([`ZeroSum`]) are exact: leaf numbers are replaced by their rank among the
-//! distinct leaf values (an order-preserving map), kernels compare and negate ranks, and
-//! [`ZeroSum::value_to_json`] maps the rank back to the number written in the leaf, from MAX's
-//! point of view as docs/API.md (section 3) asks.
+//! The tree is the game (the position text is the JSON or `@path`, the state its root), stored as
+//! an arena in depth-first order; a state is a node index and a move a child index, so copies are
+//! free. Kinds: [`TreeKind::MinMax`], [`TreeKind::Chance`] (with chance nodes) and
+//! [`TreeKind::MultiPlayer`] (player nodes, utility vectors); the registry offers each kind the
+//! kernels that fit it. Two-player values ([`ZeroSum`]) are exact: leaf numbers become their rank
+//! among the distinct leaf values (order-preserving), kernels compare and negate ranks, and
+//! [`ZeroSum::value_to_json`] maps a rank back to the leaf's number, from MAX's view.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;

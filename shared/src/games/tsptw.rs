@@ -3,24 +3,20 @@
 //!
 //! An instance has `n` nodes, node 0 the depot, a travel-time matrix (service times included) and
 //! a window `[open, close]` per node. The tour starts at the depot at time 0; a move goes to an
-//! unvisited customer (arrival = departure + travel; an early arrival waits until `open`); when
-//! every customer is visited the only move is `0`, the return to the depot, which ends the game.
-//! Arriving after `close` violates that window. Score = -(tour cost + [`PENALTY`] * violated
-//! windows), the tour cost being the sum of the matrix entries travelled (waiting is free).
+//! unvisited customer (an early arrival waits until `open`); with every customer visited the only
+//! move is `0`, the return to the depot, which ends the game. Score = -(tour cost + [`PENALTY`] *
+//! violated windows), the cost being the sum of the matrix entries travelled (waiting is free).
 //!
-//! Optional pruning (`prune`, after Edelkamp, Gath, Cazenave and Teytaud 2013): a move to `j`
-//! is not offered when it would already miss the window of another customer `k` that can still
-//! be reached in time (`max(t + d(i,j), open_j) + d(j,k) > close_k` while `t + d(i,k) <=
-//! close_k`; the depot counts as such a `k` for the return). Customers that are late whatever
-//! happens next do not switch the pruning off: it keeps steering the rest of the tour away from
-//! further violations. When every move misses someone, the moves that miss the fewest are kept.
-//! With the triangle inequality this keeps every feasible tour (along a feasible tour every
-//! unvisited customer can still be reached in time, and its next move makes no one late); it
-//! changes the move set, so it is a game parameter and off by default.
+//! Optional pruning (game parameter `prune`, off by default; after Edelkamp, Gath, Cazenave and
+//! Teytaud, "Algorithm and knowledge engineering for the TSPTW problem", 2013): a move to `j` is
+//! not offered when it would miss the window of another customer `k` still reachable in time
+//! (`max(t + d(i,j), open_j) + d(j,k) > close_k` while `t + d(i,k) <= close_k`; the depot counts
+//! for the return); when every move misses someone, those missing the fewest are kept. Under the
+//! triangle inequality it keeps every feasible tour.
 //!
 //! Notation: the nodes visited after the depot, separated by blanks (the `.sol` files, e.g.
-//! `14 18 13 ... 15 0`); empty for the start. Moves are node numbers. Codes: `from * n + to`
-//! (the transition, as in Cazenave and Teytaud's TSPTW NRPA), dense.
+//! `14 18 13 ... 15 0`); empty for the start. Codes: `from * n + to` (the transition, as in
+//! Cazenave and Teytaud's TSPTW NRPA), dense.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::settings::{Opts, SolveError, Spec};

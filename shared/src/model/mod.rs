@@ -1,31 +1,23 @@
 //! The game model: what every kernel sees of a game, and nothing more.
 //!
-//! This follows the six parts of a game model (Russell and Norvig, AIMA ch. 5): an initial state,
-//! who is to move ([`Game::turn`]), the legal actions ([`Game::legal_moves`]), the result of an
-//! action ([`Game::apply`]), the terminal test ([`Turn::Terminal`]) and the utility of a terminal
-//! state for every player ([`Game::returns`]). Chance is part of the model: a state whose turn is
-//! [`Turn::Chance`] lists its outcomes with probabilities ([`Stochastic::chance_outcomes`]).
-//!
-//! Capabilities that only some games have are separate traits, so that a kernel which needs one
-//! says so in its bounds and a missing capability fails to compile, never at run time:
-//!
-//! | trait | what it adds | kernels that need it |
-//! |---|---|---|
-//! | [`ZeroSum`] | two players, strictly opposed, exact integer values in negamax form | minimax, alpha-beta, PNS family |
-//! | [`Hashed`] | a position hash (Zobrist or a perfect key) | transposition tables, df-pn |
-//! | [`Stochastic`] | chance nodes with outcome probabilities | expectimax, *-Minimax, MCTS with chance |
-//! | [`MoveCodes`] | a stable code per move meaning | NRPA |
-//! | [`Symmetric`] | a canonical hash under the board's symmetries | tables that share symmetric entries |
-//! | [`Undo`] | undo of the last move, for games whose states are large | kernels that walk in place |
-//! | [`OutOfTurn`] | moves of a player who is not to move, played with the turn handed on | best-reply search |
+//! The six parts of a game model (S. Russell and P. Norvig, "Artificial Intelligence: A Modern
+//! Approach", ch. 5): an initial state, who moves ([`Game::turn`]), the legal actions
+//! ([`Game::legal_moves`]), the result of an action ([`Game::apply`]), the terminal test
+//! ([`Turn::Terminal`]) and every player's utility ([`Game::returns`]). Chance is part of the
+//! model: a [`Turn::Chance`] state lists its outcomes with probabilities
+//! ([`Stochastic::chance_outcomes`]). Capabilities only some games have are separate traits, so a
+//! kernel names what it needs in its bounds and a missing one fails to compile, never at run time:
+//! [`ZeroSum`] (two players, exact integer values in negamax form: minimax, alpha-beta, PNS),
+//! [`Hashed`] (tables, df-pn), [`Stochastic`] (expectimax, *-Minimax, MCTS with chance),
+//! [`MoveCodes`] (NRPA), [`Symmetric`] (canonical hashes), [`Undo`] (in-place walks of large
+//! states), [`OutOfTurn`] (best-reply search).
 //!
 //! Conventions every implementation keeps:
-//! - [`Game::legal_moves`] clears and fills a buffer the caller owns; kernels keep one buffer per
-//!   ply, so move generation allocates nothing per node.
-//! - A state is a value: kernels copy it and [`Game::apply`] a move to the copy (copy-make). Games
-//!   with large states also implement [`Undo`].
-//! - Positions have a text notation with a round trip: `parse_position(format_position(s)) == s`
-//!   (as states: equal under [`Game::same_state`]). Parse errors name what is wrong and where.
+//! - [`Game::legal_moves`] clears and fills a buffer the caller owns (one per ply in the kernels),
+//!   so move generation allocates nothing per node.
+//! - A state is a value: kernels copy it and apply a move to the copy (copy-make).
+//! - Positions have a text notation with a round trip, `parse_position(format_position(s)) == s`
+//!   under [`Game::same_state`]; parse errors name what is wrong and where.
 
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -1,33 +1,23 @@
-//! A cache of task results for the simulator ([`super::simulate`]): a task whose answer is
-//! cached is not run again, its recorded output, nodes and CPU time are replayed, so a curve
-//! N = 1, 2, 4, ..., 256 costs about the work of its largest N, and a second run of the same
-//! job costs next to nothing.
+//! A cache of task results for the simulator ([`super::simulate`]): a cached task is not run
+//! again, its recorded output, nodes and CPU time are replayed, so a curve N = 1, 2, 4, ..., 256
+//! costs about the work of its largest N, and a second run of the same job next to nothing.
 //!
-//! Key: a SHA-256 (first 16 bytes) of [`KEY_VERSION`], the job as the simulator sees it (the
-//! job spec with its game parameters, position, algorithm, options and limits; the kernel
-//! threads; whether tables are shared; a context the caller adds, such as the workers' memory
-//! that bounds the tables) and the task itself (for a `jlpns` leaf: threshold, path and budget
-//! divisor). The path determines the position, the options the kernel and the budget.
+//! Key: the first 16 bytes of a SHA-256 of [`KEY_VERSION`], the job as the simulator sees it
+//! (spec, kernel threads, shared tables, a caller's context such as the workers' memory) and the
+//! task (for a `jlpns` leaf: threshold, path and budget divisor).
 //!
-//! The approximation: a kernel that keeps a table from one task to the next (`jlpns` leaves of
-//! `alphabeta` and `dfpn` do, per virtual worker) answers a task with a cost, and when the
-//! budget runs out with children's numbers, that depend on what that worker ran before. The key
-//! leaves that state out: a task is answered as it was the first time it ran, on whatever table
-//! that worker had then. The answer is always sound (bounds a kernel proved for that position),
-//! so the value found does not change; what the state changes is the cost and, for unsolved
-//! leaves, the children's numbers, hence later planner decisions. Within one run of a worker
-//! count nothing changes (a task runs once; one re-issued after a cancellation replays its first
-//! run); across worker counts a leaf that a small N ran on a warm table is replayed with that
-//! cost at a larger N. docs/BENCHMARKS.md gives the error against uncached runs.
+//! The approximation: a kernel that keeps its table between tasks answers with a cost (and, when
+//! unsolved, children's numbers) that depend on what its worker ran before; the key leaves that
+//! state out, so a task replays its first run. The answers stay sound, so the value found never
+//! changes; costs and later planner decisions may (docs/scaling.md, "Leaf cache", with the
+//! error against uncached runs).
 //!
-//! On disk ([`LeafCache::open`]): one file the user names; [`MAGIC`], then records, each
-//! `len: u32 LE | checksum: first 8 bytes of SHA-256(payload) | payload`, the payload
-//! `key: 16 bytes | generation: u64 LE | nodes: u64 LE | cpu_s: f64 LE bits | output JSON`.
-//! A file of another format version is ignored (and replaced on save); a record whose length or
-//! checksum is wrong ends the reading (a file cut by a crash keeps what came before it). Saving
-//! merges what the file holds now (another run may have saved meanwhile), keeps the most
-//! recently used entries up to the size bound (a generation counts the loads), writes a
-//! temporary file and renames it over the old one, so a reader never sees half a file.
+//! On disk ([`LeafCache::open`]): [`MAGIC`], then records `len: u32 LE | checksum: 8 bytes of
+//! SHA-256(payload) | payload`, the payload `key: 16 bytes | generation: u64 LE | nodes: u64 LE |
+//! cpu_s: f64 LE bits | output JSON`. Another format version is ignored (replaced on save); a bad
+//! record ends the reading (a file cut by a crash keeps what came before). Saving merges what the
+//! file holds now, keeps the most recently used entries up to the size bound, and renames a
+//! temporary file over the old one, so a reader never sees half a file.
 
 use crate::wire::{TaskKind, TaskOutput};
 use sha2::{Digest, Sha256};

@@ -1,35 +1,23 @@
 //! Job planning: a job becomes tasks, task results become more tasks or the final result.
 //!
-//! One [`Planner`] serves both ways a job runs: in-process ([`run_local`], used by
-//! `gamesolver solve` without a coordinator) and in the coordinator, which stores every issued
-//! task and every result. A planner is a deterministic function of the job and the results it
-//! has been fed, in order, so a restarted coordinator rebuilds it by feeding the stored results
-//! again.
+//! One [`Planner`] serves both ways a job runs: in-process ([`run_local`], `gamesolver solve`
+//! without a coordinator) and in the coordinator, which stores every task and result. A planner is
+//! a deterministic function of the job and the results fed to it, in order, so a restarted
+//! coordinator rebuilds it by feeding the stored results again. Values inside are the game's
+//! internal integers; everything shown ([`Planner::progress`]) goes through
+//! [`PreparedJob::show_value`].
 //!
 //! Shapes ([`PlanShape`]):
 //! - `Single`: one task, its output is the result.
-//! - `Probes`: the exact value by threshold probes "value >= t" over `[lower, upper]`. With
-//!   `parallelism` k the planner keeps up to k probes in flight at targets that split the open
-//!   interval evenly (k-ary search); with k = 1 it bisects, leaning outward as Pons' solver does
-//!   (far probes are cheap), and near 0 (a narrow interval touching the win boundary) asks the win
-//!   boundary and the value next to it first (small values are the common ones). Every result
-//!   narrows the interval with its fail-soft bound, so one probe can close more than its own
-//!   question. A shape with a `guess` (MTD(f)-like) probes the guess first, then steps outward 1,
-//!   2, 4, ... grid steps on the side the answers point to and bisects once bracketed (see
-//!   `Planner::guess_targets`). Targets and bounds stay on the multiples of the shape's `step` (the
-//!   values the game can produce: Connect Four's internal scores are multiples of 100), so no probe
-//!   is spent between two possible values and no bound shows a value that cannot occur. A probe
-//!   output without bounds (`raw: None`) is a probe that gave up for good (a memory limit): the
-//!   plan ends there, and the prepared job reports the bounds known so far and why it stopped.
-//!
-//! Values inside the planner are the game's internal integers; everything it shows outside
-//! ([`Planner::progress`]) goes through [`PreparedJob::show_value`], the game's own scale.
+//! - `Probes`: the exact value by threshold probes "value >= t" on the multiples of `step`, k at
+//!   a time (k-ary search; with k = 1 outward-leaning bisection, or from a `guess`); each fail-soft
+//!   result narrows the interval, and a probe without bounds (a memory limit) ends the plan. The
+//!   target order in full: docs/scaling.md, "Probe plans".
 //! - `Runs`: `count` independent runs, merged by the prepared job.
-//! - `Rounds`: runs in rounds of `width`; a round is issued when the previous one is complete,
-//!   its input built from that round's outputs (the stored inputs are the checkpoints).
-//! - `Moves`: analysis; one sub-planner per root move (each a `Probes` or `Single` plan of the
-//!   position after the move), their tasks wrapped in `TaskKind::Move` and in flight side by
-//!   side within the job's parallelism (see `planner.rs`, "Moves plans").
+//! - `Rounds`: runs in rounds of `width`, each built from the previous round's outputs.
+//! - `JobLevel`: the job-level proof-number tree (`planner/joblevel.rs`).
+//! - `Moves`: analysis, one sub-planner per root move, tasks in flight side by side within the
+//!   job's parallelism (`planner.rs`, "Moves plans").
 
 mod job;
 pub mod leaf_cache;

@@ -1,43 +1,22 @@
 //! Scaling by simulation: a job's real plan and real kernels, its tasks scheduled in virtual time
 //! on N workers ([`simulate`], [`curve`]); the virtual-time sibling of [`super::run_local`].
 //!
-//! The planner makes exactly the decisions the coordinator (`server/src/scheduler.rs`, `advance`
-//! and `report`) makes with N one-slot workers: its parallelism is `min(N, max_parallelism)` (the
-//! coordinator follows the live worker slots, capped at its `MAX_PARALLELISM`); after every
-//! accepted result the obsolete tasks are forgotten and cancelled, then new tasks are asked for;
-//! a result the planner no longer takes (a task that became obsolete) counts as cancelled.
+//! The planner makes exactly the decisions the coordinator makes with N one-slot workers
+//! (parallelism `min(N, max_parallelism)`; after every accepted result the obsolete tasks are
+//! cancelled, then new tasks asked for; the leaf each free worker searched last is passed to
+//! [`Planner::prefer_near`] unless `locality: false`). Every task runs for real, one at a time, in
+//! this process; its completion is scheduled at `start + dispatch + cost` in virtual time, the cost
+//! by [`CostModel`]: `Nodes` (nodes / rate; with a given rate a report is reproducible on any
+//! machine) or `Cpu` (measured, noisy).
 //!
-//! Every task runs for real, one at a time, in this process; its cost is measured (its nodes and
-//! its CPU time) and its completion is scheduled at `start + dispatch + cost` in virtual time,
-//! where the cost is, by [`CostModel`]:
-//! - `Nodes` (the default): nodes / rate, the rate (nodes per CPU second) being given or measured
-//!   on the whole N = 1 run. The event order, hence every planner decision, depends on the node
-//!   counts and the rate only (the dispatch time and heartbeat ticks are in seconds, so the rate
-//!   can reorder events): with a given rate a report is reproducible on any machine.
-//! - `Cpu`: the task's measured CPU time (thread CPU time with one kernel thread, the process's
-//!   with more), noisy as CPU time is.
+//! Determinism: completions at one virtual time are taken in issue order, a queued task goes to the
+//! free worker of lowest index. Each virtual worker prepares the job once and keeps it, as a real
+//! worker caches its prepared job. A cancelled task frees its worker at once, or with `heartbeat`
+//! at its next heartbeat tick; what it ran until then is wasted work. `shared_tables` runs every
+//! worker on one prepared job: an upper bound on what shared tables could give, not a model of a
+//! deployment. [`curve`] reuses the run of the smallest worker count beyond what ever ran at once.
 //!
-//! Deterministic tie-breaking: completions at the same virtual time are taken in issue order; a
-//! queued task goes to the free worker of lowest index. Each virtual worker prepares the job once,
-//! on its first task, and keeps it (a real worker caches its prepared job, so the probes it runs
-//! share one transposition table; another worker's do not). A cancelled task frees its worker at
-//! the instant of the cancellation, or with `heartbeat` set, at the first heartbeat tick of the
-//! task after it (a real worker learns of a cancellation from a heartbeat reply); the time it ran
-//! until then, and that share of its nodes, is wasted work. When the plan is done the tasks still
-//! running are cut at that instant (the coordinator cancels an ended job's leftovers).
-//!
-//! Locality, as in the coordinator: before the planner is asked for tasks, it is told the path
-//! of the leaf that each free worker (those that will take the new tasks, in the order they
-//! will take them) searched last, and a job-level plan picks that worker's next leaf near it
-//! when that costs little ([`Planner::prefer_near`]); `locality: false` turns it off.
-//!
-//! With `shared_tables` every virtual worker runs on the one prepared job, so every task sees the
-//! table entries of every task run before it: an upper bound on what sharing the kernels'
-//! tables among workers could give, not a model of a real deployment (tasks run in lease order,
-//! so a task also sees entries of tasks that in virtual time are still running).
-//!
-//! A worker count beyond what ever ran at once changes nothing but idle time, so [`curve`] reuses
-//! the run of the smallest such count (with the nodes model the run would be identical).
+//! The rules in full: docs/scaling.md, "Scaling by simulation".
 
 use super::job::{PreparedJob, SolveError};
 use super::leaf_cache::{Entry, LeafCache};

@@ -2,32 +2,22 @@
 //! ([`PlanShape::JobLevel`], `plan/planner/joblevel.rs`), a task is one leaf that a worker runs
 //! the leaf kernel on.
 //!
-//! A leaf task ([`TaskKind::Leaf`]) replays its path from the root, then decides "value >=
-//! target" (the root side's view) at the leaf with at most `budget` nodes of the leaf kernel
-//! (`budget / budget_div` when the task carries the planner's divisor):
-//! Without `leaf` and `budget` options a job gets its game's defaults ([`leaf_defaults`]); without
-//! `leaf`, a leaf where the game's own solver is fast ([`Exact::fast_leaf`]: Othello at 16 empty
-//! squares or fewer) runs `alphabeta` whatever the default.
-//! - `leaf=dfpn`: df-pn; with one thread on a table the job's tasks in this process
-//!   pass on (one per task running at once, emptied when a task of another threshold takes
-//!   it), with `threads` > 1 the root-split df-pn.
-//! - `leaf=pdspn`: PDS-PN (root-split with `threads` > 1).
-//! - `leaf=alphabeta`: the null-window probe exact alpha-beta jobs use (the game's own solver
-//!   when it has one, Connect Four and Othello, else the generic engine), fail-soft, on a table
-//!   shared by the job's tasks in this process.
+//! A leaf task ([`TaskKind::Leaf`]) replays its path from the root, then decides "value >= target"
+//! (root side's view) there with at most `budget` nodes (`budget / budget_div` when the planner
+//! divides). Defaults per game: [`leaf_defaults`]; without `leaf`, a leaf where the game's own
+//! solver is fast ([`Exact::fast_leaf`]: Othello at 16 empty squares or fewer) runs `alphabeta`.
+//! Leaf kernels: `dfpn` (one thread: a table the job's tasks in this process pass on; more: the
+//! root-split df-pn), `pdspn`, and `alphabeta` (the null-window probe of exact jobs, on a table the
+//! job's tasks share in this process).
 //!
-//! Solved, the output has `raw`, the bounds of the leaf's value from the root side's view (the
-//! fail-soft bound of alpha-beta, the threshold of a proof-number verdict), and `proved`.
-//! Unsolved (the budget ran out), it lists every child of the leaf in the game's move order
-//! ([`crate::wire::LeafChild`]): the child's hash and whether the root's side moves there, its
-//! exact value when the game knows it at once (terminal, `immediate_value`), and for df-pn the
-//! numbers (or the verdict) its table holds for the child; alpha-beta the bounds a short probe
-//! of each child on its table gives (an eighth of the budget for all of them: the children the
-//! search finished answer at once); else (1, 1).
+//! Solved, the output has `raw` (the leaf value's bounds from the root side's view) and `proved`.
+//! Unsolved, it lists every child in move order ([`crate::wire::LeafChild`]): hash, whether the
+//! root's side moves, the exact value when known at once, and the child's numbers (df-pn's table),
+//! bounds (alpha-beta's short probes on its table, an eighth of the budget in all) or (1, 1).
 //!
-//! The coordinator checks a worker's leaf output against the game: the path is legal, the
-//! children are exactly the legal moves with their hashes and sides, the bounds lie in the
-//! value range and answer the threshold.
+//! The coordinator checks a worker's leaf output against the game: the path is legal, the children
+//! are exactly the legal moves with their hashes and sides, the bounds lie in the value range and
+//! answer the threshold.
 
 use super::spec::{self, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};

@@ -1,43 +1,22 @@
 //! The `mcts` algorithm as a job: options, the split into root-parallel tasks, and the result.
 //!
-//! Families: two-player zero-sum games (from [`super::family`]'s zero-sum family; outcome
-//! rewards, win 1 / draw 0.5 / loss 0, MCTS-Solver on, no chance) and explicit trees of every
-//! kind (rewards scaled from the leaf utilities, chance outcomes drawn with their
-//! probabilities, the solver on for two-player trees).
+//! Families: two-player zero-sum games (outcome rewards, win 1 / draw 0.5 / loss 0, MCTS-Solver
+//! on, no chance) and explicit trees of every kind (rewards scaled from the leaf utilities, chance
+//! outcomes drawn with their probabilities, the solver on for two-player trees). Options
+//! (`playouts`, `c`, `trees`, `tasks`, `merge`, `seed`, `solver`, `memory_mb`, `lower`, `upper`;
+//! defaults [`DEFAULT_PLAYOUTS`], [`MAX_TREES`], [`DEFAULT_MEMORY_MB`]) and the result keys are
+//! the user's contract: docs/API.md, section 5.4; any other key is a bad-input error naming it.
 //!
-//! Options (all optional; anything else is a bad-input error naming it):
-//!
-//! | key | meaning | default |
-//! |---|---|---|
-//! | `playouts` | playouts over all trees, at least `trees` | [`DEFAULT_PLAYOUTS`], unlimited with a time or node limit |
-//! | `c` | exploration constant in `U/N + c * sqrt(ln N_parent / N)`, finite, >= 0 | sqrt 2 |
-//! | `trees` | independent root-parallel trees, 1..=[`MAX_TREES`] | 1 |
-//! | `tasks` | tasks the trees are split into (for separate workers), 1..=`trees` | 1 |
-//! | `merge` | `sum` (most visits over all trees) or `vote` (most trees' choice) | `sum` |
-//! | `seed` | seed; tree t uses a seed derived from it, so results do not depend on `tasks` | 0 |
-//! | `solver` | MCTS-Solver (two players only) | true |
-//! | `memory_mb` | arena budget over all trees; a full arena stops the search (`stopped: memory`) | [`DEFAULT_MEMORY_MB`] |
-//! | `lower`, `upper` | trees: utility bounds that scale rewards (default: the leaves' range) | |
-//!
-//! Result: `best_move` is the chosen root move; `nodes` counts playouts. For two-player zero-sum
-//! games `value` is on the negamax scale (docs/API.md, "Values"), from the root player's point of view:
-//! the expected outcome `2 * win_rate - 1` (win +1, draw 0, loss -1), and when `solved` the
-//! proven +1, 0 or -1 with `outcome` = `win`, `draw` or `loss`. In games whose values are win,
-//! draw and loss only (tic-tac-toe, m,n,k) this is exactly the game's value scale. MCTS rewards
-//! the outcome, not the margin, so in games with graded values (Connect Four scores, Othello
-//! disc differences) `value` is the expected outcome (its sign is the sign of the exact value
-//! when solved), and a solved root adds `bounds` on the exact value (`[1, best]` for a win,
-//! `[worst, -1]` for a loss, `[0, 0]` for a draw). `win_rate` is the root player's estimated
-//! win rate (draws half; proven: 1, 0.5 or 0). Games with chance report the win rate as
-//! `value`; trees report MAX's estimated (or proven) utility, and the vector of every player's
-//! utility when the tree has player nodes. Extra keys: `visits` (per root move), `playouts`,
-//! `trees`, `merge`, `solved`, `votes` (with several trees), `stopped` (when a limit ended the
-//! search early).
+//! MCTS rewards the outcome, not the margin: on two-player zero-sum games `value` is
+//! `2 * win_rate - 1` from the root player's view (the game's value scale only where values are
+//! win, draw and loss), and a solved root adds `bounds` on the exact value (`[1, best]` for a win,
+//! `[worst, -1]` for a loss, `[0, 0]` for a draw). Games with chance report the win rate; trees
+//! report MAX's utility (and every player's when the tree has player nodes).
 //!
 //! Root parallelisation across workers: with `tasks=R > 1` the plan is [`PlanShape::Runs`]; run
-//! `i` grows trees `[i*T/R, (i+1)*T/R)` (on the worker's threads) and returns its merged root
-//! statistics under the internal key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the
-//! merged result equals that of one task with all `T` trees.
+//! `i` grows trees `[i*T/R, (i+1)*T/R)` and returns its merged root statistics under the internal
+//! key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the merged result equals that of
+//! one task with all `T` trees (tree `t`'s seed depends on `seed` and `t`, not on `tasks`).
 
 use super::spec::{self, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};

@@ -1,42 +1,23 @@
 //! The proof-number algorithms (`pns`, `dfpn`, `pn2`, `pdspn`) as jobs.
 //!
-//! With `--option target=V` a job decides "value >= V" in one task: the result has `proved`
-//! (true or false), `value` (null unless the decision pins the value, i.e. V is the top or the
-//! bottom of the game's bounds) and `bounds`. Without `target` the job finds the exact value as
-//! Saffidine and Cazenave's `multi_valued_pn_search` does, but through the planner: the plan shape is
-//! `Probes` over the game's bounds, each probe a threshold decision that may run on another
-//! worker; the result has the exact `value` and the final `bounds`.
+//! With `--option target=V` a job decides "value >= V" in one task: the result has `proved`,
+//! `value` (null unless V is the top or the bottom of the game's bounds) and `bounds`. Without
+//! `target` the job finds the exact value as Saffidine and Cazenave's multi-valued search does
+//! ("Multiple-Outcome Proof Number Search", 2012), but through the planner: a `Probes` plan over
+//! the game's bounds, each probe a threshold decision that may run on another worker.
 //!
-//! Options (all checked here, unknown ones are bad input):
-//!
-//! | option | algorithms | meaning (default) |
-//! |---|---|---|
-//! | `target` | all | decide "value >= target" (none: exact value by probes) |
-//! | `memory_mb` | all | tree (pns, pn2), table (dfpn) or half of each (pdspn) budget in MiB (512); with `proof`, also the certificate's (half for its df-pn table, half for its tokens) |
-//! | `threads` | all | root splitting over this many threads (1) |
-//! | `proof` | all, with `target` | `true`: the result carries a proof certificate of the decision (`proof`; the CLI's `solve --proof FILE` writes it to a file, the service serves it at `GET /v1/jobs/{id}/proof`) (false) |
-//! | `current_node` | pns, pn2, pdspn | current-node enhancement (true) |
-//! | `remember_best` | pns, pn2, pdspn | most-proving child remembered during the update (true) |
-//! | `delete_solved` | pns, pn2, pdspn | DeleteSolvedSubtrees (true) |
-//! | `epsilon` | dfpn | the 1+ε trick's ε (0.25; 0 is plain df-pn) |
-//! | `pn2_factor` | pn2, pdspn | second-level budget as a multiple of the first-level tree or table (1) |
-//!
-//! A memory budget too small for the proof tree (pns, pn2; df-pn's table never overflows) ends
-//! the job with a result, not an error: `stopped: "memory"`, `error: "memory limit ..."`,
-//! `value: null` and the `bounds` known so far (a decision job also has `proved: null`). In a
-//! probe plan the probe answers without bounds, which ends the plan (running it again, here or
-//! on another worker, would fail again), and the other probes are cancelled. Other stops (time,
-//! nodes, cancel) end the task with an error, as alpha-beta's probes do.
-//!
-//! A certificate (`proof=true`) is built after the decision within `memory_mb` and
-//! [`crate::proof::MAX_PROOF_BYTES`] of JSON (`search::pns::certify`); one that does not fit
-//! leaves the decision as it is (`proved`, `bounds`, `value`) and adds `stopped: "memory"` and
-//! `error: "proof certificate: ..."`, one line naming the limit, without a certificate.
-//!
-//! Values: targets and bounds are the game's internal integers inside; every value shown
-//! (`value`, `bounds`, progress) goes through `value_to_json`, and bounds are rounded inwards to
-//! the game's possible values (`value_step`): "value < 1" on Connect Four shows the upper
-//! bound 0, not 0.99.
+//! The options (all checked here; unknown ones are bad input) and results are the user's
+//! contract: docs/API.md, section 5.3. Facts a maintainer must keep:
+//! - A memory budget too small for the proof ends the job with a result, not an error
+//!   (`stopped: "memory"`, `value: null`, the bounds known); in a probe plan that probe ends the
+//!   plan (it would fail again anywhere) and the others are cancelled. Other stops (time, nodes,
+//!   cancel) end the task with an error, as alpha-beta's probes do.
+//! - A certificate (`proof=true`) is built after the decision within `memory_mb` and
+//!   [`crate::proof::MAX_PROOF_BYTES`]; one that does not fit keeps the decision and adds
+//!   `stopped: "memory"` and a one-line `error`, without a certificate.
+//! - Targets and bounds are the game's internal integers inside; everything shown goes through
+//!   `value_to_json`, bounds rounded inwards to possible values (`value_step`): "value < 1" on
+//!   Connect Four shows the upper bound 0, not 0.99.
 
 use super::spec::{self, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};

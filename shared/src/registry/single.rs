@@ -1,26 +1,20 @@
 //! The single-player family: NMCS and NRPA over any [`SinglePlayer`] game.
 //!
-//! Options (all checked here; unknown keys are refused):
-//! - `nmcs`: `level` (default 2), `seed` (0).
-//! - `nrpa`: `level` (3), `iterations` (N, 100), `alpha` (1.0), `adapt` (`seed`, Rosin's
-//!   Adapt, or `layers`, see [`AdaptRule`]), `seed` (0), `threads` (1),
-//!   `parallel` (`shared` or `independent`, see [`crate::search::nrpa::Scheme`]), `batch`
-//!   (shared scheme: top-level iterations started from the same policy; default `threads`),
-//!   `runs` (planner tasks for several workers; default 1), `across` (`independent`, the
-//!   default: `runs` complete runs, best wins; `shared`: rounds of `runs` tasks, each one
-//!   top-level iteration from the round's shared policy, see `docs/nrpa.md`), `stop_at` (stop
-//!   once a score reaches it), `checkpoint_s` (seconds between a long run's checkpoints, which
-//!   the coordinator stores so a restarted job resumes from them; default 30).
+//! Options (all checked here; unknown keys are refused; the user's table: docs/API.md, section
+//! 5.7): `nmcs` takes `level` and `seed`; `nrpa` takes `level`, `iterations`, `alpha`, `adapt`
+//! ([`AdaptRule`]), `seed`, `threads`, `parallel` and `batch` ([`crate::search::nrpa::Scheme`]),
+//! `runs` and `across` (tasks across workers: independent runs, or rounds on one shared policy,
+//! docs/nrpa.md), `stop_at` and `checkpoint_s`.
 //!
-//! Values: `value` is the best score found (a JSON integer when it is whole), `best_move` is
-//! null, `sequence` lists the moves in the game's notation and `position` is a position text that
-//! replays them (a `.psol` file for Morpion). NRPA jobs are planned as `runs` run tasks (one by
-//! default); run `i` uses the planner's seed for `i`, and its output carries `checkpoint`: the
-//! top-level policy and best sequences. A run task whose `input` is `{"checkpoint": C}` resumes
-//! from `C` (the same options are required), so a restarted coordinator can continue a long job:
-//! the coordinator stores the checkpoint a run reports with its progress every 30 s
-//! ([`PreparedJob::resume_task`]) and hands the task out with it when it is leased again.
-//! The merged result keeps the best run, sums the rollouts (`nodes`) and lists `run_scores`.
+//! Values: `value` is the best score found (a JSON integer when whole), `best_move` is null,
+//! `sequence` lists the moves in the game's notation and `position` is a position text that
+//! replays them (a `.psol` file for Morpion). NRPA jobs are planned as `runs` run tasks; run `i`
+//! uses the planner's seed for `i`, and its output carries `checkpoint` (the top-level policy and
+//! best sequences). A run task whose `input` is `{"checkpoint": C}` resumes from `C` under the
+//! same options, so a restarted coordinator continues a long job: it stores the checkpoint a run
+//! reports with its progress ([`PreparedJob::resume_task`]) and hands the task out with it when
+//! it is leased again. The merged result keeps the best run, sums the rollouts (`nodes`) and lists
+//! `run_scores`.
 
 use super::spec::{self, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};

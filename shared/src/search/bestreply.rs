@@ -1,24 +1,20 @@
-//! Best-reply search (BRS; Schadd and Winands 2011): multi-player search in which, between two
-//! turns of the root player, only the single strongest reply of all opponents together is
-//! played.
+//! Best-reply search (BRS; M. P. D. Schadd and M. H. M. Winands, "Best Reply Search for
+//! Multiplayer Games", 2011): multi-player search in which, between two turns of the root player,
+//! only the single strongest reply of all opponents together is played.
 //!
 //! Contract of [`best_reply`]: the BRS value of `state` for the root player `r` (the mover at
-//! `state`; player 0 at a terminal root). Layers alternate: at a MAX layer `r` plays one of its
-//! legal moves and maximises its own utility; at the MIN layer that follows, every opponent's
-//! moves are generated in the same position ([`OutOfTurn::moves_as`], opponents in turn order
-//! after `r`), each is played with the turn handed back to `r` ([`OutOfTurn::apply_as`]), and
-//! the minimum of `r`'s utility over all of them is taken: the other opponents pass. Leaves are
-//! terminal states (`returns`, entry `r`) and, with `depth = Some(d)`, states after `d` layers
-//! (each MAX and each MIN layer is one ply; `evaluate_vector`, entry `r`). A layer in which
-//! nobody has a move is scored by the evaluator too (games list a pass move where their rules
-//! have one, so this does not happen in them). This is a two-sided search, so alpha-beta applies:
-//! fail-soft, cut-offs on equality, children in move order; the first of several equally good
-//! root moves is reported. The games are deterministic (no chance nodes). A stop request returns
-//! `None`.
+//! `state`; player 0 at a terminal root). At a MAX layer `r` plays one of its moves and maximises
+//! its own utility; at the MIN layer that follows, every opponent's moves are generated in the same
+//! position ([`OutOfTurn::moves_as`], opponents in turn order after `r`), each played with the turn
+//! handed back to `r` ([`OutOfTurn::apply_as`]), and the minimum of `r`'s utility is taken: the
+//! other opponents pass. Leaves are terminal states (`returns`, entry `r`) and, with `depth =
+//! Some(d)`, states after `d` layers (`evaluate_vector`, entry `r`); a layer where nobody can move
+//! is scored by the evaluator too. The search is two-sided, so alpha-beta applies: fail-soft,
+//! cut-offs on equality, children in move order; the first of equal root moves is reported. No
+//! chance nodes. A stop request returns `None`.
 //!
-//! Unlike paranoid search, BRS does not let every opponent move in turn: `r` gets a turn every
-//! second ply, so the same depth looks further ahead for `r`, at the price of positions that
-//! cannot arise in the real game (the paper's trade-off).
+//! Unlike paranoid search, `r` gets a turn every second ply, so the same depth looks further ahead
+//! for `r`, at the price of positions that cannot arise in the real game (the paper's trade-off).
 
 use std::ops::ControlFlow;
 

@@ -1,23 +1,19 @@
-//! Static evaluation by weighted features (course 4.1), and the adapter that plugs an evaluator
-//! into the engine's evaluation hook ([`ZeroSum::evaluate`], used at the depth cut of
-//! depth-limited search and as the stand-pat value of quiescence).
+//! Static evaluation by weighted features, and the adapter that plugs an evaluator into the
+//! engine's evaluation hook ([`ZeroSum::evaluate`], used at the depth cut of depth-limited search
+//! and as the stand-pat value of quiescence).
 //!
-//! ## Contract
-//! - A [`Feature`] is a function of a non-terminal position that returns a number from the point
-//!   of view of the side to move (`side(state)`): positive is good for the side to move. A
-//!   [`Weighted`] evaluator's estimate is the sum of `weight * feature` over its features.
-//! - [`Evaluated`] wraps a game and an [`Evaluator`]. It multiplies every value of the game (the
-//!   terminal values, the bounds, the hints of exact search) by `scale` and clamps every estimate
-//!   to `[-margin, margin]` with `margin = scale * smallest_win - 1`, where `smallest_win` is the
-//!   least positive value of a real win in the game (1 for a disc difference, one score unit for
-//!   Connect Four). So a real win always scores above any estimate and a real loss below any
-//!   estimate, whatever the weights; draws (0) sit in the middle of the estimates.
-//! - The scaling is strictly monotone, so every search keeps its meaning: an exact search of the
-//!   wrapped game finds `scale` times the exact value, and a depth-limited one finds either a
-//!   proven value (a multiple of `scale`) or an estimate (strictly between `-scale*smallest_win`
-//!   and `scale*smallest_win`). [`ZeroSum::value_to_json`] shows proven values as the game does
-//!   and estimates as a fraction of the smallest win, in (-1, 1) (the convention Connect Four's
-//!   own evaluation already uses), so a JSON reader tells a proof from a guess.
+//! Contract:
+//! - A [`Feature`] is a function of a non-terminal position, from the side to move's view
+//!   (positive is good for it). A [`Weighted`] evaluator sums `weight * feature`.
+//! - [`Evaluated`] wraps a game and an [`Evaluator`]: it multiplies every value of the game
+//!   (terminal values, bounds, exact-search hints) by `scale` and clamps every estimate to
+//!   `[-margin, margin]`, `margin = scale * smallest_win - 1` (`smallest_win` the least positive
+//!   value of a real win). So a real win scores above any estimate and a real loss below,
+//!   whatever the weights; draws (0) sit in the middle.
+//! - The scaling is strictly monotone, so every search keeps its meaning: a depth-limited search
+//!   finds a proven value (a multiple of `scale`) or an estimate strictly inside
+//!   `±scale*smallest_win`. [`ZeroSum::value_to_json`] shows proven values as the game does and
+//!   estimates as a fraction of the smallest win in (-1, 1): a reader tells a proof from a guess.
 //!
 //! The evaluators of concrete games live with the games (`games::othello::eval`,
 //! `games::connect4::eval`); this module never names a game.

@@ -1,25 +1,23 @@
-//! Expectiminimax (course 5.1): max, min and chance nodes, each with its own back-up rule. The
-//! reference every chance kernel (Star1, Star2, Star2.5) is checked against.
+//! Expectiminimax: max, min and chance nodes, each with its own back-up rule. The reference every
+//! chance kernel (Star1, Star2, Star2.5) is checked against.
 //!
 //! Contract of [`expectimax`]: the value of `state` from the point of view of
-//! `game.player_side(state)`. Internally the search is written as Michie's expectimax (1966), not in negamax
-//! form: player 0 is MAX (maximises), player 1 is MIN (minimises player 0's value), and a chance
-//! node averages its children weighted by their probabilities. Terminal values and evaluations
-//! are converted to player 0's point of view on the way up and the root value back to the root
-//! side at the end.
+//! `game.player_side(state)`. Inside, the search is written as Michie's expectimax (D. Michie,
+//! "Game-playing and game-learning automata", 1966), not in negamax form: player 0 maximises,
+//! player 1 minimises player 0's value, a chance node averages its children by probability; values
+//! are turned to player 0's view on the way up and back to the root side at the end.
 //!
-//! Depth convention (course 5.1: chance events are counted separately from the players' plies):
-//! `depth = Some(d)` allows `d` plies of the players below `state`; chance nodes do not use up
-//! depth. Any non-terminal node reached with depth 0 (decision or chance) is scored with
-//! `game.evaluate`. `None` searches to the end (only for games whose trees are finite).
+//! Depth: `Some(d)` allows `d` players' plies below `state`; chance nodes use none. A non-terminal
+//! node reached at depth 0 (decision or chance) is scored with `game.evaluate`; `None` searches to
+//! the end (finite trees only).
 //!
-//! Pruning ([`Pruning::ChanceBounds`]) is Ballard's (1983): alpha-beta at MAX and MIN nodes, and at a
-//! chance node, after each outcome, the interval the node's value can still reach (partial
-//! average plus the unseen probability times the bounds L or U) is compared with the window; when
-//! it lies outside, the node returns that bound (fail-soft). With utilities in [0, 10], a first
-//! outcome 2 of two equal ones bounds the node by 6, so a MAX that has 7 elsewhere skips the
-//! second outcome. Without pruning every node of the (cut) tree is visited in the game's order.
-//! The first of several equally good root moves is reported. A stop request returns `None`.
+//! Pruning ([`Pruning::ChanceBounds`]) is Ballard's (1983, see [`super::star1`]): alpha-beta at MAX
+//! and MIN nodes, and at a chance node, after each outcome, the interval the value can still reach
+//! (partial average plus the unseen probability times L or U) is compared with the window; outside
+//! it the node returns that bound (fail-soft). With utilities in [0, 10], a first outcome 2 of two
+//! equal ones bounds the node by 6, so a MAX that has 7 elsewhere skips the second. Without pruning
+//! every node of the (cut) tree is visited in order. The first of equal root moves is reported; a
+//! stop request returns `None`.
 
 use super::node::{ensure_ply, ChanceFrame, Tally};
 use super::Control;

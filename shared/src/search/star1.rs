@@ -1,30 +1,22 @@
-//! Star1 (Ballard 1983; seed 004): expectimax with alpha-beta windows carried through chance
-//! nodes by the theoretical bounds L and U.
+//! Star1 (B. W. Ballard, "The *-minimax search procedure for trees containing chance nodes",
+//! 1983): expectimax with alpha-beta windows carried through chance nodes by the theoretical
+//! bounds L and U.
 //!
 //! Contract of [`star1`]: the expectiminimax value of `state` from the point of view of
-//! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding,
-//! found by visiting no more nodes.
+//! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to rounding, found
+//! by visiting no more nodes.
 //!
-//! Form (Ballard's 1983 pseudocode is the spec): negamax at decision nodes, alpha-beta fail-hard
-//! (a value `<= alpha` comes back as `alpha`, `>= beta` as `beta`); at a chance node with
-//! outcomes `p_i`, after the outcomes before `i` have summed to `cur_x` and `cur_y` probability
-//! is still unseen after `i`, outcome `i` is searched in the window
-//!
+//! Ballard's pseudocode is the spec: negamax, fail-hard; at a chance node, after outcomes summing
+//! to `cur_x` with `cur_y` probability unseen after `i`, outcome `i` is searched in
 //! ```text
 //! cur_alpha = (alpha - cur_x - U * cur_y) / p_i      ax = max(L, cur_alpha)
 //! cur_beta  = (beta  - cur_x - L * cur_y) / p_i      bx = min(U, cur_beta)
 //! ```
-//!
-//! and the node fails high (returns `beta`) when the outcome reaches `cur_beta`, low (`alpha`)
-//! when it stays at or below `cur_alpha`. Outcomes carry their true, possibly non-uniform
-//! probabilities. L and U are seen from the side of the node (player 1's are `(-U, -L)`).
-//! Generalisations of Ballard's strictly alternating MAX/chance tree: any node kind may follow
-//! any other (the window is negated exactly when the side changes), and a chance node whose
-//! window cannot be reached at all (`cur_alpha >= U` or `cur_beta <= L`) returns at once instead
-//! of searching its next outcome in an empty window.
-//!
-//! Depth as in expectimax: `depth` counts the players' plies, chance nodes do not use it up.
-//! A stop request returns `None`.
+//! and the node fails high when the outcome reaches `cur_beta`, low when it stays at or below
+//! `cur_alpha`. Probabilities are the true ones, L and U seen from the node's side. Beyond
+//! Ballard's alternating MAX/chance tree, any node kind may follow any other (window negated
+//! when the side changes), and a chance node whose window cannot be reached returns at once.
+//! `depth` counts players' plies, not chance nodes. A stop request returns `None`.
 
 use std::convert::Infallible;
 

@@ -1,42 +1,22 @@
-//! Star2 (Ballard 1983; Hauk, Buro and Schaeffer 2004; seed 004): Star1 preceded at every chance
-//! node by a probing phase, and the probing engine that Star2.5 ([`super::star25`]) reuses.
+//! Star2 (B. W. Ballard, "The *-minimax search procedure for trees containing chance nodes",
+//! 1983; T. Hauk, M. Buro and J. Schaeffer, "Rediscovering *-Minimax Search", 2004): Star1
+//! preceded at every chance node by a probing phase, and the probing engine that Star2.5
+//! ([`super::star25`]) reuses.
 //!
 //! Contract of [`star2`]: the expectiminimax value of `state` from the point of view of
-//! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to floating-point rounding.
+//! `game.player_side(state)`, equal to [`super::expectimax::expectimax`]'s up to rounding.
 //!
-//! Ballard's algorithm (1983), in the negamax form of [`super::star1`] (fail-hard, windows through
-//! chance nodes with the bounds L and U, true outcome probabilities):
+//! In the negamax form of [`super::star1`] (fail-hard, windows through chance nodes with the
+//! bounds L and U, true outcome probabilities): a probing phase searches the first `factor` moves
+//! of each decision outcome and fails high (low) as soon as the probed bounds average past the
+//! window; the search phase is Star1 with probed bounds in place of L (or U) for unsearched
+//! outcomes. Three points go beyond Ballard's pseudocode for non-uniform probabilities and general
+//! trees (the probe's lower edge per outcome, the mirrored cut-off before a MIN node, exact
+//! scoring of terminal outcomes while probing): docs/kernels.md, "Star2", argues each.
 //!
-//! 1. Probing phase. For each outcome `i` whose state is a decision node, `nProbe` searches only
-//!    the first `factor` moves there (Star2: one) with a full Star2 search each. The best of them
-//!    bounds the outcome's value from the side of its mover. After each probe the node fails high
-//!    (returns `beta`) when the probed lower bounds already average to `beta` or more, i.e. when
-//!    outcome `i` reaches `cur_beta = (beta - sum_{j != i} p_j lower_j) / p_i`.
-//! 2. Search phase: Star1, but an unsearched outcome `j` contributes its probed bound instead of
-//!    L (or U) to the windows: `cur_beta = (beta - cur_x - sum_{j > i} p_j lower_j) / p_i`.
-//!
-//! Points where this implementation goes beyond Ballard's pseudocode, each for correctness with
-//! non-uniform probabilities or general trees:
-//! - The probe's lower window edge `ax = max(L, (alpha - U * (1 - p_i)) / p_i)` is computed per
-//!   outcome. Ballard computes it once from the first outcome's probability, which is the same
-//!   for uniform chance but, with non-uniform probabilities, can let a fail-hard probe (which
-//!   returns `ax` when nothing beats it) claim a lower bound that is not one. With `ax` per
-//!   outcome a false claim can only happen when the outcome alone already forces the node
-//!   below `alpha`, and then no sum that contains it can reach `beta`: no false cut-off.
-//! - When the mover at outcome `i` is the opponent of the chance node's side (a chance node
-//!   followed by a MIN node in a tree), a probe bounds the outcome from above, and the cut-off
-//!   is the mirror image: fail low when the probed upper bounds average to `alpha` or less.
-//! - Outcomes that are terminal or at the depth cut are scored exactly in the probing phase and
-//!   not visited again; outcomes that are chance nodes are not probed (their bounds stay L, U).
-//!
-//! Probing modes (Star2.5, [`ProbingMode`]): sequential probes `factor` moves of outcome 1, then
-//! of outcome 2, ...; cyclic probes the first move of every outcome, then the second move of
-//! every outcome, ..., checking for a cut-off after each probe. With `factor = 0` there is no
-//! probing phase and the search is exactly Star1.
-//!
-//! Nodes: every node entered counts, so a node searched in the probing phase and again in the
-//! search phase counts twice; a probed outcome counts once per `nProbe` call (once in sequential
-//! mode, once per round in cyclic mode). A stop request returns `None`.
+//! Probing modes (Star2.5, [`ProbingMode`]): sequential or cyclic; `factor = 0` is exactly Star1.
+//! Nodes: every node entered counts, so a node searched in both phases counts twice. A stop
+//! request returns `None`.
 
 use super::expectimax::ChanceOutcome;
 use super::node::{child_window, outcome_cut, outcome_window};

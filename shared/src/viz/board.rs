@@ -1,24 +1,20 @@
 //! Pictures of positions: standalone SVG boards for the dashboard and the job pages.
 //!
-//! [`picture`] is the only entry point callers need: it takes a job's game name, game
-//! parameters and position notation, exactly as a `JobSpec` carries them, so the coordinator
-//! never names a game. Each game with a picture implements [`Pictured`] here, through the
-//! game's public interface only: the position is first parsed by the game itself (so a bad
-//! position gives the game's own one-line error), then its moves are replayed with the game's
-//! `parse_move` to learn where each stone went.
+//! [`picture`] is the only entry point callers need: it takes a job's game name, game parameters
+//! and position notation as a `JobSpec` carries them, so the coordinator never names a game. Each
+//! game with a picture implements [`Pictured`] here through the game's public interface only: the
+//! game parses the position (a bad one gives the game's own one-line error), then its moves are
+//! replayed with `parse_move` to learn where each stone went.
 //!
-//! Output contract: well-formed SVG, no external references (no fonts, images or scripts), a
-//! root `<svg class="gs-board" data-game=NAME>`, one `class="gs-stone"` element per stone with
-//! `data-player` 0 (first player) or 1, and `class="gs-win"` on stones of a completed line.
-//! Morpion Solitaire draws the grid around the game, one `class="gs-dot"` per dot (new dots
-//! carry `data-move`, their number in the sequence) and one `class="gs-line"` per line drawn.
-//! Othello and Rolit draw one `class="gs-stone"` disc per disc on the board with `data-player`
-//! its colour's player (0 black, 1 white; Rolit 0 red, 1 yellow, 2 green, 3 blue, the neutral
-//! blue disc of three-player Rolit also `gs-neutral`) and `data-square` its name. Backgammon
-//! draws all 30 checkers, each `class="gs-checker"` with `data-player` (0 X, 1 O) and
-//! `data-point` (X's point number 1..24, `bar` or `off`).
-//! Bad input (unknown parameter, illegal position) is `Err` with one line; a game without a
-//! picture is `Ok(None)`; nothing panics.
+//! Output contract: well-formed SVG with no external references, a root `<svg class="gs-board"
+//! data-game=NAME>`, one `class="gs-stone"` element per stone with `data-player` 0 (first player)
+//! or 1, and `class="gs-win"` on stones of a completed line. Morpion Solitaire draws one
+//! `class="gs-dot"` per dot (new dots carry `data-move`, their number) and one `class="gs-line"`
+//! per line. Othello and Rolit draw one `gs-stone` per disc with `data-player` its colour's player
+//! (0 black, 1 white; Rolit 0 red, 1 yellow, 2 green, 3 blue, three-player Rolit's neutral disc
+//! also `gs-neutral`) and `data-square`. Backgammon draws all 30 checkers, each
+//! `class="gs-checker"` with `data-player` (0 X, 1 O) and `data-point` (1..24, `bar` or `off`). Bad input is
+//! `Err` with one line; a game without a picture is `Ok(None)`; nothing panics.
 
 use super::escape;
 use crate::games::awari::Awari;

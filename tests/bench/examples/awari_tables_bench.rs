@@ -1,30 +1,21 @@
 //! Benchmark: exact Awari positions solved by alpha-beta with endgame databases against the same
-//! search without them (issue #26: "positions of 21+ stones solved by alpha-beta with the
-//! databases agree with the same search without them, with far fewer nodes").
+//! search without them: where both finish the values must agree, with far fewer nodes with them.
 //!
 //! ```text
 //! GAMESOLVER_DATA=DIR cargo run --release -p gamesolver-bench --example awari_tables_bench -- \
 //!     --set NAME [--reference REF] [--stones 21,22,24] [--count K] [--tries T] \
 //!     [--node-limit N] [--time-limit SECONDS] [--uniform | --skew K | --extreme D] [--seed S]
 //! ```
-//! NAME is a set in DIR/tables (`gamesolver tables build NAME --stones 20`). For each stone
-//! count the bench draws positions (random games from the start, taken the first time the board
-//! holds exactly that many stones with the side to move to play; with `--uniform`, boards drawn
-//! uniformly from the database's index range; with `--skew K`, boards on which one side holds at
-//! most K stones, the endgames of a nearly starved player; with `--extreme D`, boards drawn
-//! uniformly from the reference set's database of that count whose value is within `D` of all
-//! the stones, won or lost: the endgames where one side takes (nearly) everything that is left,
-//! which a proof can close without exploring the loser's long capture-free play) and solves each with
-//! alpha-beta (the job `alphabeta` through `registry::prepare` and `plan::run_local`, as
-//! `gamesolver solve` does) twice under the node limit: plain, and with `tables=NAME`. Where
-//! both finish the values must agree (the run panics otherwise). Plain search only finishes
-//! where the rest of the game is short or forced (no line of long capture-free play); the bench
-//! counts the draws each search finished, so the pairs compared are what plain search can
-//! check, not a random sample. With `--reference REF` (a set that also covers the drawn stone
-//! counts, e.g. NAME's files plus `tables build` one count higher) every value found with the
-//! databases is also checked against REF's entry for the position. Prints per position the
-//! value and both node counts (`-` for a search stopped by the limit); per stone count the
-//! sums over the positions both finished.
+//! NAME is a set in DIR/tables (`gamesolver tables build NAME --stones 20`). Per stone count the
+//! bench draws positions (by default from random games; `--uniform` from the database's index
+//! range; `--skew K` where one side holds at most K stones; `--extreme D` from the reference set,
+//! values within `D` of all the stones) and solves each with the `alphabeta` job, as `gamesolver
+//! solve` does, twice under the node limit: plain and with `tables=NAME`. Where both finish the
+//! values must agree (the run panics otherwise). Plain search only finishes where the rest of the
+//! game is short or forced, so the pairs compared are what plain search can check, not a random
+//! sample. `--reference REF` (a set covering the drawn counts too) checks every value found with
+//! the databases against REF. Prints per position the value and both node counts (`-` when
+//! stopped), and per stone count the sums over positions both finished.
 
 use gamesolver_shared::games::awari::Awari;
 use gamesolver_shared::model::{Game, Retrograde};

@@ -1,4 +1,4 @@
-//! MCTS benchmark (issue 7): playouts per second per thread, and best-move accuracy of root
+//! MCTS benchmark: playouts per second per thread, and best-move accuracy of root
 //! parallelisation on Connect Four positions whose best moves are known.
 //!
 //! ```text
@@ -6,20 +6,16 @@
 //! cargo run --release -p gamesolver-bench --example mcts_bench -- accuracy [FILE,...] [POSITIONS] [BUDGET...]
 //! ```
 //!
-//! `speed`: one tree on one thread, for each game, playouts per second (with the tree, i.e. the
-//! whole iteration, not bare playouts).
+//! `speed`: one tree on one thread, per game, playouts per second of the whole iteration.
 //!
-//! `accuracy`: positions from Pons' test sets (default `Test_L2_R1`; data dir: `GAMESOLVER_DATA`
-//! or `../shared/data` next to the workspace). Ground truth: the outcome class (win, draw,
-//! loss) of every child, by the exact engine (transposition table) with the null window around a draw; a move is optimal
-//! when it keeps the position's class, and positions where every move is optimal are skipped.
-//! The class found is checked against the file's score. For each budget B: 1 tree with B
-//! playouts, T trees with B/T each and T trees with B each (T = 2, 4, 8), merged by summing
-//! and by voting; the share of optimal choices is printed. Positions whose ground truth needs
-//! more than `TRUTH_NODES` engine nodes per move are skipped. Solver off (pure UCT), so the figure
-//! measures the statistics, not the proofs.
-//!
-//! Figures, with their machine and date: `docs/BENCHMARKS.md` (MCTS).
+//! `accuracy`: positions from Pons' test sets (default `Test_L2_R1`; data: `GAMESOLVER_DATA` or
+//! `../shared/data`). Ground truth: every child's outcome class (win, draw, loss) by the exact
+//! engine, checked against the file's score; a move is optimal when it keeps the position's class,
+//! and positions where every move is optimal, or whose truth needs more than `TRUTH_NODES` nodes a
+//! move, are skipped. For each budget B: 1 tree of B playouts, T trees of B/T and T trees of B
+//! (T = 2, 4, 8), merged by sum and by vote; the share of optimal choices is printed. Solver off
+//! (pure UCT), so the figure measures the statistics, not the proofs. Figures:
+//! `docs/BENCHMARKS.md` (MCTS).
 
 use gamesolver_shared::games::connect4::Connect4;
 use gamesolver_shared::games::data::data_dir;

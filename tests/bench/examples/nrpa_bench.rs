@@ -4,21 +4,18 @@
 //! cargo run --release -p gamesolver-bench --example nrpa_bench -- morpion 5D 3 1 1 [iterations] [seconds]
 //! cargo run --release -p gamesolver-bench --example nrpa_bench -- morpion 5T 2 1 10
 //! cargo run --release -p gamesolver-bench --example nrpa_bench -- tsptw rc_206.1 3 1 5
-//! cargo run --release -p gamesolver-bench --example nrpa_bench -- tsptw all 2 1 1
 //! cargo run --release -p gamesolver-bench --example nrpa_bench -- tsptw-pruned all 3 1 1
-//! cargo run --release -p gamesolver-bench --example nrpa_bench -- samegame 1 3 1 1
 //! cargo run --release -p gamesolver-bench --example nrpa_bench -- samegame all 2 1 1
 //! cargo run --release -p gamesolver-bench --example nrpa_bench -- weakschur 4 3 1 5
 //! ```
-//! Arguments: game, its parameter (variant, instance, board, k), level, first seed, number of
-//! seeds, then optionally iterations (default 100), a time limit per seed in seconds (0: none), a
-//! rollout limit per seed (0: none) and threads (the shared scheme with `batch` = threads).
-//! Arguments `adapt=seed|layers` (default `seed`) and (Morpion) `code=line|move` (default `line`),
-//! anywhere, choose the Adapt and the move codes; `fingerprint=1` adds a line per seed with a
-//! hash of the best sequence and the final top-level policy (bit for bit), for checking that a
-//! speed-up changes no result.
-//! Prints one line per seed (score, rollouts, rollouts/s wall and per CPU second of the process)
-//! and the best, mean and median score.
+//! Arguments: game, its parameter (variant, instance, board or `all`, k), level, first seed, number
+//! of seeds, then optionally iterations (default 100), a time limit per seed in seconds (0: none),
+//! a rollout limit per seed (0: none) and threads (the shared scheme with `batch` = threads).
+//! `adapt=seed|layers` (default `seed`) and, for Morpion, `code=line|move` (default `line`),
+//! anywhere, choose the Adapt and the move codes; `fingerprint=1` adds a line per seed hashing the
+//! best sequence and the final top-level policy bit for bit, to check that a speed-up changes no
+//! result. Prints one line per seed (score, rollouts, rollouts/s wall and per CPU second) and the
+//! best, mean and median score.
 
 use gamesolver_shared::model::single::SinglePlayer;
 use gamesolver_shared::model::Game;

@@ -4,28 +4,18 @@
 //! Markdown table (default `docs/CONNECT4_BOARDS.md`), next to ChristopheSteininger/c4 built
 //! for the same sizes (`--peer DIR`, see `tests/bench/peers/build_c4.sh`).
 //!
-//! ## The published table
 //! [`PUBLISHED`] is `tests/bench/data/connect4_boards.txt` (its header names the source:
-//! ChristopheSteininger/c4's readme, which credits John Tromp for width + height <= 15): per
-//! board the outcome under perfect play and the ply on which the game ends.
+//! ChristopheSteininger/c4's readme, which credits John Tromp for width + height <= 15): per board
+//! the outcome under perfect play and the ply on which the game ends. Our value on the empty board
+//! is the first player's score (a win on ply `n` scores `1 + (W*H - n) / 2`), so [`outcome_of`]
+//! recovers the ply from the score and the winner's parity; a draw ends on ply `W*H`.
 //!
-//! ## From our value to the outcome and the last move
-//! A job's value on the empty board is the first player's score (docs/API.md: a win with the
-//! last stone on ply `n` scores `1 + (W*H - n) / 2`, a loss the negative, a draw 0). The game
-//! ends on the ply `n` with that score and the winner's parity (odd plies are the first
-//! player's), see [`outcome_of`]; a draw ends on ply `W*H`.
-//!
-//! ## A run
-//! One coordinator (`gamesolver serve`, SQLite in a scratch folder) and one worker process with
-//! `--threads` task slots and a table of `--memory-mb`; each board is one job (the empty
-//! position, `--algorithm`, with `threads` and `memory_mb` for `alphabeta`, and any
-//! `--option`; `jlpns` runs a leaf task in each slot), submitted over HTTP and timed by the
-//! coordinator (creation to end); a job not done after `--limit-s` seconds is cancelled and its
-//! row says so. The file is rewritten after every board (a run stopped midway keeps the boards
-//! it finished); rows of boards, or algorithms, not run this time are kept from the existing
-//! file, so long boards can be added by later runs (`--boards 7x7`); the file lists every run's
-//! command, date, load and commit. Exit status 1 when a board's result
-//! differs from the published one (after the file is written).
+//! A run: one coordinator and one worker with `--threads` slots and a `--memory-mb` table; each
+//! board is one job, timed by the coordinator and cancelled after `--limit-s`. The file is
+//! rewritten after every board, and rows of boards or algorithms not run this time are kept, so
+//! long boards can be added by later runs (`--boards 7x7`); it lists every run's command, date,
+//! load and commit. Exit status 1 when a board's result differs from the published one (after
+//! the file is written).
 
 use crate::{bad, failed, http, load, run_peer, utc_now, BenchError, Service};
 use clap::Args;

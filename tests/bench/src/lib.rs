@@ -1,44 +1,23 @@
 //! `gamesolver-bench quick|full`: the scaling report and the node-count signatures. A harness
 //! apart from the production binaries: it drives `gamesolver` and `gamesolver-worker` as
-//! processes, and runs the signature jobs and perft through the library in its own process.
+//! processes (found beside this executable, or where `--gamesolver` and `--worker` say), and runs
+//! the signature jobs and perft through the library in its own process.
 //!
-//! What one run does, in this order:
-//! 1. **Signatures**: fixed jobs run in this process on one thread (deterministic): the node
-//!    count and a fingerprint of the result (value, best move, visits or sequence) of each kernel,
-//!    and perft-style move-generation counts per game, compared with the figures stored in
-//!    [`SIGNATURES`] and [`PERFT`]. Any change in search behaviour changes a signature; a
-//!    mismatch makes the command exit with status 1 naming the kernel (after the report is
-//!    written, so the new figures can be read there).
-//! 2. **Service**: for each worker count `w` of `--workers` (default 1, 2, 4) a real coordinator
-//!    (`gamesolver serve`, SQLite in a temporary directory) and `w` real `gamesolver-worker`
-//!    processes with one slot each. Per job type (exact Connect Four by
-//!    probes, multi-valued PNS, root-parallel MCTS with trees as tasks, parallel NRPA with runs
-//!    as tasks and, in `full`, with top-level iterations across workers) the type's jobs are
-//!    submitted together over HTTP and timed from the first submission to the last `done`;
-//!    speedup is `t(first count) / t(w)`, efficiency `speedup / w` (and per core, over the
-//!    cores the workers can use). Every job must reach the same value with any number of
-//!    workers (the published score for Connect Four, identical merged visits for MCTS, the
-//!    same best score and run scores for NRPA); a difference fails the run. Dispatch overhead
-//!    is measured three ways: the median time of a trivial job (tic-tac-toe, microseconds of
-//!    search) through the service; the coordinator's CPU time per task; and how busy the
-//!    workers were (their CPU time over cores x time, from `/proc/<pid>/stat`).
-//! 3. **Peers** (`--peers DIR`): peer programs built outside the repository, run next to ours
-//!    on the same inputs in the same run, compared by CPU time: Pons' solver through a driver
-//!    (`driver/pons_driver FILE N` prints `... mean wall X us cpu Y us nodes Z`) on the first
-//!    lines of Pons' sets; Fhourstones' `SearchGame` on its own inputs (weak solve; the results
-//!    must agree); morpion-lpp's `nrpa` (`morpion-lpp/src/nrpa/nrpa`) against ours in rollouts
-//!    per CPU second on the same level, iterations and seed, 5D and 5T. A missing peer is
-//!    skipped with a note.
+//! One run, in this order:
+//! 1. **Signatures**: fixed one-thread jobs per kernel (node count and a fingerprint of the result)
+//!    and perft counts per game, compared with [`SIGNATURES`] and [`PERFT`]. Any change in search
+//!    behaviour changes a signature; a mismatch exits with status 1 naming the kernel, after the
+//!    report is written.
+//! 2. **Service**: for each worker count of `--workers` (default 1, 2, 4), a real coordinator and
+//!    real workers; every job type is timed from first submission to last `done`, must reach the
+//!    same value with any number of workers, and dispatch overhead is measured.
+//! 3. **Peers** (`--peers DIR`): programs built outside the repository run on the same inputs and
+//!    compared by CPU time; a missing peer is skipped with a note.
 //!
-//! The two service binaries are found beside this executable (`cargo build --release` puts all
-//! three in `target/release`), or where `--gamesolver` and `--worker` say.
-//!
-//! Output: `report.md` and `report.json` in `--out` (default `bench-report`), and the Markdown
-//! on stdout; both state the command, the machine and the date (UTC). Exit status: 0 all good;
-//! 1 a signature differs or a job failed or disagreed; 2 bad arguments or a missing binary.
-//!
-//! Times are wall-clock and depend on the machine's load, which the report states (`uptime`
-//! load averages before and after); node counts and signatures do not.
+//! Output: `report.md` and `report.json` in `--out` (default `bench-report`) and the Markdown on
+//! stdout, with command, machine, date and `uptime` load. Exit status: 0 all good; 1 a signature
+//! differs or a job failed or disagreed; 2 bad arguments or a missing binary. Times depend on
+//! the load; node counts and signatures do not. Details: docs/services.md, "Benchmark harness".
 
 pub mod boards;
 

@@ -1,43 +1,23 @@
 //! Carcassonne, the two-player base game (72 tiles, 7 followers each), as a game with chance.
 //!
-//! Turn structure: a chance node draws a tile from the bag (outcome: one of the distinct tile
-//! types left, probability `count / tiles left`, seed 004's
-//! `numberOfTiles(newTile) / numberOfRemainingTiles()`), then the player who drew places it
-//! ([`Move::Place`]: cell, rotation, optional follower on one segment of the placed tile), then
-//! the other player draws. A drawn tile that fits nowhere is discarded at once and the same
-//! player draws again (the draw leads to another chance node). The game ends when the bag is
-//! empty; the final scoring is then added to the scores.
-//!
-//! Rules (base game, current Hans im Glück rules): a tile must touch the placed tiles and every
-//! edge must match its neighbour (city to city, road to road, field to field), in any of the four
-//! rotations (only the rotations that look different are offered). A follower may go on a
-//! segment of the tile just placed whose whole feature (after joining the neighbours) holds no
-//! follower; monasteries are always free. Completed features score at once and their followers
-//! go home: a road 1 per tile, a city 2 per tile and 2 per shield (also for two-tile cities), a
-//! monastery surrounded by 8 tiles 9. At the end: an incomplete road 1 per tile, an incomplete
-//! city 1 per tile and 1 per shield, a monastery 1 plus 1 per neighbouring tile, a field 3 per
-//! completed city next to it. A feature scores for every player with the most followers on it
-//! (ties: all tied players score in full). A tile counts once per feature even when two of its
-//! segments belong to it.
+//! Turn: a chance node draws a tile type from the bag (probability `count / tiles left`), the
+//! player who drew places it ([`Move::Place`]: cell, rotation, optional follower on a segment of
+//! the placed tile), then the other player draws. A tile that fits nowhere is discarded and the
+//! same player draws again; the game ends when the bag is empty, with the final scoring. Rules:
+//! the current Hans im Glück base game, in full in docs/games.md, "Carcassonne".
 //!
 //! Features are tracked incrementally: every tile segment ([`tiles`]) gets a number, and a
-//! union-find over the segments (union by size, a circular member list per feature) keeps, per
-//! feature, the open edges left (a city or road is complete at zero), the followers per player
-//! and the members to walk when it scores. The state is a fixed-size value (no heap), so that
-//! copy-make kernels copy it without allocating.
+//! union-find over the segments (union by size, a circular member list per feature) keeps per
+//! feature the open edges left (a city or road is complete at zero), the followers per player and
+//! the members to walk when it scores. The state is a fixed-size value (no heap), so copy-make
+//! kernels copy it without allocating.
 //!
-//! Values ([`ChanceZeroSum`]): the score difference, from the point of view of the player to
-//! move (at a chance node: the player about to draw; at the end: the player who would draw
-//! next). `returns` are the two final scores. The evaluation ([`Carcassonne::evaluate`]) is
-//! the score difference plus the end-of-game value of every incomplete feature now, plus a
-//! guessed share of what completing them would add, plus a little per follower in hand.
-//!
-//! Notation ([`notation`]): a game record, the plies separated by spaces: a draw is the tile's
-//! letter (`J`), or the letter and `-` when it fits nowhere and is discarded (`E-`); a placement
-//! is `x,y` `r` rotation, optionally `@` and the follower's slot (`2,-1r3@N`, `0,1r0@M` for a
-//! monastery). The start tile lies at 0,0 (type D, rotation 0, city to the north); y grows to the
-//! north, rotation counts quarter turns clockwise. A position is a record prefix; the empty text
-//! is the start. Errors name the ply (`move 7 ('3,0r1'): ...`).
+//! Values ([`ChanceZeroSum`]): the score difference from the view of the player to move (at a
+//! chance node the player about to draw; at the end the player who would draw next); `returns` are
+//! the two final scores. [`Carcassonne::evaluate`]: the score difference plus the end-of-game value
+//! of every incomplete feature, a guessed share of completing them and a little per follower in
+//! hand. Notation ([`notation`], docs/API.md section 4): a game record from the start tile (D at
+//! 0,0, city north); errors name the ply (`move 7 ('3,0r1'): ...`).
 
 pub mod notation;
 pub mod tiles;

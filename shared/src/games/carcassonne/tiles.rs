@@ -1,38 +1,23 @@
 //! The 24 tile types of the Carcassonne base game and their features, as edge and field segments.
 //!
-//! Counts: the base game has 72 tiles of 24 types, the start tile (type `D`) included. The
-//! per-type counts below are those of the Hans im Glück base-game rules (tile overview of the
-//! rulebook), as tabulated by Russ Williams, "Carcassonne Tile Distribution"
-//! (russcon.org/RussCon/carcassonne/tiles2.html), with Robert Gatliff's edge statistics there:
-//! 288 edges of which 115 field, 94 road and 79 city; 44 tiles with a city and 45 with a road.
-//! The tests check these totals, the 10 shields and the 6 monasteries against the table.
-//! Letters `A`..`X` follow the customary lettering of that overview (A: monastery with road,
-//! B: monastery, C: full city, D: the start tile's type, ..., X: four-way crossing).
+//! 72 tiles of 24 types, the start tile (type `D`) included, counted and lettered `A`..`X` as in
+//! the Hans im Glück rulebook's tile overview, tabulated by Russ Williams, "Carcassonne Tile
+//! Distribution" (the tests check its totals); sources and the segment rules: docs/games.md.
 //!
-//! Geometry. A tile edge is cut into three *slots*, numbered clockwise from the north-west corner:
-//!
+//! A tile edge is cut into three *slots*, numbered clockwise from the north-west corner:
 //! ```text
-//!          0   1   2                slot names: 0 NNW, 1 N, 2 NNE,
-//!       +---+---+---+                           3 ENE, 4 E, 5 ESE,
-//!    11 |           | 3                         6 SSE, 7 S, 8 SSW,
-//!       +           +                           9 WSW, 10 W, 11 WNW
-//!    10 |           | 4
-//!       +           +             side s (0 N, 1 E, 2 S, 3 W) holds slots 3s, 3s+1, 3s+2;
-//!     9 |           | 5           its middle slot 3s+1 decides the edge kind (city, road, field)
+//!          0   1   2          0 NNW, 1 N, 2 NNE, 3 ENE, 4 E, 5 ESE,
+//!       +---+---+---+         6 SSE, 7 S, 8 SSW, 9 WSW, 10 W, 11 WNW
+//!    11 |           | 3
+//!    10 |           | 4       side s (0 N, 1 E, 2 S, 3 W) holds slots 3s, 3s+1, 3s+2;
+//!     9 |           | 5       its middle slot 3s+1 decides the edge kind (city, road, field)
 //!       +---+---+---+
 //!          8   7   6
 //! ```
-//!
-//! A *segment* is one feature piece of one tile: a city, a road, a field or a monastery, with the
-//! set of slots it touches. A city takes all three slots of each of its edges; a road takes the
-//! middle slot of each of its edges; fields take the remaining slots (the two outer slots of a road
-//! edge, all three of a field edge). So a tile with two separate city caps (type `H`) has two city
-//! segments, and the field between them is one segment touching both. Turning a tile a quarter
-//! clockwise moves slot `i` to slot `i + 3 (mod 12)`. Slot `3s + k` meets slot `3o + 2 - k` of the
-//! neighbour across side `s`, where `o = s + 2 (mod 4)` is the opposite side.
-//!
-//! A field is adjacent to a city (for farmers) when one of its slots is next to one of the city's
-//! slots around the tile's rim; for the 24 base tiles this is exactly the picture.
+//! A *segment* is one feature piece of one tile with the slots it touches: a city all three slots
+//! of its edges, a road the middle slot, fields the rest. A quarter turn clockwise moves slot `i`
+//! to `i + 3 (mod 12)`; slot `3s + k` meets slot `3o + 2 - k` of the neighbour across side `s`,
+//! `o = s + 2 (mod 4)`.
 
 /// What a side of a tile shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

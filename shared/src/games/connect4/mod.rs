@@ -1,42 +1,22 @@
 //! Connect Four on any board of W columns and H rows (Tromp's table: 4..11 and beyond).
 //!
-//! ## Values (docs/API.md, section 3, generalised to W x H)
-//! A draw is 0. If the side to move wins with its last stone on ply `n` of the whole game (plies
-//! counted from 1 on the empty board) the score is `1 + (W*H - n) / 2`; a loss is the negative of
-//! the winner's score. Internally every score is multiplied by [`VALUE_SCALE`] so that the
-//! threat-counting [`ZeroSum::evaluate`] fits strictly between a real draw and a real win;
-//! [`ZeroSum::value_to_json`] and [`ZeroSum::parse_target`] convert, so users only see scores.
+//! Values (docs/API.md, section 3, generalised to W x H): a draw is 0; a win with the winner's last
+//! stone on ply `n` (from 1 on the empty board) scores `1 + (W*H - n) / 2`, a loss its negative.
+//! Internally scores are multiplied by [`VALUE_SCALE`] so the threat-counting
+//! [`ZeroSum::evaluate`] fits strictly between a draw and a win; users only see scores.
 //!
-//! ## Bitboard (Pons' layout, any size)
-//! Bit `c * (H + 1) + r` is the cell of column `c` (0 = left) and row `r` (0 = bottom). Each
-//! column has one extra sentinel row on top that is never occupied, so shifting a row pattern
-//! by `H + 1` (horizontal), `H` or `H + 2` (diagonals) or `1` (vertical) can never carry a line
-//! from one column into the next. For 7 x 6 (49 bits):
-//! ```text
-//!   .  .  .  .  .  .  .      sentinel row: 6 13 20 27 34 41 48
-//!   5 12 19 26 33 40 47
-//!   4 11 18 25 32 39 46
-//!   3 10 17 24 31 38 45
-//!   2  9 16 23 30 37 44
-//!   1  8 15 22 29 36 43
-//!   0  7 14 21 28 35 42
-//! ```
-//! A state holds two words: `mask` (every stone) and `current` (the stones of the side to
-//! move). Worked example, moves `4 4 5` (1-based columns): X has 21 and 28, O has 22, so O is to
-//! move with `current = 1<<22` and `mask = 1<<21 | 1<<22 | 1<<28`. Playing column `c` is
-//! `current ^= mask; mask |= mask + bottom(c)`: the addition carries the column's lowest free
-//! bit into place. The key `current + mask + bottom` (bottom = bit 0 of every column) is unique
-//! per position: in every column it is a 1 above the stones followed by the stones of the side to
-//! move (Pons' key plus the bottom row, so the empty board's key is not 0).
+//! Bitboard (after Pons' layout, any size): bit `c * (H + 1) + r` is column `c` (0 = left), row
+//! `r` (0 = bottom); each column has a sentinel row on top, so line shifts never carry from one
+//! column into the next. For 7 x 6 (49 bits), column 0 holds bits 0..5, column 1 bits 7..12, ...;
+//! the top row 6 13 20 ... 48 is the sentinel. A state holds `mask` (every stone) and `current`
+//! (the side to move's); playing column `c` is `current ^= mask; mask |= mask + bottom(c)`. The key
+//! `current + mask + bottom` is unique per position and never 0. Worked example: `C4State::bits`.
+//! The word is generic ([`Word`]): `u64` when `W * (H + 1) <= 64`, `u128` up to 128 bits, [`Wide`]
+//! beyond, so the 7 x 6 path is plain 64-bit arithmetic.
 //!
-//! The word is generic ([`Word`]): the registry uses `u64` when `W * (H + 1) <= 64`, `u128` up
-//! to 128 bits and [`Wide`] beyond, so the 7 x 6 path is plain 64-bit arithmetic.
-//!
-//! ## Notation
-//! Columns played, one character each: with `base=1` the columns are `1`..`9` then `a`, `b`, ...
-//! (10, 11, ...); with `base=0` they are `0`..`9` then `a`, ... . Parse errors name the move:
-//! `move 3 ('8'): column 8 is full`. A position is written back as a legal move order
-//! reconstructed from the board (not necessarily the order it was typed in).
+//! Notation: columns played, one character each, `1`..`9` then `a`, `b`, ... with `base=1`
+//! (`0`..`9`, `a`, ... with `base=0`). Errors name the move (`move 3 ('8'): column 8 is full`). A
+//! position is written back as a legal move order rebuilt from the board, not the order typed.
 
 pub mod bits;
 pub mod book;
@@ -98,6 +78,23 @@ impl<W: Word> C4State<W> {
         self.moves as u32
     }
     /// The bitboards (layout in the module doc): the side to move's stones, and every stone.
+    ///
+    /// ```text
+    ///   .  .  .  .  .  .  .      7 x 6, sentinel row: 6 13 20 27 34 41 48
+    ///   5 12 19 26 33 40 47
+    ///   4 11 18 25 32 39 46
+    ///   3 10 17 24 31 38 45
+    ///   2  9 16 23 30 37 44
+    ///   1  8 15 22 29 36 43
+    ///   0  7 14 21 28 35 42
+    /// ```
+    /// Shifting a row pattern by `H + 1` (horizontal), `H` or `H + 2` (diagonals) or `1`
+    /// (vertical) never carries a line across columns. Moves `4 4 5` (1-based columns): X has 21
+    /// and 28, O has 22, so O is to move with `current = 1<<22` and `mask = 1<<21 | 1<<22 |
+    /// 1<<28`. Playing column `c`, `mask + bottom(c)` carries the column's lowest free bit into
+    /// place. The key `current + mask + bottom` (bottom = bit 0 of every column) is in every
+    /// column a 1 above the stones followed by the side to move's stones (Pons' key plus the
+    /// bottom row, so the empty board's key is not 0).
     pub fn bits(&self) -> (W, W) {
         (self.current, self.mask)
     }

@@ -1,93 +1,23 @@
-//! The Connect Four fast path: an exact alpha-beta solver specialised to boards whose bitboard
-//! fits in a `u64` ([`MAX_FAST_BITS`]: 7 x 6 = 49 bits, 6 x 7, 8 x 5, 9 x 5, 7 x 7, 8 x 6,
-//! 6 x 8, 8 x 7 = 64 bits, ...).
+//! The Connect Four fast path: an exact alpha-beta solver for boards whose bitboard fits a `u64`
+//! ([`MAX_FAST_BITS`]), with the contract of [`engine::search`]'s exact mode (fail-soft value for a
+//! window, side to move's view, internal scale; move, principal variation, nodes) on the same
+//! [`engine::Table`] memory, so a job's null-window probes share what they learnt. It removes what
+//! the generic engine costs per node here: move lists, the four-slot bucket scan, scaled values.
 //!
-//! It answers the same question as the generic engine's exact mode ([`engine::search`] with
-//! `depth: None`) with the same contract (fail-soft value for a window, from the side to move's
-//! point of view, on the game's internal scale; best move, principal variation, nodes), on the
-//! same [`engine::Table`] memory, so a job's null-window probes share what they learnt. The
-//! generic engine stays generic; this path only removes what costs per node on Connect Four:
-//! generic move lists, the four-slot bucket scan with a hash mix per slot, and scaled values.
-//!
-//! ## Search
-//! Negamax, fail-soft, on unscaled scores (`score * VALUE_SCALE` is the game's value):
-//! - a node is only entered when the side to move cannot win at once (the caller checks);
-//! - non-losing moves: a single opponent threat must be blocked, two lose; never play right
-//!   below an opponent's winning cell; with no move left, the loss is known without search;
-//! - bounds without search: with no win at once the best is a win with the stone after next
-//!   (`win_score(n + 3)`), and after the non-losing filter the worst is `-win_score(n + 4)`;
-//! - a node with a single move (a forced block, or one move not under a threat) plays it at
-//!   once: no table entry, no ordering;
-//! - claimeven (boards of even height, the first player to move): the second player can take
-//!   every empty even-row cell that is not playable now; if the first player's remaining cells
-//!   hold no four, or only fours that each lie above a four of the second player's in the same
-//!   columns, its score is at most 0, and below 0 if the second player's cells hold one
-//!   (`Solver::evens_bound`; the idea of ChristopheSteininger/c4's evens strategy, after
-//!   Allis). Tried while the table's word is on its way, only when it can cut (`hi > alpha`);
-//!   and one stone ahead: at the second player's nodes, a move after which the first player's
-//!   claimeven bound is at most `-beta` makes the node fail high before any child is searched;
-//! - enhanced transposition cutoff at nodes with at least 16 of 42 cells empty (`ETC_MIN_EMPTY`,
-//!   ChristopheSteininger/c4's band): a child whose table entry already bounds its score at or
-//!   below `-beta` makes the node fail high without a search (the children's slots are
-//!   prefetched while the moves are ordered); tried before the first child at nodes with at
-//!   least 22 of 42 empty (`ETC_FIRST_MIN_EMPTY`), deeper only once the first child failed to
-//!   cut (most nodes there are cut by their first child, and need not wait for the probes);
-//! - a fail-low (fail-high) result equal to the lower (upper) bound known before the search is
-//!   stored as exact;
-//! - move order: most useful threats after the move (cells that would complete four, not right
-//!   above an opponent's threat, 4 each), plus 1 for each threat playable now and 1 for each
-//!   right above a playable cell, plus 1 more for the first kind where the window asks for a
-//!   quick win or loss (a bound of at least `QUICK_SCORE`) and for the second kind elsewhere;
-//!   the table's move (of a lower bound or exact entry only) gets 1 more, not the first place
-//!   (c4 weighs these kinds above the rest and the table's move as a bonus); ties centre first
-//!   (insertion sort on the stack, no allocation); every child's table slot is prefetched while
-//!   the moves are ordered;
-//! - table: buckets of two 64-bit words (one entry each, both on one cache line, one prefetch):
-//!   the first word keeps the entry whose search took the most work (`log2` of its nodes), the
-//!   second takes every other result (always replace). A result for the position already in
-//!   the first word replaces it there and keeps the larger work; a first word left by another
-//!   use of the memory (its salt tag differs, below) is replaced as if empty. So the big
-//!   subtrees' results survive the stream of small ones that a direct-mapped table lost them to.
-//!   The key is the smaller of the position's key and its mirror image's, so a position and its
-//!   mirror share one entry (their values are equal, the stored move is mirrored back).
+//! Search: negamax, fail-soft, on unscaled scores; a non-losing move filter, bounds without search,
+//! claimeven bounds (`Solver::evens_bound`, after Allis), enhanced transposition cutoffs, a
+//! threat-based move order, a two-word bucket (most work / always replace) keyed by the smaller of
+//! a position's and its mirror's key. docs/kernels.md, "Connect Four fast path", gives each rule.
 //!
 //! ## Table entry (one `AtomicU64`, so no read can ever be torn between threads)
 //! ```text
 //! | move+1:4 | bound:2 | score+32:6 | work:4 | (quotient ^ salt) & (2^48 - 1) : 48 |
-//!   63..60     59..58    57..52       51..48   47..0
 //! ```
-//! The key is below `2^k`, `k` = the board's bits `width * (height + 1)` but at least 50
-//! (`MIN_HASH_BITS`: every board of at most 50 bits uses the same `k`, as before the path took
-//! larger boards). It is mixed by a bijection, `h = key * MIX mod 2^k` (`MIX` odd); the
-//! bucket is `floor(h * B / 2^k)` for `B` buckets and the entry stores the quotient
-//! `h mod 2^q`, `q = k - floor(log2 B)`, which must fit the 48 check bits: always for
-//! `k = 50` (a [`Table`] has at least 4 buckets), and for a 64-bit board from `2^16` buckets
-//! (a table of 1 MB) on; a smaller table leaves the board to the generic engine
-//! ([`table_fits`]). Two keys with one bucket have `h` in one interval of length
-//! `2^k / B <= 2^q`, so their quotients differ: bucket and quotient together are the whole
-//! key, and two live positions can never share an entry. The check bits above the quotient (20 on a 64 MB table) hold
-//! only the salt (the tag): every word of this use has them, so entries of an earlier use of
-//! the memory (another salt, or another game's layout) pass the check only if 48 bits match
-//! by chance (2^-48 per probe), as before, and are recognised as garbage when replacing.
-//! `bound` 0 is an empty slot, 1 Lower, 2 Upper, 3 Exact (fail-soft bounds as in
-//! [`engine::Bound`]).
+//! Bucket and quotient together are the whole key ([`table_fits`], `TableLayout`), so two live
+//! positions never share an entry; `bound` 0 is empty, 1 Lower, 2 Upper, 3 Exact.
 //!
-//! ## Threads
-//! Every thread runs the same search on the shared table and fills it for the others, in the same
-//! move order (Connect Four transposes so much that a thread is best helped by the entries the
-//! other writes in the same part of the tree: sharing out the root's or the first plies' children
-//! made each thread do about the whole work alone, 2 x 330 M nodes on the empty board, and the old
-//! Lazy SMP move swap near the root 590 M; jittered ties in a helper's order, after c4, cost 4 %
-//! near the root and 60 % more nodes deeper). Work is shared with ABDADA (Weill 1996) at every
-//! node with more than `SHARE_MIN_EMPTY` empty cells (of 42, scaled to the board), the root and
-//! the first plies included: the first child is searched by every thread that gets there;
-//! a later child is entered only if no thread is inside it (one atomic test-and-mark in the small
-//! `busy` table, apart from the transposition table), else it is left for after the others, when
-//! its entry often answers it. The busy table only picks the order of children, so every thread's
-//! answer stays exact whatever the timing: the first thread that finishes stops the others, which
-//! read the stop flag at every node. The helper threads live in a process-wide pool (`pool`): a
-//! job's probes, one after another, reuse the same threads instead of spawning and joining them per
-//! probe.
+//! Threads share one table and move order and hand children out by ABDADA (Weill 1996); `busy`
+//! only orders children, so every answer stays exact. Helpers live in a process-wide `pool`.
 
 use super::book::Book;
 use super::{C4State, Connect4, VALUE_SCALE};
@@ -438,6 +368,17 @@ impl Geometry {
 }
 
 /// How the solver cuts the table's words into buckets and keys into (bucket, quotient).
+///
+/// The key is below `2^k`, `k` = the board's bits `width * (height + 1)` but at least
+/// [`MIN_HASH_BITS`] (every board of at most 50 bits uses the same `k`). It is mixed by a
+/// bijection, `h = key * MIX mod 2^k` (`MIX` odd); the bucket is `floor(h * B / 2^k)` for `B`
+/// buckets and the entry stores the quotient `h mod 2^q`, `q = k - floor(log2 B)`, which must fit
+/// the 48 check bits: always for `k = 50` (a [`Table`] has at least 4 buckets), and for a 64-bit
+/// board from `2^16` buckets (1 MB) on; a smaller table leaves the board to the generic engine
+/// ([`table_fits`]). Two keys with one bucket have `h` in one interval of length `2^k / B <=
+/// 2^q`, so their quotients differ. The check bits above the quotient hold only the salt (the
+/// tag): entries of another use of the memory (another salt or game layout) pass the check only
+/// if 48 bits match by chance (2^-48 per probe), and are replaced as garbage.
 #[derive(Clone, Copy)]
 struct TableLayout {
     /// Buckets of two words.

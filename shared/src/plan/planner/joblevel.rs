@@ -1,55 +1,23 @@
 //! Job-level proof-number plans ([`PlanShape::JobLevel`], algorithm `jlpns`).
 //!
-//! The planner keeps the top of a proof-number tree (a DAG: positions reached by several paths
-//! are one node, keyed by the child's hash and its ply, so no key can close a cycle) for the
-//! question "value >= t", the value seen from the side to move at the job's root. The planner
-//! never touches the game: a task ([`TaskKind::Leaf`]) names a leaf by its path of moves, the
-//! worker runs the leaf kernel there with a node budget and answers either with bounds that
-//! solve it (`raw`, root's view) or with the leaf's children ([`crate::wire::LeafChild`]: move,
-//! hash, who moves, initial numbers and any bounds known at once). The planner adds the
-//! children (merging transpositions), backs the numbers up and picks the next leaves.
+//! The planner keeps the top of a proof-number DAG (transpositions are one node, keyed by hash and
+//! ply) for the question "value >= t" from the root's side to move, and never touches the game: a
+//! task ([`TaskKind::Leaf`]) names a leaf by its path of moves; the worker runs the leaf kernel
+//! there under a node budget and answers with bounds that solve it or with the leaf's children
+//! ([`crate::wire::LeafChild`]), which the planner merges, backs up and descends from again.
 //!
-//! Bounds, not only verdicts: every node holds the proven interval of its value (root's view);
-//! an expanded node's interval is the max (OR node: the root's side moves) or min (AND node) of
-//! its children's, so a leaf solved at one threshold keeps what it proved for the next. A node
-//! is proved at `t` when its lower bound is `>= t`, disproved when its upper bound is `< t`.
-//! Numbers: a solved node (0, inf) or (inf, 0); an unexpanded leaf the numbers the task that
-//! created it reported for the current threshold (else 1, 1); OR nodes min pn / sum dn, AND
-//! nodes sum pn / min dn (saturating, [`crate::search::pns::pn_add`]'s convention).
-//!
-//! Several leaves at once: for every free slot the planner descends from the root to a
-//! most-proving leaf (OR: least pn, AND: least dn, ties in the game's move order) that is not
-//! already being searched; a busy leaf counts as exhausted, so the descent takes the next-best
-//! sibling (each free worker gets a distinct leaf, the "virtual" numbers of a busy leaf being
-//! infinite). While a threshold's tree has fewer free leaves than free slots, its tasks carry
-//! `budget_div` (the worker runs that share of the budget), so its leaves are expanded sooner
-//! and the idle slots soon find leaves. A job that named no budget (`auto_budget`) gets its
-//! game's default, sized for one worker, divided by the parallelism too ([`auto_div`]).
-//! Locality ([`JobLevel::next_tasks`]'s `near`): each
-//! worker's kernel keeps its table between leaves, so the slot a result frees gets, where that
-//! costs at most a factor [`NEAR_TOLERANCE`] in the numbers along the way, a leaf near the one
-//! just answered. Solved subtrees: the descent and the backup never enter
-//! a solved node; the children of a node whose value is known exactly are deleted (a decision
-//! plan deletes those of every solved node). A pending leaf whose path now passes through a
-//! solved node, that another task expanded, or whose threshold is no longer in work is
-//! [`Planner::obsolete`] (the coordinator cancels it through the heartbeat).
-//!
-//! Thresholds: a decision plan (`target`) has one. An exact plan asks a probe sub-planner (the
-//! `Probes` plan of the same bounds, step and guess, with parallelism 1) for its next target and
-//! feeds it the root's bounds each time the root is solved, until the value is exact. So that the
-//! thresholds do not form a chain that more workers cannot shorten, an exact plan also works on
-//! the thresholds the probe plan would ask next, whichever way the current one is answered (and
-//! the ones after those, [`SPECULATION_DEPTH`]): the tree and its bounds are one for all of them,
-//! each threshold has its own numbers, and a worker slot that no leaf of the current threshold
-//! can take gets the most-proving free leaf of the first speculative threshold that has one. With
-//! enough leaves of the current threshold for every slot (one worker, or a wide tree) nothing
-//! changes; when the current threshold ends, the speculative one that follows keeps its numbers
-//! and its tasks in flight, the others' tasks become obsolete.
+//! Facts to keep: every node holds its proven interval (root's view), so a leaf solved at one
+//! threshold keeps what it proved for the next; numbers saturate as in
+//! [`crate::search::pns::pn_add`]; each free slot gets a distinct most-proving leaf (a busy leaf
+//! counts as exhausted), near the one just answered where that costs at most [`NEAR_TOLERANCE`];
+//! an exact plan works ahead on the thresholds its probe sub-planner would ask next
+//! ([`SPECULATION_DEPTH`]); stale leaves are [`Planner::obsolete`].
 //!
 //! Determinism: the state is a function of the results fed, in order (a leaf's node is found by
-//! walking its path at result time), and of the set of pending tasks (which leaves are busy), so
-//! `Planner::restore` rebuilds it; nothing outside `next_tasks`/`on_result`/`obsolete`/`forget`/
-//! `set_parallelism` is needed.
+//! walking its path at result time), and of the set of pending tasks, so `Planner::restore`
+//! rebuilds it; nothing outside `next_tasks`/`on_result`/`obsolete`/`forget`/`set_parallelism` is
+//! needed. The full design (bounds, budget division, locality, speculative thresholds):
+//! docs/scaling.md, "How the job-level planner works".
 
 use super::Planner;
 use crate::plan::job::{PlanShape, PreparedJob};

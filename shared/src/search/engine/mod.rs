@@ -3,51 +3,21 @@
 //! quiescence and extensions, and Lazy SMP threads. Generic over `ZeroSum + Hashed + Tactics`;
 //! it never names a game (game knowledge comes through [`Tactics`] hooks).
 //!
-//! ## Contract
-//! Values are from the point of view of `game.side(root)`. For a window `alpha < beta`,
-//! [`search`] returns `v` with
-//! - `v <= alpha`: the true value is at most `v` (fail low),
-//! - `v >= beta`: the true value is at least `v` (fail high),
-//! - otherwise `v` is the true value,
+//! Contract: values are from `game.side(root)`'s view; for a window `alpha < beta`, [`search`]
+//! returns `v <= alpha` (the true value is at most `v`), `v >= beta` (at least `v`), or the true
+//! value. "True value" is the exact game value when `depth` is `None`; with `Some(d)` the depth-`d`
+//! minimax value with `game.evaluate` at the cut, extended by quiescence over noisy moves and one
+//! ply per forcing move. Without those it equals [`super::minimax`]'s at the same depth (entries
+//! are reused only at equal draft). Depth-limited search returns the deepest *finished* iteration;
+//! a stopped exact search returns `None`. Exact search's hints ([`ZeroSum::immediate_value`],
+//! [`Tactics::exact_moves`]) may prune moves and narrow the window, never change the value.
 //!
-//! where "true value" is the exact game value when `depth` is `None`, and with `Some(d)` the
-//! depth-`d` minimax value with `game.evaluate` at the cut, extended by quiescence over noisy
-//! moves and by one ply per forcing move ([`Tactics::is_noisy`], [`Tactics::is_forcing`]).
-//! With neither (and quiescence off) the depth-limited value equals [`super::minimax`]'s at the
-//! same depth: table entries are reused only at equal draft, so the result is a function of the
-//! position and depth, not of the search history. (Extensions stop at twice the iteration's
-//! depth from the root, so with them a value also depends a little on the path.)
-//!
-//! Exact search uses the game's hints ([`ZeroSum::immediate_value`], [`Tactics::exact_moves`]),
-//! which may prune moves and narrow the window, never change the value. Depth-limited search
-//! runs iterative deepening from depth 1 and returns the deepest *finished* iteration: the first
-//! iteration is never interrupted, later ones are abandoned whole when a limit hits, so the move
-//! returned is always from a complete search. An exact search that is stopped returns `None`.
-//!
-//! ## Deepening exact search
-//! For a game that asks for it ([`Tactics::exact_deepening`]), exact search runs iterative
-//! deepening over a horizon before it falls back to plain depth-first search: at horizon `d`, a
-//! position cut there counts as one end of its [`ZeroSum::value_bounds`]. Cut at the end
-//! pessimistic for the root's side, minimax gives a lower bound on the root's value; cut at the
-//! optimistic end, an upper bound; when the bounds meet (or decide the window) the search is
-//! done, with a move proved by the pessimistic search. Every result of a node on the side of its
-//! horizon kind (at least: a fail-high or exact result where the horizon takes the node's lower
-//! bound; at most: where it takes the upper) is a bound on the node's *true* value, whatever
-//! mixture of horizon values, table entries and hints produced it (minimax is monotone, and the
-//! horizon values lie on the far side of the true value), so such results are stored as exact
-//! table entries; the other results are only bounds on a horizon value and are stored under a
-//! draft that names the horizon and its kind, reused only there. Deepening takes turns with
-//! plain depth-first exact search, each turn under a node budget that doubles (a position whose
-//! value only a long repetition settles has no short proof), so the search costs a small factor
-//! more than the better of the two; horizons past [`MAX_DEEPENING`] leave plain search alone.
-//!
-//! The table may be reused across calls on the same game and mode (the null-window probes of
-//! one job share it): its entries are sound bounds whatever window wrote them.
-//!
-//! Threads (`Config::threads > 1`): Lazy SMP. Every thread runs the same search on the shared
-//! table; helpers perturb their move order so they explore different subtrees first and fill the
-//! table for each other. Exact mode returns the first thread to finish (any finished search is
-//! exact); depth-limited mode returns the main thread's result.
+//! Exact search may deepen over a horizon first ([`Tactics::exact_deepening`], up to
+//! [`MAX_DEEPENING`]), taking turns with plain search under doubling node budgets; why its results
+//! may be stored as exact entries: docs/kernels.md, "Alpha-beta engine". The table may be reused
+//! across calls on one game and mode: its entries are sound bounds whatever window wrote them.
+//! Threads: Lazy SMP; helpers perturb their move order; exact mode returns the first thread to
+//! finish, depth-limited mode the main thread's result.
 
 pub mod table;
 

@@ -1,46 +1,22 @@
 //! The engine's transposition table: packed, lock-free, shared by all search threads.
 //!
-//! Contract: [`Table::probe`] returns an entry only when its stored key equals the full 64-bit
-//! key asked for, so for games whose hash is a perfect key ([`crate::model::Hashed::HASH_IS_KEY`])
-//! a hit is always about the same position. For other games two positions share an entry only if
-//! their 64-bit hashes collide. An entry's value is a fail-soft bound with its [`Bound`]; the
-//! engine turns a bound into a cut only when the window allows it, never into an exact value.
-//!
-//! ## Layout
-//! A slot is two 64-bit words, a bucket is four slots (one 64-byte cache line):
+//! Contract: [`Table::probe`] returns an entry only when its stored key equals the full 64-bit key
+//! (so with a perfect key, [`crate::model::Hashed::HASH_IS_KEY`], a hit is the same position); an
+//! entry's value is a fail-soft bound with its [`Bound`], turned into a cut only where the window
+//! allows, never into an exact value. A slot is two words, a bucket four slots (one cache line):
 //! ```text
 //! check = key ^ mix64(data) ^ salt
 //! data  = | gen:8 | work:6 | move:8 | draft:8 | bound:2 | value:32 |
-//!           63..56  55..50   49..42   41..34    33..32    31..0
-//! value  i32, from the point of view of the side to move at the entry's position
-//! bound  0 empty, 1 Lower (value <= true), 2 Upper (true <= value), 3 Exact
-//! draft  remaining depth of a depth-limited search; 255 = exact search (valid at any depth)
-//! move   index + 1 of the best move in the node's generated move list; 0 = none
-//! work   log2 of the nodes searched below the entry (its replacement priority)
-//! gen    the search generation that wrote it (older generations are replaced first)
+//! value side to move's view; bound 0 empty, 1 Lower, 2 Upper, 3 Exact; draft 255 = exact;
+//! move index + 1 in the generated list (0 none); work log2 of the nodes below (priority)
 //! ```
-//! ## Reuse without clearing
-//! Every use of a table has its own 64-bit `salt`, XORed into every check word. [`Table::reset`]
-//! draws a new salt (a bijective mix of a global counter, so salts never repeat), which makes
-//! every old entry fail its check: a reset costs nothing, whatever the size. Finished jobs give
-//! their table back to a small pool ([`Table::recycle`]) and new jobs of the same size take it
-//! ([`Table::take`]), so a batch of small jobs does not pay for fresh memory each time. A stale
-//! entry could only pass if its key differed from the probed key by exactly the XOR of two
-//! salts (probability 2^-64 per probe).
-//!
-//! ## Lock-free reads
-//! Writers store `data` then `check`; readers load both and accept the slot only if
-//! `check ^ mix64(data) ^ salt == key`. A read torn by a concurrent write pairs words of two different
-//! writes; it passes the check only if the bijective mix of two different data words happens to
-//! XOR to the difference of the keys, a 2^-64 event, so a torn read does not turn into a wrong
-//! bound in practice; with one thread there are no torn reads at all.
-//!
-//! ## Replacement
-//! A store goes to the slot of the same key if there is one, else an empty slot, else the slot
-//! of least priority: entries of older generations first, then the one with the least work
-//! below it (subtree size, which Breuker, Uiterwijk and van den Herik found the best single
-//! criterion for solvers), then the lowest draft. The new entry is always stored: the most
-//! recent result is the likeliest to be needed again.
+//! Reuse without clearing: every use has its own `salt` ([`Table::reset`] draws a new one, so old
+//! entries fail their check at no cost; [`Table::recycle`] / [`Table::take`] pool the memory).
+//! Lock-free reads: writers store `data` then `check`; a torn read passes the check only by a
+//! 2^-64 coincidence. Replacement: same key, else empty, else least priority (older generation,
+//! then least work below, after Breuker, Uiterwijk and van den Herik, "Replacement Schemes for
+//! Transposition Tables", 1994, then lowest draft); the new entry is always stored. The arguments
+//! in full: docs/kernels.md, "Engine transposition table".
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;

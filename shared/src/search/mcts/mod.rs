@@ -1,36 +1,23 @@
-//! Monte-Carlo tree search: UCT as Kocsis and Szepesvari define it (2006), with chance nodes, more
-//! than two players, MCTS-Solver and root parallelisation.
+//! Monte-Carlo tree search: UCT (L. Kocsis and C. Szepesvári, "Bandit based Monte-Carlo
+//! Planning", 2006), with chance nodes, more than two players, MCTS-Solver and root
+//! parallelisation.
 //!
-//! Contract of [`run_trees`] (and its shorthands [`mcts`] for games without chance and
-//! [`mcts_stochastic`] for games with it):
-//! - Each tree runs the four phases of course 6.1 (selection by UCB1 with constant `c`,
-//!   unvisited children first; expansion of one child per iteration; a playout to the end with a
-//!   [`PlayoutPolicy`]; back-propagation where a node's reward is the success of the player whose
-//!   move led to it). A terminal node reached by selection backs up its known result. At chance
-//!   nodes the outcome is drawn by a [`ChanceModel`] (the game's probabilities for
-//!   [`Stochastic`] games, course 6.3).
-//! - Rewards ([`Rewards`]) are per player, in `[0, 1]`: [`Rewards::Outcome`] counts a win as 1
-//!   and shares 1 among tied winners (a two-player draw is 0.5 each); [`Rewards::Scaled`] maps
-//!   each player's utility linearly from its bounds (explicit trees, max^n-style back-up with
-//!   more than two players: each player maximises its own reward).
-//! - With `solver` (two-player zero-sum rewards only) proven wins and losses propagate
-//!   (MCTS-Solver, see `tree.rs`); a proven root stops its tree, and every other tree of the
-//!   same call, early, and [`Summary::root_proven`] says so.
-//! - `trees` independent trees run on rayon's threads, tree `t` with seed `tree_seed(seed, t)`
-//!   and `playouts / trees` playouts (the first `playouts % trees` trees one more). Each tree is
-//!   deterministic for its seed and budget, so the merged result is the same on any number of
-//!   threads unless a time limit, a node limit, cancellation or a solved root stops it.
-//! - The result is the merged root statistics ([`Summary`]): visits and rewards per root move
-//!   summed over trees, one vote per tree for its own best move, and per-player reward sums.
-//!   The move to play is the most visited root child (course 6.2) or the most voted
-//!   ([`Merge::Vote`], Soejima, Kishimoto and Watanabe 2010); with the solver, a proven root
-//!   plays a child that achieves its proven value, and children proven lost are never chosen
-//!   while another remains.
-//! - Progress (when [`Control::wants_progress`]): `{"playouts": n, "visits": {move: n}}` over all
-//!   trees, at most every [`PROGRESS_INTERVAL`].
-//! - Limits: the playout budget, [`Control`]'s time and node limits (nodes = playouts, counted
-//!   in batches of [`CHECK_EVERY`]), and `max_nodes` per tree; hitting one is not an error, the
-//!   summary carries the reason in `stopped`.
+//! Contract of [`run_trees`] (shorthands [`mcts`] without chance, [`mcts_stochastic`] with it):
+//! - Each tree iterates selection by UCB1 with constant `c` (unvisited children first), expansion
+//!   of one child, a playout with a [`PlayoutPolicy`] and back-propagation of the reward of the
+//!   player whose move led to each node; chance outcomes are drawn by a [`ChanceModel`].
+//! - Rewards ([`Rewards`]) are per player in `[0, 1]`: [`Rewards::Outcome`] (a win 1, shared among
+//!   tied winners) or [`Rewards::Scaled`] (each player's utility mapped from its bounds; with more
+//!   than two players each maximises its own).
+//! - With `solver` (two-player zero-sum only) proven results propagate (MCTS-Solver, `tree.rs`); a
+//!   proven root stops every tree of the call early ([`Summary::root_proven`]).
+//! - `trees` independent trees, tree `t` seeded `tree_seed(seed, t)`, each deterministic for its
+//!   seed and budget, so the merged result is the same on any number of threads unless a limit,
+//!   cancellation or a solved root stops it.
+//! - The result ([`Summary`]) sums root statistics over trees; the move is the most visited child
+//!   or the most voted ([`Merge::Vote`], after Soejima, Kishimoto and Watanabe, "Evaluating Root
+//!   Parallelization in Go", 2010); a proven root plays a child achieving its value. Limits
+//!   (budget, [`Control`], `max_nodes` per tree) are no error: `stopped` says which.
 
 use crate::model::{Game, Stochastic, Turn};
 use crate::search::{Control, StopReason};

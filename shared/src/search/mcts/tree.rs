@@ -1,25 +1,21 @@
-//! One UCT tree (course 6.1 and 6.2) with MCTS-Solver, in an arena.
+//! One UCT tree (Kocsis and Szepesvári, see [`super`]) with MCTS-Solver, in an arena.
 //!
-//! Layout: every node lives in one `Vec<Node>`; the root is node 0. The children of a node are a
-//! contiguous index range `first .. first + len`, allocated all at once (as unvisited slots that
-//! hold only their move) the first time the search has to choose among them. A slot with
-//! `visits == 0` is not yet in the tree in UCT's sense: choosing it is the expansion, and
-//! each iteration expands at most one. Nodes store no game state: an iteration copies the root
-//! state into a reused scratch state and applies the moves along its path. Nothing is allocated
-//! per node or per iteration except the arena's own amortised growth.
+//! Layout: every node lives in one `Vec<Node>`, the root at 0. A node's children are a contiguous
+//! range `first .. first + len`, allocated at once (as unvisited slots holding only their move) the
+//! first time the search chooses among them; choosing a slot with `visits == 0` is the expansion,
+//! at most one per iteration. Nodes store no game state: an iteration copies the root state into a
+//! reused scratch state and applies the moves of its path, so nothing is allocated per node or per
+//! iteration beyond the arena's amortised growth.
 //!
-//! Statistics (course 6.1): `visits` is N(n); `reward` is U(n), the summed success of the player
-//! whose move led to n (`mover`). Chance outcomes have no mover and store no reward. The root's
-//! per-player sums are kept separately (`player_rewards`), which also gives the value of a root
-//! at a chance node or in a game with more than two players.
+//! Statistics: `visits` is N(n); `reward` is U(n), the summed success of the player whose move led
+//! to n (`mover`). Chance outcomes have no mover and store no reward. The root's per-player sums
+//! (`player_rewards`) give the value of a chance root or of a game of more than two players.
 //!
-//! MCTS-Solver (Winands, Björnsson and Saito 2008), for two-player zero-sum rewards only
-//! (`reward[0] + reward[1] == 1`): a node's `proven` holds player 0's exact reward once known.
-//! Terminal nodes are proven by their result; a player node is proven when a child gives its
-//! player the best possible reward (a proven win) or when all its children are proven (then it
-//! takes the best of them). Selection skips children proven lost for the player to move;
-//! reaching a proven node backs up its proven result like a terminal. Chance nodes are never
-//! proven (their value is an expectation, not a choice).
+//! MCTS-Solver (M. H. M. Winands, Y. Björnsson and J.-T. Saito, "Monte-Carlo Tree Search Solver",
+//! 2008), for two-player zero-sum rewards only: `proven` holds player 0's exact reward once known.
+//! Terminals are proven by their result; a player node when a child gives its player a proven win
+//! or when all its children are proven (the best of them). Selection skips children proven lost for
+//! the player to move; a proven node backs up like a terminal. Chance nodes are never proven.
 
 use super::policy::{ChanceModel, PlayoutPolicy, Rng};
 use super::Rewards;

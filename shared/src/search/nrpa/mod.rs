@@ -1,41 +1,23 @@
-//! Nested Rollout Policy Adaptation, exactly as Rosin's pseudocode (IJCAI 2011),
-//! plus a parallel top level and checkpoints for long runs.
+//! Nested Rollout Policy Adaptation as in C. D. Rosin's pseudocode ("Nested Rollout Policy
+//! Adaptation for Monte Carlo Tree Search", IJCAI 2011), with a parallel top level and checkpoints.
 //!
 //! Contract: [`nrpa`] maximises [`SinglePlayer::score`] from `root`. `NRPA(level, pol)` runs `N`
 //! iterations of `NRPA(level - 1, copy of pol)`, keeps the best sequence with `>=` (a later equal
-//! result replaces the earlier one, as Rosin's `>=` says), and after every iteration calls
-//! `Adapt(pol, best)`: along the best sequence, the chosen move's weight gains `alpha` and every
-//! legal move's weight loses `alpha * p`, with `p` the softmax probability under the policy as it
-//! was before this Adapt. Level 0 is a rollout that picks each move with probability proportional
-//! to `exp(pol[code])`. The start policy is all zeros (or a checkpoint's).
+//! result replaces the earlier one), and after every iteration calls `Adapt(pol, best)`: along the
+//! best sequence the chosen move's weight gains `alpha` and every legal move's loses `alpha * p`,
+//! `p` its softmax probability before this Adapt. Level 0 is a rollout with probabilities
+//! proportional to `exp(pol[code])`; the start policy is all zeros (or a checkpoint's). A stop
+//! ([`Control`] or `stop_at`) returns the best completed rollout so far and says why.
 //!
-//! The returned score is the best score of any completed rollout, with its sequence; a stop
-//! ([`Control`]: time, node = rollout limit, cancel, or `stop_at` reached) returns what was found
-//! so far and says why. With `threads = 1` and a fixed seed the result is the same on every run:
-//! top-level iteration `i` draws from its own random stream derived from `(seed, i)`, which also
-//! makes a resumed checkpoint continue exactly like the uninterrupted run.
+//! Determinism: with `threads = 1` and a fixed seed every run is the same: top-level iteration `i`
+//! draws from its own stream derived from `(seed, i)`, so a resumed checkpoint continues exactly
+//! like the uninterrupted run. Speed: dense or hashed policies, rollouts that record each ply's
+//! legal codes so `Adapt` never replays the game, no allocation per rollout.
 //!
-//! Speed: the policy is a dense table when the game declares a small code space, otherwise an
-//! open-addressing hash map; each level owns one policy and one best-sequence record, allocated
-//! once. A rollout records the codes of all legal moves at every ply and the chosen index, so
-//! `Adapt` reads the record and never replays the game. Nothing is allocated per rollout once the
-//! buffers have grown to the longest sequence.
-//!
-//! Parallel schemes ([`Scheme`]), chosen by option:
-//! - `Shared` (default, Rosin's and Cazenave's "same policy" scheme): the top level runs its
-//!   iterations in batches of `batch`; the level-(L-1) calls of one batch start from the same
-//!   top-level policy and run on `threads` rayon threads; their results are then taken in
-//!   iteration order, each with the `>=` rule and one Adapt, so `N` iterations still make `N`
-//!   adaptations. With `batch = 1` this is the sequential algorithm. The result depends on
-//!   `batch`, never on thread timing.
-//! - `Independent`: `threads` complete, independent NRPA runs with seeds derived from `seed`;
-//!   the best wins (first among equals). The same scheme is used across workers through the
-//!   planner's runs (`runs=R`, the default across workers).
-//!
-//! Across workers the shared scheme runs as rounds ([`round_start`], [`round_iteration`]): each
-//! task is one top-level iteration from the round's policy, the next round's tasks first apply
-//! the previous round's results; rounds of `W` tasks equal the in-process scheme with
-//! `batch = W`.
+//! Parallel schemes ([`Scheme`]): `Shared` batches top-level iterations on one policy (the result
+//! depends on `batch`, never on thread timing; across workers as rounds, [`round_start`],
+//! [`round_iteration`], equal to `batch = W`); `Independent` runs whole NRPAs with derived seeds,
+//! best wins. Why each and which is the default: docs/nrpa.md, "Parallel schemes".
 
 use super::{Control, StopReason};
 use crate::model::single::SinglePlayer;

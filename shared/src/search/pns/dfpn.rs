@@ -1,39 +1,23 @@
-//! df-pn: depth-first proof-number search (Nagai 2002) with a transposition table and the 1+ε
-//! trick (Pawlewicz and Lew 2007).
+//! df-pn: depth-first proof-number search (A. Nagai, "Df-pn Algorithm for Searching AND/OR Trees
+//! and Its Applications", 2002) with a transposition table and the 1+ε trick (J. Pawlewicz and
+//! Ł. Lew, "Improving Depth-First PN-Search: 1 + ε Trick", 2007).
 //!
-//! Contract: as [`super`]. df-pn expands the same most-proving nodes as PNS would, but keeps no
-//! tree: a recursive `MID(n, thφ, thδ)` stays below `n` while `n`'s numbers are under both
-//! thresholds, and every node's numbers live in a fixed-size table. Numbers are in φ/δ form, from
-//! the point of view of the player to move at the node: φ is the cost to prove that the mover
-//! reaches its goal (the root side: value >= target; the other side: value < target), δ the
-//! cost to disprove it. Children that the same player moves (games where a side moves twice) are
-//! handled by swapping the roles, so nothing assumes alternating moves.
+//! Contract: as [`super`]. df-pn expands the same most-proving nodes as PNS would but keeps no
+//! tree: `MID(n, thφ, thδ)` stays below `n` while `n`'s numbers are under both thresholds, and
+//! every node's numbers live in a table. Numbers are φ/δ from the view of the player to move at
+//! the node; children moved by the same player swap the roles, so nothing assumes alternation.
+//! The 1+ε trick gives the best child `min(thφ, max(δ₂ + 1, ⌈δ₂(1+ε)⌉))` (δ₂ the second-best
+//! child's number) instead of `min(thφ, δ₂ + 1)`; `ε = 0` is plain df-pn.
 //!
-//! The 1+ε trick: the threshold given to the best child is `min(thφ, max(δ₂ + 1, ⌈δ₂(1+ε)⌉))`
-//! instead of `min(thφ, δ₂ + 1)` (δ₂ = the second-best child's number), so the search does not
-//! jump back and forth between two children whose numbers are close. `ε = 0` is plain df-pn.
-//!
-//! Transposition table: a power-of-two number of 4-entry buckets of [`Entry`] (24 bytes, asserted),
-//! starting small and doubling while it fills up, up to the memory budget; a position's entry
-//! holds its φ and δ and the work (expansions) spent on it and lives in one of two buckets
-//! picked by its mixed hash. Below the budget a position whose two buckets are full makes the
-//! table double, so nothing is forgotten; at the budget it replaces the least-worked entry of
-//! the two buckets, and a search that has replaced eight times the table's capacity ends with
-//! `StopReason::Memory` (see [`super`], "Progress"). Entries are keyed by the
-//! full 64-bit hash; for games whose hash is not a perfect key (`Hashed::HASH_IS_KEY == false`),
-//! two positions sharing a 64-bit hash would share numbers (probability about n²/2⁶⁴ for n
-//! stored positions).
-//!
-//! Transpositions and repetitions: positions reached by several paths share one table entry, so
-//! the search works on the DAG, not the tree. Numbers then over-count (a shared descendant counts
-//! once per path), which slows df-pn down on some DAGs but keeps it correct. A game whose
-//! positions repeat keeps the history in its state and hash (Awari), so the graph stays acyclic
-//! and entries do not depend on the path (see [`super`], "Repetitions").
-//!
-//! Per visit, a node's children (hash, numbers, whether the mover changes) are kept in a
-//! per-ply buffer reused across visits, so the recursion allocates nothing per node; a child's
-//! numbers are refreshed from the table at each round and kept locally too, so an entry evicted
-//! from the table cannot make a parent loop.
+//! Table: 4-entry buckets of [`Entry`] (24 bytes, asserted), two candidate buckets per position,
+//! doubling while below the memory budget (nothing is forgotten); at the budget the least-worked
+//! entry goes, and eight times the capacity replaced ends the search with `StopReason::Memory`
+//! (see [`super`], "Progress"). Entries are keyed by the full 64-bit hash, so games whose hash is
+//! not a perfect key share numbers only on a 64-bit collision. Transpositions share one entry
+//! (numbers over-count on a DAG: slower on some, still correct); repeating games keep their history
+//! in the state and hash. Per visit the children live in a per-ply buffer reused across visits (no
+//! allocation per node) and keep their numbers locally too, so an entry evicted from the table
+//! cannot make a parent loop.
 
 use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
 use super::{Decision, PnOptions, INF};

@@ -1,48 +1,23 @@
 //! The proof-number search family: PNS ([`tree`]), df-pn ([`dfpn`]), PN² ([`pn2`]), PDS-PN
 //! ([`pdspn`]), root splitting over threads ([`parallel`]) and proof certificates ([`certify`]).
 //!
-//! Contract shared by every kernel here: given a two-player zero-sum game with a hash and a
-//! threshold `target`, decide "value(root) >= target", the value seen from the side to move at
-//! the root (`game.side(root)`, negamax convention). The answer is exact: [`Verdict::Proved`] or
-//! [`Verdict::Disproved`]; a search stopped by a limit answers [`Verdict::Unknown`] with the
-//! reason, never a guess. The multi-valued search (Saffidine and Cazenave 2012, `multi_valued_pn_search`, exact
-//! value by bisection over the threshold) is not a kernel: the planner runs the probes
-//! (`PlanShape::Probes` in the registry), several at a time across workers.
+//! Contract of every kernel here: on a two-player zero-sum game with a hash and a threshold
+//! `target`, decide "value(root) >= target", seen from the side to move at the root (negamax
+//! convention). The answer is exact, [`Verdict::Proved`] or [`Verdict::Disproved`]; a stopped
+//! search answers [`Verdict::Unknown`] with the reason, never a guess. The exact value comes from
+//! the threshold probes of Saffidine and Cazenave ("Multiple-Outcome Proof Number Search", ECAI
+//! 2012), run by the planner (`PlanShape::Probes`), not by a kernel here.
 //!
-//! Vocabulary (seed 000): an OR node is one where the root's side moves (one proved child
-//! proves it), an AND node one where the other side moves (every child must be proved). A node
-//! that is terminal, or whose exact value the game knows at once (`ZeroSum::immediate_value`),
-//! is proved when its value seen from the root's side is `>= target` and disproved otherwise;
-//! other new nodes get proof and disproof numbers `(1, 1)`.
+//! OR nodes are the root's side to move (one proved child proves them), AND nodes the other side's.
+//! Numbers are `u32`: [`INF`] is infinity, finite sums saturate at [`PN_MAX`]. A new node is solved
+//! at once ([`known_verdict`]) when its value is known or its `ZeroSum::value_bounds` lie on one
+//! side of the target; the bounds are what ends a search on scores (Awari, deep Connect Four).
 //!
-//! Numbers are `u32`: [`INF`] is infinity, finite sums saturate at [`PN_MAX`] (so a huge sum is
-//! never mistaken for a solved node).
-//!
-//! Known answers ([`known_verdict`]): a new node is solved at once when the game knows its
-//! value (terminal or immediate) or when its value bounds (`ZeroSum::value_bounds`) lie on one
-//! side of the target. The bounds are what ends a search on scores: an Awari position whose
-//! remaining stones cannot change the answer, a Connect Four position too deep for a win that
-//! would pass the target. Without them such positions are only decided at the end of the game,
-//! and on Awari that end can lie thousands of capture-free plies away (PNS and df-pn ran into
-//! that play until the time limit on a position alpha-beta proves in 68 nodes).
-//!
-//! Repetitions and the graph-history interaction. A game whose positions can repeat carries the
-//! repetition history in its state, where the rules need it: Awari's state keeps the positions
-//! since the last capture (a repetition ends the game), and its hash and equality include them
-//! (`model::Hashed`: equal states hash equally). The search graph the kernels see is then
-//! acyclic and a position's value depends on the state alone, not on the path to it, so a
-//! table entry (df-pn, PDS-PN) is never reused where its history differs: the graph-history
-//! interaction that Kishimoto and Müller's fixes address (results that depend on the path,
-//! stored as if they did not) cannot arise, and no kernel needs to detect cycles. The price is
-//! fewer transpositions (the same board with another history is another entry).
-//!
-//! Progress. The depth-first kernels keep what they learn: below their memory budget their
-//! table forgets nothing (it doubles instead of replacing an entry), a proof or disproof is
-//! never replaced by numbers that are not final, and a table at its budget that has replaced
-//! `depth_first::MAX_EVICTED_TABLES` times its capacity ends the search with
-//! [`StopReason::Memory`] instead of searching again, for ever, what it forgets. (PDS-PN went
-//! round in circles on a Connect Four 8 x 6 disproof when a table bucket kept dropping the
-//! proofs its own loop depended on.)
+//! Repeating games keep their repetition history in the state (and its hash), so the graph the
+//! kernels see is acyclic, a value depends on the state alone, and the graph-history interaction
+//! (Kishimoto and Müller) cannot arise. The depth-first kernels' tables never replace a proof by
+//! non-final numbers and stop with [`StopReason::Memory`] rather than re-search what they forget.
+//! Why: docs/kernels.md, "Proof-number search".
 
 pub mod certify;
 mod depth_first;

@@ -1,43 +1,22 @@
-//! PDS-PN (Winands, Uiterwijk and van den Herik 2003): a two-level proof-number search whose
-//! first level is PDS, depth-first proof-and-disproof-number search with a transposition table
-//! (Nagai), and whose second level is a best-first PN search run at each first-level leaf.
+//! PDS-PN (M. H. M. Winands, J. W. H. M. Uiterwijk and H. J. van den Herik, "PDS-PN: A New
+//! Proof-Number Search Algorithm", 2003): a two-level proof-number search whose first level is PDS
+//! (A. Nagai, "A New AND/OR Tree Search Algorithm Using Proof Number and Disproof Number", 1998),
+//! depth-first with a transposition table, and whose second level is a best-first PN search run at
+//! each first-level leaf.
 //!
-//! Contract: as [`super`]. The first level keeps no tree, only a table of φ/δ numbers (from the
-//! mover's point of view, as in [`super::dfpn`]) with a flag saying whether the first level has
-//! expanded the position. A visit `PDS(n, Tφ, Tδ)` stays below `n` while `n`'s numbers are under
-//! both thresholds. Inside it, PDS's multiple iterative deepening: `n` deepens its own threshold
-//! on the smaller of its two numbers by one (the proof side when `φ <= δ`, else the disproof side),
-//! keeps the caller's threshold on the other, and visits its most-proving child (least "win"
-//! number) with the thresholds those imply; there is no second-best-child threshold as in df-pn,
-//! so the first level returns to the parent as soon as the child's number passes the deepened one.
+//! Contract: as [`super`]. The first level keeps no tree, only a table of φ/δ numbers (mover's
+//! view, as in [`super::dfpn`]) with a flag saying whether it has expanded the position; PDS's
+//! multiple iterative deepening raises one threshold at a time and has no second-best-child
+//! threshold as df-pn has. At an unexpanded position a [`super::tree::Pns`] runs until solved or
+//! past `pn2_factor` times the table's entries (at least [`super::pn2::MIN_SECOND_LEVEL`]), as PN²
+//! sizes its second level; its root's children go into the table and the tree is thrown away.
 //!
-//! A position the first level reaches without having expanded it is a leaf: a PN search
-//! ([`super::tree::Pns`], with the same switchable optimisations as `pns`) runs from it until it
-//! is solved or its tree would pass a budget of `pn2_factor` times the first level's table entries
-//! (at least [`super::pn2::MIN_SECOND_LEVEL`] nodes), as PN² sizes its second level. The leaf
-//! then takes the second-level root's numbers, its children go into the table with theirs (not
-//! marked expanded: each becomes a leaf in turn), and the second-level tree is thrown away. The
-//! memory budget is split: half for the table, half for the second-level tree. The table is
-//! df-pn's: it doubles rather than forget below its budget, and at its budget it replaces
-//! least-worked entries, up to eight times its capacity before the search ends with
-//! [`StopReason::Memory`]; a second-level tree that cannot expand even its root ends the search
-//! with [`StopReason::Memory`] too.
-//!
-//! Progress: a first-level visit whose numbers depend on a child's proof must find that proof
-//! in the table the next time round. A table that dropped it (a bucket that a structured hash
-//! filled) made the node's multiple iterative deepening swing between its two thresholds
-//! without end: on Connect Four 8 x 6 `115016167301364402136335704` "value >= -3" ran 122 M
-//! nodes. The table now keeps its entries below the budget, never replaces a proof with
-//! unfinished numbers, and bounds what it may forget at the budget (see [`super`], "Progress").
-//!
-//! The root is expanded by the first level (so that a proved root names a proved child as its
-//! move). Statistics: `nodes` counts the children generated at both levels, `expansions` the
-//! first-level visits plus the second-level expansions, `peak_nodes` the table entries in use
-//! plus the nodes of the largest second-level search, `node_bytes` a table entry.
-//!
-//! Transpositions and repetitions: as df-pn, positions reached by several paths share one table
-//! entry at the first level (second-level trees are trees). Entries are keyed by the full 64-bit
-//! hash. Repetitions: as df-pn (the state carries the history, see [`super`]).
+//! Memory: half for the table (df-pn's, which never forgets a proof it depends on, see [`super`]),
+//! half for the second-level tree; either full ends the search with [`StopReason::Memory`]. The
+//! root is expanded by the first level, so a proved root names a proved child. Statistics: `nodes`
+//! counts children generated at both levels, `expansions` first-level visits plus second-level
+//! expansions, `peak_nodes` table entries plus the largest second-level tree. Entries are keyed by
+//! the full 64-bit hash. The visit rules in full: docs/kernels.md, "PDS-PN".
 
 use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
 use super::tree::Pns;

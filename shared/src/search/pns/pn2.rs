@@ -1,24 +1,19 @@
-//! PN²: two-level proof-number search (Allis; Breuker), so that proofs larger than memory are
-//! within reach.
+//! PN²: two-level proof-number search (L. V. Allis, "Searching for Solutions in Games and
+//! Artificial Intelligence", 1994; D. M. Breuker, "Memory versus Search in Games", 1998), so that
+//! proofs larger than memory are within reach.
 //!
-//! Contract: as [`super`]. The first-level tree is an ordinary [`Pns`] tree; when it selects a
-//! most-proving leaf, a second-level PNS is run from that leaf with a budget of
-//! `pn2_factor` times the size of the first-level tree (at least [`MIN_SECOND_LEVEL`] nodes).
-//! If it solves the leaf, the leaf is solved; otherwise the leaf gets the second-level root's
-//! children with their proof and disproof numbers, and the rest of the second-level tree is
-//! thrown away (its arena is reused, not freed). Only the first-level tree is kept, so a proof
-//! whose full tree is far larger than memory fits as long as its first level does.
+//! Contract: as [`super`]. The first level is an ordinary [`Pns`] tree; at each most-proving leaf
+//! it selects, a second-level PNS runs with a budget of `pn2_factor` times the first level's size
+//! (at least [`MIN_SECOND_LEVEL`] nodes). It solves the leaf, or gives it the second-level root's
+//! children with their numbers and is thrown away (its arena reused). Only the first level is
+//! kept, so a proof far larger than memory fits as long as its first level does.
 //!
-//! The memory budget is split: half for the first level, half for the second. Both levels use
-//! the same switchable optimisations as PNS. The memory budget is where PN² stops: when the
-//! first level is full the search ends with [`crate::search::StopReason::Memory`]. The first
-//! level does not free subtrees to go on (PNS's DeleteLeastProving): every node freed there
-//! costs a whole second-level search to get back, so under a small budget the search would
-//! spend minutes re-expanding instead of reporting the limit. The second level (a fresh tree
-//! per first-level leaf) still frees subtrees like PNS.
-//!
-//! Transpositions and repetitions: as PNS, both levels are trees (transposed positions are
-//! searched once per path); a game whose positions repeat keeps the history in its state.
+//! Memory: half for each level, both with PNS's switchable optimisations. A full first level ends
+//! the search with [`crate::search::StopReason::Memory`]; it does not free subtrees to go on, since
+//! every node freed there costs a whole second-level search to get back (under a small budget the
+//! search would spend minutes re-expanding instead of reporting the limit). The second level (a
+//! fresh tree per leaf) still frees subtrees like PNS. Both levels are trees: transposed positions
+//! are searched once per path; a repeating game keeps its history in its state.
 
 use super::tree::{Leaf, Pns};
 use super::{Decision, PnOptions};

@@ -1,40 +1,23 @@
-//! Two-valued proof-number search with an explicit tree (seed 000: `two_valued_pn_search`,
-//! `select_most_proving_node`, `update_proof_numbers`), with Allis's optimisations.
+//! Two-valued proof-number search with an explicit tree (L. V. Allis, M. van der Meulen and
+//! H. J. van den Herik, "Proof-Number Search", 1994), with Allis's optimisations.
 //!
-//! Contract: see the module doc of [`super`]. [`Pns::decide`] answers "value(root) >= target"
-//! from the root side's point of view, or says why it stopped (limits, cancellation, or the
-//! memory budget, [`StopReason::Memory`], which it reports instead of growing past it).
+//! Contract: see [`super`]. [`Pns::decide`] answers "value(root) >= target" from the root side's
+//! view, or says why it stopped (limits, cancellation, or the memory budget,
+//! [`StopReason::Memory`], which it reports instead of growing past it).
 //!
-//! Node storage: one arena (`Vec<Node>`) of compact nodes; the children of a node are one
-//! contiguous block, so a node holds the index of its first child and a count, and no node owns
-//! a heap allocation. Freed blocks go to free lists by block length and are reused. A node stores
-//! the move that leads to it, not the game state: states are recomputed along the path while
-//! descending (one `apply` per ply, on a stack of states reused from one iteration to the next).
-//! That keeps a node at [`Pns::node_bytes`] bytes (20 for one-byte moves) whatever the size of the
-//! game state (over 100 bytes for Othello), which is what limits PNS: memory, not time. The
-//! descent costs no move generation, only `apply`; the path from the root is the one stack that
-//! update, selection and deletion share, so nodes need no parent pointer.
+//! Node storage: one arena of compact nodes; a node's children are one contiguous block (first
+//! index and count), freed blocks are reused by length, and a node stores the move that leads to
+//! it, not the state: states are recomputed along the path while descending. So a node is
+//! [`Pns::node_bytes`] (20 for one-byte moves) whatever the state's size, since memory, not time,
+//! limits PNS; the path is the one stack that update, selection and deletion share (no parent
+//! pointers).
 //!
-//! Optimisations ([`PnOptions`]), each switchable so its effect can be measured; none changes
-//! which nodes are expanded (Allis's leftmost tie rule is kept everywhere), only the work per
-//! iteration and the memory:
-//! - `current_node`: the update stops at the first ancestor whose numbers do not change, and the
-//!   next selection starts there (its ancestors' choices cannot have changed).
-//! - `remember_best`: the update records the most-proving child of each node it recomputes, and
-//!   selection follows it instead of scanning the children.
-//! - `delete_solved` (DeleteSolvedSubtrees): once a node is proved or disproved its subtree is
-//!   freed (the root's children are kept for the best move).
-//! - the memory budget (DeleteLeastProving): when a new block does not fit, subtrees off the path
-//!   to the node being expanded are freed, least-proving first (at an OR node the expanded child
-//!   with the largest proof number, at an AND node the one with the largest disproof number),
-//!   until the tree is back to [`FREE_TO`] of the budget. A freed node keeps its numbers and is
-//!   expanded again if it is selected. If nothing off the path can be freed, the search stops
-//!   with [`StopReason::Memory`].
-//!
-//! Transpositions and repetitions: the tree is a tree; a position reached by two move orders
-//! appears twice and is searched twice (correct, since values do not depend on the path in the
-//! model's games; df-pn shares them through its table). A game whose positions repeat keeps
-//! the history in its state (Awari), so the tree never loops (see [`super`], "Repetitions").
+//! Optimisations ([`PnOptions`]), each switchable so its effect can be measured, none changing
+//! which nodes are expanded (Allis's leftmost tie rule everywhere): `current_node`,
+//! `remember_best`, `delete_solved`, and at the memory budget DeleteLeastProving (subtrees off the
+//! path freed least-proving first, down to [`FREE_TO`] of the budget; a freed node keeps its
+//! numbers). Transpositions are searched twice (the tree is a tree); repeating games keep their
+//! history in the state, so the tree never loops. Details: docs/kernels.md, "PNS tree".
 
 use super::{known_verdict, pn_add, Decision, PnOptions, Verdict, INF};
 use crate::model::ZeroSum;

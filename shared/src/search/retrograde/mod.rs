@@ -2,40 +2,22 @@
 //! [`Retrograde`], built bottom-up (database 0 first; Awari: by stone count), each by rounds of
 //! a parallel sweep over index ranges that run until nothing changes.
 //!
-//! # Entries and what they mean during a build
-//! An entry is an `i8` from the side to move's point of view. During the build of one database,
-//! entry `e` of round `r` reads: `e > 0` "the side to move can force a result `>= e`", `e < 0`
-//! "the opponent can force a result `<= e`", `0` "neither is proven yet". After the last round
-//! it is the exact value, where play that goes on for ever inside the database is worth 0.
+//! Entries: an `i8` from the side to move's view. During a build, `e > 0` reads "the side to move
+//! can force a result `>= e`", `e < 0` "the opponent can force `<= e`", `0` "nothing proven yet";
+//! after the last round it is the exact value, endless play inside the database worth 0.
 //!
-//! # The round
-//! For `t >= 1` let `Win_t` be the positions whose side to move can force a finished game (a
-//! terminal position or a move to a lower database) worth `>= t`, and `Lose_t` those whose
-//! opponent can force one worth `<= -t`. These are attractors: the least sets with
-//! - `p` in `Win_t` iff some move of `p` is worth `>= t` at once (a terminal or lower-database
-//!   value) or leads to a position in `Lose_t`;
-//! - `p` in `Lose_t` iff `p` has moves and every one is worth `<= -t` at once or leads into
-//!   `Win_t` (a terminal `p` is in `Lose_t` iff its value is `<= -t`, in `Win_t` iff `>= t`).
-//!
-//! A round computes, from the previous round's entries (`w = max(e, 0)`, `l = max(-e, 0)`):
+//! A round computes from the previous round's entries (`w = max(e, 0)`, `l = max(-e, 0)`)
 //! `w' = max(0, max over moves of (exit value | l(child)))` and
 //! `l' = max(0, min over moves of (-exit value | w(child)))`, and writes `w'` if positive, else
-//! `-l'`. Read at a threshold `t`, this is exactly one step of the attractor iteration of
-//! `Win_t` and `Lose_t` for every `t` at once (`max >= t` is "some", `min >= t` is "every"), so
-//! starting from all zeros the entries rise monotonically to the least fixed point, and a round
-//! that changes nothing has reached it. `Win_t` and `Lose_1` never meet (determinacy), so one
-//! signed byte holds both. The value is then `max t` with `p` in `Win_t`, else `-max t` with `p`
-//! in `Lose_t`, else 0: a side that cannot force a finished game worth `>= 1` and whose opponent
-//! cannot force one worth `<= -1` can keep the game going or end it at 0, and so can the
-//! opponent (reachability games are determined). This is the threshold scheme of Romein and
-//! Bal's multi-valued analysis, run for all thresholds in the same sweep and with successors
-//! instead of predecessors, so a game needs no unmove generator.
+//! `-l'`: one step of the attractor iteration for every threshold at once, so entries rise
+//! monotonically to the least fixed point. It is the threshold scheme of J. W. Romein and H. E. Bal
+//! ("Solving Awari with Parallel Retrograde Analysis", 2003), run for all thresholds in one sweep
+//! and with successors instead of predecessors, so a game needs no unmove generator. The proof:
+//! docs/kernels.md, "Retrograde analysis".
 //!
-//! # Distribution
-//! A round reads only the previous round and the lower databases, and writes only its own index
-//! range: [`run_round`] on `[a, b)` is the unit a service hands out (any split, any order, the
-//! same bytes), and [`build_database`] is the in-process driver (rayon over ranges). The number
-//! of rounds is the length of the longest forced sequence plus one.
+//! A round reads only the previous round and the lower databases and writes only its own range:
+//! [`run_round`] on `[a, b)` is the unit a service hands out (any split, any order, the same
+//! bytes); [`build_database`] is the in-process driver (rayon over ranges).
 
 use crate::model::{Retrograde, Successor};
 use rayon::prelude::*;
