@@ -459,7 +459,7 @@ mod tests {
         battery::check_game(&g, &g.initial_state(), 20, 7);
     }
 
-    /// Course 1.2: 255,168 complete games (131,184 X wins, 77,904 O wins, 46,080 draws) and
+    /// The known counts: 255,168 complete games (131,184 X wins, 77,904 O wins, 46,080 draws) and
     /// 5,478 distinct legal positions including the empty board.
     #[test]
     fn tictactoe_counts_from_the_course() {

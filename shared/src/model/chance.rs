@@ -31,7 +31,7 @@ pub trait ChanceZeroSum: Stochastic {
     fn utility_bounds(&self) -> (f64, f64);
     /// A static estimate of a non-terminal state from `player_side(state)`'s point of view, used at the
     /// depth cut; must lie within the bounds. It should estimate expected utility on the same
-    /// scale as the terminal values (course 5.2: only affine maps of it keep decisions).
+    /// scale as the terminal values (only positive affine maps of it keep expectimax's decisions).
     fn estimate(&self, state: &Self::State) -> f64;
     /// Optional speed-up: reorders the moves of a decision node so that likely best moves come
     /// first (Star2's probes look at the first ones). Must keep exactly the same set of moves.

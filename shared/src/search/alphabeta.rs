@@ -7,7 +7,7 @@
 //!
 //! all from the point of view of `game.side(state)`. With the full window it returns the
 //! minimax value (same root value as [`super::minimax`] on every tree). Cut-offs happen on
-//! equality too (course 3.1). No table, and moves are searched in the game's order after
+//! equality too (Knuth and Moore 1975). No table, and moves are searched in the game's order after
 //! `game.order_moves` when `use_ordering` is set: this is the reference implementation. The fast
 //! engine with tables, iterative deepening and move ordering heuristics is [`super::engine`].
 
@@ -104,7 +104,7 @@ mod tests {
         .unwrap()
     }
 
-    /// Course 3.1: A=(4,9,6), B=(2,15,13), C=(5,8,10): value 5, move C, 7 of 9 leaves; with C
+    /// A=(4,9,6), B=(2,15,13), C=(5,8,10): value 5, move C, 7 of 9 leaves; with C
     /// searched first, 5 of 9.
     #[test]
     fn course_cutoffs() {

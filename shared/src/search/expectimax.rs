@@ -116,7 +116,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     let mut child = state.clone();
                     self.game.apply(&mut child, mv);
                     // Children of a chance node are searched exactly: a partial average is not a
-                    // minimax bound (course 5.1), only the interval below is.
+                    // minimax bound, only the interval below is.
                     let v = self.value(&child, f64::NEG_INFINITY, f64::INFINITY, ply + 1, depth);
                     sum += p * v;
                     rest -= p;
@@ -219,7 +219,7 @@ mod tests {
         expectimax(t, &0, None, pruning, None, &Control::unlimited()).unwrap()
     }
 
-    /// Course 5.1: L gives 0.5*3 + 0.5*4 = 3.5, R gives 0.25*1 + 0.75*5 = 4; MAX chooses R.
+    /// L gives 0.5*3 + 0.5*4 = 3.5, R gives 0.25*1 + 0.75*5 = 4; MAX chooses R.
     #[test]
     fn course_coin_flip_tree() {
         let t = Tree::parse(
@@ -238,7 +238,7 @@ mod tests {
         assert!((l.value - 3.5).abs() < 1e-12);
     }
 
-    /// Course 5.2: A = (4, 9, 6), B = (2, 15, 13), C = (5, 8, 10). Minimax chooses C (5); an
+    /// A = (4, 9, 6), B = (2, 15, 13), C = (5, 8, 10). Minimax chooses C (5); an
     /// opponent who answers uniformly at random makes the averages 6.33, 10, 7.67: B.
     #[test]
     fn course_expectimax_chooses_b_where_minimax_chooses_c() {
@@ -279,7 +279,7 @@ mod tests {
         assert_eq!(minmax.format_move(&0, m.best_move.unwrap()), "C");
     }
 
-    /// Course 5.2: A gives 2 (0.6) or 3 (0.4), B gives 1 (0.6) or 4 (0.4): 2.4 vs 2.2, A. A
+    /// A gives 2 (0.6) or 3 (0.4), B gives 1 (0.6) or 4 (0.4): 2.4 vs 2.2, A. A
     /// positive affine map (10x + 5: 29 vs 27) keeps A; cubing (15.6 vs 26.2) switches to B.
     #[test]
     fn affine_keeps_and_cubing_changes_the_decision() {
@@ -343,7 +343,7 @@ mod tests {
         );
     }
 
-    /// Course 5.1: utilities in [0, 10]; MAX has a move worth 7; the other move is a chance node
+    /// Utilities in [0, 10]; MAX has a move worth 7; the other move is a chance node
     /// with two equal outcomes, the first worth 2. Its value is at most 0.5*2 + 0.5*10 = 6, so
     /// the second outcome is never visited.
     #[test]
@@ -432,7 +432,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
-        /// Course 5.2: a positive affine map of the leaves (a x + c, a > 0) maps the value the
+        /// A positive affine map of the leaves (a x + c, a > 0) maps the value the
         /// same way and keeps the decision, on random trees with chance nodes.
         #[test]
         fn positive_affine_maps_keep_decisions(seed in proptest::prelude::any::<u64>(), a in 1i32..6, c in -10i32..10) {

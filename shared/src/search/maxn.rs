@@ -1,9 +1,9 @@
-//! Max^n (course 2.3): search with a utility vector, one entry per player.
+//! Max^n (Luckhardt and Irani 1986): search with a utility vector, one entry per player.
 //!
 //! Contract of [`maxn`]: the utility vector of `state` (player `i`'s entry at index `i`, on the
 //! scale of `game.returns`). At a node where player `p` moves, `p` compares the `p`-th entries
 //! of its children's vectors and returns the whole vector of the child it prefers (never a
-//! combination of entries, course 2.3); a chance node returns the probability-weighted average of
+//! combination of entries); a chance node returns the probability-weighted average of
 //! its children's vectors. Equal `p`-th entries are resolved by [`TieBreak`], which Luckhardt and Irani's (1986)
 //! example shows can change the root's value. Terminal states give `returns`; with
 //! `depth = Some(d)` (players' plies; chance nodes do not use depth up) non-terminal states at
@@ -191,7 +191,7 @@ pub(crate) mod tests {
         format!(r#"{{"player": {p}, "children": [{}]}}"#, kids.join(","))
     }
 
-    /// Course 2.3: A, B, C move in turn; the root gets (5, 4, 5) and A chooses right.
+    /// A, B, C move in turn; the root gets (5, 4, 5) and A chooses right.
     #[test]
     fn course_three_player_tree() {
         let left = node(
@@ -228,7 +228,7 @@ pub(crate) mod tests {
         );
     }
 
-    /// Course 2.3: C is indifferent between (2, 3, 4) and (6, 1, 4); A's payoff (2 or 6) depends
+    /// C is indifferent between (2, 3, 4) and (6, 1, 4); A's payoff (2 or 6) depends
     /// on the tie-break, and so does A's choice against a sure (4, 0, 0).
     #[test]
     fn tie_break_decides() {

@@ -1,4 +1,4 @@
-//! Plain minimax (course 2.2), in negamax form: the reference every two-player kernel is
+//! Plain minimax (von Neumann 1928), in negamax form: the reference every two-player kernel is
 //! checked against.
 //!
 //! Contract: [`minimax`] returns the exact value of `state` from the point of view of
@@ -187,7 +187,7 @@ mod tests {
         let g = Mnk::tictactoe();
         let o = minimax(&g, &g.initial_state(), None, &Control::unlimited()).unwrap();
         assert_eq!(o.value, 0);
-        // Course 2.2: X O X / . O . / . . . with X to move: only the bottom middle (8) holds.
+        // X O X / . O . / . . . with X to move: only the bottom middle (8) holds.
         let s = g.parse_position("1235").unwrap();
         let o = minimax(&g, &s, None, &Control::unlimited()).unwrap();
         assert_eq!(o.value, 0);

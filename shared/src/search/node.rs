@@ -1,6 +1,6 @@
 //! What the depth-first kernels share at a node: the visit tally with its limit check, the
 //! per-ply buffers, the leaves of the two-player and the negamax chance kernels, the Star1
-//! window arithmetic at a chance node (Ballard 1983; seed 004), written once for Star1 and for
+//! window arithmetic at a chance node (Ballard 1983), written once for Star1 and for
 //! Star2's search phase, and the root player's side of paranoid and best-reply search
 //! ([`RootPlayerSearch`]).
 //!

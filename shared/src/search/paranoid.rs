@@ -1,4 +1,4 @@
-//! Paranoid search (course 2.3; Sturtevant and Korf 2000): every other player is modelled as
+//! Paranoid search (Sturtevant and Korf 2000): every other player is modelled as
 //! part of a coalition against the root player, which turns a multi-player game into a
 //! two-sided one, so that alpha-beta applies.
 //!
@@ -6,7 +6,7 @@
 //! `state`, player 0 at a chance or terminal root): `r` maximises its own utility (entry `r` of
 //! `returns`, or of `evaluate_vector` at the depth cut), every other player minimises it, and a
 //! chance node averages its children by their probabilities. Alpha-beta is fail-soft at decision
-//! nodes, cut-offs on equality (course 3.1); children of chance nodes are searched with the full
+//! nodes, cut-offs on equality; children of chance nodes are searched with the full
 //! window, so their average is exact (the chance-node cut belongs to the chance kernels). The
 //! first of several equally good root moves is reported. Depth counts the players' plies
 //! (chance nodes do not use it up). A stop request returns `None`.
@@ -153,7 +153,7 @@ mod tests {
         }
     }
 
-    /// Course 2.3's tree, seen by A paranoidly: B and C minimise A's payoff. Left: C gives A 1
+    /// The max^n tests' tree, seen by A paranoidly: B and C minimise A's payoff. Left: C gives A 1
     /// or 4 -> 1, and 6 or 7 -> 6; B picks 1. Right: 2 or 5 -> 2, 5 or 7 -> 5; B picks 2. A: 2.
     #[test]
     fn course_tree_paranoid() {

@@ -1,4 +1,4 @@
-//! Star2.5 (Hauk, Buro and Schaeffer 2004; seed 004): Star2 whose probing phase looks at
+//! Star2.5 (Hauk, Buro and Schaeffer 2004): Star2 whose probing phase looks at
 //! `probing` moves per chance outcome instead of one, in the sequential or the cyclic order.
 //!
 //! Contract of [`star25`]: the expectiminimax value of `state` from the point of view of
@@ -129,7 +129,7 @@ mod tests {
         out
     }
 
-    /// Course 5.1's coin-flip tree: every kernel gives 4 and chooses R.
+    /// The coin-flip tree of the expectimax tests: every kernel gives 4 and chooses R.
     #[test]
     fn course_coin_flip_tree() {
         let t = Tree::parse(

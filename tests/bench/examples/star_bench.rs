@@ -9,7 +9,7 @@
 //! Defaults: 6 positions per game, backgammon depth 2 from positions on roll (the mover's play,
 //! the opponent's 21 rolls and play), Pig depth 8. Positions come from random playouts with a
 //! fixed seed (`POSITION_SEED`), so every run measures the same positions. Depth counts the
-//! players' plies; chance layers are not counted (course 5.1).
+//! players' plies; chance layers are not counted.
 //!
 //! Figures, with their machine and date: `docs/BENCHMARKS.md` (*-Minimax).
 

@@ -1,4 +1,4 @@
-//! Opening book (stored knowledge, course 4.2): the exact scores of every position of a board
+//! Opening book: the exact scores of every position of a board
 //! up to some number of stones, computed by our own solver ([`build`]), written to a text file,
 //! and read back by any worker ([`load`], job option `book=FILE`). The fast solver
 //! ([`super::solver`]) answers a position of at most `depth` stones from the book without

@@ -1,4 +1,4 @@
-//! A weighted-feature evaluator for Connect Four by threat counting (course 4.1), on any board.
+//! A weighted-feature evaluator for Connect Four by threat counting, on any board.
 //!
 //! A *threat* of a side is an empty cell that would complete four of its stones, whether or not
 //! it is playable yet. Features, each "mine minus the opponent's" from the side to move's point

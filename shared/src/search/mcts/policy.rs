@@ -2,7 +2,7 @@
 //! chooses moves.
 //!
 //! - [`ChanceModel`]: draws the outcome at a [`Turn::Chance`](crate::model::Turn) state, in the
-//!   tree and in playouts. [`TrueChance`] draws with the game's probabilities (course 6.3: an
+//!   tree and in playouts. [`TrueChance`] draws with the game's probabilities (an
 //!   outcome of probability 0.8 comes about four times as often as one of 0.2); it needs
 //!   [`Stochastic`]. [`UniformChance`] is for games without [`Stochastic`]: the model says that
 //!   `legal_moves` lists the outcomes at a chance state, and a game that declares no
@@ -103,7 +103,7 @@ mod tests {
     use crate::games::tree::Tree;
     use rand::SeedableRng;
 
-    /// Course 6.3: an outcome of probability 0.8 is drawn about four times as often as one of 0.2.
+    /// An outcome of probability 0.8 is drawn about four times as often as one of 0.2.
     #[test]
     fn true_chance_follows_the_probabilities() {
         let t = Tree::parse(r#"{"chance": [[0.8, 1], [0.2, 2]]}"#).unwrap();

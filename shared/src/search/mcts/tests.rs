@@ -237,7 +237,7 @@ fn accuracy_grows_with_playouts_on_tictactoe() {
     assert!(shares[2] >= 0.9, "{shares:?}");
 }
 
-/// Course 6.3: chance outcomes drawn with their true probabilities estimate the expectation.
+/// Chance outcomes drawn with their true probabilities estimate the expectation.
 /// A: 0 with 0.9, 10 with 0.1 (mean 1); B: 3 or 4 (mean 3.5). True probabilities choose B;
 /// equally likely outcomes would value A at 5 and choose it.
 #[test]

@@ -70,8 +70,9 @@ impl<M> Node<M> {
     }
 }
 
-/// UCB1 of a child (course 6.2): `U/N + c * sqrt(ln N_parent / N)`, and `+inf` for an unvisited
-/// child, which is therefore tried before any visited one (no division by zero).
+/// UCB1 of a child (Auer, Cesa-Bianchi and Fischer 2002; Kocsis and Szepesvári 2006):
+/// `U/N + c * sqrt(ln N_parent / N)`, and `+inf` for an unvisited child, which is therefore
+/// tried before any visited one (no division by zero).
 #[inline]
 pub fn ucb1(reward: f64, visits: u32, parent_visits: u32, c: f64) -> f64 {
     if visits == 0 {
@@ -252,7 +253,7 @@ impl<'a, G: Game, C: ChanceModel<G>, P: PlayoutPolicy<G>> TreeSearch<'a, G, C, P
         pick
     }
 
-    /// Back-propagation (course 6.1): every node on `path` gets one visit, and its reward grows
+    /// Back-propagation: every node on `path` gets one visit, and its reward grows
     /// by the success of the player whose move led to it.
     pub fn backup(&mut self, path: &[u32], reward: &[f64]) {
         for &i in path {
@@ -467,7 +468,7 @@ mod tests {
         }
     }
 
-    /// Course 6.2, "Drei Kinder vergleichen": 50 parent visits, children 21/30, 7/12, 3/8.
+    /// Three children compared: 50 parent visits, children 21/30, 7/12, 3/8.
     /// The survey's C = 2 under the root is c = sqrt 2 here: 1.211, 1.391, 1.364, the second is
     /// selected; c = 0.5 gives 0.881, 0.869, 0.725 and the first is selected.
     #[test]
@@ -535,7 +536,7 @@ mod tests {
         }
     }
 
-    /// Course 6.2 exercise: root 100 visits, A 54/90, B 4/10: c = 1 selects B, c = 0.2 selects A;
+    /// Root 100 visits, A 54/90, B 4/10: c = 1 selects B, c = 0.2 selects A;
     /// the move played is the most visited, A.
     #[test]
     fn course_exercise_exploration_constant() {
@@ -549,7 +550,7 @@ mod tests {
         assert_eq!(t.select(0, 0), 1);
     }
 
-    /// Course 6.1: White moves at the root; n1 (White's move), n2 (Black's), n3 (White's); Black
+    /// White moves at the root; n1 (White's move), n2 (Black's), n3 (White's); Black
     /// wins the playout: every node gets a visit, only n2 a win. The exercise's counts a: 12/8,
     /// b: 7/3, c: 2/1 become a: 13/8, b: 8/4, c: 3/1. A draw adds 0.5 to every child.
     #[test]

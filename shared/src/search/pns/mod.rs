@@ -97,7 +97,8 @@ pub enum Algorithm {
     Pdspn,
 }
 
-/// Settings of the proof-number kernels, each optimisation switchable (seed 000, "Optimierungen").
+/// Settings of the proof-number kernels, each optimisation switchable (Allis, van der Meulen
+/// and van den Herik 1994; Breuker 1998).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PnOptions {
     /// Stop updating ancestors at the first node whose numbers do not change and select the next

@@ -222,9 +222,9 @@ fn tictactoe_and_mnk_positions_agree_with_alphabeta() {
     }
 }
 
-/// Seed 000, figure 1: a (White, OR) has children b and c (Black, AND); in b White must win both
-/// e and f (d is already won), in c only h is open (g is won): h is the most-proving node, and
-/// the root's numbers are (1, 2).
+/// Allis's first example (Allis, van der Meulen and van den Herik 1994): a (White, OR) has
+/// children b and c (Black, AND); in b White must win both e and f (d is already won), in c
+/// only h is open (g is won): h is the most-proving node, and the root's numbers are (1, 2).
 #[test]
 fn seed_figure_most_proving_node_is_h() {
     let open = r#"{"max": [1, -1]}"#;
