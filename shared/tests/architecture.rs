@@ -498,3 +498,91 @@ fn module_headers_are_at_most_twenty_lines() {
         );
     }
 }
+
+/// Files of `server/` and `worker/` that still name a concrete game module; the hooks of the game
+/// catalogue (`GameEntry`) are to replace them. The test fails on any other file that names one
+/// and on a listed file that no longer does, so this list can only shrink.
+const NAMES_A_GAME: &[&str] = &["server/src/api.rs", "server/src/tables_cmd.rs"];
+
+/// The game modules of `shared/src/games/mod.rs` (`pub mod X;`), without the shared parts (and
+/// `module`, the host of uploaded WebAssembly games, which is no game of its own).
+fn game_modules(root: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(root.join("shared/src/games/mod.rs")).expect("games/mod.rs");
+    text.lines()
+        .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';'))
+        .filter(|m| !["data", "entry", "exact", "module"].contains(m))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The concrete game modules that `code` names (`games::connect4::...`, in `use` trees or
+/// written out in expressions).
+fn games_named(code: &str, games: &[String]) -> BTreeSet<String> {
+    let mut paths = paths_in(code);
+    let mut from = 0;
+    while let Some(i) = code[from..].find("games::") {
+        let at = from + i;
+        from = at + 7;
+        let end = code[at..]
+            .find(|c: char| !(is_ident(c) || c == ':'))
+            .map_or(code.len(), |e| at + e);
+        paths.push(code[at..end].to_string());
+    }
+    let mut named = BTreeSet::new();
+    for path in paths {
+        let segs: Vec<&str> = path.split("::").collect();
+        for w in segs.windows(2) {
+            if w[0] == "games" && games.iter().any(|g| g == w[1]) {
+                named.insert(w[1].to_string());
+            }
+        }
+    }
+    named
+}
+
+#[test]
+fn server_and_worker_name_no_game() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf();
+    let games = game_modules(&root);
+    assert!(
+        games.contains(&"connect4".to_string()) && games.len() >= 10,
+        "{games:?}"
+    );
+    let planted = "use gamesolver_shared::games::{data, othello::Othello};\nfn f() { gamesolver_shared::games::awari::Awari::new(6); }";
+    assert_eq!(
+        games_named(planted, &games).into_iter().collect::<Vec<_>>(),
+        ["awari", "othello"]
+    );
+    let mut files = Vec::new();
+    for dir in ["server/src", "worker/src"] {
+        workspace_rust_files(&root.join(dir), &mut files);
+    }
+    let mut naming = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        let named = games_named(&code_of(&text), &games);
+        if !named.is_empty() {
+            let rel = file.strip_prefix(&root).expect("under the root");
+            naming.insert(rel.to_string_lossy().replace('\\', "/"), named);
+        }
+    }
+    let new: Vec<String> = naming
+        .iter()
+        .filter(|(f, _)| !NAMES_A_GAME.contains(&f.as_str()))
+        .map(|(f, g)| format!("{f} names {g:?}"))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "server/ and worker/ reach games through the catalogue's hooks, never by name:\n{}",
+        new.join("\n")
+    );
+    for f in NAMES_A_GAME {
+        assert!(
+            naming.contains_key(*f),
+            "{f} names no game now: take it off NAMES_A_GAME"
+        );
+    }
+}
