@@ -1,28 +1,37 @@
-//! `gamesolver tables`: Awari endgame databases by retrograde analysis
-//! (`gamesolver_shared::search::retrograde`), kept in the data folder's `tables/NAME` as one
-//! checksummed file per stone count.
+//! `gamesolver tables`: a game's endgame databases by retrograde analysis, through the game's
+//! catalogue hook (`GameEntry::TABLES`), kept in the data folder's `tables/NAME` as one
+//! checksummed file per database.
 //!
-//! - `build NAME --stones N` builds the databases of 0..=N stones, continuing from the files
-//!   already there (each is checked before it is used), so a build that is stopped loses at most
-//!   the database in flight. Progress (entries changed per round) goes to stderr.
+//! - `build NAME --stones N` builds the databases 0..=N, continuing from the files already
+//!   there (each is checked before it is used), so a build that is stopped loses at most the
+//!   database in flight.
 //! - `verify NAME` recomputes every entry from its successors' entries (Romein and Bal's check)
 //!   and reports the mismatches (exit 1 when there are any).
-//! - `lookup NAME POSITION` prints the score of a position (Awari notation) and its best moves.
+//! - `lookup NAME POSITION` prints the score of a position and its best moves.
 //!
-//! NAME is a plain data name, never a path. Bad input exits 2 with one line.
+//! `--game` names the game (default: the one game with databases); NAME is a plain data name,
+//! never a path. Bad input exits 2 with one line.
 
-use crate::cli::Failure;
+use crate::cli::{parse_settings, Failure};
 use clap::{Args, Subcommand};
-use gamesolver_shared::games::awari::Awari;
 use gamesolver_shared::games::data;
-use gamesolver_shared::model::{Game, Retrograde};
+use gamesolver_shared::model::settings::Opts;
+use gamesolver_shared::registry::catalogue;
+use gamesolver_shared::search::retrograde::tool::EndgameTables;
 use gamesolver_shared::search::retrograde::{self, store, Tables};
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Most stones `build` accepts on the standard board: the 24-stone database has 417 million
-/// entries, and a build holds it twice beside every lower one (about 2.3 GB in all).
-pub const MAX_STONES: u32 = 24;
+/// The game of a `tables` command and its parameters.
+#[derive(Debug, Args)]
+pub struct GameArgs {
+    /// The game (default: the one game with endgame databases, while there is one).
+    #[arg(long)]
+    pub game: Option<String>,
+    /// Game parameter KEY=VALUE (repeatable), e.g. --game-param pits=4.
+    #[arg(long = "game-param", value_name = "KEY=VALUE")]
+    pub game_params: Vec<String>,
+}
 
 /// `gamesolver tables`.
 #[derive(Debug, Args)]
@@ -38,12 +47,11 @@ pub enum TablesAction {
     Build {
         /// The set's name (letters, digits, '.', '_', '-').
         name: String,
-        /// Largest stone count to build.
+        /// Largest database to build (Awari: the stone count).
         #[arg(long)]
         stones: u32,
-        /// Pits per side (6: the real game).
-        #[arg(long, default_value_t = 6)]
-        pits: usize,
+        #[command(flatten)]
+        game: GameArgs,
         /// Worker threads of the rounds.
         #[arg(long, default_value_t = 1)]
         threads: usize,
@@ -55,24 +63,22 @@ pub enum TablesAction {
     Verify {
         /// The set's name.
         name: String,
-        /// Pits per side.
-        #[arg(long, default_value_t = 6)]
-        pits: usize,
+        #[command(flatten)]
+        game: GameArgs,
         /// Worker threads.
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
-    /// Print the score of POSITION (Awari notation) and its best moves.
+    /// Print the score of POSITION (the game's notation) and its best moves.
     Lookup {
         /// The set's name.
         name: String,
-        /// The 12 pit counts, side to move first (empty: the start).
+        /// The position (Awari: the pit counts, side to move first; empty: the start).
         position: String,
-        /// Pits per side.
-        #[arg(long, default_value_t = 6)]
-        pits: usize,
+        #[command(flatten)]
+        game: GameArgs,
         /// Look the board up in the set this coordinator built (`GET
-        /// /v1/tables/NAME/lookup`; the board is the build's, `--pits` is not used), instead of
+        /// /v1/tables/NAME/lookup`; the game is the build's, `--game` is not used), instead of
         /// the data folder.
         #[arg(long, value_name = "URL")]
         coordinator: Option<String>,
@@ -85,45 +91,45 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
         TablesAction::Build {
             name,
             stones,
-            pits,
+            game,
             threads,
             memory_mb,
         } => {
-            let (game, tag, dir) = open(&name, pits)?;
-            if stones as usize > game.max_stones() || (pits == 6 && stones > MAX_STONES) {
+            let (game, dir) = open(&name, &game)?;
+            if stones as usize > game.max_db() {
                 return Err(Failure::bad_input(format!(
-                    "tables: --stones must be at most {} on a board of {pits} pits a side",
-                    (game.max_stones() as u32).min(MAX_STONES)
+                    "tables: --stones must be at most {} on this board",
+                    game.max_db()
                 )));
             }
-            let need = build_bytes(&game, stones as usize);
+            let need = build_bytes(&*game, stones as usize);
             if need > memory_mb << 20 {
                 return Err(Failure::bad_input(format!(
                     "tables: the databases up to {stones} stones need {} MiB, more than --memory-mb {memory_mb}",
                     need >> 20
                 )));
             }
-            in_pool(threads, || build(&game, &tag, &dir, stones as usize))
+            in_pool(threads, || build(&*game, &dir, stones as usize))
         }
         TablesAction::Verify {
             name,
-            pits,
+            game,
             threads,
         } => {
-            let (game, tag, dir) = open(&name, pits)?;
-            let tables = load(&game, &tag, &dir, &name)?;
+            let (game, dir) = open(&name, &game)?;
+            let tables = load(&*game, &dir, &name)?;
             in_pool(threads, || {
                 let mut bad = 0usize;
                 for db in 0..tables.len() {
                     let t0 = Instant::now();
-                    let wrong = retrograde::verify_database(&game, &tables, db);
+                    let wrong = game.verify(&tables, db);
                     println!(
-                        "{db} stones: {} entries, {} mismatches ({:.1} s)",
+                        "{}: {} entries, {wrong} mismatches ({:.1} s)",
+                        game.db_label(db),
                         game.db_len(db),
-                        wrong.len(),
                         t0.elapsed().as_secs_f64()
                     );
-                    bad += wrong.len();
+                    bad += wrong;
                 }
                 if bad == 0 {
                     Ok(())
@@ -156,28 +162,24 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
         TablesAction::Lookup {
             name,
             position,
-            pits,
+            game,
             coordinator: None,
         } => {
-            let (game, tag, dir) = open(&name, pits)?;
-            if position.contains(';') {
-                return Err(Failure::bad_input(
-                    "tables: a lookup takes a board (12 pit counts), not moves",
-                ));
-            }
-            let state = game
-                .parse_position(&position)
-                .map_err(|e| Failure::bad_input(format!("tables: position: {e}")))?;
-            let board = game.board(&state);
-            let stones = game.stones(&board);
-            let tables = load(&game, &tag, &dir, &name)?;
-            let Some((score, moves)) = retrograde::best_moves(&game, &tables, &board) else {
+            let (game, dir) = open(&name, &game)?;
+            let tables = load(&*game, &dir, &name)?;
+            let found = game
+                .lookup(&position, tables.len(), &mut |db, index| {
+                    Ok(tables.db(db)[index as usize] as i32)
+                })
+                .map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
+            let Some((score, moves)) = found.found else {
                 return Err(Failure::bad_input(format!(
-                    "tables: '{name}' covers 0 to {} stones, this position has {stones}",
-                    tables.len() - 1
+                    "tables: '{name}' covers {} to {}, this position is in {}",
+                    game.db_label(0),
+                    game.db_label(tables.len() - 1),
+                    game.db_label(found.db)
                 )));
             };
-            let moves: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
             let moves: Vec<&str> = moves.iter().map(String::as_str).collect();
             println!("score {score}");
             println!("{}", best_line(&moves));
@@ -195,17 +197,42 @@ fn best_line(moves: &[&str]) -> String {
     }
 }
 
-/// The game, the file tag of its databases and the set's folder.
-fn open(name: &str, pits: usize) -> Result<(Awari, String, PathBuf), Failure> {
+/// The game's databases (through its catalogue hook) and the set's folder.
+fn open(name: &str, args: &GameArgs) -> Result<(Box<dyn EndgameTables>, PathBuf), Failure> {
     let name = data::plain_name(name).map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
-    let game = Awari::new(pits).map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
-    let tag = game.table_tag();
-    Ok((game, tag, data::user_dir().join("tables").join(name)))
+    let with_tables = catalogue::table_games();
+    let game = match (&args.game, with_tables.as_slice()) {
+        (Some(game), _) => game.clone(),
+        (None, [only]) => only.to_string(),
+        (None, _) => {
+            return Err(Failure::bad_input(format!(
+                "tables: --game is required (games with databases: {})",
+                with_tables.join(", ")
+            )))
+        }
+    };
+    let hook = match catalogue::info(&game) {
+        None => Err(format!("unknown game '{game}'")),
+        Some(info) => info
+            .tables
+            .ok_or(format!("{game} has no endgame databases")),
+    }
+    .map_err(|e| {
+        Failure::bad_input(format!(
+            "tables: {e} (games with databases: {})",
+            with_tables.join(", ")
+        ))
+    })?;
+    let params = parse_settings(&args.game_params, "game parameter")?;
+    let tables = hook(&Opts::new(&params, "game parameter"))
+        .map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
+    Ok((tables, data::user_dir().join("tables").join(name)))
 }
 
 /// Every database of the set, each checked; an empty set is bad input.
-fn load(game: &Awari, tag: &str, dir: &std::path::Path, name: &str) -> Result<Tables, Failure> {
-    let tables = store::load_tables(game, tag, dir, game.max_stones())
+fn load(game: &dyn EndgameTables, dir: &std::path::Path, name: &str) -> Result<Tables, Failure> {
+    let tables = game
+        .load(dir, game.max_db())
         .map_err(|e| Failure::no_result(format!("tables: {e}")))?;
     if tables.is_empty() {
         return Err(Failure::bad_input(format!(
@@ -217,7 +244,7 @@ fn load(game: &Awari, tag: &str, dir: &std::path::Path, name: &str) -> Result<Ta
 
 /// Bytes a build up to `top` holds at its peak: every lower database once, the top one twice
 /// (the previous round and the one being written).
-fn build_bytes(game: &Awari, top: usize) -> u64 {
+fn build_bytes(game: &dyn EndgameTables, top: usize) -> u64 {
     (0..=top).map(|db| game.db_len(db)).sum::<u64>() + game.db_len(top)
 }
 
@@ -235,8 +262,10 @@ where
 }
 
 /// Builds the databases up to `top`, continuing from the files in `dir`.
-fn build(game: &Awari, tag: &str, dir: &std::path::Path, top: usize) -> Result<(), Failure> {
-    let mut tables = store::load_tables(game, tag, dir, top)
+fn build(game: &dyn EndgameTables, dir: &std::path::Path, top: usize) -> Result<(), Failure> {
+    let tag = game.tag();
+    let mut tables = game
+        .load(dir, top)
         .map_err(|e| Failure::no_result(format!("tables: {e}")))?;
     if !tables.is_empty() {
         eprintln!("databases 0..{} found and checked", tables.len() - 1);
@@ -260,18 +289,17 @@ fn build(game: &Awari, tag: &str, dir: &std::path::Path, top: usize) -> Result<(
     while tables.len() <= top {
         let db = tables.len();
         let t0 = Instant::now();
-        let (entries, stats) = retrograde::build_database(game, db, &tables, |round, changed| {
+        let label = game.db_label(db);
+        let (entries, stats) = game.build(db, &tables, &mut |round, changed| {
             if let Some(b) = &bar {
-                b.set_message(format!(
-                    "{db} stones: round {round}, {changed} entries changed"
-                ));
+                b.set_message(format!("{label}: round {round}, {changed} entries changed"));
             }
         });
         let secs = t0.elapsed().as_secs_f64();
-        let sum = store::write_database(dir, tag, db, &entries)
+        let sum = store::write_database(dir, &tag, db, &entries)
             .map_err(|e| Failure::no_result(format!("tables: {e}")))?;
         let line = format!(
-            "{db} stones: {} positions, {} rounds, {secs:.2} s, {:.2} M positions/s per round, sha256 {}",
+            "{label}: {} positions, {} rounds, {secs:.2} s, {:.2} M positions/s per round, sha256 {}",
             stats.positions,
             stats.rounds,
             stats.positions as f64 * stats.rounds as f64 / secs.max(1e-9) / 1e6,

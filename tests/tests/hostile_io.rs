@@ -413,3 +413,27 @@ fn book_takes_the_game_and_its_parameters_from_the_catalogue() {
     // 4 x 4 Connect Four is a draw (Tromp's table of board sizes).
     assert!(scored.contains(&" 0"), "{text}");
 }
+
+/// `tables` reaches a game's databases through its catalogue hook: a game without them, an
+/// unknown game and a bad parameter exit 2 with one line naming the games that have them.
+#[test]
+fn tables_take_the_game_from_the_catalogue() {
+    for (args, says) in [
+        (
+            vec!["--game", "connect4"],
+            "connect4 has no endgame databases",
+        ),
+        (vec!["--game", "nope"], "unknown game 'nope'"),
+        (vec!["--game-param", "pits=9"], "pits"),
+    ] {
+        let mut all = vec!["tables", "lookup", "hostile-none", ""];
+        all.extend(args.iter().copied());
+        let (code, stdout, stderr) = gamesolver(&all);
+        assert_eq!(code, Some(2), "{all:?}: {stdout}{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+        if args[0] == "--game" {
+            assert!(stderr.contains("games with databases: awari"), "{stderr}");
+        }
+    }
+}

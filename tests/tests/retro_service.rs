@@ -235,7 +235,7 @@ fn lookups_match_the_data_folder(c: &Coordinator, data: &std::path::Path) {
         "5,0,1,1,1,1,1,1",
     ] {
         let out = std::process::Command::new(bin("gamesolver"))
-            .args(["tables", "lookup", "small", p, "--pits", "4"])
+            .args(["tables", "lookup", "small", p, "--game-param", "pits=4"])
             .env("GAMESOLVER_DATA", data)
             .output()
             .expect("gamesolver tables lookup runs");
@@ -509,4 +509,61 @@ fn a_data_folder_set_is_checked_by_the_coordinator_and_read_by_the_workers() {
     assert_eq!(damaged["state"], "failed", "{damaged}");
     let error = damaged["error"].as_str().unwrap_or_default();
     assert!(error.contains("checksum"), "{error}");
+}
+
+/// `gamesolver tables build` and `verify` (the game through its catalogue hook) write the same
+/// databases as a retrograde job (the same SHA-256 per stone count), and verify finds no
+/// mismatch; a build past the board's stones is refused with one line.
+#[test]
+fn the_tables_command_builds_what_a_job_builds_and_verifies_it() {
+    let data = scratch("tables-cli");
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(bin("gamesolver"))
+            .args(args)
+            .env("GAMESOLVER_DATA", &data)
+            .output()
+            .expect("gamesolver runs");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        (
+            out.status.code(),
+            text,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, err) = cli(&[
+        "tables",
+        "build",
+        "cli",
+        "--stones",
+        "11",
+        "--game-param",
+        "pits=4",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let built: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.split_once("sha256 ").map(|(_, h)| h.trim().to_string()))
+        .collect();
+    assert_eq!(built.len(), 12, "{out}");
+    assert!(out.starts_with("0 stones: "), "{out}");
+    assert_eq!(
+        built,
+        in_process(&data, "job"),
+        "tables build and the job differ"
+    );
+    let (code, out, err) = cli(&["tables", "verify", "cli", "--game-param", "pits=4"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(out.matches(", 0 mismatches").count(), 12, "{out}");
+    let (code, _, err) = cli(&[
+        "tables",
+        "build",
+        "big",
+        "--stones",
+        "40",
+        "--game-param",
+        "pits=3",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("--stones must be at most 24"), "{err}");
 }

@@ -56,7 +56,7 @@
 
 use super::fmix64;
 use crate::games::data;
-use crate::games::entry::{Family, GameEntry, Visitor};
+use crate::games::entry::{Family, GameEntry, TablesFn, Visitor};
 use crate::games::Exact;
 use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::{
@@ -785,6 +785,42 @@ pub const PARAM_PITS: Spec = Spec::uint(
     "the board's fixed array of 12 pits",
 );
 
+/// Most stones a database build goes to on the standard board: the 24-stone database has 417
+/// million entries, and a build holds it twice beside every lower one (about 2.3 GB in all).
+pub const MAX_BUILD_STONES: usize = 24;
+
+impl crate::search::retrograde::tool::TableGame for Awari {
+    fn table_tag(&self) -> String {
+        Awari::table_tag(self)
+    }
+    fn max_db(&self) -> usize {
+        if self.pits == PITS {
+            self.max_stones().min(MAX_BUILD_STONES)
+        } else {
+            self.max_stones()
+        }
+    }
+    fn db_label(&self, db: usize) -> String {
+        format!("{db} stones")
+    }
+    fn lookup_state(&self, text: &str) -> Result<AwariState, String> {
+        if text.contains(';') {
+            return Err(format!(
+                "a lookup takes a board ({} pit counts), not moves",
+                self.cells()
+            ));
+        }
+        self.parse_position(text)
+            .map_err(|e| format!("position: {e}"))
+    }
+    fn table_board(&self, state: &AwariState) -> [u8; 2 * PITS] {
+        self.board(state)
+    }
+    fn table_move(&self, state: &AwariState, m: u8) -> String {
+        self.format_move(state, m)
+    }
+}
+
 /// The catalogue entry of Awari.
 pub struct AwariEntry;
 
@@ -795,6 +831,7 @@ impl GameEntry for AwariEntry {
         book: false,
         features: false,
     };
+    const TABLES: Option<TablesFn> = Some(|params| Ok(Box::new(AwariEntry::build(params)?)));
     type Game = Awari;
     fn build(params: &Opts) -> Result<Awari, SolveError> {
         let pits = params.uint_or(&PARAM_PITS, PITS)?;

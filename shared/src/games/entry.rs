@@ -8,6 +8,7 @@ use crate::model::settings::{Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::{ChanceZeroSum, OutOfTurn, Picture, Stochastic, VectorEval};
 use crate::search::eval::{Evaluated, Evaluator};
+use crate::search::retrograde::tool::EndgameTables;
 use crate::search::Control;
 
 /// Which kernel family a game belongs to, as the option tables need it before any game is
@@ -69,6 +70,10 @@ pub type BookFn = fn(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Option<String>, SolveError>;
 
+/// A game's endgame databases (`gamesolver tables`, the lookup route), the game built from
+/// `params`.
+pub type TablesFn = fn(params: &Opts) -> Result<Box<dyn EndgameTables>, SolveError>;
+
 /// A game's declaration: implemented by a unit type in the game's own module.
 pub trait GameEntry {
     /// The name jobs use (`"connect4"`).
@@ -80,6 +85,8 @@ pub trait GameEntry {
     /// The game's opening-book builder (`gamesolver book`); present exactly when the family
     /// says `book: true` (a catalogue test checks it).
     const BOOK: Option<BookFn> = None;
+    /// The game's endgame databases by retrograde analysis, if it has them.
+    const TABLES: Option<TablesFn> = None;
     /// What [`GameEntry::build`] makes (the game, or a choice between instances of it).
     type Game;
     /// Builds the game from its parameters. Reads each parameter through `params` (which checks

@@ -7,7 +7,7 @@
 //! or derived from it. Adding a game is its own file plus one line in the list at the end.
 
 use super::{Opts, SolveError, Spec};
-pub use crate::games::entry::{BookFn, BookRequest, Family, GameEntry, Visitor};
+pub use crate::games::entry::{BookFn, BookRequest, Family, GameEntry, TablesFn, Visitor};
 
 /// What the catalogue knows of a game without building it.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +20,8 @@ pub struct Info {
     pub family: Family,
     /// [`GameEntry::BOOK`].
     pub book: Option<BookFn>,
+    /// [`GameEntry::TABLES`].
+    pub tables: Option<TablesFn>,
 }
 
 /// The declaration of the game `name`, if the catalogue has it.
@@ -45,6 +47,15 @@ pub fn book_games() -> Vec<&'static str> {
         .collect()
 }
 
+/// Names of the games with endgame databases (`gamesolver tables`).
+pub fn table_games() -> Vec<&'static str> {
+    ENTRIES
+        .iter()
+        .filter(|e| e.tables.is_some())
+        .map(|e| e.name)
+        .collect()
+}
+
 /// Builds `E`'s game from `params` and offers it to `visitor`.
 fn offer<E: GameEntry, V: Visitor>(params: &Opts, visitor: V) -> Result<V::Output, SolveError> {
     let game = E::build(params)?;
@@ -64,6 +75,7 @@ macro_rules! catalogue {
             params: <$entry as GameEntry>::PARAMS,
             family: <$entry as GameEntry>::FAMILY,
             book: <$entry as GameEntry>::BOOK,
+            tables: <$entry as GameEntry>::TABLES,
         }),*];
 
         /// Builds the game `name` from `params` (parameter errors are bad input) and offers it

@@ -29,6 +29,7 @@ pub mod probe;
 pub mod store;
 #[cfg(test)]
 mod tests;
+pub mod tool;
 
 /// Positions per task of the in-process driver: small enough to balance two threads, large
 /// enough that the per-task set-up is nothing.
