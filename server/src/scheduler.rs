@@ -241,6 +241,10 @@ struct Task {
     workers: Vec<String>,
     /// Its leases (any state), to forget their record when the job is evicted.
     lease_ids: Vec<String>,
+    /// When its latest lease was handed out and when it ended (ms since the Unix epoch), as
+    /// the store's `leases` keep them.
+    started_ms: Option<u64>,
+    ended_ms: Option<u64>,
     /// The task that continues it from its latest stored checkpoint (handed out instead of
     /// `kind` when it is leased again; results still count for `kind`).
     resume: Option<TaskKind>,
@@ -730,7 +734,10 @@ impl Scheduler {
         let mut active_leases: HashMap<u64, (String, String)> = HashMap::new();
         let mut lease_workers: HashMap<u64, Vec<String>> = HashMap::new();
         let mut lease_ids: HashMap<u64, Vec<String>> = HashMap::new();
+        let mut lease_times: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
         for l in snap.leases {
+            // In order: the last one is the latest.
+            lease_times.insert(l.task_id, (l.created_ms, l.ended_ms));
             lease_workers
                 .entry(l.task_id)
                 .or_default()
@@ -857,6 +864,8 @@ impl Scheduler {
                     cancel: false,
                     workers: lease_workers.remove(&t.id).unwrap_or_default(),
                     lease_ids: lease_ids.remove(&t.id).unwrap_or_default(),
+                    started_ms: lease_times.get(&t.id).map(|l| l.0),
+                    ended_ms: lease_times.get(&t.id).and_then(|l| l.1),
                     resume: t
                         .resume
                         .as_deref()
@@ -1012,7 +1021,11 @@ impl Scheduler {
                     attempts: t.attempts,
                     workers: t.workers,
                     last_error: t.last_error,
-                },
+                    started_ms: None,
+                    ended_ms: None,
+                    run_ms: None,
+                }
+                .with_times(t.started_ms, t.ended_ms, 0),
                 progress: None,
             });
         }
@@ -1348,6 +1361,8 @@ impl Scheduler {
                         cancel: false,
                         workers: Vec::new(),
                         lease_ids: Vec::new(),
+                        started_ms: None,
+                        ended_ms: None,
                         resume: None,
                         progress: None,
                         held_for: None,
@@ -1862,12 +1877,15 @@ impl Scheduler {
             task.lease = Some(lease_id.clone());
             task.workers.push(worker_id.to_string());
             task.lease_ids.push(lease_id.clone());
+            let at_ms = now_ms();
+            task.started_ms = Some(at_ms);
+            task.ended_ms = None;
             w.push(Self::task_write(task));
             w.push(Write::InsertLease {
                 id: lease_id.clone(),
                 task_id: tid,
                 worker_id: worker_id.into(),
-                at_ms: now_ms(),
+                at_ms,
             });
             if job.state == JobState::Queued {
                 job.state = JobState::Running;
@@ -2085,14 +2103,16 @@ impl Scheduler {
         }
         self.ended
             .insert(r.lease_id.clone(), (r.worker_id.clone(), "done"));
+        let at_ms = now_ms();
         let mut w = vec![Write::LeaseState {
             id: r.lease_id.clone(),
             state: "done",
-            at_ms: now_ms(),
+            at_ms,
         }];
         let tid = lease.task_id;
         let task = self.tasks.get_mut(&tid).expect("lease has a task");
         task.lease = None;
+        task.ended_ms = Some(at_ms);
         let job_id = task.job_id;
         let job_active = self.jobs[&job_id].takes_results();
         match r.outcome {
@@ -2303,16 +2323,18 @@ impl Scheduler {
         self.ended
             .insert(r.lease_id.clone(), (r.worker_id.clone(), "released"));
         self.counters.leases_released += 1;
+        let at_ms = now_ms();
         let mut w = vec![Write::LeaseState {
             id: r.lease_id,
             state: "released",
-            at_ms: now_ms(),
+            at_ms,
         }];
         let task = self
             .tasks
             .get_mut(&lease.task_id)
             .expect("lease has a task");
         task.lease = None;
+        task.ended_ms = Some(at_ms);
         task.attempts = task.attempts.saturating_sub(1);
         let job_active = self
             .jobs
@@ -2351,10 +2373,14 @@ impl Scheduler {
             self.ended
                 .insert(id.clone(), (lease.worker_id.clone(), "expired"));
             self.counters.leases_expired += 1;
+            let at_ms = now_ms();
+            if let Some(t) = self.tasks.get_mut(&lease.task_id) {
+                t.ended_ms = Some(at_ms);
+            }
             w.push(Write::LeaseState {
                 id: id.clone(),
                 state: "expired",
-                at_ms: now_ms(),
+                at_ms,
             });
             self.task_failed(
                 lease.task_id,
@@ -2494,6 +2520,7 @@ impl Scheduler {
             job.finished.cancelled,
         ];
         let mut tasks: Vec<TaskView> = job.finished.recent.iter().cloned().collect();
+        let now = now_ms();
         for t in job.tasks.iter().filter_map(|tid| self.tasks.get(tid)) {
             counts[count_index(t.state)] += 1;
             tasks.push(TaskView {
@@ -2504,7 +2531,11 @@ impl Scheduler {
                     attempts: t.attempts,
                     workers: t.workers.clone(),
                     last_error: t.last_error.clone(),
-                },
+                    started_ms: None,
+                    ended_ms: None,
+                    run_ms: None,
+                }
+                .with_times(t.started_ms, t.ended_ms, now),
                 progress: match t.state {
                     TaskState::Running => t.progress.clone(),
                     _ => None,
@@ -2755,7 +2786,11 @@ fn stored_view((t, workers): (crate::store::StoredTask, Vec<String>)) -> TaskRow
         attempts: t.attempts,
         workers,
         last_error: t.last_error,
+        started_ms: None,
+        ended_ms: None,
+        run_ms: None,
     }
+    .with_times(t.started_ms, t.ended_ms, now_ms())
 }
 
 /// `GET /v1/jobs/{id}/tasks`: up to `limit` tasks of job `id` with ids above `after`, by id,
