@@ -1044,11 +1044,12 @@ function renderDatabases(dbs, spec, name) {
     tr.dataset.stones = d.stones;
     tr.appendChild(cell(String(d.stones), 'num'));
     tr.appendChild(cell(fmtNum(d.positions), 'num'));
-    // Won, drawn and lost for the side to move, with their share of the positions.
+    // Won, drawn and lost for the side to move (their share of the positions on hover).
     for (const k of ['won', 'drawn', 'lost']) {
       const n = d[k];
-      const share = typeof n === 'number' && d.positions ? ' (' + fmtNum(100 * n / d.positions, 3) + '%)' : '';
-      tr.appendChild(cell(typeof n === 'number' ? fmtNum(n) + share : '—', 'num'));
+      const c = cell(typeof n === 'number' ? fmtNum(n) : '—', 'num');
+      if (typeof n === 'number' && d.positions) c.title = fmtNum(100 * n / d.positions, 3) + '% of the positions ' + k;
+      tr.appendChild(c);
     }
     tr.appendChild(cell(d.rounds === null || d.rounds === undefined ? '—' : fmtNum(d.rounds), 'num'));
     tr.appendChild(cell(fmtBytes(d.bytes), 'num'));
@@ -1159,9 +1160,14 @@ function renderLine(line) {
 let tasksAt = 0;
 let tasksTimer = null;
 let tasksJob = null;
-function refreshTasks(s) {
-  const ended = ['done', 'failed', 'cancelled'].includes(s.state);
+let tasksStatus = null;
+// At most one fetch per POLL_MS while statuses stream in (a timer set for the rest of the
+// interval is kept, not pushed back by every status), and one at the end.
+function refreshTasks(latest) {
+  tasksStatus = latest;
+  const ended = ['done', 'failed', 'cancelled'].includes(latest.state);
   const run = async () => {
+    const s = tasksStatus;
     tasksAt = Date.now();
     tasksTimer = null;
     try {
@@ -1172,13 +1178,17 @@ function refreshTasks(s) {
       renderTasks(many ? (s.task_list || []) : (page.tasks || []), s.task_list || [], many);
     } catch (_) { /* the status still shows the counts */ }
   };
-  if (tasksJob !== s.id) {
-    tasksJob = s.id;
+  if (tasksJob !== latest.id) {
+    tasksJob = latest.id;
     tasksAt = 0;
   }
-  clearTimeout(tasksTimer);
-  if (ended || Date.now() - tasksAt >= POLL_MS) run();
-  else tasksTimer = setTimeout(run, POLL_MS);
+  const wait = POLL_MS - (Date.now() - tasksAt);
+  if (ended || wait <= 0) {
+    clearTimeout(tasksTimer);
+    run();
+  } else if (!tasksTimer) {
+    tasksTimer = setTimeout(run, wait);
+  }
 }
 
 function renderTasks(tasks, live, more) {
@@ -1312,6 +1322,8 @@ async function showJob(id) {
   boardShows = '';
   boardAt = 0;
   tasksJob = null;
+  clearTimeout(tasksTimer);
+  tasksTimer = null;
   lookupFor = '';
   $('job-task-table').querySelector('tbody').innerHTML = '';
   let first;

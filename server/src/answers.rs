@@ -135,7 +135,12 @@ pub struct TaskRow {
 impl TaskRow {
     /// The row with the times of its latest lease (`started_ms`, `ended_ms`) and its run time
     /// (`now_ms` for a lease still running).
-    pub fn with_times(mut self, started_ms: Option<u64>, ended_ms: Option<u64>, now_ms: u64) -> Self {
+    pub fn with_times(
+        mut self,
+        started_ms: Option<u64>,
+        ended_ms: Option<u64>,
+        now_ms: u64,
+    ) -> Self {
         self.started_ms = started_ms;
         self.ended_ms = ended_ms;
         self.run_ms = match (started_ms, ended_ms, self.state) {

@@ -1324,7 +1324,9 @@ const LINE_MAX_NODES: usize = 20_000;
 /// to move first), its value there and the stones it captures, then where the line ends.
 fn line_json(
     game: &gamesolver_shared::games::awari::Awari,
-    line: &gamesolver_shared::search::retrograde::line::Line<gamesolver_shared::games::awari::Awari>,
+    line: &gamesolver_shared::search::retrograde::line::Line<
+        gamesolver_shared::games::awari::Awari,
+    >,
 ) -> crate::answers::LookupLine {
     use gamesolver_shared::model::Game;
     let moves = line

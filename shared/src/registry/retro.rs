@@ -617,7 +617,10 @@ mod tests {
                 any[k] += want[k];
             }
         }
-        assert!(any.iter().all(|&n| n > 0), "wins, draws and losses all occur: {any:?}");
+        assert!(
+            any.iter().all(|&n| n > 0),
+            "wins, draws and losses all occur: {any:?}"
+        );
     }
 
     /// A seal whose counts do not add up to its database is refused.

@@ -11,8 +11,8 @@
 //! moves reachable from the line's entry into the database (it is there that the side ahead
 //! can force its value, so every distance is finite and falls by one each move, and the line
 //! never repeats). At a position worth 0 the line takes a capture when one keeps the value, else
-//! a move to a position not yet on the line since the last capture, else the repetition that
-//! ends the game (the rest is worth 0 to both).
+//! a move that repeats a position of the line since the last capture (the game ends there and
+//! the rest is worth 0 to both: the shortest way to show it), else any best move.
 
 use super::Successor;
 use crate::model::Retrograde;
@@ -163,8 +163,9 @@ fn exit_distances<G: Retrograde, E>(
 
 /// The principal line from `board` (see the module doc), reading entries through
 /// `entry(db, index)` for `db < covered`, at most `max_plies` moves long; the exit distances are
-/// computed over at most `max_nodes` positions in all (beyond that the line falls back to the
-/// rule of positions worth 0, and may then end in a repetition or at the limit).
+/// computed over at most `max_nodes` positions in all (beyond that the line takes a capture
+/// that keeps the value, else a move to a position not yet on it, and may then end at the
+/// limit).
 /// `Ok(None)` when `board` is not covered.
 pub fn principal_line_by<G: Retrograde, E>(
     game: &G,
@@ -237,10 +238,23 @@ pub fn principal_line_by<G: Retrograde, E>(
             })
             .or_else(|| {
                 best.iter().find(
-                    |(_, to)| matches!(*to, Successor::Inside(c) if !seen.contains(&(db, c, (moves.len() + 1) % 2))),
+                    // Worth 0: a repetition; else (distances not found) a new position.
+                    |(_, to)| matches!(*to, Successor::Inside(c) if seen.contains(&(db, c, (moves.len() + 1) % 2)) == (value == 0)),
                 )
             })
             .unwrap_or(&best[0]);
+        if let Successor::Inside(c) = to {
+            if value != 0 && seen.contains(&(db, c, (moves.len() + 1) % 2)) {
+                // Without distances a side ahead found no new position: a repetition would
+                // be worth 0, not its value, so the line stops short of it.
+                return Ok(Some(Line {
+                    boards,
+                    moves,
+                    last_value: value,
+                    end: LineEnd::Limit,
+                }));
+            }
+        }
         let (next, gain, left) = match to {
             Successor::Inside(c) => (game.unrank(db, c), 0, false),
             Successor::Below { db, index, gain } => (game.unrank(db, index), gain, true),
@@ -297,7 +311,20 @@ mod tests {
                     .unwrap()
                     .expect("covered");
                     let root_value = t.db(db)[i as usize] as i32;
-                    check(&g, &t, &board, &line, root_value);
+                    check(&g, &t, &board, &line, root_value, false);
+                    // Without the distances (no positions to spend on them) the line still
+                    // keeps the value, and stops rather than repeat a position worth != 0.
+                    let blind = principal_line_by(
+                        &g,
+                        t.len(),
+                        &board,
+                        |d, k| Ok::<_, ()>(t.db(d)[k as usize] as i32),
+                        500,
+                        0,
+                    )
+                    .unwrap()
+                    .expect("covered");
+                    check(&g, &t, &board, &blind, root_value, true);
                     lines[match line.end {
                         LineEnd::GameOver => 0,
                         LineEnd::Repetition => 1,
@@ -312,7 +339,14 @@ mod tests {
         assert!(longest >= 10, "longest line {longest}");
     }
 
-    fn check(g: &Awari, t: &Tables, board: &[u8; 12], line: &Line<Awari>, root_value: i32) {
+    fn check(
+        g: &Awari,
+        t: &Tables,
+        board: &[u8; 12],
+        line: &Line<Awari>,
+        root_value: i32,
+        may_stop: bool,
+    ) {
         let at = format!("line from {board:?}: {line:?}");
         assert_eq!(line.boards.len(), line.moves.len() + 1, "{at}");
         assert_eq!(line.boards[0], *board);
@@ -321,7 +355,11 @@ mod tests {
         for (k, m) in line.moves.iter().enumerate() {
             let before = line.boards[k];
             let (db, index) = g.rank(&before);
-            assert_eq!(m.value, t.db(db)[index as usize] as i32, "value at {k}: {at}");
+            assert_eq!(
+                m.value,
+                t.db(db)[index as usize] as i32,
+                "value at {k}: {at}"
+            );
             assert!(!g.is_terminal(&s), "{at}");
             g.legal_moves(&s, &mut legal);
             assert!(legal.contains(&m.mv), "move {k} is legal: {at}");
@@ -349,12 +387,21 @@ mod tests {
                 let last = line.moves.last().expect("a repetition is a move");
                 assert_eq!(last.value, 0, "only a position worth 0 repeats: {at}");
             }
+            LineEnd::Limit if may_stop => {
+                let last = line.boards.last().unwrap();
+                let (db, index) = g.rank(last);
+                assert_eq!(line.last_value, t.db(db)[index as usize] as i32, "{at}");
+                return;
+            }
             LineEnd::Limit => panic!("limit: {at}"),
         }
         // The game's own rules end the game here, with the databases' value for the root.
         assert!(g.is_terminal(&s), "the line ends the game: {at}");
         let v = g.terminal_value(&s);
         let v = if g.side(&s) == 0 { v } else { -v };
-        assert_eq!(v, root_value, "the game's score at the end of the line: {at}");
+        assert_eq!(
+            v, root_value,
+            "the game's score at the end of the line: {at}"
+        );
     }
 }
