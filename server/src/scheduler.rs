@@ -3131,6 +3131,80 @@ mod tests {
         let _ = std::fs::remove_file(&path);
     }
 
+    /// A task's times are its latest lease's: handed out, ended, and the run time between
+    /// (so far while it runs). The status (memory), the task page (the store's leases) and a
+    /// restarted coordinator (a task still running) say the same.
+    #[test]
+    fn task_rows_carry_their_lease_times_through_a_restart() {
+        let path = db("tasktimes");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let job = json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"});
+        let id = submit(&mut s, job.clone());
+        let row = |s: &Scheduler, id: u64, task: u64| -> Value {
+            let st = v(s.job_status(id).unwrap());
+            st["task_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["id"] == task)
+                .expect("the task is listed")
+                .clone()
+        };
+        let before = now_ms();
+        let grant = s.lease(&w).unwrap().expect("a task");
+        let running = row(&s, id, grant.task_id);
+        let started = running["started_ms"].as_u64().expect("started");
+        assert!(started >= before, "{running}");
+        assert!(running["ended_ms"].is_null(), "{running}");
+        assert!(
+            running["run_ms"].is_u64(),
+            "a running task's time so far: {running}"
+        );
+        report_done(&mut s, &w, &grant.lease_id, run_grant(&grant));
+        let done = row(&s, id, grant.task_id);
+        let ended = done["ended_ms"].as_u64().expect("ended");
+        assert_eq!(done["started_ms"].as_u64(), Some(started), "{done}");
+        assert!(ended >= started, "{done}");
+        assert_eq!(done["run_ms"].as_u64(), Some(ended - started), "{done}");
+        let page = task_page(&s.store.queries(), id, 0, 1000).unwrap();
+        let stored = page
+            .tasks
+            .iter()
+            .find(|t| t.id == grant.task_id)
+            .expect("stored");
+        assert_eq!(
+            (stored.started_ms, stored.ended_ms, stored.run_ms),
+            (Some(started), Some(ended), Some(ended - started))
+        );
+        // A task never leased has no times.
+        for t in page.tasks.iter().filter(|t| t.workers.is_empty()) {
+            assert_eq!((t.started_ms, t.ended_ms, t.run_ms), (None, None, None));
+        }
+        // A job still running when the coordinator stops: its task's lease comes back.
+        let id2 = submit(&mut s, job);
+        let grant2 = loop {
+            let g = s.lease(&w).unwrap().expect("a task");
+            let j = s.tasks[&g.task_id].job_id;
+            if j == id2 {
+                break g;
+            }
+            report_done(&mut s, &w, &g.lease_id, run_grant(&g));
+        };
+        let started2 = row(&s, id2, grant2.task_id)["started_ms"].as_u64().unwrap();
+        drop(s);
+        let s = open(&path, 1);
+        let back = row(&s, id2, grant2.task_id);
+        assert_eq!(back["state"], "running", "{back}");
+        assert_eq!(back["started_ms"].as_u64(), Some(started2), "{back}");
+        assert!(
+            back["ended_ms"].is_null() && back["run_ms"].is_u64(),
+            "{back}"
+        );
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
     /// Finished jobs leave memory, and every answer about them stays the same: status, list
     /// with paging, counts, a duplicate report on one of their leases, and all of it after a
     /// restart too.
