@@ -1044,6 +1044,13 @@ function renderDatabases(dbs, spec, name) {
     tr.dataset.stones = d.stones;
     tr.appendChild(cell(String(d.stones), 'num'));
     tr.appendChild(cell(fmtNum(d.positions), 'num'));
+    // Won, drawn and lost for the side to move (their share of the positions on hover).
+    for (const k of ['won', 'drawn', 'lost']) {
+      const n = d[k];
+      const c = cell(typeof n === 'number' ? fmtNum(n) : '—', 'num');
+      if (typeof n === 'number' && d.positions) c.title = fmtNum(100 * n / d.positions, 3) + '% of the positions ' + k;
+      tr.appendChild(c);
+    }
     tr.appendChild(cell(d.rounds === null || d.rounds === undefined ? '—' : fmtNum(d.rounds), 'num'));
     tr.appendChild(cell(fmtBytes(d.bytes), 'num'));
     const sum = cell(typeof d.sha256 === 'string' ? d.sha256.slice(0, 16) + '…' : '—', 'mono');
@@ -1051,7 +1058,7 @@ function renderDatabases(dbs, spec, name) {
     tr.appendChild(sum);
     tbody.appendChild(tr);
   }
-  if (!dbs.length) emptyRow(tbody, 'no databases', 5);
+  if (!dbs.length) emptyRow(tbody, 'no databases', 8);
   const key = String(name) + '/' + dbs.length;
   if (lookupFor === key) return;
   lookupFor = key;
@@ -1077,6 +1084,7 @@ async function lookup(ev) {
   const out = $('lookup-answer');
   setError($('lookup-error'), '');
   out.textContent = '';
+  renderLine(null);
   if (!name) {
     setError($('lookup-error'), 'this build has no set name to look up');
     return;
@@ -1088,6 +1096,7 @@ async function lookup(ev) {
     out.textContent = 'score ' + signed(a.score) + ' for the side to move (' + a.stones +
       ' stones: the stones it captures from here on minus the opponent\'s); ' + best;
     out.dataset.score = a.score;
+    renderLine(a.line);
     const b = new URLSearchParams({ game: 'awari', pits: form.dataset.pits, position });
     await showSvg($('job-board'), '/v1/board.svg?' + b.toString(), $('job-board-note'));
     const svg = $('job-board').querySelector('svg.gs-board');
@@ -1103,14 +1112,62 @@ async function lookup(ev) {
   }
 }
 
+// One position of the line drawn on the board, the move played from it outlined.
+async function drawLinePosition(m, n) {
+  const q = new URLSearchParams({ game: 'awari', pits: $('lookup-form').dataset.pits, position: m.position });
+  await showSvg($('job-board'), '/v1/board.svg?' + q.toString(), $('job-board-note'));
+  const svg = $('job-board').querySelector('svg.gs-board');
+  const pit = svg && svg.querySelector('[data-pit="' + m.move + '"]');
+  if (pit) pit.classList.add('gs-best-pit');
+  $('job-board-note').textContent = 'move ' + n + ' of the line: ' + m.move + ' from ' + m.position;
+}
+
+// The principal line of a lookup: each move with the position it is played in, its value for
+// the mover and the stones it captures; then how the line ends and the last value.
+function renderLine(line) {
+  const list = $('lookup-line');
+  const end = $('lookup-line-end');
+  list.innerHTML = '';
+  list.hidden = !line;
+  end.hidden = !line;
+  if (!line) return;
+  const moves = line.moves || [];
+  moves.forEach((m, i) => {
+    const li = document.createElement('li');
+    li.dataset.move = m.move;
+    li.dataset.value = m.value;
+    li.dataset.captures = m.captures;
+    li.dataset.position = m.position;
+    // Who plays: the side to move at the lookup's board, or the other one.
+    const who = i % 2 === 0 ? 'side to move' : 'opponent';
+    li.textContent = who + ' plays ' + m.move + ' from ' + m.position + ' (worth ' + signed(m.value) + ')' +
+      (m.captures ? ', captures ' + m.captures : '');
+    li.title = 'draw this position';
+    li.addEventListener('click', () => drawLinePosition(m, i + 1));
+    list.appendChild(li);
+  });
+  const ends = { 'game over': 'the game is over', repetition: 'the position repeats: the stones left count for nobody', 'ply limit': 'the line stops here (longer lines are not shown)' };
+  const captured = moves.reduce((t, m, i) => t + (i % 2 === 0 ? m.captures : -m.captures), 0);
+  const sign = moves.length % 2 === 0 ? 1 : -1;
+  end.dataset.end = line.end;
+  end.textContent = (moves.length ? moves.length + ' moves, then ' : '') + (ends[line.end] || line.end) + ' at ' + line.position +
+    ', worth ' + signed(line.value) + ' to the side to move there; captured along the line: ' + signed(captured) +
+    ' for the side to move at the start, in all ' + signed(captured + sign * line.value);
+}
+
 // ---- tasks ---------------------------------------------------------------------------------
 
 let tasksAt = 0;
 let tasksTimer = null;
 let tasksJob = null;
-function refreshTasks(s) {
-  const ended = ['done', 'failed', 'cancelled'].includes(s.state);
+let tasksStatus = null;
+// At most one fetch per POLL_MS while statuses stream in (a timer set for the rest of the
+// interval is kept, not pushed back by every status), and one at the end.
+function refreshTasks(latest) {
+  tasksStatus = latest;
+  const ended = ['done', 'failed', 'cancelled'].includes(latest.state);
   const run = async () => {
+    const s = tasksStatus;
     tasksAt = Date.now();
     tasksTimer = null;
     try {
@@ -1121,13 +1178,17 @@ function refreshTasks(s) {
       renderTasks(many ? (s.task_list || []) : (page.tasks || []), s.task_list || [], many);
     } catch (_) { /* the status still shows the counts */ }
   };
-  if (tasksJob !== s.id) {
-    tasksJob = s.id;
+  if (tasksJob !== latest.id) {
+    tasksJob = latest.id;
     tasksAt = 0;
   }
-  clearTimeout(tasksTimer);
-  if (ended || Date.now() - tasksAt >= POLL_MS) run();
-  else tasksTimer = setTimeout(run, POLL_MS);
+  const wait = POLL_MS - (Date.now() - tasksAt);
+  if (ended || wait <= 0) {
+    clearTimeout(tasksTimer);
+    run();
+  } else if (!tasksTimer) {
+    tasksTimer = setTimeout(run, wait);
+  }
 }
 
 function renderTasks(tasks, live, more) {
@@ -1146,8 +1207,15 @@ function renderTasks(tasks, live, more) {
     w.title = (t.workers || []).join(', ');
     tr.appendChild(w);
     tr.appendChild(cell(fmtNum(t.attempts), 'num'));
+    // Run time: of the latest lease, to its end, or so far while the task runs.
     const p = running.get(t.id);
-    tr.appendChild(cell(p && typeof p.elapsed_ms === 'number' ? fmtMs(p.elapsed_ms) + ' so far' : '—', 'num'));
+    const ran = typeof t.run_ms === 'number' ? t.run_ms : null;
+    const time = t.state === 'running'
+      ? (p && typeof p.elapsed_ms === 'number' ? p.elapsed_ms : ran)
+      : t.state === 'queued' ? null : ran;
+    const tc = cell(time === null ? '—' : fmtMs(time) + (t.state === 'running' ? ' so far' : ''), 'num');
+    tc.dataset.ms = time === null ? '' : time;
+    tr.appendChild(tc);
     const err = cell(t.last_error || '');
     err.className = t.last_error ? 'error-text' : '';
     tr.appendChild(err);
@@ -1254,6 +1322,8 @@ async function showJob(id) {
   boardShows = '';
   boardAt = 0;
   tasksJob = null;
+  clearTimeout(tasksTimer);
+  tasksTimer = null;
   lookupFor = '';
   $('job-task-table').querySelector('tbody').innerHTML = '';
   let first;

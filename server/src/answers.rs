@@ -119,6 +119,38 @@ pub struct TaskRow {
     pub workers: Vec<String>,
     /// The latest failure, if any.
     pub last_error: Option<String>,
+    /// When its latest lease was handed out (ms since the Unix epoch); null if it never ran.
+    #[serde(default)]
+    pub started_ms: Option<u64>,
+    /// When that lease ended (its result came in, or it was released or expired); null while
+    /// it runs.
+    #[serde(default)]
+    pub ended_ms: Option<u64>,
+    /// How long its latest lease ran, in ms: until it ended, or so far while the task runs;
+    /// null for a task that never ran or waits in the queue again.
+    #[serde(default)]
+    pub run_ms: Option<u64>,
+}
+
+impl TaskRow {
+    /// The row with the times of its latest lease (`started_ms`, `ended_ms`) and its run time
+    /// (`now_ms` for a lease still running).
+    pub fn with_times(
+        mut self,
+        started_ms: Option<u64>,
+        ended_ms: Option<u64>,
+        now_ms: u64,
+    ) -> Self {
+        self.started_ms = started_ms;
+        self.ended_ms = ended_ms;
+        self.run_ms = match (started_ms, ended_ms, self.state) {
+            (_, _, TaskState::Queued) | (None, _, _) => None,
+            (Some(s), Some(e), _) => Some(e.saturating_sub(s)),
+            (Some(s), None, TaskState::Running) => Some(now_ms.saturating_sub(s)),
+            (Some(_), None, _) => None,
+        };
+        self
+    }
 }
 
 /// A task as a job's status lists it: the row and, while it runs, its progress.
@@ -429,4 +461,51 @@ impl OptionList {
                 .collect(),
         }
     }
+}
+
+/// `GET /v1/tables/{name}/lookup`: a board looked up in a retrograde build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TableLookup {
+    /// The set's name.
+    pub name: String,
+    /// The build's job.
+    pub job: u64,
+    /// The board as given.
+    pub position: String,
+    /// Stones on it.
+    pub stones: u64,
+    /// Its value: stones the side to move captures from here on minus the opponent's.
+    pub score: i64,
+    /// The moves that keep it (empty: the game is over).
+    pub best: Vec<String>,
+    /// The principal variation from the board.
+    pub line: LookupLine,
+}
+
+/// A principal variation from the databases: best moves for both sides until the game ends,
+/// a position repeats, or the ply limit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LookupLine {
+    /// The moves, in order.
+    pub moves: Vec<LookupMove>,
+    /// The position after the last move.
+    pub position: String,
+    /// Its value for its side to move (0 after a repetition).
+    pub value: i64,
+    /// `game over`, `repetition` or `ply limit`.
+    pub end: String,
+}
+
+/// One move of a [`LookupLine`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LookupMove {
+    /// The position it is played from (side to move first).
+    pub position: String,
+    /// The move (a pit letter).
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// The position's value for the mover: `captures` minus the next position's value.
+    pub value: i64,
+    /// Stones the move captures.
+    pub captures: u64,
 }

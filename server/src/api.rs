@@ -1210,13 +1210,14 @@ pub(crate) struct LookupQuery {
     position: String,
 }
 
-/// `GET /v1/tables/{name}/lookup?position=P`: the score and best moves of a board from the
-/// set's databases, read entry by entry from the artifact files (no database is loaded).
+/// `GET /v1/tables/{name}/lookup?position=P`: the score, best moves and principal line of a
+/// board from the set's databases, read entry by entry from the artifact files (no database is
+/// loaded).
 #[utoipa::path(get, path = "/v1/tables/{name}/lookup", tag = "jobs", security(("apiToken" = []), ()),
     summary = "Look a board up in a retrograde build: its score and its best moves",
     params(("name" = String, Path, description = "The set's name"), LookupQuery),
     responses(
-        (status = 200, description = "{name, job, position, stones, score, best}: score as the databases give it (stones the side to move captures from here on minus the opponent's), best the moves that keep it (empty: the game is over)", body = serde_json::Value),
+        (status = 200, description = "The board's score as the databases give it (stones the side to move captures from here on minus the opponent's), the moves that keep it, and the principal variation", body = crate::answers::TableLookup),
         (status = 400, description = "Not a board of the set's game, or more stones than the set covers", body = ErrorBody),
         (status = 404, description = "No finished build of that name", body = ErrorBody),
     ))]
@@ -1224,7 +1225,7 @@ pub(crate) async fn table_lookup(
     State(c): State<Shared>,
     Path(name): Path<String>,
     q: Result<Query<LookupQuery>, QueryRejection>,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<crate::answers::TableLookup>, ApiError> {
     use gamesolver_shared::model::Game;
     use gamesolver_shared::search::retrograde;
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
@@ -1258,16 +1259,35 @@ pub(crate) async fn table_lookup(
     let (stones, found) = tokio::task::spawn_blocking(move || {
         let board = game.board(&state);
         let stones = game.stones(&board);
-        let found = retrograde::best_moves_by(&game, covered, &board, |db, index| {
-            me.artifacts
+        // Entries read once each (the line reads many twice).
+        let mut read: std::collections::HashMap<(usize, u64), i32> = Default::default();
+        let mut entry = |db: usize, index: u64| {
+            if let Some(&v) = read.get(&(db, index)) {
+                return Ok(v);
+            }
+            let v = me
+                .artifacts
                 .read_at(&artifacts[db], header + index, 1)
-                .map(|b| b[0] as i8 as i32)
-        })?
-        .map(|(score, moves)| {
-            let best: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
-            (score, best)
-        });
-        Ok::<_, crate::artifacts::ArtifactError>((stones, found))
+                .map(|b| b[0] as i8 as i32)?;
+            read.insert((db, index), v);
+            Ok::<_, crate::artifacts::ArtifactError>(v)
+        };
+        let Some((score, moves)) = retrograde::best_moves_by(&game, covered, &board, &mut entry)?
+        else {
+            return Ok((stones, None));
+        };
+        let best: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
+        let line = retrograde::line::principal_line_by(
+            &game,
+            covered,
+            &board,
+            &mut entry,
+            LINE_MAX_PLIES,
+            LINE_MAX_NODES,
+        )?
+        .map(|line| line_json(&game, &line))
+        .expect("a covered board has a line");
+        Ok::<_, crate::artifacts::ArtifactError>((stones, Some((score, best, line))))
     })
     .await
     .map_err(|_| {
@@ -1277,16 +1297,59 @@ pub(crate) async fn table_lookup(
             "lookup failed",
         )
     })??;
-    let Some((score, best)) = found else {
+    let Some((score, best, line)) = found else {
         return Err(bad(format!(
             "'{name}' covers 0 to {} stones, this board has {stones}",
             covered as i64 - 1
         )));
     };
-    Ok(Json(serde_json::json!({
-        "name": name, "job": job, "position": q.position, "stones": stones,
-        "score": score, "best": best,
-    })))
+    Ok(Json(crate::answers::TableLookup {
+        name,
+        job,
+        position: q.position,
+        stones: stones as u64,
+        score: score.into(),
+        best,
+        line,
+    }))
+}
+
+/// Most moves of a lookup's principal line.
+const LINE_MAX_PLIES: usize = 400;
+/// Most positions a lookup's line visits to find the distances that make it progress (each
+/// costs a read of every move's entry).
+const LINE_MAX_NODES: usize = 20_000;
+
+/// A principal line as the lookup answers it: every move with the position before it (side
+/// to move first), its value there and the stones it captures, then where the line ends.
+fn line_json(
+    game: &gamesolver_shared::games::awari::Awari,
+    line: &gamesolver_shared::search::retrograde::line::Line<
+        gamesolver_shared::games::awari::Awari,
+    >,
+) -> crate::answers::LookupLine {
+    use gamesolver_shared::model::Game;
+    let moves = line
+        .moves
+        .iter()
+        .zip(&line.boards)
+        .map(|(m, b)| {
+            let s = game.state_of(*b);
+            crate::answers::LookupMove {
+                position: game.format_position(&s),
+                mv: game.format_move(&s, m.mv),
+                value: m.value.into(),
+                captures: m.gain.max(0) as u64,
+            }
+        })
+        .collect();
+    let last = game.state_of(*line.boards.last().expect("a line has a position"));
+    crate::answers::LookupLine {
+        moves,
+        position: game.format_position(&last),
+        value: line.last_value.into(),
+        end: line.end.name().to_string(),
+    }
 }
 
 /// `GET /v1/tables/{name}`: the databases of the newest finished build named `name`.

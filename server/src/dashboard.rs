@@ -26,8 +26,9 @@
 //!   words ([`viz::board::score_words`], the wording `gamesolver analyse` prints too).
 //!
 //! The job page writes every figure for people (no JSON outside the folded raw result), lists
-//! the job's tasks, and for a retrograde build its databases with a lookup box
-//! (`/v1/tables/{name}/lookup`) that draws the board looked up.
+//! the job's tasks with their run times, and for a retrograde build its databases (won, drawn
+//! and lost per stone count) with a lookup box (`/v1/tables/{name}/lookup`) that draws the
+//! board looked up and lists its principal line.
 //!
 //! History: the scheduler keeps only the latest progress of a job, so a recorder task listens
 //! to the coordinator's job-changed broadcast and keeps, in memory, a bounded history per job

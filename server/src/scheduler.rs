@@ -241,6 +241,10 @@ struct Task {
     workers: Vec<String>,
     /// Its leases (any state), to forget their record when the job is evicted.
     lease_ids: Vec<String>,
+    /// When its latest lease was handed out and when it ended (ms since the Unix epoch), as
+    /// the store's `leases` keep them.
+    started_ms: Option<u64>,
+    ended_ms: Option<u64>,
     /// The task that continues it from its latest stored checkpoint (handed out instead of
     /// `kind` when it is leased again; results still count for `kind`).
     resume: Option<TaskKind>,
@@ -730,7 +734,10 @@ impl Scheduler {
         let mut active_leases: HashMap<u64, (String, String)> = HashMap::new();
         let mut lease_workers: HashMap<u64, Vec<String>> = HashMap::new();
         let mut lease_ids: HashMap<u64, Vec<String>> = HashMap::new();
+        let mut lease_times: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
         for l in snap.leases {
+            // In order: the last one is the latest.
+            lease_times.insert(l.task_id, (l.created_ms, l.ended_ms));
             lease_workers
                 .entry(l.task_id)
                 .or_default()
@@ -857,6 +864,8 @@ impl Scheduler {
                     cancel: false,
                     workers: lease_workers.remove(&t.id).unwrap_or_default(),
                     lease_ids: lease_ids.remove(&t.id).unwrap_or_default(),
+                    started_ms: lease_times.get(&t.id).map(|l| l.0),
+                    ended_ms: lease_times.get(&t.id).and_then(|l| l.1),
                     resume: t
                         .resume
                         .as_deref()
@@ -1012,7 +1021,11 @@ impl Scheduler {
                     attempts: t.attempts,
                     workers: t.workers,
                     last_error: t.last_error,
-                },
+                    started_ms: None,
+                    ended_ms: None,
+                    run_ms: None,
+                }
+                .with_times(t.started_ms, t.ended_ms, 0),
                 progress: None,
             });
         }
@@ -1348,6 +1361,8 @@ impl Scheduler {
                         cancel: false,
                         workers: Vec::new(),
                         lease_ids: Vec::new(),
+                        started_ms: None,
+                        ended_ms: None,
                         resume: None,
                         progress: None,
                         held_for: None,
@@ -1862,12 +1877,15 @@ impl Scheduler {
             task.lease = Some(lease_id.clone());
             task.workers.push(worker_id.to_string());
             task.lease_ids.push(lease_id.clone());
+            let at_ms = now_ms();
+            task.started_ms = Some(at_ms);
+            task.ended_ms = None;
             w.push(Self::task_write(task));
             w.push(Write::InsertLease {
                 id: lease_id.clone(),
                 task_id: tid,
                 worker_id: worker_id.into(),
-                at_ms: now_ms(),
+                at_ms,
             });
             if job.state == JobState::Queued {
                 job.state = JobState::Running;
@@ -2085,14 +2103,16 @@ impl Scheduler {
         }
         self.ended
             .insert(r.lease_id.clone(), (r.worker_id.clone(), "done"));
+        let at_ms = now_ms();
         let mut w = vec![Write::LeaseState {
             id: r.lease_id.clone(),
             state: "done",
-            at_ms: now_ms(),
+            at_ms,
         }];
         let tid = lease.task_id;
         let task = self.tasks.get_mut(&tid).expect("lease has a task");
         task.lease = None;
+        task.ended_ms = Some(at_ms);
         let job_id = task.job_id;
         let job_active = self.jobs[&job_id].takes_results();
         match r.outcome {
@@ -2303,16 +2323,18 @@ impl Scheduler {
         self.ended
             .insert(r.lease_id.clone(), (r.worker_id.clone(), "released"));
         self.counters.leases_released += 1;
+        let at_ms = now_ms();
         let mut w = vec![Write::LeaseState {
             id: r.lease_id,
             state: "released",
-            at_ms: now_ms(),
+            at_ms,
         }];
         let task = self
             .tasks
             .get_mut(&lease.task_id)
             .expect("lease has a task");
         task.lease = None;
+        task.ended_ms = Some(at_ms);
         task.attempts = task.attempts.saturating_sub(1);
         let job_active = self
             .jobs
@@ -2351,10 +2373,14 @@ impl Scheduler {
             self.ended
                 .insert(id.clone(), (lease.worker_id.clone(), "expired"));
             self.counters.leases_expired += 1;
+            let at_ms = now_ms();
+            if let Some(t) = self.tasks.get_mut(&lease.task_id) {
+                t.ended_ms = Some(at_ms);
+            }
             w.push(Write::LeaseState {
                 id: id.clone(),
                 state: "expired",
-                at_ms: now_ms(),
+                at_ms,
             });
             self.task_failed(
                 lease.task_id,
@@ -2494,6 +2520,7 @@ impl Scheduler {
             job.finished.cancelled,
         ];
         let mut tasks: Vec<TaskView> = job.finished.recent.iter().cloned().collect();
+        let now = now_ms();
         for t in job.tasks.iter().filter_map(|tid| self.tasks.get(tid)) {
             counts[count_index(t.state)] += 1;
             tasks.push(TaskView {
@@ -2504,7 +2531,11 @@ impl Scheduler {
                     attempts: t.attempts,
                     workers: t.workers.clone(),
                     last_error: t.last_error.clone(),
-                },
+                    started_ms: None,
+                    ended_ms: None,
+                    run_ms: None,
+                }
+                .with_times(t.started_ms, t.ended_ms, now),
                 progress: match t.state {
                     TaskState::Running => t.progress.clone(),
                     _ => None,
@@ -2755,7 +2786,11 @@ fn stored_view((t, workers): (crate::store::StoredTask, Vec<String>)) -> TaskRow
         attempts: t.attempts,
         workers,
         last_error: t.last_error,
+        started_ms: None,
+        ended_ms: None,
+        run_ms: None,
     }
+    .with_times(t.started_ms, t.ended_ms, now_ms())
 }
 
 /// `GET /v1/jobs/{id}/tasks`: up to `limit` tasks of job `id` with ids above `after`, by id,
@@ -3092,6 +3127,80 @@ mod tests {
         let output = run_grant(&grant);
         report_done(&mut s, &w, &grant.lease_id, output);
         assert_eq!(progress_of(&s), Value::Null, "a done task shows none");
+        drop(s);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// A task's times are its latest lease's: handed out, ended, and the run time between
+    /// (so far while it runs). The status (memory), the task page (the store's leases) and a
+    /// restarted coordinator (a task still running) say the same.
+    #[test]
+    fn task_rows_carry_their_lease_times_through_a_restart() {
+        let path = db("tasktimes");
+        let mut s = open(&path, 1);
+        let w = worker(&mut s);
+        let job = json!({"game": "tictactoe", "position": "15", "algorithm": "alphabeta"});
+        let id = submit(&mut s, job.clone());
+        let row = |s: &Scheduler, id: u64, task: u64| -> Value {
+            let st = v(s.job_status(id).unwrap());
+            st["task_list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["id"] == task)
+                .expect("the task is listed")
+                .clone()
+        };
+        let before = now_ms();
+        let grant = s.lease(&w).unwrap().expect("a task");
+        let running = row(&s, id, grant.task_id);
+        let started = running["started_ms"].as_u64().expect("started");
+        assert!(started >= before, "{running}");
+        assert!(running["ended_ms"].is_null(), "{running}");
+        assert!(
+            running["run_ms"].is_u64(),
+            "a running task's time so far: {running}"
+        );
+        report_done(&mut s, &w, &grant.lease_id, run_grant(&grant));
+        let done = row(&s, id, grant.task_id);
+        let ended = done["ended_ms"].as_u64().expect("ended");
+        assert_eq!(done["started_ms"].as_u64(), Some(started), "{done}");
+        assert!(ended >= started, "{done}");
+        assert_eq!(done["run_ms"].as_u64(), Some(ended - started), "{done}");
+        let page = task_page(&s.store.queries(), id, 0, 1000).unwrap();
+        let stored = page
+            .tasks
+            .iter()
+            .find(|t| t.id == grant.task_id)
+            .expect("stored");
+        assert_eq!(
+            (stored.started_ms, stored.ended_ms, stored.run_ms),
+            (Some(started), Some(ended), Some(ended - started))
+        );
+        // A task never leased has no times.
+        for t in page.tasks.iter().filter(|t| t.workers.is_empty()) {
+            assert_eq!((t.started_ms, t.ended_ms, t.run_ms), (None, None, None));
+        }
+        // A job still running when the coordinator stops: its task's lease comes back.
+        let id2 = submit(&mut s, job);
+        let grant2 = loop {
+            let g = s.lease(&w).unwrap().expect("a task");
+            let j = s.tasks[&g.task_id].job_id;
+            if j == id2 {
+                break g;
+            }
+            report_done(&mut s, &w, &g.lease_id, run_grant(&g));
+        };
+        let started2 = row(&s, id2, grant2.task_id)["started_ms"].as_u64().unwrap();
+        drop(s);
+        let s = open(&path, 1);
+        let back = row(&s, id2, grant2.task_id);
+        assert_eq!(back["state"], "running", "{back}");
+        assert_eq!(back["started_ms"].as_u64(), Some(started2), "{back}");
+        assert!(
+            back["ended_ms"].is_null() && back["run_ms"].is_u64(),
+            "{back}"
+        );
         drop(s);
         let _ = std::fs::remove_file(&path);
     }

@@ -207,6 +207,10 @@ pub struct StoredTask {
     pub resume: Option<String>,
     /// How its job's status names it (`None` in files older than version 4).
     pub what: Option<String>,
+    /// When its latest lease was handed out (ms since the Unix epoch; from `leases`).
+    pub started_ms: Option<u64>,
+    /// When that lease ended: the result came in, or it was released or expired.
+    pub ended_ms: Option<u64>,
 }
 
 /// A lease as stored.
@@ -216,6 +220,10 @@ pub struct StoredLease {
     pub task_id: u64,
     pub worker_id: String,
     pub state: String,
+    /// When it was handed out (ms since the Unix epoch).
+    pub created_ms: u64,
+    /// When it ended.
+    pub ended_ms: Option<u64>,
 }
 
 /// What [`Store::load`] reads back: the active jobs with their tasks, results and leases, the
@@ -266,6 +274,8 @@ fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTask> {
         last_error: r.get(5)?,
         resume: r.get(6)?,
         what: r.get(7)?,
+        started_ms: None,
+        ended_ms: None,
     })
 }
 
@@ -617,7 +627,7 @@ impl Store {
             })?
             .collect::<Result<_, _>>()?;
         let mut q = self.conn.prepare(&format!(
-            "SELECT id, task_id, worker_id, state FROM leases WHERE task_id IN
+            "SELECT id, task_id, worker_id, state, created_ms, ended_ms FROM leases WHERE task_id IN
                  (SELECT id FROM tasks WHERE job_id IN ({active})) ORDER BY rowid"
         ))?;
         snap.leases = q
@@ -627,6 +637,8 @@ impl Store {
                     task_id: r.get::<_, i64>(1)? as u64,
                     worker_id: r.get(2)?,
                     state: r.get(3)?,
+                    created_ms: r.get::<_, i64>(4)?.max(0) as u64,
+                    ended_ms: r.get::<_, Option<i64>>(5)?.map(|v| v.max(0) as u64),
                 })
             })?
             .collect::<Result<_, _>>()?;
@@ -1114,7 +1126,8 @@ impl Queries<'_> {
     }
 
     /// Up to `limit` tasks of a job with ids above `after`, by id, each with the workers that
-    /// held a lease on it, in order. Two statements whatever the number of tasks.
+    /// held a lease on it, in order, and the times of its latest lease. Two statements whatever
+    /// the number of tasks.
     pub fn tasks(
         &self,
         job_id: u64,
@@ -1123,7 +1136,7 @@ impl Queries<'_> {
     ) -> rusqlite::Result<Vec<(StoredTask, Vec<String>)>> {
         let after = after.min(i64::MAX as u64) as i64;
         let limit = limit.min(i64::MAX as usize) as i64;
-        let tasks: Vec<StoredTask> = self
+        let mut tasks: Vec<StoredTask> = self
             .0
             .prepare_cached(&format!(
                 "SELECT {TASK_COLUMNS} FROM tasks WHERE job_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
@@ -1134,15 +1147,29 @@ impl Queries<'_> {
             return Ok(Vec::new());
         };
         let mut workers: std::collections::HashMap<u64, Vec<String>> = Default::default();
+        let mut times: std::collections::HashMap<u64, (u64, Option<u64>)> = Default::default();
         let mut q = self.0.prepare_cached(
-            "SELECT task_id, worker_id FROM leases WHERE task_id BETWEEN ?1 AND ?2 ORDER BY rowid",
+            "SELECT task_id, worker_id, created_ms, ended_ms FROM leases WHERE task_id BETWEEN ?1 AND ?2 ORDER BY rowid",
         )?;
         let rows = q.query_map(params![first.id as i64, last.id as i64], |r| {
-            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, String>(1)?))
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?.max(0) as u64,
+                r.get::<_, Option<i64>>(3)?.map(|v| v.max(0) as u64),
+            ))
         })?;
         for row in rows {
-            let (task, worker) = row?;
+            let (task, worker, created, ended) = row?;
             workers.entry(task).or_default().push(worker);
+            // Leases come in order: the last one seen is the latest.
+            times.insert(task, (created, ended));
+        }
+        for t in &mut tasks {
+            if let Some(&(created, ended)) = times.get(&t.id) {
+                t.started_ms = Some(created);
+                t.ended_ms = ended;
+            }
         }
         Ok(tasks
             .into_iter()

@@ -402,6 +402,43 @@ pub struct RetroReport {
     /// then final and `changed` is 0); 0 for a task of one round.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub rounds: u32,
+    /// Seal tasks: the database's positions by their value for the side to move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Outcomes>,
+}
+
+/// Positions of a retrograde database counted by their exact value for the side to move:
+/// `won` above 0 (it captures more of the stones on the board than the opponent from there on),
+/// `drawn` 0, `lost` below 0. Their sum is the database's size.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Outcomes {
+    /// Positions worth more than 0 to the side to move.
+    pub won: u64,
+    /// Positions worth 0.
+    pub drawn: u64,
+    /// Positions worth less than 0.
+    pub lost: u64,
+}
+
+impl Outcomes {
+    /// The counts of the entries of one database.
+    pub fn of(entries: &[i8]) -> Outcomes {
+        let mut o = Outcomes::default();
+        for &e in entries {
+            match e.signum() {
+                1 => o.won += 1,
+                0 => o.drawn += 1,
+                _ => o.lost += 1,
+            }
+        }
+        o
+    }
+
+    /// All positions counted.
+    pub fn total(&self) -> u64 {
+        self.won + self.drawn + self.lost
+    }
 }
 
 fn is_zero_u32(n: &u32) -> bool {

@@ -827,6 +827,18 @@ const PAGE_CHECK: &str = r#"(() => {
   }
   if (finished && document.body.dataset.jobState === 'done' &&
       !document.querySelector('#job-answer tr[data-key]')) out.push('finished job with an empty Answer');
+  if (document.body.dataset.jobState === 'running' && !document.querySelector('#job-progress tr[data-key]'))
+    out.push('running job with an empty Progress');
+  // Every task that ran and ended says how long it ran; a running one its time so far.
+  for (const r of document.querySelectorAll('#job-task-table tr[data-task]')) {
+    const state = r.cells[2].textContent.trim();
+    const time = r.cells[5];
+    if (['done', 'failed'].includes(state) && r.cells[3].textContent !== '—' &&
+        !(time.dataset.ms !== '' && /\d ?(ms|s|min|h)$/.test(time.textContent)))
+      out.push('task ' + r.dataset.task + ' (' + state + ') without its run time: ' + time.textContent);
+    if (state === 'running' && !/so far$/.test(time.textContent))
+      out.push('running task ' + r.dataset.task + ' without its time so far: ' + time.textContent);
+  }
   const plot = document.querySelector('#job-plot svg.gs-plot');
   if (!plot) out.push('no chart');
   else {
@@ -871,14 +883,40 @@ fn check_job_page(
              document.querySelectorAll('#job-task-table tr[data-task]').length > 0",
         );
     } else {
+        // `*`: any figure of the kernel's.
+        let row = match live.unwrap_or_default() {
+            "*" => "#job-progress tr[data-key]".to_string(),
+            key => format!("#job-progress tr[data-key=\"{key}\"]"),
+        };
         b.wait_for(
             &format!("live figures of {name}"),
             &format!(
                 "document.body.dataset.jobState === 'running' && \
-                 document.querySelector('#job-progress tr[data-key=\"{}\"]') && \
-                 document.querySelector('#job-plot svg.gs-plot')",
-                live.unwrap_or_default()
+                 document.querySelector('{row}') && \
+                 document.querySelector('#job-plot svg.gs-plot')"
             ),
+        );
+        // Figures were reported: the chart draws them ("no data yet" only before any), over
+        // a second of the job's life at least (a few heartbeats, not the first report alone).
+        // (The chart is this job's: the previous page's stays until the new one loads.)
+        b.wait_for(
+            &format!("a chart with data on the running page of {name}"),
+            &format!(
+                "document.body.dataset.jobState === 'running' && \
+                 (() => {{ const s = document.querySelector('#job-plot svg.gs-plot'); \
+                 if (!s || !s.textContent.includes('job {id}:') || s.querySelector('.gs-empty')) return false; \
+                 const ticks = (a) => [...s.querySelectorAll('.gs-tick-' + a)].map(t => t.textContent); \
+                 const x = ticks('x').map(t => Number(t.replace(/,/g, ''))).filter(Number.isFinite); \
+                 return s.dataset.kind !== 'line' || (new Set(ticks('y')).size >= 2 && Math.max(...x) >= 1); }})()"
+            ),
+        );
+        // The task table follows the job while statuses stream in (a refresh after the first
+        // fetch, which saw at most the first two tasks).
+        b.wait_for(
+            &format!("the tasks of the running page of {name}"),
+            "(() => { const m = document.getElementById('job-tasks').textContent.match(/^([\\d,]+) tasks/); \
+             const n = m ? Number(m[1].replace(/,/g, '')) : 0; \
+             return n > 0 && document.querySelectorAll('#job-task-table tr[data-task]').length >= Math.min(n, 3); })()",
         );
     }
     b.settle();
@@ -888,6 +926,94 @@ fn check_job_page(
         .into_iter()
         .map(|p| format!("{name} (job {id}): {p}"))
         .collect()
+}
+
+/// Every task of job `id` that ran says when its latest lease started and ended, and how long
+/// it ran: `run_ms` is their difference, and the lease ran within the job's life.
+fn check_task_times(c: &gamesolver_e2e::Coordinator, id: u64, name: &str) {
+    let (code, status) = c.get(&format!("/v1/jobs/{id}"), None);
+    assert_eq!(code, 200, "{status}");
+    let (code, page) = c.get(&format!("/v1/jobs/{id}/tasks?limit=1000"), None);
+    assert_eq!(code, 200, "{page}");
+    let created = status["created_ms"].as_u64().expect("created_ms");
+    let finished = status["finished_ms"].as_u64().expect("finished_ms");
+    let mut timed = 0;
+    for t in page["tasks"].as_array().expect("tasks") {
+        if t["workers"].as_array().is_none_or(|w| w.is_empty()) {
+            assert!(
+                t["started_ms"].is_null() && t["run_ms"].is_null(),
+                "{name}: {t}"
+            );
+            continue;
+        }
+        let started = t["started_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: {t}"));
+        let ended = t["ended_ms"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name}: {t}"));
+        assert!(created <= started && started <= ended, "{name}: {t}");
+        if t["state"] == "done" {
+            assert!(ended <= finished, "{name}: {t} after {finished}");
+        }
+        assert_eq!(t["run_ms"].as_u64(), Some(ended - started), "{name}: {t}");
+        timed += 1;
+    }
+    assert!(timed > 0, "{name}: no task ran: {page}");
+}
+
+/// The principal line of an Awari lookup (`answer`, of the board `start` on `pits` pits):
+/// every move legal in the position it is played from and leading to the next one, capturing
+/// what it says, each value the captures minus the next value, the first value the score; and
+/// played by the game's own rules (score and repetition) the line ends the game with the score.
+fn check_line(pits: usize, start: &str, answer: &Value) {
+    use gamesolver_shared::games::awari::Awari;
+    use gamesolver_shared::model::{Game, ZeroSum};
+    let g = Awari::new(pits).expect("board");
+    let line = &answer["line"];
+    let moves = line["moves"].as_array().expect("line moves");
+    let score = answer["score"].as_i64().expect("score");
+    let first = moves.first().map_or(&line["value"], |m| &m["value"]);
+    assert_eq!(first.as_i64(), Some(score), "{answer}");
+    let mut played = String::new();
+    for (k, m) in moves.iter().enumerate() {
+        let here = m["position"].as_str().expect("position");
+        let s = g.parse_position(here).expect("a board");
+        let mv = g
+            .parse_move(&s, m["move"].as_str().expect("move"))
+            .unwrap_or_else(|e| panic!("move {k} of {answer}: {e}"));
+        let mut after = s.clone();
+        g.apply(&mut after, mv);
+        let next = moves.get(k + 1).unwrap_or(line);
+        let next_board = g
+            .parse_position(next["position"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(g.board(&after), g.board(&next_board), "move {k}: {answer}");
+        let captured = g.stones(&g.board(&s)) - g.stones(&g.board(&after));
+        assert_eq!(m["captures"].as_u64(), Some(captured as u64), "{answer}");
+        let (v, next_v) = (
+            m["value"].as_i64().unwrap(),
+            next["value"].as_i64().unwrap(),
+        );
+        assert_eq!(
+            v,
+            captured as i64 - next_v,
+            "move {k} keeps the value: {answer}"
+        );
+        played.push_str(m["move"].as_str().unwrap());
+    }
+    let end = line["end"].as_str().unwrap_or_default();
+    assert!(["game over", "repetition"].contains(&end), "{answer}");
+    let s = g
+        .parse_position(&format!("{start};{played}"))
+        .expect("the line replays from the start");
+    assert!(g.is_terminal(&s), "the line ends the game: {answer}");
+    let v = g.terminal_value(&s) as i64;
+    let v = if g.side(&s) == 0 { v } else { -v };
+    assert_eq!(
+        v, score,
+        "the game's score at the end of the line: {answer}"
+    );
 }
 
 #[test]
@@ -999,6 +1125,7 @@ fn job_pages_of_every_kind_read_as_text_in_chromium() {
             &format!("{name}-done"),
             None,
         ));
+        check_task_times(&coordinator, *id, name);
         if name == "retrograde" {
             // What was built, per stone count, and a board looked up in it and drawn.
             let rows = b.eval("document.querySelectorAll('#job-db-table tr[data-stones]').length");
@@ -1024,7 +1151,67 @@ fn job_pages_of_every_kind_read_as_text_in_chromium() {
                 score, api["score"],
                 "the page's lookup is the API's: {said}"
             );
+            // Won, drawn and lost per database: they add up to its positions, and the page
+            // shows the API's counts.
+            let (_, status) = coordinator.get(&format!("/v1/jobs/{id}"), None);
+            let dbs = status["result"]["databases"].as_array().expect("databases");
+            let on_page = b.eval(
+                "[...document.querySelectorAll('#job-db-table tr[data-stones]')].map(r => \
+                 [2, 3, 4].map(i => Number(r.cells[i].textContent.split(' ')[0].replace(/,/g, ''))))",
+            );
+            for (d, db) in dbs.iter().enumerate() {
+                let n = |k: &str| db[k].as_u64().unwrap_or_else(|| panic!("{k}: {db}"));
+                assert_eq!(
+                    n("won") + n("drawn") + n("lost"),
+                    n("positions"),
+                    "database {d}: {db}"
+                );
+                assert_eq!(
+                    on_page[d],
+                    json!([n("won"), n("drawn"), n("lost")]),
+                    "database {d}"
+                );
+            }
+            // The principal line: the API's is legal and keeps the value by the game's own
+            // rules, and the page lists it move by move.
+            let position = position.as_str().unwrap_or("").to_string();
+            check_line(3, &position, &api);
+            let listed = b.wait_for(
+                "the principal line on the page",
+                "(() => { const l = document.getElementById('lookup-line'); \
+                 return !l.hidden && [[...l.querySelectorAll('li')].map(li => li.dataset.move), \
+                 document.getElementById('lookup-line-end').dataset.end]; })()",
+            );
+            let moves: Vec<Value> = api["line"]["moves"]
+                .as_array()
+                .expect("line moves")
+                .iter()
+                .map(|m| m["move"].clone())
+                .collect();
+            assert_eq!(listed, json!([moves, api["line"]["end"]]));
             b.screenshot(&dir.join("retrograde-lookup.png"));
+            // A longer line drawn from a board with more play in it.
+            set_field(&mut b, "lookup-position", "3,0,2,1,0,3");
+            b.eval("document.getElementById('lookup-form').requestSubmit(), true");
+            b.wait_for(
+                "the line of the second board",
+                "document.querySelector('#lookup-line li[data-position=\"3,0,2,1,0,3\"]')",
+            );
+            let (code, api) = gamesolver_e2e::http(
+                "GET",
+                &format!("{base}/v1/tables/dash3/lookup?position=3,0,2,1,0,3"),
+                None,
+                None,
+            );
+            assert_eq!(code, 200, "{api}");
+            check_line(3, "3,0,2,1,0,3", &api);
+            b.eval("document.querySelector('#lookup-line li:last-child').click(), true");
+            b.wait_for(
+                "the line's last position drawn",
+                "document.getElementById('job-board-note').textContent.startsWith('move ')",
+            );
+            b.settle();
+            b.screenshot(&dir.join("retrograde-line.png"));
             // A board that is not one of the set's: the API's message on the page.
             set_field(&mut b, "lookup-position", "1,2");
             b.eval("document.getElementById('lookup-form').requestSubmit(), true");
@@ -1034,6 +1221,54 @@ fn job_pages_of_every_kind_read_as_text_in_chromium() {
             );
         }
     }
+    // Running pages of the other kinds: instances far too big to finish while a page is
+    // checked (the time limits only bound a test that goes wrong), one at a time on the two
+    // workers, each cancelled once its running page is checked.
+    let long = [
+        (
+            "exact",
+            json!({"game": "connect4", "game_params": {"width": 8, "height": 7},
+                "position": "", "algorithm": "alphabeta", "limits": {"time_ms": 600000}}),
+        ),
+        (
+            "analyse",
+            json!({"game": "connect4", "game_params": {"width": 8, "height": 7},
+                "position": "4", "algorithm": "alphabeta", "options": {"analyse": "all"},
+                "limits": {"time_ms": 600000}}),
+        ),
+        (
+            "chance",
+            json!({"game": "pig", "game_params": {"target": 100}, "algorithm": "star25",
+                "options": {"depth": 60}, "limits": {"time_ms": 600000}}),
+        ),
+        (
+            "multi-player",
+            json!({"game": "rolit", "game_params": {"players": 3}, "position": "f4",
+                "algorithm": "maxn", "options": {"depth": 12}, "limits": {"time_ms": 600000}}),
+        ),
+        // Last: its cancelled task may finish the database it builds whole before it stops.
+        (
+            "retrograde",
+            json!({"game": "awari", "algorithm": "retrograde",
+                "options": {"stones": 17, "name": "dashrun"}}),
+        ),
+    ];
+    for (name, job) in &long {
+        let id = coordinator.submit(job, None);
+        found.extend(check_job_page(
+            &mut b,
+            &dir,
+            id,
+            &format!("{name}-running"),
+            Some("*"),
+        ));
+        let (code, body) = coordinator.post(&format!("/v1/jobs/{id}/cancel"), &json!({}), None);
+        assert!(code == 200 || code == 202, "cancel {name}: {code} {body}");
+        let end = coordinator.wait_job(id, WAIT);
+        assert_eq!(end["state"], "cancelled", "{name}: {end}");
+    }
+    println!("job page screenshots: {}", dir.display());
+
     b.eval("location.hash = '#/', true");
     b.wait_for(
         "the job list",

@@ -298,6 +298,23 @@ fn every_route_answers_as_its_schema_says() {
     k.validate("self-check", &status_schema, &json!({"id": 1}));
     assert_eq!(k.failures.len(), 2, "{:?}", k.failures);
     k.failures.clear();
+    // A task row's times are declared integers (or null), and a lookup's line has its moves.
+    let row = json!({"$ref": "#/components/schemas/TaskRow"});
+    let mut task = json!({"id": 1, "what": "run 1", "state": "done", "attempts": 1,
+        "workers": ["w"], "last_error": null, "started_ms": 5, "ended_ms": 9, "run_ms": 4});
+    k.validate("self-check", &row, &task);
+    assert!(k.failures.is_empty(), "{:?}", k.failures);
+    task["run_ms"] = json!("4 ms");
+    k.validate("self-check", &row, &task);
+    let lookup = json!({"$ref": "#/components/schemas/TableLookup"});
+    k.validate(
+        "self-check",
+        &lookup,
+        &json!({"name": "x", "job": 1, "position": "1,1", "stones": 2, "score": 0,
+            "best": ["a"], "line": {"position": "1,1", "value": 0, "end": "repetition"}}),
+    );
+    assert_eq!(k.failures.len(), 2, "{:?}", k.failures);
+    k.failures.clear();
     let t = Some(API);
     let w = Some(WORKER);
     let post = |v: &Value| v.to_string().into_bytes();
@@ -534,7 +551,7 @@ fn every_route_answers_as_its_schema_says() {
             t,
             200,
         );
-        k.call(
+        let tasks = k.call(
             "get",
             "/v1/jobs/{id}/tasks",
             &format!("/v1/jobs/{id}/tasks"),
@@ -542,6 +559,13 @@ fn every_route_answers_as_its_schema_says() {
             t,
             200,
         );
+        // A task that a worker ran says how long it ran.
+        let tasks: Value = serde_json::from_str(&tasks.body).unwrap_or_default();
+        for task in tasks["tasks"].as_array().into_iter().flatten() {
+            if task["state"] == "done" && task["attempts"].as_u64() > Some(0) {
+                assert!(task["run_ms"].is_u64(), "job {id}: {task}");
+            }
+        }
         k.events(*id);
         let board = request("GET", &format!("{}/v1/jobs/{id}/board.svg", c.url), None, t);
         let expect = board.code; // 200, or 204 for a game without pictures

@@ -28,7 +28,7 @@ use crate::plan::{PlanShape, PreparedJob, SolveError};
 use crate::search::retrograde::artifacts::{self, Artifacts};
 use crate::search::retrograde::{self, store, Tables};
 use crate::search::Control;
-use crate::wire::{JobSpec, RetroReport, TaskKind, TaskOutput};
+use crate::wire::{JobSpec, Outcomes, RetroReport, TaskKind, TaskOutput};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -233,6 +233,7 @@ impl RetroJob {
             solved,
             sha256: None,
             rounds: stats.rounds,
+            outcomes: None,
         }));
         Ok(out)
     }
@@ -385,6 +386,7 @@ impl PreparedJob for RetroJob {
                     solved,
                     sha256: None,
                     rounds: 0,
+                    outcomes: None,
                 }
             }
             TaskKind::RetroSeal { db, chunks } => {
@@ -399,6 +401,7 @@ impl PreparedJob for RetroJob {
                     solved: entries.iter().filter(|&&e| e != 0).count() as u64,
                     sha256: Some(artifacts::hex(&sum)),
                     rounds: 0,
+                    outcomes: Some(Outcomes::of(&entries)),
                 }
             }
             _ => {
@@ -447,6 +450,14 @@ impl PreparedJob for RetroJob {
                         "database {db} of {len} entries sealed in {} bytes",
                         r.bytes
                     ));
+                }
+                match r.outcomes {
+                    Some(o) if o.total() == len && o.won + o.lost == r.solved => {}
+                    _ => {
+                        return Err(format!(
+                            "database {db} of {len} entries sealed without its won, drawn and lost counts adding up to it"
+                        ))
+                    }
                 }
             }
             _ => return Err("not a retrograde task".into()),
@@ -503,9 +514,13 @@ impl RetroJob {
                 }
                 let entries = tables.db(db);
                 let (file, sum) = store::encode(&self.tag, db, entries);
+                let o = Outcomes::of(entries);
                 databases.push(serde_json::json!({
                     "stones": db,
                     "positions": game.db_len(db),
+                    "won": o.won,
+                    "drawn": o.drawn,
+                    "lost": o.lost,
                     "rounds": rounds,
                     "bytes": file.len(),
                     "sha256": artifacts::hex(&sum),
@@ -584,6 +599,52 @@ mod tests {
             );
         }
         assert!(dbs[9]["rounds"].as_u64().unwrap() >= 2);
+        // Won, drawn and lost per database: they add up to its positions, and they are the
+        // signs of the values found by looking every position up on its own (its value from
+        // its moves' values, `best_moves`), not by reading its entry.
+        let mut any = [0u64; 3];
+        for (d, db) in dbs.iter().enumerate() {
+            let count = |k: &str| db[k].as_u64().unwrap_or_else(|| panic!("{k} of {d}: {db}"));
+            let (won, drawn, lost) = (count("won"), count("drawn"), count("lost"));
+            assert_eq!(won + drawn + lost, game.db_len(d), "database {d}");
+            let mut want = [0u64; 3];
+            for i in 0..game.db_len(d) {
+                let (v, _) = retrograde::best_moves(&game, &tables, &game.unrank(d, i)).unwrap();
+                want[(v.signum() + 1) as usize] += 1;
+            }
+            assert_eq!([lost, drawn, won], want, "database {d}");
+            for k in 0..3 {
+                any[k] += want[k];
+            }
+        }
+        assert!(
+            any.iter().all(|&n| n > 0),
+            "wins, draws and losses all occur: {any:?}"
+        );
+    }
+
+    /// A seal whose counts do not add up to its database is refused.
+    #[test]
+    fn a_seal_must_count_every_position() {
+        let spec = job("3", "2", "1024");
+        let prepared = super::super::prepare(&spec).unwrap();
+        let store: Arc<dyn Artifacts> = Arc::new(MemoryArtifacts::default());
+        let ctl = Control::unlimited().with_artifacts(store.clone());
+        let mut planner = Planner::new(prepared.plan_shape(), 1);
+        loop {
+            let task = planner.next_tasks().pop().expect("a task");
+            let mut out = prepared.run(&task, &ctl).unwrap();
+            prepared.check_output(&task, &out).unwrap();
+            if let TaskKind::RetroSeal { .. } = task {
+                let o = out.extra.retro.as_deref_mut().unwrap().outcomes.as_mut();
+                o.unwrap().drawn += 1;
+                assert!(prepared.check_output(&task, &out).is_err());
+                out.extra.retro.as_deref_mut().unwrap().outcomes = None;
+                assert!(prepared.check_output(&task, &out).is_err());
+                return;
+            }
+            planner.on_result(&task, out);
+        }
     }
 
     #[test]

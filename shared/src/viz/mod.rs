@@ -536,12 +536,13 @@ pub fn progress_plot(title: &str, history: &[Snapshot]) -> String {
                 .iter()
                 .filter_map(|s| num(&s.progress, key).map(|v| (secs(s), v)))
                 .collect();
+            let label = key.replace('_', " ");
             return line_chart(
-                &format!("{title}: {}", key.replace('_', " ")),
+                &format!("{title}: {label}"),
                 "seconds",
-                key,
+                &label,
                 &[Series {
-                    name: key.replace('_', " "),
+                    name: label.clone(),
                     color: PALETTE[0],
                     points: pts,
                     steps: false,

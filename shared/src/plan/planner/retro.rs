@@ -270,8 +270,8 @@ impl Planner {
         })
     }
 
-    /// The result of a finished retrograde plan: every database with its size, rounds and
-    /// checksums.
+    /// The result of a finished retrograde plan: every database with its size, its positions
+    /// won, drawn and lost for the side to move, rounds and checksums.
     pub(super) fn finish_retro(&self, job: &dyn PreparedJob) -> TaskOutput {
         let sizes = self.retro_shape().0;
         let databases: Vec<serde_json::Value> = self
@@ -282,14 +282,22 @@ impl Planner {
             .map(|(d, r)| {
                 let rounds = self.retro.rounds.get(d).map_or(0, Vec::len);
                 let rounds = rounds.max(self.retro.ran.get(d).copied().unwrap_or(0) as usize);
-                serde_json::json!({
+                let mut db = serde_json::json!({
                     "stones": d,
                     "positions": sizes.get(d),
                     "rounds": rounds,
                     "bytes": r.bytes,
                     "sha256": r.sha256,
                     "artifact": r.artifact,
-                })
+                });
+                // Won, drawn and lost as the seal task counted them (absent only in a build
+                // recorded before seals counted them).
+                if let Some(o) = r.outcomes {
+                    db["won"] = o.won.into();
+                    db["drawn"] = o.drawn.into();
+                    db["lost"] = o.lost.into();
+                }
+                db
             })
             .collect();
         let mut out = TaskOutput {

@@ -25,6 +25,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod artifacts;
+pub mod line;
 pub mod probe;
 pub mod store;
 #[cfg(test)]
