@@ -1226,68 +1226,62 @@ pub(crate) async fn table_lookup(
     Path(name): Path<String>,
     q: Result<Query<LookupQuery>, QueryRejection>,
 ) -> Result<Json<crate::answers::TableLookup>, ApiError> {
-    use gamesolver_shared::model::Game;
-    use gamesolver_shared::search::retrograde;
+    use gamesolver_shared::search::retrograde::{store, tool::LineLimits};
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
     let Query(q) = q.map_err(|e| bad(e.body_text()))?;
     let (job, spec, dbs) = built_set_spec(&c, name.clone()).await?;
-    if spec.game != "awari" {
-        return Err(ApiError::from(SchedError::Store(format!(
-            "the build of '{name}' is of game '{}'",
-            spec.game
-        ))));
-    }
-    let game = <gamesolver_shared::games::awari::AwariEntry as gamesolver_shared::games::entry::GameEntry>::build(
-        &gamesolver_shared::model::settings::Opts::new(&spec.game_params, "game parameter"),
-    )
+    let hook = gamesolver_shared::registry::catalogue::info(&spec.game)
+        .and_then(|i| i.tables)
+        .ok_or_else(|| {
+            ApiError::from(SchedError::Store(format!(
+                "the build of '{name}' is of game '{}', which has no databases",
+                spec.game
+            )))
+        })?;
+    let game = hook(&gamesolver_shared::model::settings::Opts::new(
+        &spec.game_params,
+        "game parameter",
+    ))
     .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
-    if q.position.contains(';') {
-        return Err(bad(
-            "a lookup takes a board (the pit counts), not moves".into()
-        ));
-    }
-    let state = game
-        .parse_position(&q.position)
-        .map_err(|e| bad(format!("position: {e}")))?;
     let artifacts: Vec<String> = dbs
         .iter()
         .map(|d| d["artifact"].as_str().unwrap_or_default().to_string())
         .collect();
     let me = c.clone();
-    let header = retrograde::store::header_len(&game.table_tag());
+    let header = store::header_len(&game.tag());
     let covered = artifacts.len();
-    let (stones, found) = tokio::task::spawn_blocking(move || {
-        let board = game.board(&state);
-        let stones = game.stones(&board);
-        // Entries read once each (the line reads many twice).
+    let position = q.position.clone();
+    let looked = tokio::task::spawn_blocking(move || {
+        // Entries read once each (the line reads many twice); the first artifact error is
+        // kept to answer with its status.
         let mut read: std::collections::HashMap<(usize, u64), i32> = Default::default();
+        let mut failed: Option<crate::artifacts::ArtifactError> = None;
         let mut entry = |db: usize, index: u64| {
             if let Some(&v) = read.get(&(db, index)) {
                 return Ok(v);
             }
-            let v = me
-                .artifacts
-                .read_at(&artifacts[db], header + index, 1)
-                .map(|b| b[0] as i8 as i32)?;
-            read.insert((db, index), v);
-            Ok::<_, crate::artifacts::ArtifactError>(v)
+            match me.artifacts.read_at(&artifacts[db], header + index, 1) {
+                Ok(b) => {
+                    read.insert((db, index), b[0] as i8 as i32);
+                    Ok(b[0] as i8 as i32)
+                }
+                Err(e) => {
+                    let text = e.to_string();
+                    failed.get_or_insert(e);
+                    Err(text)
+                }
+            }
         };
-        let Some((score, moves)) = retrograde::best_moves_by(&game, covered, &board, &mut entry)?
-        else {
-            return Ok((stones, None));
+        let limits = LineLimits {
+            plies: LINE_MAX_PLIES,
+            nodes: LINE_MAX_NODES,
         };
-        let best: Vec<String> = moves.iter().map(|&m| game.format_move(&state, m)).collect();
-        let line = retrograde::line::principal_line_by(
-            &game,
-            covered,
-            &board,
-            &mut entry,
-            LINE_MAX_PLIES,
-            LINE_MAX_NODES,
-        )?
-        .map(|line| line_json(&game, &line))
-        .expect("a covered board has a line");
-        Ok::<_, crate::artifacts::ArtifactError>((stones, Some((score, best, line))))
+        let looked = game.lookup(&position, covered, &mut entry, Some(limits));
+        let here = looked
+            .as_ref()
+            .map_or(String::new(), |l| game.db_label(l.db));
+        let labels = (game.db_label(covered.max(1) - 1), here);
+        (looked, failed, labels)
     })
     .await
     .map_err(|_| {
@@ -1296,21 +1290,43 @@ pub(crate) async fn table_lookup(
             "internal",
             "lookup failed",
         )
-    })??;
-    let Some((score, best, line)) = found else {
+    })?;
+    let (looked, failed, (last, here)) = looked;
+    if let Some(e) = failed {
+        return Err(ApiError::from(e));
+    }
+    let looked = looked.map_err(|e| match e {
+        Ok(text) => bad(text),
+        Err(io) => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", io),
+    })?;
+    let Some(found) = looked.found else {
         return Err(bad(format!(
-            "'{name}' covers 0 to {} stones, this board has {stones}",
-            covered as i64 - 1
+            "'{name}' covers 0 to {last}, this board has {here}"
         )));
     };
+    let line = found.line.expect("a covered board has a line");
     Ok(Json(crate::answers::TableLookup {
         name,
         job,
         position: q.position,
-        stones: stones as u64,
-        score: score.into(),
-        best,
-        line,
+        stones: looked.db as u64,
+        score: found.score.into(),
+        best: found.best,
+        line: crate::answers::LookupLine {
+            moves: line
+                .moves
+                .into_iter()
+                .map(|(position, mv, value, gain)| crate::answers::LookupMove {
+                    position,
+                    mv,
+                    value: value.into(),
+                    captures: gain.max(0) as u64,
+                })
+                .collect(),
+            position: line.position,
+            value: line.value.into(),
+            end: line.end.to_string(),
+        },
     }))
 }
 
@@ -1319,38 +1335,6 @@ const LINE_MAX_PLIES: usize = 400;
 /// Most positions a lookup's line visits to find the distances that make it progress (each
 /// costs a read of every move's entry).
 const LINE_MAX_NODES: usize = 20_000;
-
-/// A principal line as the lookup answers it: every move with the position before it (side
-/// to move first), its value there and the stones it captures, then where the line ends.
-fn line_json(
-    game: &gamesolver_shared::games::awari::Awari,
-    line: &gamesolver_shared::search::retrograde::line::Line<
-        gamesolver_shared::games::awari::Awari,
-    >,
-) -> crate::answers::LookupLine {
-    use gamesolver_shared::model::Game;
-    let moves = line
-        .moves
-        .iter()
-        .zip(&line.boards)
-        .map(|(m, b)| {
-            let s = game.state_of(*b);
-            crate::answers::LookupMove {
-                position: game.format_position(&s),
-                mv: game.format_move(&s, m.mv),
-                value: m.value.into(),
-                captures: m.gain.max(0) as u64,
-            }
-        })
-        .collect();
-    let last = game.state_of(*line.boards.last().expect("a line has a position"));
-    crate::answers::LookupLine {
-        moves,
-        position: game.format_position(&last),
-        value: line.last_value.into(),
-        end: line.end.name().to_string(),
-    }
-}
 
 /// `GET /v1/tables/{name}`: the databases of the newest finished build named `name`.
 #[utoipa::path(get, path = "/v1/tables/{name}", tag = "jobs", security(("apiToken" = []), ()),

@@ -17,7 +17,7 @@ use clap::{Args, Subcommand};
 use gamesolver_shared::games::data;
 use gamesolver_shared::model::settings::Opts;
 use gamesolver_shared::registry::catalogue;
-use gamesolver_shared::search::retrograde::tool::EndgameTables;
+use gamesolver_shared::search::retrograde::tool::{EndgameTables, LineLimits};
 use gamesolver_shared::search::retrograde::{self, store, Tables};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -157,6 +157,17 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
                 .unwrap_or_default();
             println!("score {}", found["score"]);
             println!("{}", best_line(&best));
+            let line = &found["line"];
+            if let Some(moves) = line["moves"].as_array() {
+                let moves: Vec<&str> = moves.iter().filter_map(|m| m["move"].as_str()).collect();
+                println!(
+                    "line {} ({}: {}, value {})",
+                    moves.join(" "),
+                    line["end"].as_str().unwrap_or_default(),
+                    line["position"].as_str().unwrap_or_default(),
+                    line["value"]
+                );
+            }
             Ok(())
         }
         TablesAction::Lookup {
@@ -168,21 +179,39 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
             let (game, dir) = open(&name, &game)?;
             let tables = load(&*game, &dir, &name)?;
             let found = game
-                .lookup(&position, tables.len(), &mut |db, index| {
-                    Ok(tables.db(db)[index as usize] as i32)
-                })
-                .map_err(|e| Failure::bad_input(format!("tables: {e}")))?;
-            let Some((score, moves)) = found.found else {
+                .lookup(
+                    &position,
+                    tables.len(),
+                    &mut |db, index| Ok(tables.db(db)[index as usize] as i32),
+                    Some(LineLimits {
+                        plies: 400,
+                        nodes: 20_000,
+                    }),
+                )
+                .map_err(|e| match e {
+                    Ok(bad) => Failure::bad_input(format!("tables: {bad}")),
+                    Err(io) => Failure::no_result(format!("tables: {io}")),
+                })?;
+            let Some(found_here) = found.found else {
                 return Err(Failure::bad_input(format!(
-                    "tables: '{name}' covers {} to {}, this position is in {}",
-                    game.db_label(0),
+                    "tables: '{name}' covers 0 to {}, this position has {}",
                     game.db_label(tables.len() - 1),
                     game.db_label(found.db)
                 )));
             };
-            let moves: Vec<&str> = moves.iter().map(String::as_str).collect();
-            println!("score {score}");
+            let moves: Vec<&str> = found_here.best.iter().map(String::as_str).collect();
+            println!("score {}", found_here.score);
             println!("{}", best_line(&moves));
+            if let Some(line) = &found_here.line {
+                let moves: Vec<&str> = line.moves.iter().map(|m| m.1.as_str()).collect();
+                println!(
+                    "line {} ({}: {}, value {})",
+                    moves.join(" "),
+                    line.end,
+                    line.position,
+                    line.value
+                );
+            }
             Ok(())
         }
     }

@@ -499,12 +499,6 @@ fn module_headers_are_at_most_twenty_lines() {
     }
 }
 
-/// Files of `server/` and `worker/` that still name a concrete game module (the Awari lookup
-/// route); the hooks of the game catalogue (`GameEntry`) are to replace them. The test fails on
-/// any other file that names one and on a listed file that no longer does, so this list can
-/// only shrink.
-const NAMES_A_GAME: &[&str] = &["server/src/api.rs"];
-
 /// The game modules of `shared/src/games/mod.rs` (`pub mod X;`), without the shared parts (and
 /// `module`, the host of uploaded WebAssembly games, which is no game of its own).
 fn game_modules(root: &Path) -> Vec<String> {
@@ -570,20 +564,14 @@ fn server_and_worker_name_no_game() {
             naming.insert(rel.to_string_lossy().replace('\\', "/"), named);
         }
     }
-    let new: Vec<String> = naming
+    let named: Vec<String> = naming
         .iter()
-        .filter(|(f, _)| !NAMES_A_GAME.contains(&f.as_str()))
         .map(|(f, g)| format!("{f} names {g:?}"))
         .collect();
     assert!(
-        new.is_empty(),
-        "server/ and worker/ reach games through the catalogue's hooks, never by name:\n{}",
-        new.join("\n")
+        named.is_empty(),
+        "server/ and worker/ reach games through the catalogue's hooks (GameEntry), never by \
+         name:\n{}",
+        named.join("\n")
     );
-    for f in NAMES_A_GAME {
-        assert!(
-            naming.contains_key(*f),
-            "{f} names no game now: take it off NAMES_A_GAME"
-        );
-    }
 }

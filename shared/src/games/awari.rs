@@ -816,6 +816,9 @@ impl crate::search::retrograde::tool::TableGame for Awari {
     fn table_board(&self, state: &AwariState) -> [u8; 2 * PITS] {
         self.board(state)
     }
+    fn board_state(&self, board: &[u8; 2 * PITS]) -> AwariState {
+        self.state_of(*board)
+    }
     fn table_move(&self, state: &AwariState, m: u8) -> String {
         self.format_move(state, m)
     }
