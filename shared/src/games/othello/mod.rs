@@ -638,8 +638,6 @@ pub(crate) fn for_each_square_token(
 /// Plies of the depth-limited search that gives an exact Othello job its first guess.
 pub const GUESS_DEPTH: u32 = 6;
 
-/// The end-game solver ([`solver`], single-threaded) on every board size, and a
-/// first guess from a shallow search.
 /// At or below this many empty squares a job-level leaf runs the end-game solver even where the
 /// job's default leaf kernel is df-pn ([`Exact::fast_leaf`]): on 8 x 8 a null-window probe there
 /// takes a few 10^5 to 10^6 nodes (milliseconds), while df-pn keeps the lead higher up (6 x 6
@@ -647,6 +645,8 @@ pub const GUESS_DEPTH: u32 = 6;
 /// alpha-beta ones).
 pub const FAST_LEAF_EMPTIES: u32 = 16;
 
+/// The end-game solver ([`solver`], with the job's threads) on every board size, and a first
+/// guess from a shallow search.
 impl Exact for Othello {
     type Book = ();
 
