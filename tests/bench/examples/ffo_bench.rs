@@ -10,7 +10,8 @@
 //! full-window search of `othello::solver` on a fresh table of `--memory` MB (64: 4 M entries, as Edax's `-h 22`), with
 //! `--threads` search threads (1). Prints per position the score and the suite's score, nodes,
 //! CPU seconds of this process (user + system, all threads: the figure to trust on a loaded
-//! machine), wall seconds and nodes per CPU second. With `--edax` the same position is then
+//! machine), wall seconds and nodes per CPU second; with threads also the seconds the threads
+//! spent waiting for work (summed) and the split points made. With `--edax` the same position is then
 //! solved by Edax (`-solve` on a one-line file, `-l 60 -n N -h 22`, run from the folder above
 //! the binary, where its `data/eval.dat` lives) and its nodes and child CPU time are printed
 //! beside ours, interleaved so that the machine's load hits both alike. The last lines give
@@ -134,6 +135,7 @@ fn main() {
         load()
     );
     let (mut tn, mut tc, mut tw, mut en, mut ec) = (0u64, 0f64, 0f64, 0u64, 0f64);
+    let mut ti = 0f64;
     let mut log_ratio = 0f64;
     let mut count = 0;
     let mut wrong = 0;
@@ -155,7 +157,8 @@ fn main() {
         let table = Table::with_bytes(memory << 20).expect("table");
         let c0 = cpu(libc::RUSAGE_SELF);
         let w0 = Instant::now();
-        let (v, nodes) = othello_solver::solve_threads(Board::of(&g), me, opp, &table, threads);
+        let (v, stats) = othello_solver::solve_stats(Board::of(&g), me, opp, &table, threads);
+        let nodes = stats.nodes;
         let c = cpu(libc::RUSAGE_SELF) - c0;
         let w = w0.elapsed().as_secs_f64();
         let ok = want.is_none_or(|w| w == v);
@@ -175,6 +178,14 @@ fn main() {
             },
             nodes as f64 / c / 1e6
         );
+        if threads > 1 {
+            ti += stats.idle.as_secs_f64();
+            print!(
+                " idle {:.3} s splits {}",
+                stats.idle.as_secs_f64(),
+                stats.splits
+            );
+        }
         if let Some(e) = &edax {
             let (ev, enodes, ecpu) = e.solve(line, index);
             en += enodes;
@@ -189,7 +200,7 @@ fn main() {
         println!(" load {}", load());
     }
     println!(
-        "total: {count} positions, {wrong} wrong, nodes {tn} cpu {tc:.3} s wall {tw:.3} s {:.1} Mn/cpu-s",
+        "total: {count} positions, {wrong} wrong, nodes {tn} cpu {tc:.3} s wall {tw:.3} s {:.1} Mn/cpu-s idle {ti:.3} s",
         tn as f64 / tc / 1e6
     );
     if edax.is_some() && count > 0 {

@@ -1,8 +1,10 @@
 //! Othello (Reversi) on even square boards of 4 x 4 to 8 x 8.
 //!
 //! Values (docs/API.md, section 3): the final disc difference from the point of view of the side to move
-//! (negamax): own discs minus the opponent's discs when neither side can move. Empty squares
-//! count for nobody. Bounds are `±size²`.
+//! (negamax): own discs minus the opponent's discs when neither side can move. Empty squares left
+//! by a game that ends early go to the winner ([`Empties::Winner`], the official rule of the
+//! World Othello Federation and the scores of the FFO suites), or to nobody with the game
+//! parameter `empties=none`. Bounds are `±size²` under both rules.
 //!
 //! Rules: Black moves first from the usual centre cross (White on d4 and e5 of an 8 x 8 board,
 //! the same pattern in the centre of smaller boards). A move must flip at least one line of
@@ -181,10 +183,41 @@ impl Geometry {
     }
 }
 
+/// Who gets the empty squares of a game that ends before the board is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Empties {
+    /// The winner (the official rule): a win by `d` discs with `e` empties scores `d + e`.
+    Winner,
+    /// Nobody: the score is the disc difference on the board.
+    Nobody,
+}
+
+impl Empties {
+    /// The final score of a side with `me` discs against `opp` discs on a board of `squares`.
+    #[inline(always)]
+    pub fn score(self, me: u32, opp: u32, squares: u32) -> i32 {
+        let d = me as i32 - opp as i32;
+        match self {
+            Empties::Nobody => d,
+            Empties::Winner => d + d.signum() * (squares - me - opp) as i32,
+        }
+    }
+
+    /// A word mixed into table keys and hashes, so values under the two rules never share an
+    /// entry.
+    pub fn key_salt(self) -> u64 {
+        match self {
+            Empties::Winner => 0,
+            Empties::Nobody => 0x6E6F_626F_6479_0001,
+        }
+    }
+}
+
 /// Othello of a given size.
 #[derive(Clone, Debug)]
 pub struct Othello {
     geo: Geometry,
+    empties: Empties,
 }
 
 /// A position: discs by colour, who moves, the cached legal moves of the side to move, and the
@@ -207,11 +240,23 @@ pub struct OthelloState {
 }
 
 impl Othello {
-    /// Othello on a `size x size` board (even, 4..8).
+    /// Othello on a `size x size` board (even, 4..8), empty squares to the winner.
     pub fn new(size: usize) -> Result<Othello, String> {
         Ok(Othello {
             geo: Geometry::new(size)?,
+            empties: Empties::Winner,
         })
+    }
+
+    /// The same game with the rule `empties` for the empty squares of an early end.
+    pub fn with_empties(mut self, empties: Empties) -> Othello {
+        self.empties = empties;
+        self
+    }
+
+    /// Who gets the empty squares of an early end.
+    pub fn empties(&self) -> Empties {
+        self.empties
     }
 
     /// The board shape.
@@ -353,10 +398,21 @@ impl Othello {
         Ok(Some((s, &rest[side_end..])))
     }
 
-    /// The disc difference from `colour`'s point of view.
+    /// The disc difference from `colour`'s point of view (the empty squares for nobody).
     pub fn disc_difference(&self, s: &OthelloState, colour: u8) -> i32 {
         let c = colour as usize;
         s.discs[c].count_ones() as i32 - s.discs[1 - c].count_ones() as i32
+    }
+
+    /// The final score from `colour`'s point of view under the game's rule for the empty
+    /// squares ([`Empties`]); at a terminal state, the value.
+    pub fn final_score(&self, s: &OthelloState, colour: u8) -> i32 {
+        let c = colour as usize;
+        self.empties.score(
+            s.discs[c].count_ones(),
+            s.discs[1 - c].count_ones(),
+            self.geo.valid.count_ones(),
+        )
     }
 }
 
@@ -424,7 +480,7 @@ impl Game for Othello {
         self.settle(s);
     }
     fn returns(&self, s: &OthelloState, out: &mut [f64]) {
-        let d = self.disc_difference(s, 0) as f64;
+        let d = self.final_score(s, 0) as f64;
         out[0] = d;
         out[1] = -d;
     }
@@ -516,7 +572,7 @@ impl ZeroSum for Othello {
     }
     #[inline]
     fn terminal_value(&self, s: &OthelloState) -> i32 {
-        self.disc_difference(s, s.to_move)
+        self.final_score(s, s.to_move)
     }
     fn value_bounds(&self, _s: &OthelloState) -> (i32, i32) {
         let n = (self.geo.size as i32).pow(2);
@@ -544,6 +600,7 @@ impl Hashed for Othello {
     fn hash(&self, s: &OthelloState) -> u64 {
         fmix64(
             s.discs[0]
+                ^ self.empties.key_salt()
                 ^ fmix64(s.discs[1] ^ (s.to_move as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         )
     }
@@ -581,8 +638,6 @@ pub(crate) fn for_each_square_token(
 /// Plies of the depth-limited search that gives an exact Othello job its first guess.
 pub const GUESS_DEPTH: u32 = 6;
 
-/// The end-game solver ([`solver`], single-threaded) on every board size, and a
-/// first guess from a shallow search.
 /// At or below this many empty squares a job-level leaf runs the end-game solver even where the
 /// job's default leaf kernel is df-pn ([`Exact::fast_leaf`]): on 8 x 8 a null-window probe there
 /// takes a few 10^5 to 10^6 nodes (milliseconds), while df-pn keeps the lead higher up (6 x 6
@@ -590,6 +645,8 @@ pub const GUESS_DEPTH: u32 = 6;
 /// alpha-beta ones).
 pub const FAST_LEAF_EMPTIES: u32 = 16;
 
+/// The end-game solver ([`solver`], with the job's threads) on every board size, and a first
+/// guess from a shallow search.
 impl Exact for Othello {
     type Book = ();
 
@@ -664,12 +721,31 @@ pub const PARAM_SIZE: Spec = Spec::uint(
     "one 64-bit bitboard",
 );
 
+/// `empties`: who gets the empty squares of a game that ends early.
+pub const PARAM_EMPTIES: Spec = Spec::text(
+    "empties",
+    "winner",
+    "empty squares of an early end: winner (the official rule) or none",
+);
+
+/// Reads [`PARAM_EMPTIES`]'s value.
+pub fn parse_empties(text: &str) -> Result<Empties, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "winner" => Ok(Empties::Winner),
+        "none" => Ok(Empties::Nobody),
+        _ => Err(format!(
+            "othello 'empties={}': winner (empty squares go to the winner, the official rule) or none",
+            text.chars().take(40).collect::<String>()
+        )),
+    }
+}
+
 /// The catalogue entry of Othello.
 pub struct OthelloEntry;
 
 impl GameEntry for OthelloEntry {
     const NAME: &'static str = "othello";
-    const PARAMS: &'static [Spec] = &[PARAM_SIZE];
+    const PARAMS: &'static [Spec] = &[PARAM_SIZE, PARAM_EMPTIES];
     const FAMILY: Family = Family::ZeroSum {
         book: false,
         features: true,
@@ -677,8 +753,12 @@ impl GameEntry for OthelloEntry {
     type Game = Othello;
     fn build(params: &Opts) -> Result<Othello, SolveError> {
         let size = params.uint_or(&PARAM_SIZE, 8usize)?;
+        let empties = parse_empties(params.text(&PARAM_EMPTIES).unwrap_or("winner"))
+            .map_err(SolveError::bad)?;
         params.finish()?;
-        Othello::new(size).map_err(SolveError::bad)
+        Ok(Othello::new(size)
+            .map_err(SolveError::bad)?
+            .with_empties(empties))
     }
     fn offer<V: Visitor>(game: Othello, visitor: V) -> V::Output {
         visitor.zero_sum_features(game, eval::othello, false)

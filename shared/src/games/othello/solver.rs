@@ -6,8 +6,9 @@
 //! from the side to move's point of view (`v <= alpha`: the value is at most `v`; `v >= beta`: at
 //! least `v`; otherwise exact), the best root move, a principal variation and the nodes, on the
 //! same [`engine::Table`] memory so that a job's null-window probes share what they learnt.
-//! Values are the game's: the final disc difference, empty squares counting for nobody
-//! ([`Othello`]'s `terminal_value`).
+//! Values are the game's: the final disc difference, the empty squares of an early end going to
+//! the winner or to nobody as [`Board::empties`] says ([`Othello`]'s `terminal_value`); the rule
+//! is mixed into the table's check word, so entries of the two rules never answer each other.
 //!
 //! ## Board
 //! The layout of [`super`]: stride 8, bit `row * 8 + col`, squares outside the
@@ -27,7 +28,9 @@
 //! - move order: at `empties >= MOBILITY_EMPTIES` fastest-first (fewest opponent replies after
 //!   the move, from a full move generation per child) with a corner bonus; below that, moves in
 //!   regions (board quadrants) with an odd number of empties first, corners first;
-//! - a side without a move passes; two passes end the game.
+//! - a side without a move passes; two passes end the game;
+//! - threads: Young Brothers Wait split points at null-window nodes of `SPLIT_EMPTIES` or more
+//!   ([`run`]), on the shared table.
 //!
 //! ## Table entry (two words of [`Table::raw_words`], two entries per 32-byte bucket)
 //! ```text
@@ -39,15 +42,16 @@
 //! 2^-64 chance. `bound` 0 is an empty slot, 1 Lower, 2 Upper, 3 Exact (fail-soft). Slot 0 keeps
 //! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
 
-use super::{Othello, OthelloState, PASS};
-use crate::games::connect4::solver::{busy, pool};
+use super::{Empties, Othello, OthelloState, PASS};
+use crate::games::connect4::solver::pool;
 use crate::games::fmix64;
 use crate::model::Game;
 use crate::search::engine::{Outcome, Table};
 use crate::search::node::NodeCount;
 use crate::search::Control;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// At or below this many empty squares: the table-free leaf routine (Edax's shallow search
 /// starts at 7 empties too).
@@ -66,9 +70,12 @@ const W_POTENTIAL_MOBILITY: u64 = 1 << 5;
 const W_PARITY: u64 = 1 << 2;
 /// At or above this many empty squares: the stability bounds ([`Solver::stability_cut`]).
 const STABILITY_EMPTIES: u32 = 8;
-/// At or above this many empty squares, with more than one thread: ABDADA (a child another
-/// thread is inside is left for later).
-const SHARE_EMPTIES: u32 = 10;
+/// At or above this many empty squares, with more than one thread: a node may become a split
+/// point once its first move is searched (Young Brothers Wait). Below it a subtree is too small
+/// to pay for handing it over (a wake-up costs microseconds, 11 empties some 10^4 nodes).
+const SPLIT_EMPTIES: u32 = 12;
+/// Most search threads.
+const MAX_THREADS: usize = 64;
 /// Nodes between two polls of the limits.
 const POLL_INTERVAL: u64 = 1 << 14;
 /// Larger than any score (|score| <= 64).
@@ -114,6 +121,8 @@ pub struct Board {
     /// Per square, its neighbours on the board: a move there flips nothing unless one of them
     /// is the opponent's.
     neighbour: [u64; 64],
+    /// Who gets the empty squares of an early end.
+    pub empties: Empties,
 }
 
 /// The ray directions of [`Board::rays`] as (row step, column step): the first four go to
@@ -250,13 +259,27 @@ impl Board {
             regions,
             lines,
             has_next,
+            empties: Empties::Winner,
         }
     }
 
-    /// The board of an Othello game.
+    /// The same board with the rule `empties` for the empty squares of an early end.
+    pub fn with_empties(mut self, empties: Empties) -> Board {
+        self.empties = empties;
+        self
+    }
+
+    /// The board of an Othello game (and its rule for the empty squares).
     pub fn of(game: &Othello) -> Board {
         let n = game.size() as u32;
-        Board::new(n, n)
+        Board::new(n, n).with_empties(game.empties())
+    }
+
+    /// The final score of a finished game for the side owning `me`, under [`Board::empties`].
+    #[inline(always)]
+    fn end_score(&self, me: u64, opp: u64) -> i32 {
+        self.empties
+            .score(me.count_ones(), opp.count_ones(), self.valid.count_ones())
     }
 
     /// The empty squares where `me` may play (each brackets a line of `opp`).
@@ -401,9 +424,9 @@ fn fill_down(from: u64, mask: u64, n: u32) -> u64 {
     x >> n
 }
 
-/// The final disc difference for the side owning `me`.
+/// The disc difference for the side owning `me` (the final score of a full board).
 #[inline(always)]
-fn final_score(me: u64, opp: u64) -> i32 {
+fn disc_difference(me: u64, opp: u64) -> i32 {
     me.count_ones() as i32 - opp.count_ones() as i32
 }
 
@@ -434,9 +457,10 @@ pub fn search(
     let (words, salt) = table.raw_words();
     let a = alpha.clamp(-SCORE_INF, SCORE_INF - 1);
     let b = beta.clamp(a + 1, SCORE_INF);
-    let (found, nodes) = run(&board, me, opp, a, b, words, salt, ctl, threads);
+    let (found, stats) = run(&board, me, opp, a, b, words, salt, ctl, threads);
+    let nodes = stats.nodes;
     let (value, best) = found?;
-    let s = Solver::new(&board, words, salt, ctl, &NO_STOP, &[]);
+    let s = Solver::new(&board, words, salt, ctl, &NO_STOP, None);
     let pv = s.principal_variation(me, opp, best);
     Some(Outcome {
         value,
@@ -451,15 +475,31 @@ pub fn search(
 /// A stop flag that is never raised (searches without helpers).
 static NO_STOP: AtomicBool = AtomicBool::new(false);
 
+/// What a search cost: nodes of all threads, the time the threads spent waiting for work (idle
+/// helpers, and owners of a split point waiting for its helpers with nothing to help at), and
+/// the split points made.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// Nodes of all threads.
+    pub nodes: u64,
+    /// Summed over the threads.
+    pub idle: Duration,
+    /// Split points made.
+    pub splits: u64,
+}
+
 /// One search of `(me, opp)` with the window `(a, b)` by `threads` threads: the value and root
-/// move of the first thread to finish (`None` when `ctl` stopped them) and the nodes of all.
+/// move (`None` when `ctl` stopped the search) and what it cost.
 ///
-/// Threads (ABDADA, Weill 1996; the busy table and the helper pool of the Connect Four solver):
-/// every thread searches the same root on the shared table; at a node of at least
-/// [`SHARE_EMPTIES`] empties a child that another thread is inside is left for later, and
-/// searched after the others (its table entry then often answers it at once). Every thread's
-/// answer is a complete search of the root, so the first one found is the answer; the others
-/// are then stopped, and a stopped thread stores nothing.
+/// Threads (Young Brothers Wait, Feldmann 1993, as Edax and Crafty split): the caller's thread
+/// searches the root; at a node of at least [`SPLIT_EMPTIES`] empties whose first move is done
+/// and whose cut-off has not come, when some thread is idle, the remaining moves become a
+/// [`Split`] that idle threads join, each taking the next move, searching it with the split
+/// point's current alpha and merging its value under the split point's lock. A value at or above
+/// beta marks the split point cut: every thread inside it (or below it) abandons its search and
+/// stores nothing. The owner of a split point, once its moves are handed out, helps at split
+/// points below its own until its helpers are done, and sleeps otherwise (no spinning). A thread
+/// stopped by `ctl` raises `stop`, which halts every thread; the answer is then `None`.
 #[allow(clippy::too_many_arguments)]
 fn run(
     board: &Board,
@@ -471,43 +511,115 @@ fn run(
     salt: u64,
     ctl: &Control,
     threads: usize,
-) -> (Option<(i32, Option<u8>)>, u64) {
-    let threads = threads.clamp(1, busy::MAX_THREADS as usize);
+) -> (Option<(i32, Option<u8>)>, Stats) {
+    let threads = threads.clamp(1, MAX_THREADS);
     let stop = AtomicBool::new(false);
-    let slots = if threads > 1 {
-        busy::table()
-    } else {
-        Vec::new()
+    let shared = Shared::new();
+    let pool_ref = (threads > 1).then_some(&shared);
+    let totals = Mutex::new(Stats::default());
+    let add = |s: &Solver| {
+        let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+        t.nodes += s.count.nodes;
+        t.idle += s.idle;
+        t.splits += s.splits;
     };
-    let go = |_helper: u64| {
-        let mut s = Solver::new(board, words, salt, ctl, &stop, &slots);
+    let helper_task = |_i: u64| {
+        let mut s = Solver::new(board, words, salt, ctl, &stop, pool_ref);
+        s.help_until_done(&shared);
+        s.count.flush(ctl);
+        add(&s);
+    };
+    let found = pool::run(threads as u64 - 1, &helper_task, || {
+        let mut s = Solver::new(board, words, salt, ctl, &stop, pool_ref);
         let v = s.node(me, opp, a, b, true);
         s.count.flush(ctl);
-        let found = (!s.stopped).then_some((v, s.root_move));
-        (found, s.count.nodes)
-    };
-    if threads == 1 {
-        return go(0);
-    }
-    let helpers = Mutex::new((None, 0u64));
-    let helper_task = |i: u64| {
-        let (found, nodes) = go(i);
-        if found.is_some() {
-            stop.store(true, Ordering::Relaxed);
-        }
-        let mut h = helpers.lock().unwrap_or_else(|e| e.into_inner());
-        h.1 += nodes;
-        if h.0.is_none() {
-            h.0 = found;
-        }
-    };
-    let (found, nodes) = pool::run(threads as u64 - 1, &helper_task, || {
-        let r = go(0);
-        stop.store(true, Ordering::Relaxed);
-        r
+        let halted = s.halted();
+        shared.finish();
+        add(&s);
+        (!halted).then_some((v, s.root_move))
     });
-    let (helper_found, helper_nodes) = helpers.into_inner().unwrap_or_else(|e| e.into_inner());
-    (found.or(helper_found), nodes + helper_nodes)
+    let stats = totals.into_inner().unwrap_or_else(|e| e.into_inner());
+    (found, stats)
+}
+
+/// A node whose remaining moves are shared out between threads (see [`run`]).
+struct Split {
+    me: u64,
+    opp: u64,
+    beta: i32,
+    /// The moves left after the first, in search order (`key << 8 | square`).
+    list: [u64; 64],
+    len: usize,
+    /// The next index of `list` to hand out.
+    next: AtomicUsize,
+    /// A value at or above beta was found: everything below is abandoned.
+    cut: AtomicBool,
+    /// (best value, best move) merged so far.
+    merged: Mutex<(i32, u64)>,
+    /// Threads other than the owner working here; changed under [`Shared`]'s lock only.
+    helpers: AtomicUsize,
+    /// The split point the owner was working for when it made this one.
+    parent: Option<Arc<Split>>,
+}
+
+impl Split {
+    /// This split point or one above it is cut.
+    #[inline]
+    fn abandoned(&self) -> bool {
+        let mut at = Some(self);
+        while let Some(s) = at {
+            if s.cut.load(Ordering::Relaxed) {
+                return true;
+            }
+            at = s.parent.as_deref();
+        }
+        false
+    }
+
+    /// Moves are left to hand out.
+    fn has_work(&self) -> bool {
+        self.next.load(Ordering::Relaxed) < self.len && !self.abandoned()
+    }
+
+    /// `ancestor` is this split point or one above it.
+    fn below(&self, ancestor: &Split) -> bool {
+        let mut at = Some(self);
+        while let Some(s) = at {
+            if std::ptr::eq(s, ancestor) {
+                return true;
+            }
+            at = s.parent.as_deref();
+        }
+        false
+    }
+}
+
+/// The split points open to helpers, and the sleeping threads.
+struct Shared {
+    open: Mutex<(Vec<Arc<Split>>, bool)>,
+    wake: Condvar,
+    /// Threads waiting for work: a node splits only when this is above 0.
+    idle: AtomicUsize,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            open: Mutex::new((Vec::new(), false)),
+            wake: Condvar::new(),
+            idle: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, (Vec<Arc<Split>>, bool)> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The search is over: helpers leave.
+    fn finish(&self) {
+        self.lock().1 = true;
+        self.wake.notify_all();
+    }
 }
 
 /// The exact value of `(me, opp)` on `board` by one full-window search on `table` (tests and
@@ -543,10 +655,28 @@ pub fn solve_window_threads(
     table: &Table,
     threads: usize,
 ) -> (i32, u64) {
+    let (v, stats) = solve_window_stats(board, me, opp, alpha, beta, table, threads);
+    (v, stats.nodes)
+}
+
+/// [`solve_threads`] with the search's [`Stats`] (benchmarks).
+pub fn solve_stats(board: Board, me: u64, opp: u64, table: &Table, threads: usize) -> (i32, Stats) {
+    solve_window_stats(board, me, opp, -SCORE_INF, SCORE_INF, table, threads)
+}
+
+fn solve_window_stats(
+    board: Board,
+    me: u64,
+    opp: u64,
+    alpha: i32,
+    beta: i32,
+    table: &Table,
+    threads: usize,
+) -> (i32, Stats) {
     let ctl = Control::unlimited();
     let (words, salt) = table.raw_words();
-    let (found, nodes) = run(&board, me, opp, alpha, beta, words, salt, &ctl, threads);
-    (found.expect("an unlimited search finishes").0, nodes)
+    let (found, stats) = run(&board, me, opp, alpha, beta, words, salt, &ctl, threads);
+    (found.expect("an unlimited search finishes").0, stats)
 }
 
 /// A table hit.
@@ -563,13 +693,17 @@ struct Solver<'a> {
     salt: u64,
     buckets: u64,
     ctl: &'a Control,
-    /// Raised when another thread has the answer.
+    /// Raised when a thread was stopped by `ctl`: every thread halts.
     stop: &'a AtomicBool,
-    /// The threads' busy table (empty with one thread).
-    busy: &'a [AtomicU64],
+    /// The split points of a search with helpers (`None`: one thread).
+    shared: Option<&'a Shared>,
+    /// The split point this thread works for (its moves and those below it), if any.
+    current: Option<Arc<Split>>,
     count: NodeCount,
     stopped: bool,
     root_move: Option<u8>,
+    idle: Duration,
+    splits: u64,
 }
 
 impl<'a> Solver<'a> {
@@ -579,28 +713,175 @@ impl<'a> Solver<'a> {
         salt: u64,
         ctl: &'a Control,
         stop: &'a AtomicBool,
-        busy: &'a [AtomicU64],
+        shared: Option<&'a Shared>,
     ) -> Self {
         Solver {
             board,
             words,
-            salt,
+            salt: salt ^ board.empties.key_salt(),
             buckets: (words.len() / 4) as u64,
             ctl,
             stop,
-            busy,
+            shared,
+            current: None,
             count: NodeCount::default(),
             stopped: false,
             root_move: None,
+            idle: Duration::ZERO,
+            splits: 0,
         }
     }
 
     #[cold]
     fn poll(&mut self) {
         self.count.flush(self.ctl);
-        if self.ctl.should_stop().is_some() || self.stop.load(Ordering::Relaxed) {
+        if self.ctl.should_stop().is_some() {
             self.stopped = true;
+            self.stop.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// The current search must be abandoned: a limit stopped some thread, or the split point
+    /// this thread works for (or one above it) is cut. A halted search stores nothing.
+    #[inline(always)]
+    fn halted(&self) -> bool {
+        self.stopped
+            || (self.shared.is_some()
+                && (self.stop.load(Ordering::Relaxed)
+                    || self.current.as_deref().is_some_and(Split::abandoned)))
+    }
+
+    /// Searches the moves of `sp` one after the other as they are handed out, merging each
+    /// value, until none is left or the split point is cut.
+    fn work_at(&mut self, sp: &Split) {
+        loop {
+            if sp.cut.load(Ordering::Relaxed) {
+                return;
+            }
+            let i = sp.next.fetch_add(1, Ordering::Relaxed);
+            if i >= sp.len {
+                return;
+            }
+            let sq = (sp.list[i] & 0xff) as u32;
+            let f = self.board.flips(sp.me, sp.opp, sq);
+            let (m2, o2) = (sp.me | f | 1 << sq, sp.opp & !f);
+            // A null window: the split point's own (split points are null-window nodes).
+            let a = sp.beta - 1;
+            let v = -self.node(o2, m2, -sp.beta, -a, false);
+            if self.halted() {
+                return;
+            }
+            let mut m = sp.merged.lock().unwrap_or_else(|e| e.into_inner());
+            if v > m.0 {
+                m.0 = v;
+                m.1 = sq as u64;
+                if v >= sp.beta {
+                    sp.cut.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Joins the open split point `sp` (its helper count was raised under the lock), works
+    /// there, and leaves it.
+    fn join(&mut self, shared: &Shared, sp: Arc<Split>) {
+        let outer = self.current.replace(sp.clone());
+        self.work_at(&sp);
+        self.current = outer;
+        let _open = shared.lock();
+        sp.helpers.fetch_sub(1, Ordering::Relaxed);
+        shared.wake.notify_all();
+    }
+
+    /// A helper's life: join split points as they open, sleep in between, until the search is
+    /// over. The split point with the most empties is joined first (the biggest piece of work).
+    fn help_until_done(&mut self, shared: &Shared) {
+        let mut open = shared.lock();
+        loop {
+            if open.1 {
+                return;
+            }
+            let pick = open
+                .0
+                .iter()
+                .filter(|sp| sp.has_work())
+                .max_by_key(|sp| (!(sp.me | sp.opp) & self.board.valid).count_ones())
+                .cloned();
+            if let Some(sp) = pick {
+                sp.helpers.fetch_add(1, Ordering::Relaxed);
+                drop(open);
+                self.join(shared, sp);
+                open = shared.lock();
+                continue;
+            }
+            let t = Instant::now();
+            shared.idle.fetch_add(1, Ordering::Relaxed);
+            open = shared.wake.wait(open).unwrap_or_else(|e| e.into_inner());
+            shared.idle.fetch_sub(1, Ordering::Relaxed);
+            self.idle += t.elapsed();
+        }
+    }
+
+    /// Shares the moves `moves` of the node `(me, opp)` (the null window below `beta`, first
+    /// move searched: `best` by `best_move`) with the idle threads; returns the merged best value
+    /// and move once every move is searched or the node is cut.
+    #[allow(clippy::too_many_arguments)]
+    fn split(
+        &mut self,
+        shared: &Shared,
+        me: u64,
+        opp: u64,
+        beta: i32,
+        moves: &[u64],
+        best: i32,
+        best_move: u64,
+    ) -> (i32, u64) {
+        let mut list = [0u64; 64];
+        list[..moves.len()].copy_from_slice(moves);
+        let sp = Arc::new(Split {
+            me,
+            opp,
+            beta,
+            list,
+            len: moves.len(),
+            next: AtomicUsize::new(0),
+            cut: AtomicBool::new(false),
+            merged: Mutex::new((best, best_move)),
+            helpers: AtomicUsize::new(0),
+            parent: self.current.clone(),
+        });
+        self.splits += 1;
+        shared.lock().0.push(sp.clone());
+        shared.wake.notify_all();
+        let outer = self.current.replace(sp.clone());
+        self.work_at(&sp);
+        // Closed to newcomers; then help below until the helpers are done.
+        let mut open = shared.lock();
+        open.0.retain(|x| !Arc::ptr_eq(x, &sp));
+        while sp.helpers.load(Ordering::Relaxed) > 0 {
+            let pick = open
+                .0
+                .iter()
+                .filter(|x| x.has_work() && x.below(&sp))
+                .max_by_key(|x| (!(x.me | x.opp) & self.board.valid).count_ones())
+                .cloned();
+            if let Some(x) = pick {
+                x.helpers.fetch_add(1, Ordering::Relaxed);
+                drop(open);
+                self.join(shared, x);
+                open = shared.lock();
+                continue;
+            }
+            let t = Instant::now();
+            shared.idle.fetch_add(1, Ordering::Relaxed);
+            open = shared.wake.wait(open).unwrap_or_else(|e| e.into_inner());
+            shared.idle.fetch_sub(1, Ordering::Relaxed);
+            self.idle += t.elapsed();
+        }
+        drop(open);
+        self.current = outer;
+        let m = sp.merged.lock().unwrap_or_else(|e| e.into_inner());
+        (m.0, m.1)
     }
 
     #[inline(always)]
@@ -661,7 +942,7 @@ impl<'a> Solver<'a> {
         if self.count.nodes & (POLL_INTERVAL - 1) == 0 {
             self.poll();
         }
-        if self.stopped {
+        if self.halted() {
             return 0;
         }
         if n >= STABILITY_EMPTIES && !root {
@@ -672,7 +953,7 @@ impl<'a> Solver<'a> {
         let moves = self.board.moves(me, opp);
         if moves == 0 {
             if self.board.moves(opp, me) == 0 {
-                return final_score(me, opp);
+                return self.board.end_score(me, opp);
             }
             if root {
                 self.root_move = Some(PASS);
@@ -756,34 +1037,25 @@ impl<'a> Solver<'a> {
         let alpha0 = alpha;
         let mut best = -SCORE_INF;
         let mut best_move = NO_MOVE;
-        // ABDADA: with helpers, a child (not the first) that another thread is inside waits in
-        // `deferred` until the others are done.
-        let share = !self.busy.is_empty() && n >= SHARE_EMPTIES;
-        let mut deferred = [0u64; 64];
-        let mut nd = 0;
-        let mut t = 0;
-        while t < len + nd {
-            let item = if t < len { list[t] } else { deferred[t - len] };
-            let first = t == 0;
-            t += 1;
-            let sq = (item & 0xff) as u32;
+        // Split points are null-window nodes: a wider window's alpha rises while helpers search
+        // with the old one, and each of their fail-highs then costs a wide re-search.
+        let can_split = self.shared.is_some() && n >= SPLIT_EMPTIES && beta - alpha == 1;
+        for t in 0..len {
+            if t > 0 && can_split {
+                if let Some(shared) = self.shared.filter(|s| s.idle.load(Ordering::Relaxed) > 0) {
+                    (best, best_move) =
+                        self.split(shared, me, opp, beta, &list[t..len], best, best_move);
+                    if self.halted() {
+                        return 0;
+                    }
+                    break;
+                }
+            }
+            let sq = (list[t] & 0xff) as u32;
             let bit = 1u64 << sq;
             let f = self.board.flips(me, opp, sq);
             let (m2, o2) = (me | f | bit, opp & !f);
-            let mut marked = None;
-            if share {
-                let ck = key_of(o2, m2);
-                match busy::enter(self.busy, ck, t <= len && !first) {
-                    busy::Entry::Busy => {
-                        deferred[nd] = item;
-                        nd += 1;
-                        continue;
-                    }
-                    busy::Entry::Marked => marked = Some(ck),
-                    busy::Entry::Collision => {}
-                }
-            }
-            let v = if first {
+            let v = if t == 0 {
                 -self.node(o2, m2, -beta, -alpha, false)
             } else {
                 let mut v = -self.node(o2, m2, -alpha - 1, -alpha, false);
@@ -792,10 +1064,7 @@ impl<'a> Solver<'a> {
                 }
                 v
             };
-            if let Some(ck) = marked {
-                busy::leave(self.busy, ck);
-            }
-            if self.stopped {
+            if self.halted() {
                 return 0;
             }
             if v > best {
@@ -864,7 +1133,7 @@ impl<'a> Solver<'a> {
             }
             self.count.nodes += 1;
             if empty == 0 {
-                return final_score(me, opp);
+                return self.board.end_score(me, opp);
             }
             return self.last(me, opp, empty.trailing_zeros());
         }
@@ -908,7 +1177,7 @@ impl<'a> Solver<'a> {
         }
         if best == -SCORE_INF {
             if passed {
-                return final_score(me, opp);
+                return self.board.end_score(me, opp);
             }
             return -self.leaf(opp, me, -beta, -alpha, empty, true);
         }
@@ -957,17 +1226,18 @@ impl<'a> Solver<'a> {
         }
         if best == -SCORE_INF {
             if passed {
-                return final_score(me, opp);
+                return self.board.end_score(me, opp);
             }
             return -self.two(opp, me, -beta, -alpha, x1, x2, true);
         }
         best
     }
 
-    /// The value of a position with one empty square `sq`.
+    /// The value of a position with one empty square `sq`: after a move there the board is
+    /// full; when neither side can play, the game ends with `sq` empty.
     #[inline(always)]
     fn last(&mut self, me: u64, opp: u64, sq: u32) -> i32 {
-        let d = final_score(me, opp);
+        let d = disc_difference(me, opp);
         let f = self.board.flips(me, opp, sq);
         if f != 0 {
             return d + 1 + 2 * f.count_ones() as i32;
@@ -976,7 +1246,7 @@ impl<'a> Solver<'a> {
         if g != 0 {
             return d - 1 - 2 * g.count_ones() as i32;
         }
-        d
+        self.board.end_score(me, opp)
     }
 
     /// The line of table moves from the root (stops where the table has no legal move).

@@ -314,39 +314,58 @@ fn engine_plays_legal_games_to_the_end() {
     );
 }
 
-/// 4 x 4: the engine in exact mode (plain and through the evaluator's scaling) reproduces the
-/// exhaustive minimax value, and so does the registry's probe plan.
+/// 4 x 4 under both rules for the empty squares: the engine in exact mode (plain and through the
+/// evaluator's scaling) reproduces the exhaustive minimax value, and so does the registry's probe
+/// plan with the game parameter `empties`.
 #[test]
 fn engine_reproduces_the_4x4_exact_value() {
-    let plain = Othello::new(4).unwrap();
-    let root = plain.initial_state();
-    let truth = minimax(&plain, &root, None, &Control::unlimited()).unwrap();
-    // Published: 4 x 4 Othello is won by White, 3-11 (Black's view: -8).
-    assert_eq!(truth.value, -8);
-    let o = engine::search_full(&plain, &root, &Config::default());
-    assert_eq!(o.value, truth.value);
-    let g = othello(Othello::new(4).unwrap());
-    let o = engine::search_full(&g, &root, &Config::default());
-    assert_eq!(g.proven(o.value), Some(truth.value));
-    // The best move reaches the value.
-    let mut c = root.clone();
-    plain.apply(&mut c, o.best_move.unwrap());
-    let v = minimax(&plain, &c, None, &Control::unlimited())
-        .unwrap()
-        .value;
-    assert_eq!(to_parent(0, plain.side(&c), v), truth.value);
-    // Through the registry and the planner's null-window probes.
+    // Published: 4 x 4 Othello is won by White, 3-11 with two squares left empty (Black's view:
+    // -8 on the board); the official rule gives White the empties: -10.
+    for (rule, word, want) in [
+        (crate::games::othello::Empties::Nobody, "none", -8),
+        (crate::games::othello::Empties::Winner, "winner", -10),
+    ] {
+        let plain = Othello::new(4).unwrap().with_empties(rule);
+        let root = plain.initial_state();
+        let truth = minimax(&plain, &root, None, &Control::unlimited()).unwrap();
+        assert_eq!(truth.value, want, "{word}");
+        let o = engine::search_full(&plain, &root, &Config::default());
+        assert_eq!(o.value, truth.value);
+        let g = othello(plain.clone());
+        let o = engine::search_full(&g, &root, &Config::default());
+        assert_eq!(g.proven(o.value), Some(truth.value));
+        // The best move reaches the value.
+        let mut c = root.clone();
+        plain.apply(&mut c, o.best_move.unwrap());
+        let v = minimax(&plain, &c, None, &Control::unlimited())
+            .unwrap()
+            .value;
+        assert_eq!(to_parent(0, plain.side(&c), v), truth.value);
+        // Through the registry and the planner's null-window probes.
+        let job = crate::wire::JobSpec {
+            game: "othello".into(),
+            game_params: [("size", "4"), ("empties", word)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            algorithm: "alphabeta".into(),
+            ..Default::default()
+        };
+        let p = crate::registry::prepare(&job).unwrap();
+        let r = crate::plan::run_local(p.as_ref(), &Control::unlimited()).unwrap();
+        assert_eq!(r.value, serde_json::json!(truth.value), "{word}");
+    }
+    // A bad rule is a one-line error.
     let job = crate::wire::JobSpec {
         game: "othello".into(),
-        game_params: [("size".to_string(), "4".to_string())]
+        game_params: [("empties".to_string(), "black".to_string())]
             .into_iter()
             .collect(),
         algorithm: "alphabeta".into(),
         ..Default::default()
     };
-    let p = crate::registry::prepare(&job).unwrap();
-    let r = crate::plan::run_local(p.as_ref(), &Control::unlimited()).unwrap();
-    assert_eq!(r.value, serde_json::json!(truth.value));
+    let e = crate::registry::prepare(&job).err().unwrap().to_string();
+    assert!(e.contains("winner") && !e.contains('\n'), "{e}");
 }
 
 /// Every position of a random game on 4 x 4: the engine's exact value equals minimax's.

@@ -118,18 +118,26 @@ impl Naive {
         }
         n
     }
-    /// Plain negamax: disc difference at the end, empties for nobody.
-    fn negamax(&self) -> i32 {
+    /// Plain negamax: disc difference at the end, the empty squares to the winner or to nobody
+    /// as `rule` says (counted here, not by [`Empties::score`]).
+    fn negamax(&self, rule: Empties) -> i32 {
         let moves = self.moves(1);
         if moves.is_empty() {
             if self.moves(-1).is_empty() {
-                return self.cells.iter().sum();
+                let d: i32 = self.cells.iter().sum();
+                let empty = self.cells.iter().filter(|&&x| x == 0).count() as i32;
+                return match rule {
+                    Empties::Nobody => d,
+                    Empties::Winner if d > 0 => d + empty,
+                    Empties::Winner if d < 0 => d - empty,
+                    Empties::Winner => 0,
+                };
             }
-            return -self.swapped().negamax();
+            return -self.swapped().negamax(rule);
         }
         moves
             .iter()
-            .map(|&(r, c)| -self.play(r, c).negamax())
+            .map(|&(r, c)| -self.play(r, c).negamax(rule))
             .max()
             .unwrap()
     }
@@ -217,12 +225,15 @@ fn moves_and_flips_match_the_naive_board_on_random_fills() {
     }
 }
 
-/// Random reachable positions of several shapes with few empties: the solver's value equals
-/// plain negamax on the naive board, and every window answer keeps the fail-soft contract.
+/// Random reachable positions of several shapes with few empties, under both rules for the
+/// empty squares: the solver's value equals plain negamax on the naive board, and every window
+/// answer keeps the fail-soft contract. The two rules share one table (their entries must not
+/// answer each other), and some positions must end early (the rules then differ).
 #[test]
 fn values_match_naive_negamax_on_rectangles_and_squares() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let table = Table::with_bytes(1 << 20).unwrap();
+    let mut differ = 0;
     for (w, h, empties, count) in [
         (4, 4, 12, 60),
         (4, 6, 10, 60),
@@ -230,14 +241,27 @@ fn values_match_naive_negamax_on_rectangles_and_squares() {
         (6, 6, 9, 40),
         (8, 8, 8, 20),
     ] {
-        let b = Board::new(w, h);
-        for _ in 0..count {
+        for i in 0..2 * count {
+            let rule = [Empties::Winner, Empties::Nobody][i % 2];
+            let b = Board::new(w, h).with_empties(rule);
             let (me, opp) = random_reachable(&mut rng, w, h, empties);
-            let want = Naive::from_bits(w, h, me, opp).negamax();
+            let naive = Naive::from_bits(w, h, me, opp);
+            let want = naive.negamax(rule);
+            let other = [Empties::Nobody, Empties::Winner][i % 2];
+            if naive.negamax(other) != want {
+                differ += 1;
+                // The other rule's value first, on the shared table.
+                let (v, _) = solve(b.with_empties(other), me, opp, &table);
+                assert_eq!(
+                    v,
+                    naive.negamax(other),
+                    "{other:?} {w}x{h} {me:#x} {opp:#x}"
+                );
+            }
             let (got, _) = solve(b, me, opp, &table);
-            assert_eq!(got, want, "{w}x{h} {me:#x} {opp:#x}");
+            assert_eq!(got, want, "{rule:?} {w}x{h} {me:#x} {opp:#x}");
             let (got2, _) = solve_threads(b, me, opp, &Table::with_bytes(1 << 16).unwrap(), 2);
-            assert_eq!(got2, want, "two threads {w}x{h} {me:#x} {opp:#x}");
+            assert_eq!(got2, want, "two threads {rule:?} {w}x{h} {me:#x} {opp:#x}");
             for _ in 0..3 {
                 let alpha = rng.gen_range(-20..20);
                 let beta = alpha + rng.gen_range(1..6);
@@ -252,13 +276,17 @@ fn values_match_naive_negamax_on_rectangles_and_squares() {
             }
         }
     }
+    assert!(
+        differ >= 10,
+        "only {differ} positions where the rules differ"
+    );
 }
 
-/// 4 x 4 from the start: the published value (White wins 11-3: -8 for Black), as plain minimax
-/// finds it, and the best move reaches it.
+/// 4 x 4 from the start, the empty squares for nobody: the published value (White wins 11-3:
+/// -8 for Black), as plain minimax finds it, and the best move reaches it.
 #[test]
 fn reproduces_the_4x4_exact_value() {
-    let g = Othello::new(4).unwrap();
+    let g = Othello::new(4).unwrap().with_empties(Empties::Nobody);
     let root = g.initial_state();
     let truth = minimax(&g, &root, None, &Control::unlimited())
         .unwrap()
@@ -461,7 +489,7 @@ fn windows_far_from_the_value_keep_the_fail_soft_contract() {
         let b = Board::new(w, h);
         for _ in 0..count {
             let (me, opp) = random_reachable(&mut rng, w, h, empties);
-            let v = Naive::from_bits(w, h, me, opp).negamax();
+            let v = Naive::from_bits(w, h, me, opp).negamax(Empties::Winner);
             for t in (-16..=16).step_by(3) {
                 let table = Table::with_bytes(1 << 16).unwrap();
                 let (p, _) = solve_window(b, me, opp, t - 1, t, &table);
@@ -511,5 +539,168 @@ fn solves_ffo_40_from_its_board() {
         let o = search(&g, &s, -engine::INF, engine::INF, threads, &table, &ctl).unwrap();
         assert_eq!(o.value, 38, "threads {threads}");
         assert_eq!(o.best_move, Some(8), "a2, threads {threads}");
+    }
+}
+
+/// The solver against plain minimax of the generic game (its `terminal_value`), under both
+/// rules for the empty squares: random positions of 4 x 4, 6 x 6 and 8 x 8 (at most 10 empties
+/// there), plus boards that are over before they are full. Some positions must end early.
+#[test]
+fn equals_plain_minimax_of_the_game_under_both_rules() {
+    let mut rng = ChaCha8Rng::seed_from_u64(45);
+    let ctl = Control::unlimited();
+    let table = Table::with_bytes(1 << 20).unwrap();
+    let mut differ = 0;
+    for (size, empties, count) in [(4, 12, 60), (6, 10, 30), (8, 10, 6), (8, 8, 20)] {
+        for i in 0..count {
+            let base = Othello::new(size).unwrap();
+            let s = random_game_position(&base, &mut rng, empties);
+            let mut values = Vec::new();
+            for rule in [Empties::Winner, Empties::Nobody] {
+                let g = Othello::new(size).unwrap().with_empties(rule);
+                let want = minimax(&g, &s, None, &ctl).unwrap().value;
+                let threads = 1 + i % 2;
+                let o = search(&g, &s, -engine::INF, engine::INF, threads, &table, &ctl).unwrap();
+                let text = g.format_position(&s);
+                assert_eq!(o.value, want, "{rule:?} {size}: {text}");
+                values.push(want);
+            }
+            differ += (values[0] != values[1]) as usize;
+        }
+    }
+    assert!(
+        differ >= 5,
+        "only {differ} positions where the rules differ"
+    );
+    // Over before the board is full: 60 black discs and 4 empties (either side to move), and
+    // White wiped out on 6 x 6.
+    let blocked = [
+        (8, format!("{}---- X", "X".repeat(60)), 64, 60),
+        (8, format!("{}---- O", "X".repeat(60)), -64, -60),
+        (
+            6,
+            format!("{}{} O", "X".repeat(20), "-".repeat(16)),
+            -36,
+            -20,
+        ),
+    ];
+    for (size, text, winner, nobody) in blocked {
+        for (rule, want) in [(Empties::Winner, winner), (Empties::Nobody, nobody)] {
+            let g = Othello::new(size).unwrap().with_empties(rule);
+            let s = g.parse_position(&text).unwrap();
+            assert!(g.is_terminal(&s), "{text}");
+            assert_eq!(g.terminal_value(&s), want, "{rule:?} {text}");
+            let o = search(&g, &s, -engine::INF, engine::INF, 1, &table, &ctl).unwrap();
+            assert_eq!(o.value, want, "{rule:?} {text}");
+        }
+    }
+}
+
+/// Split points (12 empties and more) with 2 and 4 threads give one thread's answers: the exact
+/// value and, for null windows around it, the same side of the threshold with a fail-soft bound,
+/// on random 6 x 6 and 8 x 8 positions of 14-18 empties, each thread count on a fresh table.
+#[test]
+fn threads_give_the_single_thread_answers() {
+    let mut rng = ChaCha8Rng::seed_from_u64(46);
+    let mut splits = 0;
+    for (size, empties, count) in [(6, 16, 8), (8, 14, 8), (8, 18, 4)] {
+        let g = Othello::new(size).unwrap();
+        for _ in 0..count {
+            let s = random_game_position(&g, &mut rng, empties);
+            let p = s.to_move as usize;
+            let (me, opp) = (s.discs[p], s.discs[1 - p]);
+            let b = Board::of(&g);
+            let text = g.format_position(&s);
+            let (v1, _) = solve(b, me, opp, &Table::with_bytes(1 << 22).unwrap());
+            for threads in [2, 4] {
+                let table = Table::with_bytes(1 << 22).unwrap();
+                let (v, stats) = solve_stats(b, me, opp, &table, threads);
+                assert_eq!(v, v1, "{threads} threads: {text}");
+                splits += stats.splits;
+                for t in [v1 - 3, v1, v1 + 1, v1 + 4] {
+                    let (q, st) = solve_window_stats(b, me, opp, t - 1, t, &table, threads);
+                    splits += st.splits;
+                    assert_eq!(q >= t, v1 >= t, "{threads} threads, target {t}: {text}");
+                    assert!(if q >= t { q <= v1 } else { q >= v1 }, "{text}");
+                }
+            }
+        }
+    }
+    assert!(splits > 100, "only {splits} split points");
+}
+
+/// The `.obf` line `index` (40..59) of the FFO suite: the board and its listed move scores.
+fn ffo_line(index: usize) -> (String, Vec<(String, i32)>) {
+    let path = crate::games::data::data_dir().join("othello/fforum-40-59.obf");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let line = text
+        .lines()
+        .filter(|l| l.contains(';'))
+        .nth(index - 40)
+        .unwrap();
+    let mut parts = line.split(';');
+    let board = parts.next().unwrap().trim().to_string();
+    let scores = parts
+        .filter_map(|p| p.split_once(':'))
+        .map(|(m, v)| {
+            let v = v.trim().trim_start_matches('+').parse().unwrap();
+            (m.trim().to_ascii_lowercase(), v)
+        })
+        .collect();
+    (board, scores)
+}
+
+/// Each listed move's score of FFO line `index` (a move's score: minus the value after it)
+/// under the official rule, with `threads` threads on one shared table; only the moves
+/// `only` when given.
+fn check_ffo_move_scores(index: usize, only: Option<&str>, threads: usize) {
+    let g = Othello::new(8).unwrap();
+    let (board, scores) = ffo_line(index);
+    let s = g.parse_position(&board).unwrap();
+    let table = Table::with_bytes(1 << 26).unwrap();
+    let ctl = Control::unlimited();
+    for (mv, want) in scores {
+        if only.is_some_and(|o| o != mv) {
+            continue;
+        }
+        let m = g.parse_move(&s, &mv).unwrap();
+        let mut c = s.clone();
+        g.apply(&mut c, m);
+        let o = search(&g, &c, -engine::INF, engine::INF, threads, &table, &ctl).unwrap();
+        assert_eq!(
+            to_parent(g.side(&s), g.side(&c), o.value),
+            want,
+            "#{index} {mv}"
+        );
+    }
+}
+
+/// Every listed move of FFO #40 has the suite's score (empty squares to the winner).
+#[test]
+fn ffo_40_every_move_has_the_suite_score() {
+    check_ffo_move_scores(40, None, 2);
+}
+
+/// The two moves of FFO #46 and #48 whose best line ends with an empty square: the suite gives
+/// it to the winner (g7 -38, h4 +10); with `empties=none` they score -37 and +9.
+#[test]
+#[ignore = "minutes: cargo test --release -p gamesolver-shared --lib ffo_moves_ending_early -- --ignored"]
+fn ffo_moves_ending_early_score_as_the_suite() {
+    check_ffo_move_scores(46, Some("g7"), 2);
+    check_ffo_move_scores(48, Some("h4"), 2);
+    let g = Othello::new(8).unwrap().with_empties(Empties::Nobody);
+    let table = Table::with_bytes(1 << 26).unwrap();
+    let ctl = Control::unlimited();
+    for (index, mv, want) in [(46, "g7", -37), (48, "h4", 9)] {
+        let (board, _) = ffo_line(index);
+        let s = g.parse_position(&board).unwrap();
+        let mut c = s.clone();
+        g.apply(&mut c, g.parse_move(&s, mv).unwrap());
+        let o = search(&g, &c, -engine::INF, engine::INF, 2, &table, &ctl).unwrap();
+        assert_eq!(
+            to_parent(g.side(&s), g.side(&c), o.value),
+            want,
+            "#{index} {mv}"
+        );
     }
 }
