@@ -740,12 +740,10 @@ fn ffo_40_every_move_score_through_batch() {
 }
 
 /// FFO #40-#49 through `batch analyse=all`: every listed move's score equals the `.obf` file's
-/// (the acceptance of issue #45; about 40 CPU minutes, so run by hand). Fails today on two
-/// moves whose best line ends with empty squares left, which `.obf` scores give to the winner
-/// and this service's Othello values to nobody: #46 g7 (-37 against -38) and #48 h4 (9 against
-/// 10); every best score and every other move agree.
+/// (the acceptance of issue #45; about 40 CPU minutes, so run by hand). Empty squares left at
+/// the end go to the winner (`empties=winner`, the default), as in the `.obf` scores.
 #[test]
-#[ignore = "minutes: cargo test --release -p gamesolver-server --test cli ffo_40_49 -- --ignored"]
+#[ignore = "minutes: cargo test --release -p gamesolver --test cli ffo_40_49 -- --ignored"]
 fn ffo_40_49_every_move_score_through_batch() {
     ffo_batch_every_move(10);
 }
