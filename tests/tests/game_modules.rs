@@ -367,3 +367,85 @@ fn illegal_moves_inconsistent_hashes_and_endless_games_are_caught() {
         "did not end within max_plies",
     );
 }
+
+/// `--game-module FILE` on the command line: the text format and the binary run in process
+/// and agree with the catalogue game; a bad module is exit 2 with one line.
+#[test]
+fn the_command_line_runs_a_module_file() {
+    let dir = gamesolver_e2e::scratch("game-modules-cli");
+    let wat = dir.join("tictactoe.wat");
+    std::fs::write(&wat, TICTACTOE).unwrap();
+    let wasm = dir.join("tictactoe.wasm");
+    std::fs::write(&wasm, wat::parse_str(TICTACTOE).unwrap()).unwrap();
+    let native = gamesolver_e2e::gamesolver(&[
+        "solve",
+        "--game",
+        "tictactoe",
+        "--algorithm",
+        "alphabeta",
+        "--position",
+        "1524",
+        "--json",
+    ]);
+    assert_eq!(native.0, Some(0), "{}", native.2);
+    let native: serde_json::Value = serde_json::from_str(&native.1).unwrap();
+    for file in [&wat, &wasm] {
+        let (code, out, err) = gamesolver_e2e::gamesolver(&[
+            "solve",
+            "--game-module",
+            file.to_str().unwrap(),
+            "--algorithm",
+            "alphabeta",
+            "--position",
+            "1524",
+            "--json",
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            (&r["value"], &r["nodes"]),
+            (&native["value"], &native["nodes"])
+        );
+    }
+    let (code, out, err) = gamesolver_e2e::gamesolver(&[
+        "analyse",
+        "--game-module",
+        wat.to_str().unwrap(),
+        "--algorithm",
+        "alphabeta",
+        "--position",
+        "15",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.lines().count() >= 7, "{out}");
+    let bad = dir.join("bad.wat");
+    std::fs::write(
+        &bad,
+        edited(
+            "(result i32)\n    (i32.const 1))",
+            "(result i32)\n    (i32.const 9))",
+        ),
+    )
+    .unwrap();
+    for path in [bad.to_str().unwrap(), "/nonexistent/x.wasm"] {
+        let (code, _, err) = gamesolver_e2e::gamesolver(&[
+            "solve",
+            "--game-module",
+            path,
+            "--algorithm",
+            "alphabeta",
+        ]);
+        assert_eq!(code, Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let (code, _, err) = gamesolver_e2e::gamesolver(&[
+        "solve",
+        "--game",
+        "tictactoe",
+        "--game-module",
+        wat.to_str().unwrap(),
+        "--algorithm",
+        "alphabeta",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+}
