@@ -52,8 +52,11 @@ fn engine() -> Result<&'static Engine, String> {
         .map_err(Clone::clone)
 }
 
-fn cache() -> &'static Mutex<(HashMap<String, Arc<Loaded>>, Vec<String>)> {
-    static CACHE: OnceLock<Mutex<(HashMap<String, Arc<Loaded>>, Vec<String>)>> = OnceLock::new();
+/// Compiled modules by hash, and their hashes in the order they were loaded.
+type Cache = (HashMap<String, Arc<Loaded>>, Vec<String>);
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
