@@ -14,6 +14,14 @@ use std::time::Instant;
 
 const TICTACTOE: &str = include_str!("../../../shared/modules/tictactoe.wat");
 
+/// A job to time: algorithm, position, options, and the unit of work it counts.
+type Timed = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 /// Runs `job` `repeats` times; (work units, seconds).
 fn timed(job: &JobSpec, repeats: u32, unit: &str) -> (u64, f64) {
     let prepared = registry::prepare(job).expect("job");
@@ -45,7 +53,7 @@ fn main() {
     let name = format!("module:{}", loaded.sha256);
     println!("| kernel (job) | unit | native per s | module per s | native / module |");
     println!("|---|---|---:|---:|---:|");
-    let jobs: [(&str, &str, &[(&str, &str)], &str); 4] = [
+    let jobs: [Timed; 4] = [
         ("minimax", "", &[], "nodes"),
         ("alphabeta", "", &[], "nodes"),
         ("alphabeta", "", &[("analyse", "all")], "nodes"),
