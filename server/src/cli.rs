@@ -142,8 +142,17 @@ fn spec_lines<'s>(
 #[derive(Debug, Args)]
 pub struct OptionsArgs {
     /// Game name (tictactoe, mnk, connect4, tree, ...).
-    #[arg(long)]
+    #[arg(
+        long,
+        required_unless_present = "game_module",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub game: String,
+    /// A game module to play instead of a catalogue game, run sandboxed in this process:
+    /// FILE.wasm, or the text format FILE.wat (docs/GAME_MODULES.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "game")]
+    pub game_module: Option<PathBuf>,
     /// Algorithm name (minimax, alphabeta, pns, mcts, ...).
     #[arg(long)]
     pub algorithm: String,
@@ -480,8 +489,17 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
 #[derive(Debug, Args)]
 pub struct JobArgs {
     /// Game name (tictactoe, mnk, connect4, tree, ...).
-    #[arg(long)]
+    #[arg(
+        long,
+        required_unless_present = "game_module",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub game: String,
+    /// A game module to play instead of a catalogue game, run sandboxed in this process:
+    /// FILE.wasm, or the text format FILE.wat (docs/GAME_MODULES.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "game")]
+    pub game_module: Option<PathBuf>,
     /// Game parameter KEY=VALUE (repeatable), e.g. --game-param width=8.
     #[arg(long = "game-param", value_name = "KEY=VALUE")]
     pub game_params: Vec<String>,
@@ -612,14 +630,38 @@ pub fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobS
     if args.threads == 0 {
         return Err(Failure::bad_input("--threads must be at least 1"));
     }
+    let game = match &args.game_module {
+        None => args.game.clone(),
+        Some(path) => load_module(path)?,
+    };
     Ok(JobSpec {
-        game: args.game.clone(),
+        game,
         game_params: parse_settings(&args.game_params, "game parameter")?,
         position,
         algorithm: args.algorithm.clone(),
         options: parse_settings(&args.options, "option")?,
         limits,
     })
+}
+
+/// Loads a game module from `path` into this process; its job name (`module:<sha256>`).
+fn load_module(path: &std::path::Path) -> Result<String, Failure> {
+    use gamesolver_shared::games::module;
+    let shown = path.display();
+    let size = std::fs::metadata(path)
+        .map_err(|e| Failure::bad_input(format!("--game-module {shown}: {e}")))?
+        .len();
+    if size > module::abi::MAX_MODULE_BYTES as u64 {
+        return Err(Failure::bad_input(format!(
+            "--game-module {shown}: {size} bytes, more than the {} accepted",
+            module::abi::MAX_MODULE_BYTES
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::bad_input(format!("--game-module {shown}: {e}")))?;
+    let loaded = module::load(&bytes)
+        .map_err(|e| Failure::bad_input(format!("--game-module {shown}: {e}")))?;
+    Ok(format!("{}{}", registry::module::PREFIX, loaded.sha256))
 }
 
 /// Runs a job in this process through the planner (the one way a job runs).

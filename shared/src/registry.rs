@@ -22,6 +22,7 @@ pub mod check;
 pub mod family;
 pub mod joblevel;
 pub mod mcts;
+pub mod module;
 pub mod multi;
 pub mod pn;
 pub mod proof;
@@ -190,6 +191,9 @@ fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, So
         // Retrograde analysis needs a game that ranks its positions (`model::Retrograde`),
         // which the catalogue's visitors do not offer.
         return retro::prepare(job, res);
+    }
+    if job.game.starts_with(module::PREFIX) {
+        return module::prepare(job, res);
     }
     let params = Opts::new(&job.game_params, "game parameter");
     if !catalogue::feature_games().contains(&job.game.as_str()) {
