@@ -644,6 +644,7 @@ pub fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobS
     })
 }
 
+#[cfg(feature = "modules")]
 /// Loads a game module from `path` into this process; its job name (`module:<sha256>`).
 fn load_module(path: &std::path::Path) -> Result<String, Failure> {
     use gamesolver_shared::games::module;
@@ -662,6 +663,15 @@ fn load_module(path: &std::path::Path) -> Result<String, Failure> {
     let loaded = module::load(&bytes)
         .map_err(|e| Failure::bad_input(format!("--game-module {shown}: {e}")))?;
     Ok(format!("{}{}", registry::module::PREFIX, loaded.sha256))
+}
+
+/// Without the `modules` feature: says so, in one line.
+#[cfg(not(feature = "modules"))]
+fn load_module(path: &std::path::Path) -> Result<String, Failure> {
+    Err(Failure::bad_input(format!(
+        "--game-module {}: game modules are not in this build (build with --features modules, docs/GAME_MODULES.md)",
+        path.display()
+    )))
 }
 
 /// Runs a job in this process through the planner (the one way a job runs).

@@ -22,6 +22,7 @@ pub mod check;
 pub mod family;
 pub mod joblevel;
 pub mod mcts;
+#[cfg(feature = "modules")]
 pub mod module;
 pub mod multi;
 pub mod pn;
@@ -192,8 +193,15 @@ fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, So
         // which the catalogue's visitors do not offer.
         return retro::prepare(job, res);
     }
+    #[cfg(feature = "modules")]
     if job.game.starts_with(module::PREFIX) {
         return module::prepare(job, res);
+    }
+    #[cfg(not(feature = "modules"))]
+    if job.game.starts_with("module:") {
+        return Err(SolveError::bad(
+            "game modules are not in this build (cargo feature `modules`, docs/GAME_MODULES.md)",
+        ));
     }
     let params = Opts::new(&job.game_params, "game parameter");
     if !catalogue::feature_games().contains(&job.game.as_str()) {

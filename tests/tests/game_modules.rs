@@ -2,7 +2,10 @@
 //! module (shared/modules/tictactoe.wat) against the catalogue's native tic-tac-toe under every
 //! kernel that fits (same values, best moves and node counts), hostile modules (each refused at
 //! load or stopped at run time with one line, and a normal job runs afterwards), and the
-//! command line's `--game-module`.
+//! command line's `--game-module`. Needs the `modules` feature, and the binary built with it
+//! for the CLI part: `cargo build --release -p gamesolver --features modules && cargo test
+//! --release -p gamesolver-e2e --features modules --test game_modules`.
+#![cfg(feature = "modules")]
 
 use gamesolver_shared::games::module;
 use gamesolver_shared::plan::run_local;

@@ -437,3 +437,31 @@ fn tables_take_the_game_from_the_catalogue() {
         }
     }
 }
+
+/// Without the `modules` feature (the default build), `--game-module` and a job naming a module
+/// game are refused with one line that says how to get them.
+#[cfg(not(feature = "modules"))]
+#[test]
+fn game_modules_say_they_are_not_in_the_default_build() {
+    let file = scratch("no-modules").join("game.wat");
+    std::fs::write(&file, "(module)").unwrap();
+    let (code, stdout, stderr) = gamesolver(&[
+        "solve",
+        "--game-module",
+        file.to_str().unwrap(),
+        "--algorithm",
+        "minimax",
+    ]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("not in this build"), "{stderr}");
+    let (code, stdout, stderr) = gamesolver(&[
+        "solve",
+        "--game",
+        &format!("module:{}", "0".repeat(64)),
+        "--algorithm",
+        "minimax",
+    ]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("not in this build"), "{stderr}");
+}

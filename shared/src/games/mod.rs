@@ -9,6 +9,7 @@ pub mod data;
 pub mod entry;
 pub mod exact;
 pub mod mnk;
+#[cfg(feature = "modules")]
 pub mod module;
 pub mod morpion;
 pub mod nim;
