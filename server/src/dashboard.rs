@@ -82,6 +82,9 @@ pub struct Dash {
     coord: Shared,
     started: Instant,
     jobs: Mutex<HashMap<u64, Vec<Snapshot>>>,
+    /// Each recorded job's latest node count per task: kernel reports are per task, so a job of
+    /// several tasks charts their sum (its work so far), not whichever task reported last.
+    task_nodes: Mutex<HashMap<u64, BTreeMap<u64, u64>>>,
     workers: Mutex<WorkerSamples>,
 }
 
@@ -154,6 +157,7 @@ pub fn api_routes(coord: &Shared) -> Router<Shared> {
         coord: coord.clone(),
         started: Instant::now(),
         jobs: Mutex::new(HashMap::new()),
+        task_nodes: Mutex::new(HashMap::new()),
         workers: Mutex::new(Vec::new()),
     });
     if tokio::runtime::Handle::try_current().is_ok() {
@@ -228,6 +232,22 @@ pub fn flat_progress(status: &Value) -> Value {
     Value::Object(out)
 }
 
+/// A job's work so far for its chart: records in `per` the latest node count of the task whose
+/// kernel report `status` carries and gives the sum over the job's tasks; `None` when the status
+/// has no task's count, or the planner reports the job's own.
+fn job_nodes(per: &mut BTreeMap<u64, u64>, status: &Value) -> Option<u64> {
+    let kernel = &status["progress"]["kernel"];
+    if status["progress"].get("nodes").is_some() {
+        return None;
+    }
+    let (task, n) = (
+        kernel["task"].as_u64()?,
+        kernel["report"]["nodes"].as_u64()?,
+    );
+    per.insert(task, n);
+    Some(per.values().sum())
+}
+
 /// A snapshot of a job status (time since the job was created).
 fn snapshot(status: &Value) -> Snapshot {
     let created = status["created_ms"].as_u64().unwrap_or(0);
@@ -254,7 +274,10 @@ fn thin<T>(v: &mut Vec<T>, max: usize) {
 
 impl Dash {
     fn push_job(&self, id: u64, status: &Value) {
-        let snap = snapshot(status);
+        let mut snap = snapshot(status);
+        if let Some(n) = job_nodes(self.task_nodes.lock().entry(id).or_default(), status) {
+            snap.progress["nodes"] = n.into();
+        }
         let mut jobs = self.jobs.lock();
         if !jobs.contains_key(&id) && jobs.len() >= MAX_JOBS {
             if let Some(&oldest) = jobs.keys().min() {
@@ -262,6 +285,7 @@ impl Dash {
                     return;
                 }
                 jobs.remove(&oldest);
+                self.task_nodes.lock().remove(&oldest);
             }
         }
         let h = jobs.entry(id).or_default();
@@ -722,6 +746,25 @@ mod tests {
         let mut w: Vec<u32> = (0..5).collect();
         thin(&mut w, 10);
         assert_eq!(w.len(), 5);
+    }
+
+    /// Two tasks reporting in turn chart as one rising count (their sum), not a zigzag between
+    /// their own counts; a planner's own count is left alone.
+    #[test]
+    fn a_jobs_nodes_are_the_sum_of_its_tasks() {
+        let report = |task: u64, nodes: u64| json!({"progress": {"kernel": {"task": task, "report": {"nodes": nodes}}}});
+        let mut per = BTreeMap::new();
+        let seen: Vec<Option<u64>> = [(1, 100), (2, 10), (1, 200), (2, 20), (3, 5)]
+            .into_iter()
+            .map(|(t, n)| job_nodes(&mut per, &report(t, n)))
+            .collect();
+        assert_eq!(
+            seen,
+            [Some(100), Some(110), Some(210), Some(220), Some(225)]
+        );
+        let own = json!({"progress": {"nodes": 7, "kernel": {"task": 1, "report": {"nodes": 9}}}});
+        assert_eq!(job_nodes(&mut per, &own), None);
+        assert_eq!(job_nodes(&mut per, &json!({"progress": {}})), None);
     }
 
     #[test]
