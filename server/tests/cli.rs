@@ -86,7 +86,8 @@ fn decisions_with_a_target() {
 /// an integer, or on a job without probes exits 2 naming the option.
 #[test]
 fn a_guess_moves_the_probes_not_the_value() {
-    // 4 x 4 Othello from the start: -8 (the second player wins by 8).
+    // 4 x 4 Othello from the start: -10 (White wins 11-3 with two squares empty, which go to
+    // the winner under the official rule).
     for guess in ["-16", "-8", "0", "5", "16"] {
         let o = gamesolver(&[
             "solve",
@@ -102,7 +103,7 @@ fn a_guess_moves_the_probes_not_the_value() {
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-        assert_eq!(v["value"], -8, "guess {guess}: {v}");
+        assert_eq!(v["value"], -10, "guess {guess}: {v}");
     }
     for (extra, needle) in [
         (&["--option", "guess=17"][..], "guess"),
