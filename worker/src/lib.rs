@@ -591,12 +591,15 @@ impl Drop for Running<'_> {
     }
 }
 
-/// The memory hog of `GAMESOLVER_TEST_HOG_POSITION`: grows until stopped.
+/// The memory hog of `GAMESOLVER_TEST_HOG_POSITION`: grows until stopped, at most 16 MiB per
+/// 50 ms (320 MiB/s), so that the two looks of the soft check (200 ms apart: cached tables
+/// first, then the task) come before the hard limit even on a loaded machine (a faster
+/// kernel meets the hard limit instead: see `memory`).
 fn hog(ctl: &Control) -> SolveError {
     let mut held: Vec<Vec<u8>> = Vec::new();
     while ctl.should_stop().is_none() {
         held.push(vec![1u8; 16 << 20]);
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(50));
     }
     SolveError::Internal(format!("test hog stopped after {} MiB", held.len() * 16))
 }
