@@ -14,7 +14,8 @@ name="gamesolver-$version-$target"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/$name/bin" dist
-cp target/release/gamesolver target/release/gamesolver-worker "$stage/$name/bin/"
+bins="${CARGO_TARGET_DIR:-target}/release"
+cp "$bins/gamesolver" "$bins/gamesolver-worker" "$stage/$name/bin/"
 cp -r README.md docs "$stage/$name/"
 (cd "$stage/$name" && find . -type f ! -name SHA256SUMS | sort | xargs sha256sum >SHA256SUMS)
 tar -C "$stage" -czf "dist/$name.tar.gz" "$name"
