@@ -421,7 +421,6 @@ const MAX_HEADER_LINES: usize = 20;
 /// (or gone), so this list can only shrink.
 const LONG_HEADERS: &[&str] = &[
     "server/src/dashboard.rs",
-    "server/src/scheduler.rs",
     "shared/src/games/awari.rs",
     "shared/src/games/othello/mod.rs",
     "shared/src/games/othello/solver.rs",
