@@ -81,6 +81,18 @@ fn check_texts(proof_text: &Option<String>, max_proof_bytes: usize) -> Result<()
     }
 }
 
+/// The report being handled once its lease has ended: who sent it, on which lease, for which
+/// task of which job, and whether that job still took results (`Job::takes_results`) when the
+/// report came.
+#[derive(Clone, Copy)]
+struct Reported<'a> {
+    worker_id: &'a str,
+    lease_id: &'a str,
+    tid: u64,
+    job_id: u64,
+    job_active: bool,
+}
+
 impl Scheduler {
     /// Whether a limit stopping this task ends its job's plan with the bounds known so far.
     pub(super) fn ends_on_stop(&self, job_id: u64, tid: u64) -> bool {
@@ -177,111 +189,18 @@ impl Scheduler {
             self.counters.results_refused += 1;
             return Err(e);
         }
-        let lease = self.leases.remove(&r.lease_id).expect("checked");
-        if let Some(wk) = self.workers.get_mut(&r.worker_id) {
-            wk.leases.remove(&r.lease_id);
-        }
-        self.ended
-            .insert(r.lease_id.clone(), (r.worker_id.clone(), "done"));
-        let at_ms = now_ms();
-        let mut w = vec![Write::LeaseState {
-            id: r.lease_id.clone(),
-            state: "done",
-            at_ms,
-        }];
-        let tid = lease.task_id;
-        let task = self.tasks.get_mut(&tid).expect("lease has a task");
-        task.lease = None;
-        task.ended_ms = Some(at_ms);
-        let job_id = task.job_id;
-        let job_active = self.jobs[&job_id].takes_results();
+        let mut w = Vec::new();
+        let tid = self.end_reported_lease(&r.worker_id, &r.lease_id, &mut w);
+        let job_id = self.tasks[&tid].job_id;
+        let at = Reported {
+            worker_id: &r.worker_id,
+            lease_id: &r.lease_id,
+            tid,
+            job_id,
+            job_active: self.jobs[&job_id].takes_results(),
+        };
         match r.outcome {
-            Outcome::Done { mut output } => {
-                // Done only when the planner takes the result; a probe that finished after it
-                // became obsolete, or a task of a job that has ended, was cancelled (its result
-                // is not stored either, so a restart replays exactly the results used).
-                let kind = task.kind.clone();
-                // The result is stored without its proof certificate, which is the job's
-                // artifact; the planner gets it whole (the final output may carry it).
-                // A worker is trusted to run kernels, not to be right: a result that fails the
-                // game's checks, or a certificate over the limit, is a failed attempt.
-                let (text, proof_text, check) = match pre.filter(|p| p.lease_id == r.lease_id) {
-                    Some(p) => (p.text, p.proof_text, p.check),
-                    None => {
-                        let (text, proof_text) = output_texts(&mut output);
-                        let check = match self.jobs.get(&job_id) {
-                            _ if !job_active => Ok(()),
-                            Some(j) => check_texts(&proof_text, self.config.max_proof_bytes)
-                                .and_then(|()| match j.prepared.as_ref() {
-                                    Some(p) => p.check_output(&kind, &output),
-                                    // Never stored unchecked (a task runs only once its job
-                                    // is prepared, so this does not happen).
-                                    None => Err("its job is not prepared here".into()),
-                                }),
-                            None => Ok(()),
-                        };
-                        (text, proof_text, check)
-                    }
-                };
-                let check = if job_active { check } else { Ok(()) };
-                if let Err(reason) = check {
-                    self.counters.results_invalid += 1;
-                    self.task_failed(
-                        tid,
-                        format!(
-                            "from worker {} gave a result that was refused: {reason}",
-                            r.worker_id
-                        ),
-                        &mut w,
-                    );
-                    self.changed.insert(job_id);
-                    self.commit(w)?;
-                    return Ok(ReportReply { duplicate: false });
-                }
-                let accepted = job_active
-                    && self
-                        .jobs
-                        .get_mut(&job_id)
-                        .and_then(|j| j.planner.as_mut())
-                        .is_some_and(|p| p.on_result(&kind, output));
-                let task = self.tasks.get_mut(&tid).expect("lease has a task");
-                if accepted {
-                    task.state = TaskState::Done;
-                    w.push(Self::task_write(task));
-                    w.push(Write::InsertResult {
-                        task_id: tid,
-                        lease_id: r.lease_id.clone(),
-                        output: text,
-                    });
-                    if let Some(proof) = proof_text {
-                        w.push(Write::Artifact { job_id, proof });
-                    }
-                    self.counters.tasks_done += 1;
-                    self.done_times.push_back(Instant::now());
-                    // The slot this result frees is this worker's: a job-level plan picks its
-                    // next leaf near the one the worker's table holds, and the first task it
-                    // issues is held for the worker.
-                    let near = match &kind {
-                        TaskKind::Leaf { path, .. } => self
-                            .jobs
-                            .get_mut(&job_id)
-                            .and_then(|j| j.planner.as_mut())
-                            .map(|p| p.prefer_near(vec![path.clone()]))
-                            .is_some(),
-                        _ => false,
-                    };
-                    let first_new = self.next_task;
-                    self.advance(job_id, &mut w);
-                    if let Some(t) = self.tasks.get_mut(&first_new).filter(|_| near) {
-                        t.held_for =
-                            Some((r.worker_id.clone(), Instant::now() + HOLD_FOR_REPORTER));
-                    }
-                } else {
-                    task.state = TaskState::Cancelled;
-                    w.push(Self::task_write(task));
-                    self.counters.results_unneeded += 1;
-                }
-            }
+            Outcome::Done { output } => self.report_done(at, output, pre, &mut w),
             Outcome::Failed { message } => {
                 let message = cut(&message, MAX_WORKER_MESSAGE).to_string();
                 self.counters.task_failures += 1;
@@ -291,61 +210,226 @@ impl Scheduler {
                     &mut w,
                 );
             }
-            Outcome::Rejected { message } => {
-                let message = cut(&message, MAX_WORKER_MESSAGE).to_string();
-                task.state = TaskState::Failed;
-                task.last_error = Some(message.clone());
-                w.push(Self::task_write(task));
-                if job_active {
-                    self.end_job(
-                        job_id,
-                        JobState::Failed,
-                        None,
-                        Some(format!("the worker rejected the job: {message}")),
-                        &mut w,
-                    );
-                }
-            }
-            Outcome::Stopped { reason }
-                if job_active
-                    && self
-                        .jobs
-                        .get(&job_id)
-                        .and_then(|j| j.planner.as_ref())
-                        .is_some_and(|p| p.ends_on_stop(&task.kind)) =>
-            {
-                // A probe plan ends with the bounds proved before the limit (stored like any
-                // result, so the job's results say why it ended).
-                let note = format!("the {reason} limit stopped it");
-                self.end_task_stopped(tid, r.lease_id.clone(), reason, note, &mut w);
-            }
-            Outcome::Stopped { reason } => {
-                task.state = TaskState::Failed;
-                let message = format!("the {reason} limit stopped {} before a result", task.what);
-                task.last_error = Some(message.clone());
-                w.push(Self::task_write(task));
-                if job_active {
-                    self.end_job(job_id, JobState::Failed, None, Some(message), &mut w);
-                }
-            }
-            Outcome::Cancelled => {
-                if task.cancel || !job_active {
-                    task.state = TaskState::Cancelled;
-                    w.push(Self::task_write(task));
-                } else {
-                    // Stopped on the worker's own account (shutting down): like a release.
-                    task.attempts = task.attempts.saturating_sub(1);
-                    task.state = TaskState::Queued;
-                    w.push(Self::task_write(task));
-                    self.queue.push_front(tid);
-                    self.queued_new = true;
-                }
-            }
+            Outcome::Rejected { message } => self.report_rejected(at, message, &mut w),
+            Outcome::Stopped { reason } => self.report_stopped(at, reason, &mut w),
+            Outcome::Cancelled => self.report_cancelled(at, &mut w),
         }
         // Every outcome changes the job's task counts (and may let it be evicted).
         self.changed.insert(job_id);
         self.commit(w)?;
         Ok(ReportReply { duplicate: false })
+    }
+
+    /// Ends the reported lease as done, in memory and in `w`; returns its task, now off the
+    /// worker.
+    fn end_reported_lease(&mut self, worker_id: &str, lease_id: &str, w: &mut Vec<Write>) -> u64 {
+        let lease = self.leases.remove(lease_id).expect("checked");
+        if let Some(wk) = self.workers.get_mut(worker_id) {
+            wk.leases.remove(lease_id);
+        }
+        self.ended
+            .insert(lease_id.to_string(), (worker_id.to_string(), "done"));
+        let at_ms = now_ms();
+        w.push(Write::LeaseState {
+            id: lease_id.to_string(),
+            state: "done",
+            at_ms,
+        });
+        let task = self
+            .tasks
+            .get_mut(&lease.task_id)
+            .expect("lease has a task");
+        task.lease = None;
+        task.ended_ms = Some(at_ms);
+        lease.task_id
+    }
+
+    /// A `done` outcome: the result is checked, then given to the planner; a result that fails
+    /// its checks is a failed attempt.
+    fn report_done(
+        &mut self,
+        at: Reported,
+        mut output: TaskOutput,
+        pre: Option<Prechecked>,
+        w: &mut Vec<Write>,
+    ) {
+        // Done only when the planner takes the result; a probe that finished after it
+        // became obsolete, or a task of a job that has ended, was cancelled (its result
+        // is not stored either, so a restart replays exactly the results used).
+        let kind = self.tasks[&at.tid].kind.clone();
+        let (text, proof_text, check) = self.checked_output(at, &kind, &mut output, pre);
+        if let Err(reason) = check {
+            self.counters.results_invalid += 1;
+            self.task_failed(
+                at.tid,
+                format!(
+                    "from worker {} gave a result that was refused: {reason}",
+                    at.worker_id
+                ),
+                w,
+            );
+            return;
+        }
+        let accepted = at.job_active
+            && self
+                .jobs
+                .get_mut(&at.job_id)
+                .and_then(|j| j.planner.as_mut())
+                .is_some_and(|p| p.on_result(&kind, output));
+        if accepted {
+            self.accept_result(at, &kind, text, proof_text, w);
+        } else {
+            let task = self.tasks.get_mut(&at.tid).expect("lease has a task");
+            task.state = TaskState::Cancelled;
+            w.push(Self::task_write(task));
+            self.counters.results_unneeded += 1;
+        }
+    }
+
+    /// A result's stored text, its proof certificate's text and the verdict of its checks: those
+    /// of the precheck made for this lease, else made here. A result for a job that no longer
+    /// takes results is not checked (it is not used).
+    fn checked_output(
+        &self,
+        at: Reported,
+        kind: &TaskKind,
+        output: &mut TaskOutput,
+        pre: Option<Prechecked>,
+    ) -> (String, Option<String>, Result<(), String>) {
+        // The result is stored without its proof certificate, which is the job's
+        // artifact; the planner gets it whole (the final output may carry it).
+        // A worker is trusted to run kernels, not to be right: a result that fails the
+        // game's checks, or a certificate over the limit, is a failed attempt.
+        let (text, proof_text, check) =
+            match pre.filter(|p| p.lease_id == at.lease_id) {
+                Some(p) => (p.text, p.proof_text, p.check),
+                None => {
+                    let (text, proof_text) = output_texts(output);
+                    let check =
+                        match self.jobs.get(&at.job_id) {
+                            _ if !at.job_active => Ok(()),
+                            Some(j) => check_texts(&proof_text, self.config.max_proof_bytes)
+                                .and_then(|()| match j.prepared.as_ref() {
+                                    Some(p) => p.check_output(kind, output),
+                                    // Never stored unchecked (a task runs only once its job
+                                    // is prepared, so this does not happen).
+                                    None => Err("its job is not prepared here".into()),
+                                }),
+                            None => Ok(()),
+                        };
+                    (text, proof_text, check)
+                }
+            };
+        let check = if at.job_active { check } else { Ok(()) };
+        (text, proof_text, check)
+    }
+
+    /// A result the planner took: the task is done, the result stored under its lease (and its
+    /// proof certificate as the job's artifact), and the job's plan goes on.
+    fn accept_result(
+        &mut self,
+        at: Reported,
+        kind: &TaskKind,
+        text: String,
+        proof_text: Option<String>,
+        w: &mut Vec<Write>,
+    ) {
+        let task = self.tasks.get_mut(&at.tid).expect("lease has a task");
+        task.state = TaskState::Done;
+        w.push(Self::task_write(task));
+        w.push(Write::InsertResult {
+            task_id: at.tid,
+            lease_id: at.lease_id.to_string(),
+            output: text,
+        });
+        if let Some(proof) = proof_text {
+            w.push(Write::Artifact {
+                job_id: at.job_id,
+                proof,
+            });
+        }
+        self.counters.tasks_done += 1;
+        self.done_times.push_back(Instant::now());
+        self.advance_near_reporter(at, kind, w);
+    }
+
+    /// Advances the job's plan after a result on `kind`, holding the first task it issues for
+    /// the reporting worker when that task is a leaf picked near the worker's last one
+    /// ([`HOLD_FOR_REPORTER`]).
+    fn advance_near_reporter(&mut self, at: Reported, kind: &TaskKind, w: &mut Vec<Write>) {
+        // The slot this result frees is this worker's: a job-level plan picks its
+        // next leaf near the one the worker's table holds, and the first task it
+        // issues is held for the worker.
+        let near = match kind {
+            TaskKind::Leaf { path, .. } => self
+                .jobs
+                .get_mut(&at.job_id)
+                .and_then(|j| j.planner.as_mut())
+                .map(|p| p.prefer_near(vec![path.clone()]))
+                .is_some(),
+            _ => false,
+        };
+        let first_new = self.next_task;
+        self.advance(at.job_id, w);
+        if let Some(t) = self.tasks.get_mut(&first_new).filter(|_| near) {
+            t.held_for = Some((at.worker_id.to_string(), Instant::now() + HOLD_FOR_REPORTER));
+        }
+    }
+
+    /// A `rejected` outcome (the job itself is wrong): the task fails, and its job with it.
+    fn report_rejected(&mut self, at: Reported, message: String, w: &mut Vec<Write>) {
+        let message = cut(&message, MAX_WORKER_MESSAGE).to_string();
+        let task = self.tasks.get_mut(&at.tid).expect("lease has a task");
+        task.state = TaskState::Failed;
+        task.last_error = Some(message.clone());
+        w.push(Self::task_write(task));
+        if at.job_active {
+            self.end_job(
+                at.job_id,
+                JobState::Failed,
+                None,
+                Some(format!("the worker rejected the job: {message}")),
+                w,
+            );
+        }
+    }
+
+    /// A `stopped` outcome (a limit of the job stopped the kernel): a plan that a stop ends
+    /// takes the task as stopped ([`Scheduler::end_task_stopped`]); otherwise the task fails,
+    /// and its job with it.
+    fn report_stopped(&mut self, at: Reported, reason: StopReason, w: &mut Vec<Write>) {
+        if at.job_active && self.ends_on_stop(at.job_id, at.tid) {
+            // A probe plan ends with the bounds proved before the limit (stored like any
+            // result, so the job's results say why it ended).
+            let note = format!("the {reason} limit stopped it");
+            self.end_task_stopped(at.tid, at.lease_id.to_string(), reason, note, w);
+            return;
+        }
+        let task = self.tasks.get_mut(&at.tid).expect("lease has a task");
+        task.state = TaskState::Failed;
+        let message = format!("the {reason} limit stopped {} before a result", task.what);
+        task.last_error = Some(message.clone());
+        w.push(Self::task_write(task));
+        if at.job_active {
+            self.end_job(at.job_id, JobState::Failed, None, Some(message), w);
+        }
+    }
+
+    /// A `cancelled` outcome: the task is cancelled when it was told to stop or its job takes
+    /// no more results, else it goes back to the head of the queue without counting the attempt.
+    fn report_cancelled(&mut self, at: Reported, w: &mut Vec<Write>) {
+        let task = self.tasks.get_mut(&at.tid).expect("lease has a task");
+        if task.cancel || !at.job_active {
+            task.state = TaskState::Cancelled;
+            w.push(Self::task_write(task));
+        } else {
+            // Stopped on the worker's own account (shutting down): like a release.
+            task.attempts = task.attempts.saturating_sub(1);
+            task.state = TaskState::Queued;
+            w.push(Self::task_write(task));
+            self.queue.push_front(at.tid);
+            self.queued_new = true;
+        }
     }
 
     /// An attempt at a task failed (error, panic or expired lease): retry it or fail its job.

@@ -22,13 +22,49 @@ use super::{
     SchedError, Scheduler, Task, TaskState, Worker, STATUS_RECENT_TASKS,
 };
 use crate::answers::{TaskRow, TaskView};
-use crate::store::{Snapshot, Store, Write};
+use crate::store::{Snapshot, Store, StoredJob, StoredLease, StoredTask, Write};
 use gamesolver_shared::plan::Planner;
 use gamesolver_shared::registry::{self, PreparedJob};
 use gamesolver_shared::wire::{JobSpec, TaskKind, TaskOutput};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// What the stored leases say, by task id, gathered before the tasks are rebuilt.
+#[derive(Default)]
+struct StoredLeases {
+    /// The active lease: (lease id, worker id). What is left once every task is rebuilt
+    /// belongs to no running task.
+    active: HashMap<u64, (String, String)>,
+    /// The workers that held a lease on the task, in order.
+    workers: HashMap<u64, Vec<String>>,
+    /// The ids of its leases, in order.
+    ids: HashMap<u64, Vec<String>>,
+    /// When its latest lease was handed out and when it ended.
+    times: HashMap<u64, (u64, Option<u64>)>,
+}
+
+/// The stored results that parse: the output by task id, and the task ids in the order the
+/// results came (the order a planner takes them again).
+#[derive(Default)]
+struct StoredResults {
+    outputs: HashMap<u64, TaskOutput>,
+    order: Vec<u64>,
+}
+
+impl StoredResults {
+    /// Reads the stored `(task id, lease id, output)` rows, in arrival order.
+    fn read(results: Vec<(u64, String, String)>) -> StoredResults {
+        let mut out = StoredResults::default();
+        for (task_id, _lease, output) in results {
+            if let Ok(o) = serde_json::from_str::<TaskOutput>(&output) {
+                out.outputs.insert(task_id, o);
+                out.order.push(task_id);
+            }
+        }
+        out
+    }
+}
 
 impl Scheduler {
     /// Opens the scheduler on `store`, rebuilding every job, task and lease it holds.
@@ -132,198 +168,23 @@ impl Scheduler {
         self.queued_new |= !self.queue.is_empty();
     }
 
+    /// Rebuilds memory from `snap` (cleared by [`Scheduler::load`]): the workers, what the
+    /// leases say, then job by job its planner and tasks; then each active job's planner goes
+    /// on. `w` gets the end of each job that cannot resume and what the planners' next step
+    /// issues, cancels or ends.
     fn restore(&mut self, snap: Snapshot, w: &mut Vec<Write>) {
         let now = Instant::now();
-        for (id, host, threads) in snap.workers {
-            self.workers.insert(
-                id,
-                Worker {
-                    host,
-                    threads,
-                    last_seen: None,
-                    last_seen_ms: None,
-                    leases: BTreeSet::new(),
-                    // A grace period to come back after the coordinator's restart.
-                    alive_until: now + self.worker_horizon(),
-                },
-            );
-        }
-        let mut active_leases: HashMap<u64, (String, String)> = HashMap::new();
-        let mut lease_workers: HashMap<u64, Vec<String>> = HashMap::new();
-        let mut lease_ids: HashMap<u64, Vec<String>> = HashMap::new();
-        let mut lease_times: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
-        for l in snap.leases {
-            // In order: the last one is the latest.
-            lease_times.insert(l.task_id, (l.created_ms, l.ended_ms));
-            lease_workers
-                .entry(l.task_id)
-                .or_default()
-                .push(l.worker_id.clone());
-            lease_ids.entry(l.task_id).or_default().push(l.id.clone());
-            match l.state.as_str() {
-                "active" => {
-                    active_leases.insert(l.task_id, (l.id, l.worker_id));
-                }
-                "done" => {
-                    self.ended.insert(l.id, (l.worker_id, "done"));
-                }
-                "expired" => {
-                    self.ended.insert(l.id, (l.worker_id, "expired"));
-                }
-                _ => {
-                    self.ended.insert(l.id, (l.worker_id, "released"));
-                }
-            }
-        }
-        let mut outputs: HashMap<u64, TaskOutput> = HashMap::new();
-        let mut result_order: Vec<u64> = Vec::new();
-        for (task_id, _lease, output) in snap.results {
-            if let Ok(o) = serde_json::from_str::<TaskOutput>(&output) {
-                outputs.insert(task_id, o);
-                result_order.push(task_id);
-            }
-        }
-        let mut by_job: BTreeMap<u64, Vec<crate::store::StoredTask>> = BTreeMap::new();
-        for t in snap.tasks {
-            self.next_task = self.next_task.max(t.id + 1);
-            by_job.entry(t.job_id).or_default().push(t);
-        }
+        self.restore_workers(snap.workers, now);
+        let mut leases = self.restore_leases(snap.leases);
+        let results = StoredResults::read(snap.results);
+        let mut by_job = self.tasks_by_job(snap.tasks);
         for sj in snap.jobs {
-            self.next_job = self.next_job.max(sj.id + 1);
-            let spec: JobSpec = serde_json::from_str(&sj.spec).unwrap_or_default();
-            let mut state = JobState::parse(&sj.state).unwrap_or(JobState::Failed);
-            let bytes = spec_bytes(&spec);
-            self.held_bytes += bytes;
-            let mut job = Job {
-                id: sj.id,
-                spec: Arc::new(spec),
-                spec_bytes: bytes,
-                state,
-                created_ms: sj.created_ms,
-                finished_ms: sj.finished_ms,
-                prepared: None,
-                planner: None,
-                result: sj
-                    .result
-                    .as_deref()
-                    .and_then(|r| serde_json::from_str(r).ok()),
-                error: sj.error,
-                kernel_progress: None,
-                final_progress: None,
-                progress_at_rest: None,
-                tasks: Vec::new(),
-                finished: Finished::default(),
-                final_stored: false,
-                finishing: None,
-                finishing_artifacts: Vec::new(),
-                waking: None,
-            };
             let stored_tasks = by_job.remove(&sj.id).unwrap_or_default();
-            if !state.is_final() {
-                match registry::prepare(&job.spec) {
-                    Ok(p) => {
-                        let p: Arc<dyn PreparedJob> = Arc::from(p);
-                        let mut issued = Vec::new();
-                        let mut dropped = Vec::new();
-                        let mut kinds: HashMap<u64, TaskKind> = HashMap::new();
-                        for t in &stored_tasks {
-                            if let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) {
-                                issued.push(kind.clone());
-                                if t.state == "cancelled" && !outputs.contains_key(&t.id) {
-                                    dropped.push(kind.clone());
-                                }
-                                kinds.insert(t.id, kind);
-                            }
-                        }
-                        let results: Vec<(TaskKind, TaskOutput)> = result_order
-                            .iter()
-                            .filter_map(|tid| {
-                                Some((kinds.get(tid)?.clone(), outputs.get(tid)?.clone()))
-                            })
-                            .collect();
-                        let shape = p.plan_shape();
-                        let planner = Planner::restore(
-                            shape.clone(),
-                            self.parallelism(&shape),
-                            &issued,
-                            &results,
-                            &dropped,
-                        );
-                        job.prepared = Some(p);
-                        job.planner = Some(planner);
-                    }
-                    Err(e) => {
-                        self.changed.insert(job.id);
-                        state = JobState::Failed;
-                        job.state = state;
-                        job.error = Some(format!("cannot resume the job: {e}"));
-                        job.finished_ms = Some(now_ms());
-                        w.push(self.job_write(&job));
-                    }
-                }
-            }
-            for t in stored_tasks {
-                let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) else {
-                    continue;
-                };
-                let what = t
-                    .what
-                    .unwrap_or_else(|| describe(&kind, job.prepared.as_deref()));
-                let mut task = Task {
-                    id: t.id,
-                    job_id: t.job_id,
-                    kind,
-                    what,
-                    state: TaskState::parse(&t.state),
-                    attempts: t.attempts,
-                    lease: None,
-                    last_error: t.last_error,
-                    cancel: false,
-                    workers: lease_workers.remove(&t.id).unwrap_or_default(),
-                    lease_ids: lease_ids.remove(&t.id).unwrap_or_default(),
-                    started_ms: lease_times.get(&t.id).map(|l| l.0),
-                    ended_ms: lease_times.get(&t.id).and_then(|l| l.1),
-                    resume: t
-                        .resume
-                        .as_deref()
-                        .and_then(|r| serde_json::from_str::<TaskKind>(r).ok()),
-                    progress: None,
-                    held_for: None,
-                };
-                if !state.is_final() {
-                    match task.state {
-                        TaskState::Queued => self.queue.push_back(task.id),
-                        TaskState::Running => match active_leases.remove(&task.id) {
-                            Some((lease_id, worker_id)) => {
-                                if let Some(wk) = self.workers.get_mut(&worker_id) {
-                                    wk.leases.insert(lease_id.clone());
-                                }
-                                self.leases.insert(
-                                    lease_id.clone(),
-                                    Lease {
-                                        task_id: task.id,
-                                        worker_id,
-                                        expires: now + Duration::from_millis(self.config.lease_ms),
-                                    },
-                                );
-                                task.lease = Some(lease_id);
-                            }
-                            None => {
-                                task.state = TaskState::Queued;
-                                self.queue.push_back(task.id);
-                            }
-                        },
-                        _ => {}
-                    }
-                }
-                job.tasks.push(task.id);
-                self.tasks.insert(task.id, task);
-            }
-            self.jobs.insert(job.id, job);
+            self.restore_job(sj, stored_tasks, &mut leases, &results, now, w);
         }
         // Leases of tasks that ended meanwhile (cannot happen with one transaction per change,
         // but a hand-edited file should not wedge anything).
-        for (_, (lease_id, worker_id)) in active_leases {
+        for (_, (lease_id, worker_id)) in leases.active {
             self.ended.insert(lease_id, (worker_id, "expired"));
         }
         let active: Vec<u64> = self
@@ -337,6 +198,259 @@ impl Scheduler {
         }
         if !self.queue.is_empty() {
             self.queued_new = true;
+        }
+    }
+
+    /// The registered workers, none seen yet by this process.
+    fn restore_workers(&mut self, workers: Vec<(String, String, u32)>, now: Instant) {
+        for (id, host, threads) in workers {
+            self.workers.insert(
+                id,
+                Worker {
+                    host,
+                    threads,
+                    last_seen: None,
+                    last_seen_ms: None,
+                    leases: BTreeSet::new(),
+                    // A grace period to come back after the coordinator's restart.
+                    alive_until: now + self.worker_horizon(),
+                },
+            );
+        }
+    }
+
+    /// The stored leases by task; how each ended lease ended goes to `self.ended`.
+    fn restore_leases(&mut self, stored: Vec<StoredLease>) -> StoredLeases {
+        let mut leases = StoredLeases::default();
+        for l in stored {
+            // In order: the last one is the latest.
+            leases.times.insert(l.task_id, (l.created_ms, l.ended_ms));
+            leases
+                .workers
+                .entry(l.task_id)
+                .or_default()
+                .push(l.worker_id.clone());
+            leases.ids.entry(l.task_id).or_default().push(l.id.clone());
+            match l.state.as_str() {
+                "active" => {
+                    leases.active.insert(l.task_id, (l.id, l.worker_id));
+                }
+                "done" => {
+                    self.ended.insert(l.id, (l.worker_id, "done"));
+                }
+                "expired" => {
+                    self.ended.insert(l.id, (l.worker_id, "expired"));
+                }
+                _ => {
+                    self.ended.insert(l.id, (l.worker_id, "released"));
+                }
+            }
+        }
+        leases
+    }
+
+    /// The stored tasks by job; new task ids start past every stored one.
+    fn tasks_by_job(&mut self, tasks: Vec<StoredTask>) -> BTreeMap<u64, Vec<StoredTask>> {
+        let mut by_job: BTreeMap<u64, Vec<StoredTask>> = BTreeMap::new();
+        for t in tasks {
+            self.next_task = self.next_task.max(t.id + 1);
+            by_job.entry(t.job_id).or_default().push(t);
+        }
+        by_job
+    }
+
+    /// Rebuilds stored job `sj` and its tasks: an active job gets its planner back, and its tasks
+    /// go back to the queue or to their workers. Jobs are rebuilt one after the other: a job's
+    /// parallelism counts the workers that the leases of the jobs before it made busy.
+    fn restore_job(
+        &mut self,
+        sj: StoredJob,
+        stored_tasks: Vec<StoredTask>,
+        leases: &mut StoredLeases,
+        results: &StoredResults,
+        now: Instant,
+        w: &mut Vec<Write>,
+    ) {
+        self.next_job = self.next_job.max(sj.id + 1);
+        let mut job = self.stored_job(sj);
+        if !job.state.is_final() {
+            self.restore_planner(&mut job, &stored_tasks, results, w);
+        }
+        for t in stored_tasks {
+            self.restore_task(&mut job, t, leases, now);
+        }
+        self.jobs.insert(job.id, job);
+    }
+
+    /// A stored job as memory holds it, without its prepared form and planner; its spec's bytes
+    /// are counted as held.
+    fn stored_job(&mut self, sj: StoredJob) -> Job {
+        let spec: JobSpec = serde_json::from_str(&sj.spec).unwrap_or_default();
+        let state = JobState::parse(&sj.state).unwrap_or(JobState::Failed);
+        let bytes = spec_bytes(&spec);
+        self.held_bytes += bytes;
+        Job {
+            id: sj.id,
+            spec: Arc::new(spec),
+            spec_bytes: bytes,
+            state,
+            created_ms: sj.created_ms,
+            finished_ms: sj.finished_ms,
+            prepared: None,
+            planner: None,
+            result: sj
+                .result
+                .as_deref()
+                .and_then(|r| serde_json::from_str(r).ok()),
+            error: sj.error,
+            kernel_progress: None,
+            final_progress: None,
+            progress_at_rest: None,
+            tasks: Vec::new(),
+            finished: Finished::default(),
+            final_stored: false,
+            finishing: None,
+            finishing_artifacts: Vec::new(),
+            waking: None,
+        }
+    }
+
+    /// Prepares active job `job` again and gives it its planner, rebuilt from its stored tasks
+    /// and results; a job that cannot be prepared any more fails, its end written to `w`.
+    fn restore_planner(
+        &mut self,
+        job: &mut Job,
+        stored_tasks: &[StoredTask],
+        results: &StoredResults,
+        w: &mut Vec<Write>,
+    ) {
+        match registry::prepare(&job.spec) {
+            Ok(p) => {
+                let p: Arc<dyn PreparedJob> = Arc::from(p);
+                let planner = self.replayed_planner(&*p, stored_tasks, results);
+                job.prepared = Some(p);
+                job.planner = Some(planner);
+            }
+            Err(e) => {
+                self.changed.insert(job.id);
+                job.state = JobState::Failed;
+                job.error = Some(format!("cannot resume the job: {e}"));
+                job.finished_ms = Some(now_ms());
+                w.push(self.job_write(job));
+            }
+        }
+    }
+
+    /// The planner of a job prepared as `p`, replayed ([`Planner::restore`]): the tasks it issued,
+    /// the results it took in the order they came, and the tasks it dropped without a result.
+    fn replayed_planner(
+        &self,
+        p: &dyn PreparedJob,
+        stored_tasks: &[StoredTask],
+        results: &StoredResults,
+    ) -> Planner {
+        let mut issued = Vec::new();
+        let mut dropped = Vec::new();
+        let mut kinds: HashMap<u64, TaskKind> = HashMap::new();
+        for t in stored_tasks {
+            if let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) {
+                issued.push(kind.clone());
+                if t.state == "cancelled" && !results.outputs.contains_key(&t.id) {
+                    dropped.push(kind.clone());
+                }
+                kinds.insert(t.id, kind);
+            }
+        }
+        let replay: Vec<(TaskKind, TaskOutput)> = results
+            .order
+            .iter()
+            .filter_map(|tid| Some((kinds.get(tid)?.clone(), results.outputs.get(tid)?.clone())))
+            .collect();
+        let shape = p.plan_shape();
+        Planner::restore(
+            shape.clone(),
+            self.parallelism(&shape),
+            &issued,
+            &replay,
+            &dropped,
+        )
+    }
+
+    /// Rebuilds stored task `t` of `job` with its lease history; a task of an active job goes
+    /// back where it was ([`Scheduler::reinstate`]). A task of unknown kind is left out.
+    fn restore_task(
+        &mut self,
+        job: &mut Job,
+        t: StoredTask,
+        leases: &mut StoredLeases,
+        now: Instant,
+    ) {
+        let Ok(kind) = serde_json::from_str::<TaskKind>(&t.kind) else {
+            return;
+        };
+        let what = t
+            .what
+            .unwrap_or_else(|| describe(&kind, job.prepared.as_deref()));
+        let mut task = Task {
+            id: t.id,
+            job_id: t.job_id,
+            kind,
+            what,
+            state: TaskState::parse(&t.state),
+            attempts: t.attempts,
+            lease: None,
+            last_error: t.last_error,
+            cancel: false,
+            workers: leases.workers.remove(&t.id).unwrap_or_default(),
+            lease_ids: leases.ids.remove(&t.id).unwrap_or_default(),
+            started_ms: leases.times.get(&t.id).map(|l| l.0),
+            ended_ms: leases.times.get(&t.id).and_then(|l| l.1),
+            resume: t
+                .resume
+                .as_deref()
+                .and_then(|r| serde_json::from_str::<TaskKind>(r).ok()),
+            progress: None,
+            held_for: None,
+        };
+        if !job.state.is_final() {
+            self.reinstate(&mut task, &mut leases.active, now);
+        }
+        job.tasks.push(task.id);
+        self.tasks.insert(task.id, task);
+    }
+
+    /// Puts a task of an active job back where the store has it: in the queue, or on its worker
+    /// under its active lease, which lives `lease_ms` from `now` so that the worker can still
+    /// report. A running task whose lease is not active is queued again.
+    fn reinstate(
+        &mut self,
+        task: &mut Task,
+        active: &mut HashMap<u64, (String, String)>,
+        now: Instant,
+    ) {
+        match task.state {
+            TaskState::Queued => self.queue.push_back(task.id),
+            TaskState::Running => match active.remove(&task.id) {
+                Some((lease_id, worker_id)) => {
+                    if let Some(wk) = self.workers.get_mut(&worker_id) {
+                        wk.leases.insert(lease_id.clone());
+                    }
+                    self.leases.insert(
+                        lease_id.clone(),
+                        Lease {
+                            task_id: task.id,
+                            worker_id,
+                            expires: now + Duration::from_millis(self.config.lease_ms),
+                        },
+                    );
+                    task.lease = Some(lease_id);
+                }
+                None => {
+                    task.state = TaskState::Queued;
+                    self.queue.push_back(task.id);
+                }
+            },
+            _ => {}
         }
     }
 
