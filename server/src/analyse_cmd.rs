@@ -5,15 +5,38 @@
 //! says it, in the game's own words (`Picture::score_words`, which the dashboard shows too):
 //! Connect Four scores as Pons' solver counts them ("win with your 3rd stone from here" / "loss
 //! to the opponent's 2nd stone from here", the stones counted from the root, the move itself
-//! first; "draw"), Othello disc differences, and win/draw/loss for games valued -1/0/1. The usual summary (value, best move,
-//! nodes, time) follows.
+//! first; "draw"), Othello disc differences, and win/draw/loss for games valued -1/0/1. The usual
+//! summary (value, best move, nodes, time: [`render_text`], also what `solve` prints) follows.
 
 use gamesolver_shared::wire::{JobResult, JobSpec, MoveScore};
+
+/// Text rendering of a result for people.
+pub fn render_text(r: &JobResult) -> String {
+    let mut s = String::new();
+    let show = |v: &serde_json::Value| match v {
+        serde_json::Value::String(t) => t.clone(),
+        other => other.to_string(),
+    };
+    s += &format!("value      {}\n", show(&r.value));
+    s += &format!("best move  {}\n", r.best_move.as_deref().unwrap_or("-"));
+    for (k, v) in &r.extra.to_map() {
+        let text = match v {
+            serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
+                items.iter().map(show).collect::<Vec<_>>().join(" ")
+            }
+            other => show(other),
+        };
+        s += &format!("{:<10} {}\n", k.replace('_', " "), text);
+    }
+    s += &format!("nodes      {}\n", r.nodes);
+    s += &format!("time       {:.3} s\n", r.elapsed_ms as f64 / 1000.0);
+    s
+}
 
 /// The text `analyse` prints for `r`, the result of `job`.
 pub fn render(r: &JobResult, job: &JobSpec) -> String {
     let Some(moves) = &r.extra.moves else {
-        return crate::cli::render_text(r);
+        return render_text(r);
     };
     let mut rows: Vec<(&String, &MoveScore)> = moves.iter().collect();
     // Best first: exact and bounded moves by (lower, upper), MCTS moves by visits then value.

@@ -9,25 +9,25 @@
 //! in `GAMESOLVER_WORKER_TOKEN`, or else a random one that only the local workers know
 //! ([`crate::WorkerAuth`]); only `serve --insecure-workers` leaves it open. `/metrics` follows
 //! the API token unless `serve --open-metrics`; `/healthz`, `/openapi.json` and `/docs` are open.
-//! Bodies, answers and event streams are bounded in time and number ([`router_with`],
-//! [`crate::http`]); no error message shows the server's folders ([`redact_paths`]).
+//! Bodies, answers and event streams are bounded in time and number (the route table and its
+//! layers: `crate::routes`; [`crate::http`]); no error message shows the server's folders
+//! ([`redact_paths`]).
 
 use crate::answers::{
     ErrorBody, ErrorDetail, Health, JobList, JobStatus, OptionList, Released, ServiceStatus,
     Submitted, TaskPage,
 };
 use crate::artifacts::ArtifactStore;
-use crate::http::{HttpLimits, HttpStats};
+use crate::http::HttpStats;
 use crate::scheduler::{self, SchedError, Scheduler};
 use crate::Coordinator;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, FromRequest, Path, Query, Request, State};
+use axum::extract::{FromRequest, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Extension, Router};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use gamesolver_shared::registry;
 use gamesolver_shared::wire::protocol::{
     CancelList, CancelWatch, Heartbeat, HeartbeatReply, Lease, LeaseRequest, Outcome, Register,
@@ -39,125 +39,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use subtle::ConstantTimeEq;
-use tower_http::timeout::{RequestBodyDeadlineLayer, TimeoutLayer};
 
 /// Longest a lease request waits for a task (workers ask again after it).
 pub const MAX_LONG_POLL_MS: u64 = 30_000;
 /// Most jobs `GET /v1/jobs` lists at once.
 pub const MAX_LIST: usize = 1000;
 
-type Shared = Arc<Coordinator>;
-
-/// The route table with the default [`HttpLimits`] (tests and embedding; `serve` uses
-/// [`router_with`]).
-pub fn router(coord: Shared) -> Router {
-    let limits = HttpLimits::default();
-    let stats = HttpStats::new(&limits);
-    router_with(coord, &limits, stats)
-}
-
-/// The route table and its layers: a body must arrive within `limits.body_timeout` (408), an
-/// answer within `limits.request_timeout` (503), except event streams (capped at
-/// `limits.event_streams()` open at once, 503 past it) and worker long polls (at most
-/// [`MAX_LONG_POLL_MS`]); `/metrics` follows the API token unless `limits.open_metrics`.
-pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) -> Router {
-    let timeout =
-        TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, limits.request_timeout);
-    let api_auth = middleware::from_fn_with_state(coord.clone(), require_api_token);
-    let jobs = Router::new()
-        .route("/v1/jobs", post(submit_job).get(list_jobs))
-        .route("/v1/jobs/{id}", get(job_status))
-        .route("/v1/jobs/{id}/cancel", post(cancel_job))
-        .route("/v1/jobs/{id}/tasks", get(job_tasks))
-        .route("/v1/jobs/{id}/proof", get(job_proof))
-        .route("/v1/status", get(status))
-        .route("/v1/options", get(options))
-        .route("/v1/tables/{name}", get(table_set))
-        .route("/v1/tables/{name}/lookup", get(table_lookup))
-        .route("/v1/tables/{name}/{stones}", get(table_file))
-        .merge(crate::dashboard::api_routes(&coord))
-        .layer(timeout)
-        // Added after the timeout layer: a stream lasts as long as its job.
-        .route("/v1/jobs/{id}/events", get(job_events))
-        .route_layer(api_auth.clone());
-    let worker = Router::new()
-        .route("/v1/worker/register", post(worker_register))
-        .route("/v1/worker/heartbeat", post(worker_heartbeat))
-        .route("/v1/worker/cancels", post(worker_cancels))
-        .route("/v1/worker/result", post(worker_result))
-        .route("/v1/worker/release", post(worker_release))
-        .route("/v1/worker/artifacts/{name}", get(worker_get_artifact))
-        .layer(timeout)
-        // Uploads of databases are streamed to disk, bounded by the artifact store's limits
-        // rather than the JSON body limit or the request timeout.
-        .route(
-            "/v1/worker/artifacts/{name}",
-            axum::routing::put(worker_put_artifact).layer(DefaultBodyLimit::disable()),
-        )
-        // A long poll ends by itself within MAX_LONG_POLL_MS.
-        .route("/v1/worker/lease", post(worker_lease))
-        .route_layer(middleware::from_fn_with_state(
-            coord.clone(),
-            require_worker_token,
-        ));
-    let metrics_route = Router::new().route("/metrics", get(metrics));
-    let metrics_route = if limits.open_metrics {
-        metrics_route
-    } else {
-        metrics_route.route_layer(api_auth)
-    };
-    let open = Router::new()
-        .route("/healthz", get(healthz))
-        .route("/openapi.json", get(openapi_json))
-        .route("/docs", get(docs_page))
-        .merge(crate::dashboard::pages())
-        .merge(metrics_route)
-        .layer(timeout);
-    let limit = coord.body_limit;
-    jobs.merge(worker)
-        .merge(open)
-        .fallback(|| async {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
-        })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "method not allowed on this endpoint",
-            )
-        })
-        .layer(DefaultBodyLimit::max(limit))
-        .layer(middleware::from_fn_with_state(
-            limit,
-            refuse_declared_oversize,
-        ))
-        .layer(RequestBodyDeadlineLayer::new(limits.body_timeout))
-        .layer(Extension(stats))
-        .layer(middleware::map_response(json_errors))
-        .with_state(coord)
-}
-
-/// Layers that answer on their own (the request timeout) send an empty body: it becomes the
-/// usual JSON error.
-async fn json_errors(resp: Response) -> Response {
-    let status = resp.status();
-    if !(status.is_client_error() || status.is_server_error())
-        || http_body::Body::size_hint(resp.body()).exact() != Some(0)
-    {
-        return resp;
-    }
-    let (code, message) = match status {
-        StatusCode::SERVICE_UNAVAILABLE => (
-            "timeout",
-            "no answer within the server's request timeout".to_string(),
-        ),
-        s => (
-            "error",
-            s.canonical_reason().unwrap_or("error").to_ascii_lowercase(),
-        ),
-    };
-    ApiError::new(status, code, message).into_response()
-}
+/// The coordinator as the handlers share it.
+pub(crate) type Shared = Arc<Coordinator>;
 
 /// An error answer: `{"error": {"code", "message"}}`.
 #[derive(Debug)]
@@ -334,7 +223,11 @@ fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
     given.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
-async fn require_api_token(State(c): State<Shared>, req: Request, next: Next) -> Response {
+pub(crate) async fn require_api_token(
+    State(c): State<Shared>,
+    req: Request,
+    next: Next,
+) -> Response {
     match &c.api_token {
         Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
             StatusCode::UNAUTHORIZED,
@@ -350,7 +243,7 @@ async fn require_api_token(State(c): State<Shared>, req: Request, next: Next) ->
 /// the body is read. A client that sent `Expect: 100-continue` (curl does for large bodies) then
 /// never sends the body and reads a clean answer; without this, the limit is only noticed while
 /// reading, and a client still sending may see the connection reset instead of the 413.
-async fn refuse_declared_oversize(
+pub(crate) async fn refuse_declared_oversize(
     State(limit): State<usize>,
     req: Request,
     next: Next,
@@ -380,7 +273,11 @@ async fn refuse_declared_oversize(
     }
 }
 
-async fn require_worker_token(State(c): State<Shared>, req: Request, next: Next) -> Response {
+pub(crate) async fn require_worker_token(
+    State(c): State<Shared>,
+    req: Request,
+    next: Next,
+) -> Response {
     match &c.worker_token {
         Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
             StatusCode::UNAUTHORIZED,
@@ -700,22 +597,6 @@ pub(crate) async fn healthz() -> Json<Health> {
     Json(Health {
         status: "ok".into(),
     })
-}
-
-/// `GET /openapi.json`.
-#[utoipa::path(get, path = "/openapi.json", tag = "service",
-    summary = "This document (OpenAPI 3.1, generated from the types and the option specs)",
-    responses((status = 200, description = "OpenAPI 3.1", body = serde_json::Value)))]
-pub(crate) async fn openapi_json() -> Json<serde_json::Value> {
-    Json(crate::openapi::document())
-}
-
-/// `GET /docs`.
-#[utoipa::path(get, path = "/docs", tag = "service",
-    summary = "Interactive documentation (no internet needed)",
-    responses((status = 200, description = "HTML", content_type = "text/html")))]
-pub(crate) async fn docs_page() -> Html<&'static str> {
-    Html(crate::openapi::DOCS_PAGE)
 }
 
 /// `GET /metrics`.

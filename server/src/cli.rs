@@ -1,11 +1,12 @@
-//! The command line (docs/API.md, section 1): argument parsing and the in-process
-//! `solve` and `batch` commands.
+//! The command line (docs/API.md, section 1): the arguments of the in-process commands and
+//! their runs (`solve`, `analyse`, `batch`, `options`, `serve`, ...); the subcommand table is in
+//! `main.rs`.
 //!
 //! Exit statuses: 0 success; 1 a job ran but gave no result (limit reached, kernel failure) or a
 //! `batch` line failed; 2 bad input (unknown game, illegal position, malformed option,
 //! unreadable file), always with exactly one line on stderr naming the offending input.
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 use gamesolver_shared::plan;
 use gamesolver_shared::registry::{self, SolveError};
 use gamesolver_shared::search::{control::ProgressSink, Control};
@@ -16,55 +17,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// gamesolver: solve and search games, locally or through a coordinator.
-#[derive(Debug, Parser)]
-#[command(name = "gamesolver", version, about)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run one job and print its result.
-    #[command(after_long_help = options_help())]
-    Solve(SolveArgs),
-    /// Score every legal move of a position (the job with `--option analyse=all`): one line
-    /// per move, best first, with what the score means where the game's score says it (win
-    /// with your nth stone, draw, loss to the opponent's nth stone; disc difference). `--json`
-    /// prints the job result.
-    #[command(after_long_help = options_help())]
-    Analyse(SolveArgs),
-    /// List the options and game parameters a job of ALGORITHM on GAME accepts: type, bounds,
-    /// default and meaning (the same specs that check a job).
-    Options(OptionsArgs),
-    /// Solve one position per line of FILE and compare with the expected values.
-    Batch(BatchArgs),
-    /// Run the coordinator (HTTP API, durable store), optionally with local workers.
-    Serve(ServeArgs),
-    /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
-    /// which have no shell or curl in our images).
-    Healthcheck(HealthArgs),
-    /// Check a proof certificate (written by `solve --proof FILE` with a proof-number
-    /// algorithm and a target) with the game rules alone, and print the value it certifies.
-    VerifyProof(VerifyProofArgs),
-    /// The benchmark harness is its own binary; this says where (exit 2).
-    #[command(hide = true)]
-    Bench(BenchMovedArgs),
-    /// Build a game's opening book with its own solver (exact scores up to a depth).
-    Book(crate::book_cmd::BookArgs),
-    /// Awari endgame databases by retrograde analysis: build, verify, look a position up.
-    Tables(crate::tables_cmd::TablesArgs),
-    /// Scaling by simulation: the job's real plan and kernels with its tasks scheduled in
-    /// virtual time on N workers, as the coordinator would; time, speedup, efficiency, work
-    /// inflation and idle share per worker count.
-    Simulate(crate::simulate_cmd::SimulateArgs),
-    /// A local worker of `serve --local-workers` (started by the coordinator, not by hand).
-    #[command(hide = true)]
-    Worker(gamesolver_worker::cli::WorkerArgs),
-}
 
 /// `gamesolver worker`: the same worker as `gamesolver-worker`, as a child of `serve`.
 pub fn worker(args: gamesolver_worker::cli::WorkerArgs) -> Result<(), Failure> {
@@ -860,29 +812,6 @@ impl Watch {
     }
 }
 
-/// Text rendering of a result for people.
-pub fn render_text(r: &JobResult) -> String {
-    let mut s = String::new();
-    let show = |v: &serde_json::Value| match v {
-        serde_json::Value::String(t) => t.clone(),
-        other => other.to_string(),
-    };
-    s += &format!("value      {}\n", show(&r.value));
-    s += &format!("best move  {}\n", r.best_move.as_deref().unwrap_or("-"));
-    for (k, v) in &r.extra.to_map() {
-        let text = match v {
-            serde_json::Value::Array(items) if items.iter().all(|i| i.is_string()) => {
-                items.iter().map(show).collect::<Vec<_>>().join(" ")
-            }
-            other => show(other),
-        };
-        s += &format!("{:<10} {}\n", k.replace('_', " "), text);
-    }
-    s += &format!("nodes      {}\n", r.nodes);
-    s += &format!("time       {:.3} s\n", r.elapsed_ms as f64 / 1000.0);
-    s
-}
-
 /// Largest position file the command line reads: the service's HTTP body limit.
 pub const MAX_POSITION_FILE: u64 = 1 << 20;
 
@@ -1038,7 +967,7 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
     } else if analyse {
         let _ = write!(out, "{}", crate::analyse_cmd::render(&result, &job));
     } else {
-        let _ = write!(out, "{}", render_text(&result));
+        let _ = write!(out, "{}", crate::analyse_cmd::render_text(&result));
         // Games with a text board (Othello) draw the position solved.
         if let Ok(Some(board)) = viz::board::text(&job.game, &job.game_params, &job.position) {
             let _ = write!(out, "board\n{board}");

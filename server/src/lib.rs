@@ -27,6 +27,7 @@ pub mod local_workers;
 pub mod metrics;
 pub mod openapi;
 pub mod retention;
+pub mod routes;
 pub mod scheduler;
 pub mod store;
 
@@ -545,7 +546,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
     tracing::info!("retention: {}", config.retention.describe());
     let retention = tokio::spawn(retention::run(coord.clone()));
 
-    let app = api::router_with(coord.clone(), &limits, stats.clone());
+    let app = routes::router_with(coord.clone(), &limits, stats.clone());
     let closing = {
         let coord = coord.clone();
         async move {

@@ -6,7 +6,56 @@ mod cli;
 mod simulate_cmd;
 mod tables_cmd;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+
+/// gamesolver: solve and search games, locally or through a coordinator.
+#[derive(Debug, Parser)]
+#[command(name = "gamesolver", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one job and print its result.
+    #[command(after_long_help = cli::options_help())]
+    Solve(cli::SolveArgs),
+    /// Score every legal move of a position (the job with `--option analyse=all`): one line
+    /// per move, best first, with what the score means where the game's score says it (win
+    /// with your nth stone, draw, loss to the opponent's nth stone; disc difference). `--json`
+    /// prints the job result.
+    #[command(after_long_help = cli::options_help())]
+    Analyse(cli::SolveArgs),
+    /// List the options and game parameters a job of ALGORITHM on GAME accepts: type, bounds,
+    /// default and meaning (the same specs that check a job).
+    Options(cli::OptionsArgs),
+    /// Solve one position per line of FILE and compare with the expected values.
+    Batch(cli::BatchArgs),
+    /// Run the coordinator (HTTP API, durable store), optionally with local workers.
+    Serve(cli::ServeArgs),
+    /// Exit 0 when a coordinator answers `GET /healthz` with 200 (for container health checks,
+    /// which have no shell or curl in our images).
+    Healthcheck(cli::HealthArgs),
+    /// Check a proof certificate (written by `solve --proof FILE` with a proof-number
+    /// algorithm and a target) with the game rules alone, and print the value it certifies.
+    VerifyProof(cli::VerifyProofArgs),
+    /// The benchmark harness is its own binary; this says where (exit 2).
+    #[command(hide = true)]
+    Bench(cli::BenchMovedArgs),
+    /// Build a game's opening book with its own solver (exact scores up to a depth).
+    Book(book_cmd::BookArgs),
+    /// Awari endgame databases by retrograde analysis: build, verify, look a position up.
+    Tables(tables_cmd::TablesArgs),
+    /// Scaling by simulation: the job's real plan and kernels with its tasks scheduled in
+    /// virtual time on N workers, as the coordinator would; time, speedup, efficiency, work
+    /// inflation and idle share per worker count.
+    Simulate(simulate_cmd::SimulateArgs),
+    /// A local worker of `serve --local-workers` (started by the coordinator, not by hand).
+    #[command(hide = true)]
+    Worker(gamesolver_worker::cli::WorkerArgs),
+}
 
 /// Counts live heap bytes so that a worker's `--memory-mb` is a limit
 /// (`gamesolver_worker::memory`).
@@ -14,7 +63,7 @@ use clap::Parser;
 static ALLOC: gamesolver_worker::memory::CountingAlloc = gamesolver_worker::memory::CountingAlloc;
 
 fn main() {
-    let parsed = match cli::Cli::try_parse() {
+    let parsed = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -38,18 +87,18 @@ fn main() {
         }
     };
     let outcome = match parsed.command {
-        cli::Command::Solve(args) => cli::solve(args),
-        cli::Command::Analyse(args) => cli::analyse(args),
-        cli::Command::Options(args) => cli::options(args),
-        cli::Command::Batch(args) => cli::batch(args),
-        cli::Command::Serve(args) => cli::serve(args),
-        cli::Command::Healthcheck(args) => cli::healthcheck(args),
-        cli::Command::VerifyProof(args) => cli::verify_proof(args),
-        cli::Command::Bench(args) => cli::bench(args),
-        cli::Command::Book(args) => book_cmd::run(args),
-        cli::Command::Tables(args) => tables_cmd::run(args),
-        cli::Command::Simulate(args) => simulate_cmd::run(args),
-        cli::Command::Worker(args) => cli::worker(args),
+        Command::Solve(args) => cli::solve(args),
+        Command::Analyse(args) => cli::analyse(args),
+        Command::Options(args) => cli::options(args),
+        Command::Batch(args) => cli::batch(args),
+        Command::Serve(args) => cli::serve(args),
+        Command::Healthcheck(args) => cli::healthcheck(args),
+        Command::VerifyProof(args) => cli::verify_proof(args),
+        Command::Bench(args) => cli::bench(args),
+        Command::Book(args) => book_cmd::run(args),
+        Command::Tables(args) => tables_cmd::run(args),
+        Command::Simulate(args) => simulate_cmd::run(args),
+        Command::Worker(args) => cli::worker(args),
     };
     if let Err(f) = outcome {
         if !f.message.is_empty() {
@@ -99,7 +148,7 @@ mod tests {
     #[test]
     fn clap_errors_keep_the_flag_and_the_tip() {
         let err = |args: &[&str]| {
-            let e = cli::Cli::try_parse_from(args).unwrap_err();
+            let e = crate::Cli::try_parse_from(args).unwrap_err();
             one_line(&e.render().to_string())
         };
         let missing = err(&["gamesolver", "solve", "--position", "4"]);

@@ -10,6 +10,8 @@
 //! checks that the document lists exactly the routes the router serves.
 
 use crate::answers::{self, OptionInfo, OptionType};
+use crate::api::Json;
+use axum::response::Html;
 use gamesolver_shared::registry::spec;
 use gamesolver_shared::wire::{self, protocol};
 use serde_json::{json, Map, Value};
@@ -38,8 +40,8 @@ use utoipa::{Modify, OpenApi};
         crate::api::options,
         crate::api::healthz,
         crate::api::metrics,
-        crate::api::openapi_json,
-        crate::api::docs_page,
+        openapi_json,
+        docs_page,
         crate::api::worker_register,
         crate::api::worker_lease,
         crate::api::worker_heartbeat,
@@ -263,6 +265,22 @@ fetch('/openapi.json').then(r => r.json()).then(spec => {
 </script></body></html>
 "#;
 
+/// `GET /openapi.json`.
+#[utoipa::path(get, path = "/openapi.json", tag = "service",
+    summary = "This document (OpenAPI 3.1, generated from the types and the option specs)",
+    responses((status = 200, description = "OpenAPI 3.1", body = serde_json::Value)))]
+pub(crate) async fn openapi_json() -> Json<serde_json::Value> {
+    Json(document())
+}
+
+/// `GET /docs`.
+#[utoipa::path(get, path = "/docs", tag = "service",
+    summary = "Interactive documentation (no internet needed)",
+    responses((status = 200, description = "HTML", content_type = "text/html")))]
+pub(crate) async fn docs_page() -> Html<&'static str> {
+    Html(DOCS_PAGE)
+}
+
 #[cfg(test)]
 mod tests {
     /// A job's `game_params` and `options` take strings, numbers and booleans, as the API
@@ -321,7 +339,7 @@ mod tests {
     #[test]
     fn the_served_spec_lists_every_route_and_only_those() {
         let doc = super::document();
-        let mut routes = declared_routes(include_str!("api.rs"));
+        let mut routes = declared_routes(include_str!("routes.rs"));
         routes.extend(declared_routes(include_str!("dashboard.rs")));
         assert!(routes.len() >= 20, "parsed too few routes: {routes:?}");
         for (path, method) in &routes {

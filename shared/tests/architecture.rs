@@ -1,4 +1,5 @@
-//! Arrows point down: no import circles among the library's modules.
+//! Arrows point down: no import circles among the library's modules (nor among the server's,
+//! the worker's and the end-to-end crate's).
 //!
 //! Reads every file under `shared/src`, collects the module paths it names (`use crate::...`,
 //! `use super::...`, and `crate::`/`super::` paths in code), and builds two graphs:
@@ -379,6 +380,68 @@ fn direct_submodules_have_no_new_import_circles() {
             found.contains(k),
             "{k:?} is no longer a circle: take it off KNOWN_CIRCLES (found: {found:?})"
         );
+    }
+}
+
+/// The graph of one crate's top-level modules (a file `x.rs` or a folder `x/`; the roots
+/// `lib.rs` and `main.rs` declare them and are left out): an edge for every `crate::` path in
+/// code (comments and doc links do not count).
+fn crate_graph(src: &Path) -> Graph {
+    let mut files = Vec::new();
+    workspace_rust_files(src, &mut files);
+    let top = |file: &Path| -> Option<String> {
+        let rel = file.strip_prefix(src).expect("under src");
+        let first = rel
+            .components()
+            .next()?
+            .as_os_str()
+            .to_string_lossy()
+            .into_owned();
+        let name = first.trim_end_matches(".rs").to_string();
+        (name != "lib" && name != "main").then_some(name)
+    };
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| top(f)).collect();
+    let mut graph = Graph::new();
+    for file in &files {
+        let Some(from) = top(file) else { continue };
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for path in paths_in(&code_of(&text)) {
+            let segs: Vec<&str> = path.split("::").collect();
+            if segs[0] != "crate" {
+                continue;
+            }
+            if let Some(to) = segs.get(1).filter(|t| modules.contains(**t) && **t != from) {
+                let rel = file.strip_prefix(src).expect("under src");
+                graph
+                    .entry(from.clone())
+                    .or_default()
+                    .entry(to.to_string())
+                    .or_default()
+                    .insert(rel.display().to_string());
+            }
+        }
+    }
+    graph
+}
+
+/// The coordinator's, the worker's and the end-to-end crate's modules import one another in one
+/// direction only, as the library's do.
+#[test]
+fn server_worker_and_e2e_modules_have_no_import_circles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf();
+    let server = crate_graph(&root.join("server/src"));
+    assert!(
+        server.get("routes").is_some_and(|e| e.contains_key("api")),
+        "the reader sees the route table use the handlers: {server:?}"
+    );
+    for dir in ["server/src", "worker/src", "tests/src"] {
+        let graph = crate_graph(&root.join(dir));
+        let found = circles(&graph);
+        let text: Vec<String> = found.iter().map(|c| describe(&graph, c)).collect();
+        assert!(found.is_empty(), "{dir}:\n{}", text.join("\n"));
     }
 }
 
