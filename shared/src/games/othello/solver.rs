@@ -99,6 +99,10 @@ pub struct Board {
     /// The board without its first and last file: the discs a horizontal or diagonal line may
     /// jump.
     inner: u64,
+    /// The squares with a neighbour on their right (all but the last file) and on their left
+    /// (all but the first file).
+    right_open: u64,
+    left_open: u64,
     /// The four corners.
     corners: u64,
     /// The squares in three tiers of how good a move there usually is: corners and the squares
@@ -255,6 +259,8 @@ impl Board {
             corner_zone,
             valid,
             inner: valid & !FILE_0 & !last_file,
+            right_open: valid & !last_file,
+            left_open: valid & !FILE_0,
             corners,
             regions,
             lines,
@@ -369,12 +375,10 @@ impl Board {
         }
     }
 
-    /// The squares next to `set` (8 directions), on the board.
+    /// `set` and the squares next to it (8 directions), on the board.
     #[inline(always)]
     fn neighbours(&self, set: u64) -> u64 {
-        let h = set & self.inner;
-        let side = (h << 1) | (h >> 1) | set;
-        let side = side & self.valid;
+        let side = ((set & self.right_open) << 1) | ((set & self.left_open) >> 1) | set;
         ((side << 8) | (side >> 8) | side) & self.valid
     }
 

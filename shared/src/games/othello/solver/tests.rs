@@ -225,6 +225,34 @@ fn moves_and_flips_match_the_naive_board_on_random_fills() {
     }
 }
 
+/// `Board::neighbours` (a set and the squares next to it, for potential mobility, corner
+/// stability and the ordering evaluation) against the naive 8-direction rule, on every shape's
+/// edges too: a square on the first or last file has neighbours on both sides but one.
+#[test]
+fn neighbours_match_the_naive_rule() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    for (w, h) in [(4, 4), (6, 4), (8, 8), (5, 7), (8, 3), (3, 8), (1, 5)] {
+        let b = Board::new(w, h);
+        for _ in 0..200 {
+            let set = rng.gen::<u64>() & rng.gen::<u64>() & b.valid;
+            let mut want = set;
+            for sq in 0..64 {
+                if set >> sq & 1 == 0 {
+                    continue;
+                }
+                let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
+                for (dr, dc) in DIRS {
+                    let (rr, cc) = (r + dr, c + dc);
+                    if rr >= 0 && cc >= 0 && rr < h as i32 && cc < w as i32 {
+                        want |= 1 << (rr * 8 + cc);
+                    }
+                }
+            }
+            assert_eq!(b.neighbours(set), want, "{w}x{h} {set:#x}");
+        }
+    }
+}
+
 /// Random reachable positions of several shapes with few empties, under both rules for the
 /// empty squares: the solver's value equals plain negamax on the naive board, and every window
 /// answer keeps the fail-soft contract. The two rules share one table (their entries must not
