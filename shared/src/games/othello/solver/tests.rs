@@ -236,11 +236,11 @@ fn neighbours_match_the_naive_rule() {
         for _ in 0..200 {
             let set = rng.gen::<u64>() & rng.gen::<u64>() & b.valid;
             let mut want = set;
-            for sq in 0..64 {
+            for sq in 0..64i32 {
                 if set >> sq & 1 == 0 {
                     continue;
                 }
-                let (r, c) = ((sq / 8) as i32, (sq % 8) as i32);
+                let (r, c) = (sq / 8, sq % 8);
                 for (dr, dc) in DIRS {
                     let (rr, cc) = (r + dr, c + dc);
                     if rr >= 0 && cc >= 0 && rr < h as i32 && cc < w as i32 {
