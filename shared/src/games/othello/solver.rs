@@ -24,7 +24,8 @@
 //! - `empties <= LEAF_EMPTIES`: a tight routine over the empty squares (flips computed per
 //!   square, no move generation, no table), odd-parity regions first; the last empty square is
 //!   scored from its flip count alone;
-//! - `empties >= TABLE_EMPTIES`: the transposition table (below), its move first;
+//! - `empties >= TABLE_EMPTIES`: the transposition table (below), its move first; from
+//!   `ETC_EMPTIES` each child is probed first (enhanced transposition cut-off);
 //! - move order: at `empties >= MOBILITY_EMPTIES` fastest-first (fewest opponent replies after
 //!   the move, from a full move generation per child) with a corner bonus; below that, moves in
 //!   regions (board quadrants) with an odd number of empties first, corners first;
@@ -68,6 +69,9 @@ const W_MOBILITY: u64 = 1 << 15;
 const W_CORNER_STABILITY: u64 = 1 << 11;
 const W_POTENTIAL_MOBILITY: u64 = 1 << 5;
 const W_PARITY: u64 = 1 << 2;
+/// At or above this many empty squares (below the root): enhanced transposition cut-offs, a
+/// table probe of each child before any is searched.
+const ETC_EMPTIES: u32 = 12;
 /// At or above this many empty squares: the stability bounds ([`Solver::stability_cut`]).
 const STABILITY_EMPTIES: u32 = 8;
 /// At or above this many empty squares, with more than one thread: a node may become a split
@@ -985,6 +989,7 @@ impl<'a> Solver<'a> {
         let mut list = [0u64; 64];
         let mut len = 0;
         let odd = self.board.odd_regions(empty);
+        let etc = n >= ETC_EMPTIES && !root;
         let mut rest = moves;
         while rest != 0 {
             let sq = rest.trailing_zeros();
@@ -996,6 +1001,15 @@ impl<'a> Solver<'a> {
                 let f = self.board.flips(me, opp, sq);
                 let (m2, o2) = (me | f | bit, opp & !f);
                 let empty2 = empty & !bit;
+                if etc {
+                    // A child whose value is known to be at most -beta: this node fails high.
+                    if let Some(h) = self.probe(key_of(o2, m2)) {
+                        if matches!(h.bound, UPPER | EXACT) && -h.score >= beta {
+                            self.store(key, n, -h.score, LOWER, sq as u64);
+                            return -h.score;
+                        }
+                    }
+                }
                 if o2 == 0 {
                     // A wipe-out: the best there is.
                     1
