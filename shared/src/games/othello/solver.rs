@@ -27,8 +27,9 @@
 //! - `empties >= TABLE_EMPTIES`: the transposition table (below), its move first; from
 //!   `ETC_EMPTIES` each child is probed first (enhanced transposition cut-off);
 //! - move order: at `empties >= MOBILITY_EMPTIES` fastest-first (fewest opponent replies after
-//!   the move, from a full move generation per child) with a corner bonus; below that, moves in
-//!   regions (board quadrants) with an odd number of empties first, corners first;
+//!   the move, from a full move generation per child) with a corner bonus, from `SORT_EMPTIES`
+//!   plus a shallow search of each child on a mobility-and-corners evaluation; below that, moves
+//!   in regions (board quadrants) with an odd number of empties first, corners first;
 //! - a side without a move passes; two passes end the game;
 //! - threads: Young Brothers Wait split points at null-window nodes of `SPLIT_EMPTIES` or more
 //!   ([`run`]), on the shared table.
@@ -69,6 +70,26 @@ const W_MOBILITY: u64 = 1 << 15;
 const W_CORNER_STABILITY: u64 = 1 << 11;
 const W_POTENTIAL_MOBILITY: u64 = 1 << 5;
 const W_PARITY: u64 = 1 << 2;
+/// At or above this many empty squares the ordering adds, per move, the value of a shallow
+/// search of the child ([`Solver::shallow`] on [`Board::evaluate`]) at depth
+/// `(empties - SORT_BASE) / 2`, at most [`SORT_MAX_DEPTH`], weighted [`W_EVAL`] per unit (a
+/// mobility unit of the evaluation, 12, weighs 1.5 `W_MOBILITY`).
+const SORT_EMPTIES: u32 = 14;
+const SORT_BASE: u32 = 12;
+const SORT_MAX_DEPTH: u32 = 6;
+const W_EVAL: u64 = 1 << 12;
+/// The bound of shallow-search values: a finished game scores `+-(EVAL_WIN + 32 * |score|)`,
+/// above any evaluation, at most `EVAL_MAX`.
+const EVAL_WIN: i32 = 2048;
+const EVAL_MAX: i32 = 4096;
+/// The ordering evaluation's weights, in the units of [`super::eval`]'s (and its values for
+/// all but material, which ordered worse): mobility (corners count twice), corner discs, discs
+/// on the X and C squares of empty corners, frontier discs.
+const E_MOBILITY: i32 = 12;
+const E_CORNER: i32 = 60;
+const E_X_SQUARE: i32 = -25;
+const E_C_SQUARE: i32 = -8;
+const E_FRONTIER: i32 = -4;
 /// At or above this many empty squares (below the root): enhanced transposition cut-offs, a
 /// table probe of each child before any is searched.
 const ETC_EMPTIES: u32 = 12;
@@ -115,6 +136,9 @@ pub struct Board {
     tiers: [u64; 3],
     /// The corners and their edge neighbours, for the stable-corner count of move ordering.
     corner_zone: u64,
+    /// The squares diagonally next to a corner (X) and along an edge next to one (C).
+    x_squares: u64,
+    c_squares: u64,
     /// The four quadrants (parity regions).
     regions: [u64; 4],
     /// The lines of the board along each of the four axes (rows, columns, the two diagonal
@@ -261,6 +285,8 @@ impl Board {
             neighbour,
             tiers,
             corner_zone,
+            x_squares: near & !corner_zone,
+            c_squares: corner_zone & !corners,
             valid,
             inner: valid & !FILE_0 & !last_file,
             right_open: valid & !last_file,
@@ -393,6 +419,22 @@ impl Board {
         let c = mine & self.corners;
         let held = c | (self.neighbours(c) & self.corner_zone & mine);
         held.count_ones()
+    }
+
+    /// A static estimate of `(me, opp)` for the side to move, for move ordering only: weighted
+    /// mobility, corners, X and C squares of empty corners and frontier discs (the `E_`
+    /// weights).
+    #[inline]
+    fn evaluate(&self, me: u64, opp: u64) -> i32 {
+        let empty = self.valid & !(me | opp);
+        let diff = |set: u64| (me & set).count_ones() as i32 - (opp & set).count_ones() as i32;
+        let weighted = |m: u64| (m.count_ones() + (m & self.corners).count_ones()) as i32;
+        let near_empty_corner = self.neighbours(self.corners & empty);
+        E_MOBILITY * (weighted(self.moves(me, opp)) - weighted(self.moves(opp, me)))
+            + E_CORNER * diff(self.corners)
+            + E_X_SQUARE * diff(near_empty_corner & self.x_squares)
+            + E_C_SQUARE * diff(near_empty_corner & self.c_squares)
+            + E_FRONTIER * diff(self.neighbours(empty))
     }
 
     /// Empty squares of regions holding an odd number of empties.
@@ -990,6 +1032,7 @@ impl<'a> Solver<'a> {
         let mut len = 0;
         let odd = self.board.odd_regions(empty);
         let etc = n >= ETC_EMPTIES && !root;
+        let sort_depth = (n >= SORT_EMPTIES).then(|| ((n - SORT_BASE) / 2).min(SORT_MAX_DEPTH));
         let mut rest = moves;
         while rest != 0 {
             let sq = rest.trailing_zeros();
@@ -1031,7 +1074,11 @@ impl<'a> Solver<'a> {
                     if bit & odd != 0 {
                         score += W_PARITY;
                     }
-                    (1 << 24) - score
+                    if let Some(depth) = sort_depth {
+                        let v = -self.shallow(o2, m2, depth, -EVAL_MAX, EVAL_MAX);
+                        score += (v + EVAL_MAX) as u64 * W_EVAL;
+                    }
+                    (1 << 40) - score
                 }
             } else {
                 let mut k = 64;
@@ -1108,6 +1155,41 @@ impl<'a> Solver<'a> {
                 EXACT
             };
             self.store(key, n, best, bound, best_move);
+        }
+        best
+    }
+
+    /// Depth-limited fail-soft negamax on [`Board::evaluate`], for move ordering (finished
+    /// games: see [`EVAL_WIN`]). Its nodes count.
+    fn shallow(&mut self, me: u64, opp: u64, depth: u32, mut alpha: i32, beta: i32) -> i32 {
+        self.count.nodes += 1;
+        if depth == 0 {
+            return self.board.evaluate(me, opp);
+        }
+        let moves = self.board.moves(me, opp);
+        if moves == 0 {
+            if self.board.moves(opp, me) == 0 {
+                let score = self.board.end_score(me, opp);
+                return score.signum() * EVAL_WIN + 32 * score;
+            }
+            return -self.shallow(opp, me, depth, -beta, -alpha);
+        }
+        let mut best = -EVAL_MAX;
+        for tier in self.board.tiers {
+            let mut rest = moves & tier;
+            while rest != 0 {
+                let sq = rest.trailing_zeros();
+                rest &= rest - 1;
+                let f = self.board.flips(me, opp, sq);
+                let v = -self.shallow(opp & !f, me | f | 1 << sq, depth - 1, -beta, -alpha);
+                if v > best {
+                    best = v;
+                    if v >= beta {
+                        return v;
+                    }
+                    alpha = alpha.max(v);
+                }
+            }
         }
         best
     }
