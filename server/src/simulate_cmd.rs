@@ -67,6 +67,11 @@ pub struct SimulateArgs {
     /// sharing the kernels' tables among workers would give (not a real deployment).
     #[arg(long)]
     pub shared_tables: bool,
+    /// Workers exchange proved positions through the coordinator, as the service's do (a
+    /// finished task's entries reach the other workers' tables before their next task);
+    /// tasks are then always run, never replayed from `--cache`.
+    #[arg(long)]
+    pub exchange: bool,
     /// Job-level plans: pick a freed worker's next leaf where the plan finds it, not near the
     /// leaf the worker searched last (the coordinator always picks near it): what that
     /// locality buys.
@@ -174,6 +179,7 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
         // A tenth is left to the rest of the machine.
         memory_limit: available_memory().map(|b| b / 10 * 9),
         shared_tables: args.shared_tables,
+        exchange: args.exchange,
         locality: !args.no_locality,
         cache: None,
     })

@@ -358,6 +358,11 @@ pub struct Extra {
     pub display: serde_json::Map<String, Value>,
 }
 
+/// A position a worker's exact solver proved, for the other workers of the same job: the
+/// solver's key of the position and its table entry without the table's own bits, both opaque
+/// to the coordinator (`Exact::export_proved`, docs/API.md 5.3a, "Proved positions").
+pub type Proved = [u64; 2];
+
 /// One child of an unsolved job-level leaf ([`Extra::children`]). Numbers and bounds are from
 /// the point of view of the side to move at the job's root, for the leaf task's target.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -758,6 +763,11 @@ pub mod protocol {
         /// content, never by the job id alone.
         #[serde(default)]
         pub store_id: String,
+        /// Job-level plans: positions other workers proved for this job that this worker has
+        /// not been sent yet, for its kernel's table before the task runs ([`super::Proved`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<u64>>))]
+        pub proved: Vec<super::Proved>,
     }
 
     /// `POST /v1/worker/heartbeat`: the task is still running. 409 when the lease is no longer
@@ -852,7 +862,17 @@ pub mod protocol {
         pub lease_id: String,
         /// How it ended.
         pub outcome: Outcome,
+        /// Positions the task's kernel proved that the job's other workers may reuse
+        /// ([`super::Proved`]; job-level leaves only, at most [`MAX_PROVED_PER_REPORT`]
+        /// taken).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<u64>>))]
+        pub proved: Vec<super::Proved>,
     }
+
+    /// Most proved positions the coordinator takes from one report (the rest are dropped:
+    /// they only save other workers time).
+    pub const MAX_PROVED_PER_REPORT: usize = 8192;
 
     /// Reply to [`Report`].
     #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

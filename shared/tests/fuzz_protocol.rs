@@ -270,6 +270,7 @@ fn lease() -> impl Strategy<Value = Lease> {
                 task: TaskSpec { job, kind },
                 time_ms,
                 store_id,
+                proved: Vec::new(),
             },
         )
 }
@@ -339,7 +340,7 @@ proptest! {
         let progress = progress.filter(|p| !p.is_null());
         round_trip(&Heartbeat { worker_id: s.clone(), lease_id: s.clone(), progress })?;
         round_trip(&HeartbeatReply { cancel: flag })?;
-        round_trip(&Report { worker_id: s.clone(), lease_id: s.clone(), outcome: outcome.clone() })?;
+        round_trip(&Report { worker_id: s.clone(), lease_id: s.clone(), outcome: outcome.clone(), proved: Vec::new() })?;
         round_trip(&outcome)?;
         round_trip(&ReportReply { duplicate: flag })?;
         round_trip(&Release { worker_id: s.clone(), lease_id: s })?;
@@ -351,7 +352,7 @@ proptest! {
                                   pick in any::<prop::sample::Index>(), with in any_json()) {
         for mut v in [
             serde_json::to_value(&lease).unwrap(),
-            serde_json::to_value(Report { worker_id: "w".into(), lease_id: "l".into(), outcome }).unwrap(),
+            serde_json::to_value(Report { worker_id: "w".into(), lease_id: "l".into(), outcome, proved: Vec::new() }).unwrap(),
             serde_json::to_value(&job).unwrap(),
         ] {
             break_field(&mut v, &pick, with.clone());

@@ -229,6 +229,7 @@ async fn simulated_worker(sh: Arc<Shared>, n: usize) {
             worker_id: wid.clone(),
             lease_id: lease.lease_id.clone(),
             outcome: Outcome::Done { output },
+            proved: Vec::new(),
         };
         match c.post("/v1/worker/result", &json!(report)).await {
             Ok((200, _)) => {

@@ -696,6 +696,8 @@ fn run_lease(shared: &Shared, lease: Lease) {
         let poisoned = shared.poison.as_deref() == position;
         let aborting = shared.abort_at.as_deref() == position;
         let hogging = shared.hog_at.as_deref() == position;
+        let prepared = prepared.clone();
+        let proved_in = lease.proved.clone();
         shared.pool.spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if aborting {
@@ -708,6 +710,7 @@ fn run_lease(shared: &Shared, lease: Lease) {
                 if hogging {
                     return Err(hog(&ctl));
                 }
+                prepared.learn_proved(&proved_in);
                 prepared.run(&kind, &ctl)
             }));
             let _ = tx.send(r);
@@ -825,16 +828,33 @@ fn run_lease(shared: &Shared, lease: Lease) {
             message: format!("kernel panicked: {}", panic_message(&*panic)),
         },
     };
-    report(shared, &worker_id, &lease, outcome);
+    // What the kernel proved goes with a result, for the job's other workers.
+    let proved = match &outcome {
+        Outcome::Done { .. } => prepared.take_proved(),
+        _ => Vec::new(),
+    };
+    report_with(shared, &worker_id, &lease, outcome, proved);
 }
 
 /// Reports an outcome, retrying while the coordinator is away (a finished result is worth
 /// keeping). Gives up on 409 (the lease is gone: the task runs elsewhere).
 fn report(shared: &Shared, worker_id: &str, lease: &Lease, outcome: Outcome) {
+    report_with(shared, worker_id, lease, outcome, Vec::new());
+}
+
+/// [`report`] with the positions the task proved ([`Report::proved`]).
+fn report_with(
+    shared: &Shared,
+    worker_id: &str,
+    lease: &Lease,
+    outcome: Outcome,
+    proved: Vec<gamesolver_shared::wire::Proved>,
+) {
     let body = Report {
         worker_id: worker_id.into(),
         lease_id: lease.lease_id.clone(),
         outcome,
+        proved,
     };
     let mut backoff = Backoff::new();
     let give_up_after_shutdown = Instant::now() + SHUTDOWN_GRACE;
@@ -886,6 +906,7 @@ mod tests {
             },
             time_ms: None,
             store_id: store_id.into(),
+            proved: Vec::new(),
         }
     }
 

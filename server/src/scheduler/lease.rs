@@ -331,6 +331,7 @@ impl Scheduler {
                 },
                 time_ms,
                 store_id: store_id.clone(),
+                proved: job.proved.take_for(worker_id),
             };
             self.changed.insert(job.id);
             self.leases.insert(

@@ -12,6 +12,7 @@
 //! its results.
 
 mod lease;
+mod proved;
 mod report;
 mod restore;
 mod status;
@@ -179,6 +180,8 @@ struct Job {
     finishing_artifacts: Vec<String>,
     /// Its prepared form is being made again off the lock (the token of that work).
     waking: Option<u64>,
+    /// Positions its workers proved, for the others (job-level plans; in memory only).
+    proved: proved::ProvedPool,
 }
 
 impl Job {

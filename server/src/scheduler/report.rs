@@ -17,7 +17,7 @@ use super::{
 use crate::store::Write;
 use gamesolver_shared::registry::PreparedJob;
 use gamesolver_shared::search::StopReason;
-use gamesolver_shared::wire::protocol::{Outcome, Report, ReportReply};
+use gamesolver_shared::wire::protocol::{Outcome, Report, ReportReply, MAX_PROVED_PER_REPORT};
 use gamesolver_shared::wire::{TaskKind, TaskOutput};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -199,6 +199,12 @@ impl Scheduler {
             job_id,
             job_active: self.jobs[&job_id].takes_results(),
         };
+        if at.job_active && matches!(r.outcome, Outcome::Done { .. }) {
+            let take = r.proved.len().min(MAX_PROVED_PER_REPORT);
+            if let Some(job) = self.jobs.get_mut(&job_id) {
+                job.proved.add(&r.worker_id, &r.proved[..take]);
+            }
+        }
         match r.outcome {
             Outcome::Done { output } => self.report_done(at, output, pre, &mut w),
             Outcome::Failed { message } => {

@@ -312,6 +312,7 @@ impl Scheduler {
             finishing: None,
             finishing_artifacts: Vec::new(),
             waking: None,
+            proved: Default::default(),
         }
     }
 

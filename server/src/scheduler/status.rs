@@ -131,6 +131,11 @@ impl Scheduler {
             (_, _, Some(p)) => p.clone(),
             _ => job.progress_at_rest.clone().unwrap_or_else(|| json!({})),
         };
+        if let (n @ 1.., Some(obj)) = (job.proved.len(), progress.as_object_mut()) {
+            // Positions the job's workers exchange (docs/API.md 5.3a, "Proved positions").
+            obj.insert("proved_positions".into(), n.into());
+            obj.insert("proved_bytes".into(), job.proved.bytes().into());
+        }
         if let (Some(k), Some(obj)) = (&job.kernel_progress, progress.as_object_mut()) {
             if !job.state.is_final() {
                 obj.insert("kernel".into(), k.clone());

@@ -215,6 +215,7 @@ impl Scheduler {
                 finishing: None,
                 finishing_artifacts: Vec::new(),
                 waking: None,
+                proved: Default::default(),
             },
         );
         self.changed.insert(id);
@@ -371,6 +372,13 @@ impl Scheduler {
             _ => job.progress_at_rest.take(),
         };
         job.prepared = None;
+        if let (n @ 1.., Some(obj)) = (
+            job.proved.len(),
+            job.final_progress.as_mut().and_then(|p| p.as_object_mut()),
+        ) {
+            obj.insert("proved_positions".into(), n.into());
+        }
+        job.proved.clear();
         // Nothing reads an ended job's round chunks any more (a finished build has none left;
         // a cancelled or failed one its last rounds'): retired like spent ones, deleted with
         // them unless another running job names them.

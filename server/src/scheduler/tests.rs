@@ -72,6 +72,7 @@ fn report_done(s: &mut Scheduler, w: &str, lease: &str, output: TaskOutput) -> b
         worker_id: w.into(),
         lease_id: lease.into(),
         outcome: Outcome::Done { output },
+        proved: Vec::new(),
     })
     .unwrap()
     .duplicate
@@ -383,6 +384,7 @@ fn finished_jobs_are_evicted_and_answered_from_the_store() {
         worker_id: other,
         lease_id: last_lease.clone(),
         outcome: Outcome::Cancelled,
+        proved: Vec::new(),
     });
     assert!(
         matches!(&refused, Err(SchedError::Conflict(m)) if m.contains("another worker")),
@@ -539,6 +541,7 @@ fn a_failed_commit_leaves_memory_as_the_store_has_it() {
         outcome: Outcome::Done {
             output: out.clone(),
         },
+        proved: Vec::new(),
     });
     assert!(matches!(refused, Err(SchedError::Store(_))), "{refused:?}");
     assert_eq!(s.stored_results(grant.task_id).unwrap(), 0);
@@ -1103,6 +1106,7 @@ fn a_worker_hears_which_of_its_tasks_to_cancel() {
         worker_id: w.clone(),
         lease_id: grant.lease_id,
         outcome: Outcome::Cancelled,
+        proved: Vec::new(),
     })
     .unwrap();
     assert!(s.cancels_for(&w).unwrap().is_empty());

@@ -104,6 +104,29 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
         let _ = root;
         false
     }
+
+    /// What the game's own solver proved below `root` and left in `table`, for other workers
+    /// of the same job ([`crate::wire::Proved`]): entries of positions reachable from `root`
+    /// whose search took at least `2^min_work` nodes, at most `max` of them. `None`: the game
+    /// has no solver of its own, or its entries cannot be exchanged. Only games without
+    /// repetitions implement it: a proved bound of a position then holds on every path.
+    fn export_proved(
+        &self,
+        root: &Self::State,
+        table: &Table,
+        min_work: u32,
+        max: usize,
+    ) -> Option<Vec<crate::wire::Proved>> {
+        let _ = (root, table, min_work, max);
+        None
+    }
+
+    /// Stores entries that [`Exact::export_proved`] gave (on any worker) into `table`, where
+    /// the solver's replacement policy lets them in. Entries that do not decode for this game
+    /// are skipped: they come over the network.
+    fn import_proved(&self, table: &Table, entries: &[crate::wire::Proved]) {
+        let _ = (table, entries);
+    }
 }
 
 /// A game with a weighted-feature evaluator keeps no fast path: the evaluator serves

@@ -110,6 +110,17 @@ pub trait PreparedJob: Send + Sync {
     fn plan_shape(&self) -> PlanShape;
     /// Runs one task. `ctl` carries the limits, the stop flag and the progress sink.
     fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError>;
+    /// Positions this process's kernels proved for this job since the last call, for the
+    /// job's other workers (job-level leaves of games whose solver exports them,
+    /// [`crate::games::Exact::export_proved`]); empty by default.
+    fn take_proved(&self) -> Vec<crate::wire::Proved> {
+        Vec::new()
+    }
+    /// Entries another worker's [`PreparedJob::take_proved`] gave, for this process's
+    /// kernels' tables; ignored by default.
+    fn learn_proved(&self, entries: &[crate::wire::Proved]) {
+        let _ = entries;
+    }
     /// An internal integer value of the root (a probe target or bound) as the outside world
     /// sees it (docs/API.md, "Values"); progress reports go through it. Default: the integer.
     fn show_value(&self, raw: i32) -> serde_json::Value {

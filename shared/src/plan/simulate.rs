@@ -71,6 +71,11 @@ pub struct SimConfig {
     /// Every virtual worker runs its tasks on one prepared job, so on one set of tables (see
     /// the module doc): what perfect sharing of the kernels' tables among workers would give.
     pub shared_tables: bool,
+    /// Workers exchange proved positions through the coordinator, as the service's do: a
+    /// finished task's [`PreparedJob::take_proved`] entries reach every other worker's tables
+    /// before its next task that starts at or after the finish (virtual time). Tasks are not
+    /// taken from the cache with it (their cost depends on what their worker learnt).
+    pub exchange: bool,
     /// Job-level plans pick a freed worker's next leaf near the one it searched last, as the
     /// coordinator does (see the module doc); `false` turns that off, to see what it buys.
     pub locality: bool,
@@ -92,6 +97,7 @@ impl Default for SimConfig {
             threads: 1,
             memory_limit: None,
             shared_tables: false,
+            exchange: false,
             locality: true,
             cache: None,
         }
@@ -300,6 +306,12 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
     // The path of the leaf each worker searched last (job-level plans' locality hint).
     let mut last_leaf: Vec<Vec<String>> = vec![Vec::new(); cfg.workers];
     let mut queue: VecDeque<TaskKind> = VecDeque::new();
+    // Proved positions: published (finish time, publisher, entries) not yet reached by the
+    // virtual clock, those reached in order of reaching, and how far each worker has read.
+    let mut unpublished: Vec<(f64, usize, Vec<crate::wire::Proved>)> = Vec::new();
+    let mut published: Vec<(usize, Vec<crate::wire::Proved>)> = Vec::new();
+    let mut read_to: Vec<usize> = vec![0; cfg.workers];
+    let exchange = cfg.exchange && !cfg.shared_tables;
     let mut running: Vec<Running> = Vec::new();
     let mut records: Vec<TaskRecord> = Vec::new();
     let (mut issued, mut cancelled, mut seq) = (0usize, 0usize, 0u64);
@@ -384,7 +396,9 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
             if let TaskKind::Leaf { path, .. } = &task {
                 last_leaf[worker] = path.clone();
             }
-            let key = cfg.cache.as_ref().map(|c| c.key(&job_text, &task));
+            let key = (!exchange)
+                .then(|| cfg.cache.as_ref().map(|c| c.key(&job_text, &task)))
+                .flatten();
             let hit = match (&cfg.cache, &key) {
                 (Some(c), Some(k)) => c.get(k),
                 _ => None,
@@ -405,6 +419,17 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
                         prepared[slot] = Some(prepare()?);
                     }
                     let job = prepared[slot].as_deref().expect("prepared above");
+                    if exchange {
+                        unpublished.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        let reached = unpublished.partition_point(|p| p.0 <= now);
+                        published.extend(unpublished.drain(..reached).map(|p| (p.1, p.2)));
+                        for (from, entries) in &published[read_to[worker]..] {
+                            if *from != worker {
+                                job.learn_proved(entries);
+                            }
+                        }
+                        read_to[worker] = published.len();
+                    }
                     let task_ctl = ctl.for_task(None, limits.node_limit);
                     let c0 = cpu_now(cfg.threads);
                     let out = job.run(&task, &task_ctl);
@@ -449,6 +474,14 @@ fn simulate_here(prepare: &Prepare<'_>, cfg: &SimConfig) -> Result<SimRun, Solve
                 }
             };
             let done_at = now + dispatch + cost(nodes, cpu_s);
+            if exchange {
+                if let Some(job) = prepared.get(worker).and_then(|p| p.as_deref()) {
+                    let entries = job.take_proved();
+                    if !entries.is_empty() {
+                        unpublished.push((done_at, worker, entries));
+                    }
+                }
+            }
             running.push(Running {
                 seq,
                 task,

@@ -24,7 +24,9 @@ use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
 use crate::search::pns::{dfpn, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{engine, Control, StopReason};
-use crate::wire::{JobSpec, LeafChild, RawBounds, TaskKind, TaskOutput, LEAF_MAX_BUDGET_DIV};
+use crate::wire::{
+    JobSpec, LeafChild, Proved, RawBounds, TaskKind, TaskOutput, LEAF_MAX_BUDGET_DIV,
+};
 use std::sync::{Mutex, OnceLock};
 
 /// `leaf`: the kernel a leaf task runs.
@@ -121,6 +123,31 @@ pub struct JlJob<G: Exact> {
     /// The df-pn leaves' tables kept between tasks (one per task running at once), each with
     /// the threshold its entries answer.
     dfpn_tables: Mutex<Vec<(i32, dfpn::DfpnTable)>>,
+    /// Proved positions for the job's other workers ([`PreparedJob::take_proved`]).
+    exchange: Mutex<Exchange>,
+}
+
+/// Alpha-beta leaves export the entries of positions whose search took at least `2^this`
+/// nodes (the game's solver's work classes: Connect Four's top out at 15).
+const PROVED_MIN_WORK: u32 = 14;
+fn proved_min_work() -> u32 {
+    std::env::var("GS_XW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(PROVED_MIN_WORK)
+}
+/// At most this many entries from one leaf task...
+const PROVED_PER_TASK: usize = 4096;
+/// ...and this many from one job in one process.
+const PROVED_PER_JOB: usize = 1 << 20;
+
+/// What this process told the job's other workers and has yet to tell them.
+#[derive(Default)]
+struct Exchange {
+    /// Key -> entry fields, of every entry sent or received.
+    known: std::collections::HashMap<u64, u64>,
+    /// Entries found since the last [`PreparedJob::take_proved`].
+    out: Vec<Proved>,
 }
 
 /// Prepares a `jlpns` job.
@@ -168,6 +195,7 @@ pub fn prepare<G: Exact>(
         opts,
         table: OnceLock::new(),
         dfpn_tables: Mutex::new(Vec::new()),
+        exchange: Mutex::new(Exchange::default()),
     }))
 }
 
@@ -322,6 +350,27 @@ impl<G: Exact> JlJob<G> {
         pool.push((t, table));
     }
 
+    /// Adds the entries the game's solver left below `state` that this process has not yet
+    /// sent or received to those [`PreparedJob::take_proved`] hands out.
+    fn collect_proved(&self, state: &G::State) {
+        let Ok(table) = self.table() else { return };
+        let Some(found) = self
+            .game
+            .export_proved(state, table, proved_min_work(), PROVED_PER_TASK)
+        else {
+            return;
+        };
+        let mut x = self.exchange.lock().unwrap_or_else(|e| e.into_inner());
+        for e in found {
+            if x.known.len() >= PROVED_PER_JOB {
+                break;
+            }
+            if x.known.insert(e[0], e[1]) != Some(e[1]) {
+                x.out.push(e);
+            }
+        }
+    }
+
     fn table(&self) -> Result<&engine::Table, SolveError> {
         let mb = Some(self.opts.memory_mb);
         self.table
@@ -428,10 +477,14 @@ impl<G: Exact> JlJob<G> {
                     Verdict::Unknown(_) => None,
                 }
             }
-            Leaf::AlphaBeta => self.ab_bounds(&state, t, &sub)?.map(|(raw, best)| {
-                out.best_move = best.map(|m| self.game.format_move(&state, m));
-                raw
-            }),
+            Leaf::AlphaBeta => {
+                let answer = self.ab_bounds(&state, t, &sub)?;
+                self.collect_proved(&state);
+                answer.map(|(raw, best)| {
+                    out.best_move = best.map(|m| self.game.format_move(&state, m));
+                    raw
+                })
+            }
         };
         let mut nodes = sub.nodes();
         ctl.absorb(&sub);
@@ -672,6 +725,26 @@ impl<G: Exact> PreparedJob for JlJob<G> {
             _ => Err(SolveError::Internal(
                 "only leaf tasks apply to a jlpns job".into(),
             )),
+        }
+    }
+
+    fn take_proved(&self) -> Vec<Proved> {
+        let mut x = self.exchange.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut x.out)
+    }
+
+    fn learn_proved(&self, entries: &[Proved]) {
+        if entries.is_empty() || self.leaf != Leaf::AlphaBeta && !self.auto_leaf {
+            return;
+        }
+        let Ok(table) = self.table() else { return };
+        self.game.import_proved(table, entries);
+        let mut x = self.exchange.lock().unwrap_or_else(|e| e.into_inner());
+        for e in entries {
+            if x.known.len() >= PROVED_PER_JOB {
+                break;
+            }
+            x.known.insert(e[0], e[1]);
         }
     }
 

@@ -696,6 +696,20 @@ impl Exact for Connect4<u64> {
     fn one_task(&self, root: &C4State<u64>) -> bool {
         solver::applies(self) && self.width * self.height <= root.moves() + ONE_TASK_EMPTY
     }
+
+    fn export_proved(
+        &self,
+        root: &C4State<u64>,
+        table: &crate::search::engine::Table,
+        min_work: u32,
+        max: usize,
+    ) -> Option<Vec<crate::wire::Proved>> {
+        solver::applies(self).then(|| solver::export_proved(self, root, table, min_work, max))
+    }
+
+    fn import_proved(&self, table: &crate::search::engine::Table, entries: &[crate::wire::Proved]) {
+        solver::import_proved(self, table, entries);
+    }
 }
 
 impl Exact for Connect4<u128> {

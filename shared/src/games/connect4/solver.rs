@@ -521,6 +521,15 @@ impl<'a> Solver<'a> {
         )
     }
 
+    /// The word of `key`'s entry, if one of its bucket's two words holds it.
+    fn probe_word(&self, key: u64) -> Option<u64> {
+        let (pair, q) = self.locate(key);
+        let check = (q ^ self.salt) & CHECK_MASK;
+        pair.iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .find(|w| w & CHECK_MASK == check && (w >> BOUND_SHIFT) & 3 != 0)
+    }
+
     /// The entry of `key`, if one of its bucket's two words holds it.
     #[inline(always)]
     fn probe(&self, key: u64) -> Option<Hit> {
@@ -1008,6 +1017,87 @@ impl<'a> Solver<'a> {
         let stored = if mirrored { geo.width - 1 - c } else { c };
         self.store(key, best, bound, stored + 1, self.count.nodes - first + 1);
         (best, Some(cols[best_i]))
+    }
+}
+
+/// The entries of positions reachable from `root` (mirror images as one) whose search took at
+/// least `2^min_work` nodes, as [`crate::wire::Proved`] (key, the entry's fields without its
+/// check), at most `max`: a walk that enters a position's children only where the position has
+/// such an entry (a search below it stored the larger ones on the way back up).
+pub fn export_proved(
+    game: &Connect4<u64>,
+    root: &C4State<u64>,
+    table: &Table,
+    min_work: u32,
+    max: usize,
+) -> Vec<crate::wire::Proved> {
+    let mut out = Vec::new();
+    if !applies(game) || !table_fits(game, table) {
+        return out;
+    }
+    let (words, salt) = table.raw_words();
+    let stop = AtomicBool::new(false);
+    let ctl = Control::unlimited();
+    let probe = Solver::new(game, words, salt, None, &ctl, &stop);
+    let geo = probe.geo;
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![*root];
+    while let Some(s) = stack.pop() {
+        if out.len() >= max {
+            break;
+        }
+        if game.is_terminal(&s) {
+            continue;
+        }
+        let (key, _) = geo.canonical(s.current, s.mask);
+        if !seen.insert(key) {
+            continue;
+        }
+        let Some(w) = probe.probe_word(key) else {
+            continue;
+        };
+        if (w >> WORK_SHIFT) & 15 < min_work as u64 {
+            continue;
+        }
+        out.push([key, w & !CHECK_MASK]);
+        for c in 0..geo.width as u8 {
+            if game.can_play(&s, c) {
+                let mut child = s;
+                game.apply(&mut child, c);
+                stack.push(child);
+            }
+        }
+    }
+    out
+}
+
+/// Stores entries of [`export_proved`] (from any worker of the job) into `table`; entries
+/// whose fields do not decode for this board (no bound, a score past the board's, a column
+/// past its width) are skipped. Each keeps its work, so the replacement policy weighs it as a
+/// search of that size.
+pub fn import_proved(game: &Connect4<u64>, table: &Table, entries: &[crate::wire::Proved]) {
+    if !applies(game) || !table_fits(game, table) {
+        return;
+    }
+    let (words, salt) = table.raw_words();
+    let stop = AtomicBool::new(false);
+    let ctl = Control::unlimited();
+    let solver = Solver::new(game, words, salt, None, &ctl, &stop);
+    let cells = (game.width * game.height) as i32;
+    let limit = cells / 2 + 1;
+    let key_bits = hash_bits(game);
+    for &[key, fields] in entries {
+        let hit = unpack(fields);
+        let work = (fields >> WORK_SHIFT) & 15;
+        if fields & CHECK_MASK != 0
+            || hit.bound == 0
+            || hit.score.abs() > limit
+            || hit.mv > game.width
+            || (key_bits < 64 && key >> key_bits != 0)
+        {
+            continue;
+        }
+        solver.store(key, hit.score, hit.bound, hit.mv, 1 << work);
     }
 }
 
