@@ -40,7 +40,7 @@ pub const BUDGET: Spec = Spec::uint(
     "budget",
     1,
     1 << 40,
-    "per game (connect4 16000000, othello 4000000, else 1000000), over the workers up to 16",
+    "per game (connect4 16000000, othello 4000000, else 1000000), over the workers up to 16 for the first 2 results per worker",
     "nodes of the leaf kernel per leaf task",
     "beyond it one task runs for days",
 );
