@@ -189,7 +189,7 @@ pub fn option_schemas() -> Vec<(String, Value)> {
                 format!("`options` of a job of the family {title_text}")
             };
             (
-                family_schema_name(title),
+                family_schema_name(&title),
                 json!({"type": "object", "title": title_text, "description": what,
                        "additionalProperties": false, "properties": props}),
             )

@@ -18,6 +18,7 @@
 //! (`memory_mb`, else the engine's default) is shared out evenly between the moves, since every
 //! move keeps its own table for the job's lifetime.
 
+use super::kernels::{Analyse, KernelList};
 use super::spec::Spec;
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
@@ -32,9 +33,6 @@ pub const ANALYSE: Spec = Spec::text(
     "none",
     "all: the score of every root move (result key moves)",
 );
-
-/// The exact algorithms that analyse every move.
-const EXACT: &[&str] = &["alphabeta", "pns", "dfpn", "pn2", "pdspn"];
 
 /// Options an analysis refuses: each asks a different question than every move's value.
 const REFUSED: &[&str] = &["target", "guess", "weak", "book", "proof"];
@@ -67,7 +65,7 @@ pub(super) type Plain<G> = fn(
 
 /// Prepares a zero-sum job that names `analyse`: the plain job (`plain`) for `analyse=none`,
 /// else the analysis of every root move.
-pub(super) fn route<G: Exact + Clone>(
+pub(super) fn route<G: Exact + Clone, L: KernelList>(
     job: &JobSpec,
     game: G,
     root: G::State,
@@ -80,10 +78,18 @@ pub(super) fn route<G: Exact + Clone>(
     if !all {
         return plain(&stripped, game, root, res);
     }
-    if !EXACT.contains(&job.algorithm.as_str()) {
+    let of = |how: Analyse| -> Vec<&str> {
+        L::all()
+            .into_iter()
+            .filter(|a| a.analyse == how)
+            .map(|a| a.name)
+            .collect()
+    };
+    if !of(Analyse::Moves).contains(&job.algorithm.as_str()) {
         return Err(SolveError::bad(format!(
-            "option 'analyse' is for {} and mcts, not '{}'",
-            EXACT.join(", "),
+            "option 'analyse' is for {} and {}, not '{}'",
+            of(Analyse::Moves).join(", "),
+            of(Analyse::Own).join(", "),
             job.algorithm
         )));
     }

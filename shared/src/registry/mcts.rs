@@ -18,8 +18,9 @@
 //! key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the merged result equals that of
 //! one task with all `T` trees (tree `t`'s seed depends on `seed` and `t`, not on `tasks`).
 
+use super::kernels::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
 use super::spec::{self, Spec};
-use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
+use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{json_number, Tree, TreeKind};
 use crate::model::{ChanceZeroSum, Game, Stochastic, ZeroSum};
 use crate::search::mcts::{
@@ -215,6 +216,63 @@ fn build<G: Game, C: ChanceModel<G> + 'static>(
     }))
 }
 
+/// The MCTS family: `mcts`.
+pub static GROUP: Group = Group {
+    title: "MCTS",
+    options: OPTIONS,
+    skip: |game| match game.family {
+        catalogue::Family::ZeroSum { .. } | catalogue::Family::Stochastic => &["lower", "upper"],
+        _ => &[],
+    },
+};
+
+/// `mcts`: UCT with root-parallel trees, on every shape but single-player games.
+pub struct Mcts;
+
+impl Kernel for Mcts {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "mcts",
+        serves: &[
+            Shape::ZeroSum,
+            Shape::Chance,
+            Shape::MinMaxTree,
+            Shape::ChanceTree,
+            Shape::MultiTree,
+        ],
+        group: &GROUP,
+        analyse: Analyse::Own,
+    };
+    fn zero_sum<G: crate::games::Exact>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(zero_sum(job, game, root, res))
+    }
+    fn chance<G: ChanceZeroSum>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        _evaluates: bool,
+        _max_view: bool,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(chance_zero_sum(job, game, root, res))
+    }
+    fn stochastic<G: ChanceZeroSum>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(stochastic(job, game, root, res))
+    }
+    fn tree(job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree> {
+        Ok(self::tree(job, tree, res))
+    }
+}
+
 /// `lower` < `upper`, both finite, or the error naming them.
 fn checked_bounds(l: f64, u: f64) -> Result<(f64, f64), SolveError> {
     if !(l.is_finite() && u.is_finite() && l < u) {
@@ -345,7 +403,8 @@ pub fn chance_zero_sum<G: ChanceZeroSum>(
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let (mut l, mut u) = game.utility_bounds();
-    if let (Some(lo), Some(hi)) = (opts.float(&LOWER)?, opts.float(&UPPER)?) {
+    let given = (opts.float(&LOWER)?, opts.float(&UPPER)?);
+    if let Some((lo, hi)) = super::chance::bounds(given.0, given.1)? {
         (l, u) = (lo, hi);
     }
     let (l, u) = checked_bounds(l, u)?;

@@ -19,6 +19,7 @@
 //!   `value_to_json`, bounds rounded inwards to possible values (`value_step`): "value < 1" on
 //!   Connect Four shows the upper bound 0, not 0.99.
 
+use super::kernels::{self, Analyse, Group, Kernel, Prepared, Shape};
 use super::spec::{self, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
@@ -103,24 +104,98 @@ pub struct PnJob<G: ZeroSum + Hashed> {
     proof: bool,
 }
 
-/// Prepares a `pns`, `dfpn` or `pn2` job on a two-player zero-sum game.
+/// The proof-number family: `pns`, `dfpn`, `pn2`, `pdspn`.
+pub static GROUP: Group = Group {
+    title: "Proof-number search",
+    options: OPTIONS,
+    skip: kernels::skip_none,
+};
+
+/// Declares the proof-number kernel `$name` (`$algorithm` of `search::pns`).
+macro_rules! proof_number {
+    ($(#[$doc:meta])* $kernel:ident, $name:literal, $algorithm:expr) => {
+        $(#[$doc])*
+        pub struct $kernel;
+
+        impl Kernel for $kernel {
+            const ALGORITHM: kernels::Algorithm = kernels::Algorithm {
+                name: $name,
+                serves: &[Shape::ZeroSum, Shape::MinMaxTree],
+                group: &GROUP,
+                analyse: Analyse::Moves,
+            };
+            fn zero_sum<G: Exact>(
+                job: &JobSpec,
+                game: G,
+                root: G::State,
+                res: &Resources,
+            ) -> Option<Prepared> {
+                Some(prepare(job, game, root, res, $algorithm))
+            }
+        }
+    };
+}
+
+proof_number!(
+    /// `pns`: best-first proof-number search.
+    Pns,
+    "pns",
+    Algorithm::Pns
+);
+proof_number!(
+    /// `dfpn`: depth-first proof-number search.
+    Dfpn,
+    "dfpn",
+    Algorithm::Dfpn
+);
+proof_number!(
+    /// `pn2`: two-level proof-number search.
+    Pn2,
+    "pn2",
+    Algorithm::Pn2
+);
+proof_number!(
+    /// `pdspn`: PDS-PN, a depth-first search at the frontier of a best-first tree.
+    Pdspn,
+    "pdspn",
+    Algorithm::Pdspn
+);
+
+/// The job-level proof-number family (`jlpns`, `registry::joblevel`).
+pub static JOBLEVEL: Group = Group {
+    title: "Job-level proof-number search",
+    options: super::joblevel::OPTIONS,
+    skip: kernels::skip_none,
+};
+
+/// `jlpns`: job-level proof-number search, each leaf a task of another kernel.
+pub struct Jlpns;
+
+impl Kernel for Jlpns {
+    const ALGORITHM: kernels::Algorithm = kernels::Algorithm {
+        name: "jlpns",
+        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
+        group: &JOBLEVEL,
+        analyse: Analyse::No,
+    };
+    fn zero_sum<G: Exact>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(super::joblevel::prepare(job, game, root, res))
+    }
+}
+
+/// Prepares a job of the proof-number `algorithm` on a two-player zero-sum game.
 pub fn prepare<G: ZeroSum + Hashed>(
     job: &JobSpec,
     game: G,
     root: G::State,
     res: &Resources,
+    algorithm: Algorithm,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
-    let algorithm = match job.algorithm.as_str() {
-        "pns" => Algorithm::Pns,
-        "dfpn" => Algorithm::Dfpn,
-        "pn2" => Algorithm::Pn2,
-        "pdspn" => Algorithm::Pdspn,
-        other => {
-            return Err(SolveError::bad(format!(
-                "'{other}' is not a proof-number algorithm"
-            )))
-        }
-    };
     let o = Opts::new(&job.options, "option");
     // Applied to the game by the family (`registry::family`) before it got here.
     o.allow(spec::TABLES.name);

@@ -19,11 +19,12 @@
 //! within [`MAX_CHUNKS`] tasks, so a task's list of chunks stays small. `name` is a plain data
 //! name (never a path).
 
+use super::kernels::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
 use crate::games::awari::{Awari, AwariEntry};
 use crate::games::data;
 use crate::games::entry::GameEntry;
 use crate::model::settings::{Opts, Spec};
-use crate::model::Retrograde;
+use crate::model::Retrograde as _;
 use crate::plan::{PlanShape, PreparedJob, SolveError};
 use crate::search::retrograde::artifacts::{self, Artifacts};
 use crate::search::retrograde::{self, store, Tables};
@@ -73,6 +74,30 @@ pub const SPLIT: Spec = Spec::uint(
 
 /// Options of `retrograde`.
 pub const OPTIONS: &[Spec] = &[STONES, NAME, SPLIT, super::spec::THREADS];
+
+/// Retrograde builds: `retrograde`.
+pub static GROUP: Group = Group {
+    title: "Retrograde builds",
+    options: OPTIONS,
+    skip: kernels::skip_none,
+};
+
+/// `retrograde`: builds a game's endgame databases, round by round.
+pub struct Retrograde;
+
+impl Kernel for Retrograde {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "retrograde",
+        serves: &[Shape::Ranked],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    // It needs a game that ranks its positions (`model::Retrograde`), which the catalogue's
+    // visitors do not offer: it builds the game itself.
+    fn job(job: &JobSpec, res: &super::Resources) -> Option<Prepared> {
+        Some(prepare(job, res))
+    }
+}
 
 /// The file tag of the databases of a board of `pits` pits (`awari`, `awari4`).
 pub fn tag(pits: usize) -> String {

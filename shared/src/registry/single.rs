@@ -16,6 +16,7 @@
 //! it is leased again. The merged result keeps the best run, sums the rollouts (`nodes`) and lists
 //! `run_scores`.
 
+use super::kernels::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
 use super::spec::{self, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::single::SinglePlayer;
@@ -113,7 +114,7 @@ pub const OPTIONS: &[Spec] = &[
     CHECKPOINT_S,
 ];
 
-enum Algo {
+pub enum Algo {
     Nmcs {
         level: u32,
         seed: u64,
@@ -134,86 +135,120 @@ pub struct SingleJob<G: SinglePlayer> {
     algo: Algo,
 }
 
-/// Prepares a job over a single-player game: parses the position and the options.
+/// The single-player family: `nmcs`, `nrpa`.
+pub static GROUP: Group = Group {
+    title: "Single-player",
+    options: OPTIONS,
+    skip: kernels::skip_none,
+};
+
+/// `nmcs`: nested Monte Carlo search.
+pub struct Nmcs;
+
+impl Kernel for Nmcs {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "nmcs",
+        serves: &[Shape::Single],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn single<G: SinglePlayer>(job: &JobSpec, game: G, res: &Resources) -> Option<Prepared> {
+        Some(single(job, game, res, |opts, _| {
+            Ok(Algo::Nmcs {
+                level: opts.uint_or(&NMCS_LEVEL, 2u32)?,
+                seed: opts.uint_or(&spec::SEED, 0u64)?,
+            })
+        }))
+    }
+}
+
+/// `nrpa`: nested rollout policy adaptation, in threads, runs and rounds.
+pub struct Nrpa;
+
+impl Kernel for Nrpa {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "nrpa",
+        serves: &[Shape::Single],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn single<G: SinglePlayer>(job: &JobSpec, game: G, res: &Resources) -> Option<Prepared> {
+        Some(single(job, game, res, nrpa_settings))
+    }
+}
+
+/// The settings of an `nrpa` job.
+fn nrpa_settings(opts: &Opts, res: &Resources) -> Result<Algo, SolveError> {
+    // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
+    // the search it describes does not change with the runner.
+    let asked: usize = opts.uint_or(&spec::THREADS, 1usize)?;
+    let threads = asked.min(res.threads);
+    let scheme = match opts.raw("parallel").map(str::trim) {
+        None | Some("shared") => Scheme::Shared,
+        Some("independent") => Scheme::Independent,
+        Some(other) => {
+            return Err(SolveError::bad(format!(
+                "option 'parallel={other}' is malformed (expected shared or independent)"
+            )))
+        }
+    };
+    let adapt = match opts.raw("adapt") {
+        None => AdaptRule::Seed,
+        Some(t) => AdaptRule::parse(t).ok_or_else(|| {
+            SolveError::bad(format!(
+                "option 'adapt={t}' is malformed (expected seed or layers)"
+            ))
+        })?,
+    };
+    // Checked before it becomes a Duration (which panics on NaN or negative seconds).
+    let checkpoint_s: f64 = opts.float_or(&CHECKPOINT_S, nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
+    let o = NrpaOptions {
+        level: opts.uint_or(&NRPA_LEVEL, 3u32)?,
+        iterations: opts.uint_or(&ITERATIONS, 100u32)?,
+        alpha: opts.float_or(&ALPHA, 1.0)?,
+        adapt,
+        seed: opts.uint_or(&spec::SEED, 0u64)?,
+        threads,
+        batch: opts.uint_or(&BATCH, asked)?,
+        scheme,
+        stop_at: opts.float(&STOP_AT)?,
+        checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
+    };
+    let runs: u32 = opts.uint_or(&RUNS, 1u32)?;
+    let rounds = match opts.raw("across").map(str::trim) {
+        None | Some("independent") => false,
+        Some("shared") => true,
+        Some(other) => {
+            return Err(SolveError::bad(format!(
+                "option 'across={other}' is malformed (expected independent or shared)"
+            )))
+        }
+    };
+    if rounds && (asked > 1 || o.batch > 1) {
+        return Err(SolveError::bad(
+                "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
+            ));
+    }
+    Ok(Algo::Nrpa {
+        opts: o,
+        runs,
+        rounds,
+    })
+}
+
+/// Prepares a job over a single-player game: parses the position, then the kernel's settings
+/// (`read`).
 pub fn single<G: SinglePlayer>(
     job: &JobSpec,
     game: G,
     res: &Resources,
+    read: fn(&Opts, &Resources) -> Result<Algo, SolveError>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let root = game
         .parse_position(&job.position)
         .map_err(|e| SolveError::bad(format!("position: {e}")))?;
     let opts = Opts::new(&job.options, "option");
-    let algo = match job.algorithm.as_str() {
-        "nmcs" => Algo::Nmcs {
-            level: opts.uint_or(&NMCS_LEVEL, 2u32)?,
-            seed: opts.uint_or(&spec::SEED, 0u64)?,
-        },
-        "nrpa" => {
-            // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
-            // the search it describes does not change with the runner.
-            let asked: usize = opts.uint_or(&spec::THREADS, 1usize)?;
-            let threads = asked.min(res.threads);
-            let scheme = match opts.raw("parallel").map(str::trim) {
-                None | Some("shared") => Scheme::Shared,
-                Some("independent") => Scheme::Independent,
-                Some(other) => {
-                    return Err(SolveError::bad(format!(
-                        "option 'parallel={other}' is malformed (expected shared or independent)"
-                    )))
-                }
-            };
-            let adapt = match opts.raw("adapt") {
-                None => AdaptRule::Seed,
-                Some(t) => AdaptRule::parse(t).ok_or_else(|| {
-                    SolveError::bad(format!(
-                        "option 'adapt={t}' is malformed (expected seed or layers)"
-                    ))
-                })?,
-            };
-            // Checked before it becomes a Duration (which panics on NaN or negative seconds).
-            let checkpoint_s: f64 =
-                opts.float_or(&CHECKPOINT_S, nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
-            let o = NrpaOptions {
-                level: opts.uint_or(&NRPA_LEVEL, 3u32)?,
-                iterations: opts.uint_or(&ITERATIONS, 100u32)?,
-                alpha: opts.float_or(&ALPHA, 1.0)?,
-                adapt,
-                seed: opts.uint_or(&spec::SEED, 0u64)?,
-                threads,
-                batch: opts.uint_or(&BATCH, asked)?,
-                scheme,
-                stop_at: opts.float(&STOP_AT)?,
-                checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
-            };
-            let runs: u32 = opts.uint_or(&RUNS, 1u32)?;
-            let rounds = match opts.raw("across").map(str::trim) {
-                None | Some("independent") => false,
-                Some("shared") => true,
-                Some(other) => {
-                    return Err(SolveError::bad(format!(
-                        "option 'across={other}' is malformed (expected independent or shared)"
-                    )))
-                }
-            };
-            if rounds && (asked > 1 || o.batch > 1) {
-                return Err(SolveError::bad(
-                    "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
-                ));
-            }
-            Algo::Nrpa {
-                opts: o,
-                runs,
-                rounds,
-            }
-        }
-        other => {
-            return Err(SolveError::bad(format!(
-                "algorithm '{other}' does not apply to game '{}' (single-player: nmcs, nrpa)",
-                job.game
-            )))
-        }
-    };
+    let algo = read(&opts, res)?;
     opts.finish()?;
     Ok(Box::new(SingleJob {
         job: job.clone(),
