@@ -482,7 +482,7 @@ catalogue![
     chance::Star25,
     multi::Maxn,
     multi::Paranoid,
-    multi::Brs,
+    mod brs::Brs,
     mcts::Mcts,
     single::Nmcs,
     single::Nrpa,

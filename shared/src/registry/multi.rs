@@ -22,7 +22,6 @@ use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
 use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{json_number, Tree};
 use crate::model::{Game, OutOfTurn, Stochastic, VectorEval};
-use crate::search::bestreply::best_reply;
 use crate::search::maxn::{maxn, root_player, TieBreak, VectorOutcome};
 use crate::search::paranoid::paranoid;
 use crate::search::Control;
@@ -123,39 +122,6 @@ impl Kernel for Paranoid {
     }
     fn multi_tree(job: &JobSpec, tree: Tree) -> Option<Prepared> {
         Some(self::tree(job, tree, Paranoid::read))
-    }
-}
-
-/// `brs`: best-reply search, for games whose players can move out of turn.
-pub struct Brs;
-
-impl Kernel for Brs {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "brs",
-        serves: &[Shape::Multi],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-    ) -> Option<Prepared> {
-        let read = |_: &Opts| {
-            Ok(VectorSearch {
-                run: Box::new(|g: &G, s: &G::State, depth, ctl: &Control| {
-                    best_reply(g, s, depth, ctl)
-                }),
-                root_only: true,
-            })
-        };
-        Some(prepare(job, game, root, true, None, read))
-    }
-    fn multi_tree(job: &JobSpec, _: Tree) -> Option<Prepared> {
-        Some(Err(SolveError::bad(format!(
-            "algorithm 'brs' needs a game whose players can move out of turn; game '{}' cannot",
-            job.game
-        ))))
     }
 }
 
