@@ -14,7 +14,7 @@ use crate::model::single::SinglePlayer;
 use crate::model::{ChanceZeroSum, Game, OutOfTurn, Picture, Stochastic, VectorEval};
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::wire::JobSpec;
-use kernels::{Prepared, Shape};
+use kernel::{Prepared, Shape};
 
 pub mod analysis;
 pub mod catalogue;
@@ -22,6 +22,7 @@ pub mod chance;
 pub mod check;
 pub mod family;
 pub mod joblevel;
+pub mod kernel;
 pub mod kernels;
 pub mod mcts;
 #[cfg(feature = "modules")]
@@ -218,7 +219,7 @@ impl<'a, L: KernelList> Prepare<'a, L> {
 
     /// A hook's answer, or the error naming the kernels of `shape`.
     fn served(&self, prepared: Option<Prepared>, shape: Shape) -> Prepared {
-        prepared.unwrap_or_else(|| Err(kernels::does_not_apply::<L>(self.job, shape)))
+        prepared.unwrap_or_else(|| Err(kernel::does_not_apply::<L>(self.job, shape)))
     }
 }
 
@@ -290,7 +291,7 @@ pub fn families() -> Vec<(String, Vec<Spec>)> {
             params.push(*p);
         }
     }
-    let mut out: Vec<(String, Vec<Spec>)> = kernels::groups::<Kernels>()
+    let mut out: Vec<(String, Vec<Spec>)> = kernel::groups::<Kernels>()
         .into_iter()
         .map(|(group, names)| {
             let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();

@@ -18,8 +18,8 @@
 //! (`memory_mb`, else the engine's default) is shared out evenly between the moves, since every
 //! move keeps its own table for the job's lifetime.
 
-use super::kernels::{Analyse, KernelList};
-use super::spec::Spec;
+use super::kernel::{Analyse, KernelList};
+use super::spec::{DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
 use crate::plan::MovePlan;
@@ -28,9 +28,10 @@ use crate::wire::{JobSpec, MoveScore, RawBounds, TaskKind, TaskOutput};
 use std::collections::BTreeMap;
 
 /// `analyse`: `none` or `all` (exact families and MCTS).
-pub const ANALYSE: Spec = Spec::text(
+pub const ANALYSE: Spec = Spec::choice(
     "analyse",
-    "none",
+    &["none", "all"],
+    DefaultValue::Word("none"),
     "all: the score of every root move (result key moves)",
 );
 
@@ -39,14 +40,7 @@ const REFUSED: &[&str] = &["target", "guess", "weak", "book", "proof"];
 
 /// Reads `analyse` (marking it read): whether it is `all`.
 pub fn read(opts: &Opts) -> Result<bool, SolveError> {
-    match opts.text(&ANALYSE).map(str::trim) {
-        None | Some("none") => Ok(false),
-        Some("all") => Ok(true),
-        Some(other) => Err(SolveError::bad(format!(
-            "option 'analyse={}' must be none or all",
-            super::clip(other)
-        ))),
-    }
+    Ok(opts.choice(&ANALYSE)? == "all")
 }
 
 /// Whether a job's options ask for an analysis (`analyse=all`), for code that only reads a

@@ -14,8 +14,8 @@
 //! Output: `value` from the point of view of the player to move at the root (for trees: MAX's
 //! utility), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
 
-use super::kernels::{self, Group, Prepared, Shape};
-use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
+use super::kernel::{self, Group, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::json_number;
 use crate::model::chance::ChanceZeroSum;
@@ -32,14 +32,11 @@ const MAX_ITERATIVE_DEPTH: u32 = 64;
 
 /// `depth`: players' plies (chance layers not counted). Pig's play never ends by itself, so
 /// this bound is what ends its recursion.
-pub const DEPTH: Spec = Spec::uint(
-    "depth",
-    1,
-    MAX_DEPTH,
-    "none: iterative deepening (games with an evaluator) or to the end (trees)",
-    "players' plies, chance layers not counted",
-    DEPTH_WHY,
-);
+pub const DEPTH: Spec = spec::DEPTH
+    .with_default(DefaultValue::Unset(
+        "none: iterative deepening (games with an evaluator) or to the end (trees)",
+    ))
+    .with_help("players' plies, chance layers not counted");
 /// `lower`: lower bound L of player 0's utility.
 pub const LOWER: Spec = super::spec::utility_bound(
     "lower",
@@ -57,22 +54,26 @@ pub const PROBING: Spec = Spec::uint(
     "probing",
     1,
     64,
-    "2",
+    DefaultValue::UInt(DEFAULT_PROBING as u64),
     "children probed at a chance node",
     "no game has more chance outcomes worth probing",
 )
 .for_algorithms(&["star25"]);
 
 /// Options of the chance family (`expectimax`, `star1`, `star2`, `star25`).
-pub const OPTIONS: &[Spec] = &[
-    DEPTH,
-    LOWER,
-    UPPER,
-    PROBING,
-    Spec::text("probing_mode", "sequential", "sequential or cyclic").for_algorithms(&["star25"]),
-    Spec::flag("prune", "false", "the cut at chance nodes with the bounds")
-        .for_algorithms(&["expectimax"]),
-];
+pub const OPTIONS: &[Spec] = &[DEPTH, LOWER, UPPER, PROBING, PROBING_MODE, PRUNE];
+
+/// `probing_mode` (star25).
+pub const PROBING_MODE: Spec = Spec::choice(
+    "probing_mode",
+    &["sequential", "cyclic"],
+    DefaultValue::Word("sequential"),
+    "order of the probes",
+)
+.for_algorithms(&["star25"]);
+/// `prune` (expectimax).
+pub const PRUNE: Spec = Spec::flag("prune", false, "the cut at chance nodes with the bounds")
+    .for_algorithms(&["expectimax"]);
 
 /// The chance family: `expectimax`, `star1`, `star2`, `star25`.
 pub static GROUP: Group = Group {
@@ -90,12 +91,12 @@ macro_rules! chance_kernel {
         $(#[$doc])*
         pub struct $kernel;
 
-        impl kernels::Kernel for $kernel {
-            const ALGORITHM: kernels::Algorithm = kernels::Algorithm {
+        impl kernel::Kernel for $kernel {
+            const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
                 name: $name,
                 serves: &[Shape::Chance, Shape::MinMaxTree, Shape::ChanceTree],
                 group: &GROUP,
-                analyse: kernels::Analyse::No,
+                analyse: kernel::Analyse::No,
             };
             fn chance<G: ChanceZeroSum>(
                 job: &JobSpec,
@@ -116,7 +117,7 @@ chance_kernel!(
     Expectimax,
     "expectimax",
     |opts| {
-        Ok(Kernel::Expectimax(if opts.get_or("prune", false)? {
+        Ok(Kernel::Expectimax(if opts.flag(&PRUNE)? {
             Pruning::ChanceBounds
         } else {
             Pruning::None
@@ -140,15 +141,10 @@ chance_kernel!(
     Star25,
     "star25",
     |opts| {
-        let k: u32 = opts.uint_or(&PROBING, DEFAULT_PROBING)?;
-        let mode = match opts.raw("probing_mode").map(str::trim) {
-            None | Some("sequential") => ProbingMode::Sequential,
-            Some("cyclic") => ProbingMode::Cyclic,
-            Some(other) => {
-                return Err(SolveError::bad(format!(
-                    "option 'probing_mode={other}' must be sequential or cyclic"
-                )))
-            }
+        let k: u32 = opts.uint_value(&PROBING)?;
+        let mode = match opts.choice(&PROBING_MODE)? {
+            "cyclic" => ProbingMode::Cyclic,
+            _ => ProbingMode::Sequential,
         };
         Ok(Kernel::Star25(k, mode))
     }

@@ -2,8 +2,8 @@
 //! zero-sum game or an explicit tree goes through first. Generic over the game; the registry
 //! instantiates it per game.
 
-use super::kernels::{self, Algorithm, Analyse, Group, Kernel, KernelList, Prepared, Shape};
-use super::spec::{self, Spec, DEPTH_WHY, MAX_DEPTH};
+use super::kernel::{self, Algorithm, Analyse, Group, Kernel, KernelList, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec, MAX_DEPTH};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
 use crate::games::Exact;
@@ -14,43 +14,36 @@ use crate::wire::{Extra, JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
 
 /// `depth`: plies of a depth-limited search (none: the exact value).
-pub const DEPTH: Spec = Spec::uint(
-    "depth",
-    1,
-    MAX_DEPTH,
-    "none (exact)",
-    "plies of a depth-limited search",
-    DEPTH_WHY,
-);
+pub const DEPTH: Spec = spec::DEPTH;
 /// `memory_mb`: the transposition table's budget (alphabeta).
-pub const MEMORY_MB: Spec = spec::memory_mb(
-    "the engine's default (cut to the worker's)",
-    "transposition table budget, MiB",
-)
-.for_algorithms(&["alphabeta"]);
+pub const MEMORY_MB: Spec =
+    spec::memory_mb(engine::DEFAULT_TABLE_MB, "transposition table budget, MiB")
+        .for_algorithms(&["alphabeta"]);
 /// `weak`: win/draw/loss only.
-pub const WEAK: Spec = Spec::flag("weak", "false", "only win (1), draw (0) or loss (-1)")
-    .for_algorithms(&["alphabeta"]);
-/// `eval`: which evaluator a depth-limited search uses.
-pub const EVAL: Spec = Spec::text(
+pub const WEAK: Spec =
+    Spec::flag("weak", false, "only win (1), draw (0) or loss (-1)").for_algorithms(&["alphabeta"]);
+/// `eval`: which evaluator a depth-limited search uses (read by [`wants_features`]).
+pub const EVAL: Spec = Spec::choice(
     "eval",
-    "the game's choice",
-    "features or game: the evaluator of a depth-limited search",
+    &["features", "game"],
+    DefaultValue::Depends("the game's choice"),
+    "the evaluator of a depth-limited search",
 );
 /// `book`: a Connect Four opening book, by name in the data folder.
 pub const BOOK: Spec = Spec::text(
     "book",
-    "none",
+    DefaultValue::Unset("none"),
     "Connect Four opening book: a file name in the data folder's connect4/",
 )
 .for_algorithms(&["alphabeta"]);
 /// `target`: decide "value >= target".
-pub const TARGET: Spec = Spec::text("target", "none", "decide value >= target (game's scale)")
+pub const TARGET: Spec = spec::TARGET
+    .with_help("decide value >= target (game's scale)")
     .for_algorithms(&["alphabeta"]);
 /// `guess`: where the probes of an exact alphabeta start.
 pub const GUESS: Spec = Spec::text(
     "guess",
-    "the game's own (Othello) or none",
+    DefaultValue::Depends("the game's own (Othello) or none"),
     "first guess of the exact value, inside the game's values",
 )
 .for_algorithms(&["alphabeta"]);
@@ -94,7 +87,7 @@ pub struct ZeroSumJob<G: Exact> {
     /// `weak=true`: only win (+1), draw (0) or loss (-1).
     weak: bool,
     /// Table budget (`memory_mb`).
-    memory_mb: Option<u64>,
+    memory_mb: u64,
     /// The `threads` option (else the runner's threads).
     threads: Option<usize>,
     /// The `guess` option (internal scale): where the probe plan starts.
@@ -180,7 +173,7 @@ fn zero_sum_at<G: Exact, L: KernelList>(
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let Some(kernel) = L::find(&job.algorithm) else {
-        return Err(kernels::does_not_apply::<L>(job, Shape::ZeroSum));
+        return Err(kernel::does_not_apply::<L>(job, Shape::ZeroSum));
     };
     if job.options.contains_key(super::analysis::ANALYSE.name) && kernel.analyse != Analyse::Own {
         return super::analysis::route::<G, L>(job, game, root, res, zero_sum_at::<G, L>);
@@ -202,7 +195,7 @@ fn zero_sum_at<G: Exact, L: KernelList>(
         Some(name) => game.with_tables(name.trim())?,
     };
     L::zero_sum(&job.algorithm, job, game, root, res)
-        .unwrap_or_else(|| Err(kernels::does_not_apply::<L>(job, Shape::ZeroSum)))
+        .unwrap_or_else(|| Err(kernel::does_not_apply::<L>(job, Shape::ZeroSum)))
 }
 
 /// Prepares a `minimax` or `alphabeta` job (tables applied to the game already).
@@ -220,12 +213,8 @@ fn two_player<G: Exact>(
     let threads: Option<usize> = opts
         .uint::<usize>(&spec::THREADS)?
         .map(|t| t.min(res.threads));
-    let memory_mb: Option<u64> = match opts.uint::<u64>(&MEMORY_MB)? {
-        Some(m) => Some(m.min(res.memory_mb)),
-        None if res.memory_mb < engine::DEFAULT_TABLE_MB => Some(res.memory_mb),
-        None => None,
-    };
-    let weak = opts.flag_or(&WEAK, false)?;
+    let memory_mb = opts.uint_value::<u64>(&MEMORY_MB)?.min(res.memory_mb);
+    let weak = opts.flag(&WEAK)?;
     // Read (and checked) by `wants_features` in the registry, before the game was built.
     opts.allow(EVAL.name);
     let book = load_book(job, &game, opts.text(&BOOK), depth)?;
@@ -308,7 +297,7 @@ fn two_player<G: Exact>(
 pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> {
     let depth_limited = matches!(job.algorithm.as_str(), "alphabeta" | "minimax")
         && job.options.contains_key("depth");
-    match job.options.get("eval").map(|v| v.trim()) {
+    match Opts::new(&job.options, "option").choice_given(&EVAL)? {
         None => Ok(default && depth_limited),
         Some("game") => Ok(false),
         Some("features") if !catalogue::feature_games().contains(&job.game.as_str()) => {
@@ -322,9 +311,7 @@ pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> 
         Some("features") => Err(SolveError::bad(
             "option 'eval=features' is for alphabeta or minimax with a 'depth'",
         )),
-        Some(other) => Err(SolveError::bad(format!(
-            "option 'eval={other}' is malformed (expected features or game)"
-        ))),
+        Some(other) => Err(SolveError::Internal(format!("eval={other}"))),
     }
 }
 
@@ -394,7 +381,11 @@ impl<G: Exact> ZeroSumJob<G> {
     fn table(&self) -> Result<&engine::Table, SolveError> {
         self.table
             .get_or_init(|| {
-                engine::Table::take(engine::table_bytes(&self.game, &self.root, self.memory_mb))
+                engine::Table::take(engine::table_bytes(
+                    &self.game,
+                    &self.root,
+                    Some(self.memory_mb),
+                ))
             })
             .as_ref()
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
@@ -812,10 +803,10 @@ pub fn tree<L: KernelList>(
         TreeKind::MinMax if !chance_kernel => zero_sum_at::<_, L>(job, tree, 0, res),
         TreeKind::MinMax | TreeKind::Chance => {
             L::chance(&job.algorithm, job, tree, 0, false, true, res)
-                .unwrap_or_else(|| Err(kernels::does_not_apply::<L>(job, Shape::ChanceTree)))
+                .unwrap_or_else(|| Err(kernel::does_not_apply::<L>(job, Shape::ChanceTree)))
         }
         TreeKind::MultiPlayer => L::multi_tree(&job.algorithm, job, tree)
-            .unwrap_or_else(|| Err(kernels::does_not_apply::<L>(job, Shape::MultiTree))),
+            .unwrap_or_else(|| Err(kernel::does_not_apply::<L>(job, Shape::MultiTree))),
     }
 }
 

@@ -17,8 +17,8 @@
 //! (these searches do not determine them). `player` names the root player (0-based) for
 //! paranoid and brs.
 
-use super::kernels::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
-use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
+use super::kernel::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{json_number, Tree};
 use crate::model::{Game, OutOfTurn, Stochastic, VectorEval};
@@ -32,20 +32,21 @@ use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
 const MAX_ITERATIVE_DEPTH: u32 = 128;
 
 /// `depth`: plies (for `brs`, each MAX and each MIN layer is one).
-pub const DEPTH: Spec = Spec::uint(
-    "depth",
-    1,
-    MAX_DEPTH,
+pub const DEPTH: Spec = spec::DEPTH.with_default(DefaultValue::Unset(
     "none: iterative deepening (games with an evaluator) or to the end (trees)",
-    "plies of a depth-limited search",
-    DEPTH_WHY,
-);
+));
 
 /// Options of the multi-player family (`maxn`, `paranoid`, `brs`).
-pub const OPTIONS: &[Spec] = &[
-    DEPTH,
-    Spec::text("tiebreak", "first", "first, last, paranoid or friendly").for_algorithms(&["maxn"]),
-];
+pub const OPTIONS: &[Spec] = &[DEPTH, TIEBREAK];
+
+/// `tiebreak` (maxn): which of equal vectors a player keeps.
+pub const TIEBREAK: Spec = Spec::choice(
+    "tiebreak",
+    &["first", "last", "paranoid", "friendly"],
+    DefaultValue::Word("first"),
+    "which of equal values a player keeps",
+)
+.for_algorithms(&["maxn"]);
 
 /// The multi-player family: `maxn`, `paranoid`, `brs`.
 pub static GROUP: Group = Group {
@@ -62,12 +63,10 @@ pub struct Maxn;
 
 impl Maxn {
     fn read<G: Stochastic + VectorEval>(opts: &Opts) -> Result<VectorSearch<G>, SolveError> {
-        let tb = match opts.raw("tiebreak") {
-            None => TieBreak::First,
-            Some(t) => t
-                .parse()
-                .map_err(|e: String| SolveError::bad(format!("option {e}")))?,
-        };
+        let tb: TieBreak = opts
+            .choice(&TIEBREAK)?
+            .parse()
+            .map_err(|e: String| SolveError::Internal(e))?;
         Ok(VectorSearch {
             run: Box::new(move |g, s, depth, ctl| maxn(g, s, depth, tb, ctl)),
             root_only: false,
@@ -370,7 +369,7 @@ mod tests {
         for (j, want) in [
             (
                 job(COURSE, "maxn", &[("tiebreak", "coin")]),
-                "tiebreak 'coin'",
+                "'tiebreak=coin' is malformed (expected first, last, paranoid or friendly)",
             ),
             (job(COURSE, "maxn", &[("depth", "2")]), "no evaluator"),
             (job(COURSE, "brs", &[]), "out of turn"),

@@ -19,11 +19,11 @@
 //! within [`MAX_CHUNKS`] tasks, so a task's list of chunks stays small. `name` is a plain data
 //! name (never a path).
 
-use super::kernels::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::kernel::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
 use crate::games::awari::{Awari, AwariEntry};
 use crate::games::data;
 use crate::games::entry::GameEntry;
-use crate::model::settings::{Opts, Spec};
+use crate::model::settings::{DefaultValue, Opts, Spec};
 use crate::model::Retrograde as _;
 use crate::plan::{PlanShape, PreparedJob, SolveError};
 use crate::search::retrograde::artifacts::{self, Artifacts};
@@ -52,14 +52,14 @@ pub const STONES: Spec = Spec::uint(
     "stones",
     0,
     MAX_STONES,
-    "none (required)",
+    DefaultValue::Unset("none (required)"),
     "build the databases of 0..=stones stones",
     "the 24-stone database and those below it need about 2.3 GB in a task",
 );
 /// `name`.
 pub const NAME: Spec = Spec::text(
     "name",
-    "none (required)",
+    DefaultValue::Unset("none (required)"),
     "the set's name (a plain data name: letters, digits, '.', '_', '-')",
 );
 /// `split`.
@@ -67,7 +67,7 @@ pub const SPLIT: Spec = Spec::uint(
     "split",
     MIN_SPLIT,
     1 << 30,
-    "the top database / 4, at least 1048576",
+    DefaultValue::Depends("the top database / 4, at least 1048576"),
     "entries per round task (at most 256 tasks per round)",
     "a task names every chunk of the last two rounds, so a round has at most 256",
 );
@@ -79,7 +79,7 @@ pub const OPTIONS: &[Spec] = &[STONES, NAME, SPLIT, super::spec::THREADS];
 pub static GROUP: Group = Group {
     title: "Retrograde builds",
     options: OPTIONS,
-    skip: kernels::skip_none,
+    skip: kernel::skip_none,
 };
 
 /// `retrograde`: builds a game's endgame databases, round by round.

@@ -3,7 +3,7 @@
 //! opponents is played. The multi-player family runs it (`registry::multi`: `depth`, iterative
 //! deepening, the output with the root player's value only).
 
-use super::{Algorithm, Analyse, Kernel, Prepared, Shape};
+use crate::registry::kernel::{Algorithm, Analyse, Kernel, Prepared, Shape};
 use crate::games::tree::Tree;
 use crate::model::{OutOfTurn, Stochastic, VectorEval};
 use crate::registry::multi::{self, VectorSearch};
