@@ -421,7 +421,7 @@ impl OptionInfo {
                 Some(Bound::Number(max)),
             ),
             Kind::Bool => (OptionType::Boolean, None, None),
-            Kind::Text => (OptionType::String, None, None),
+            Kind::Text | Kind::Choice(_) => (OptionType::String, None, None),
         };
         OptionInfo {
             name: spec.name.into(),
@@ -429,7 +429,7 @@ impl OptionInfo {
             kind,
             minimum,
             maximum,
-            default: spec.default.into(),
+            default: spec.default.text(),
             description: spec.help.into(),
             why: spec.why.into(),
         }

@@ -83,7 +83,7 @@ fn spec_lines<'s>(
             "  {:<name_width$}  {:<range_width$}  (default: {}) {}{only}\n",
             spec.name,
             spec.range_text(),
-            spec.default,
+            spec.default.text(),
             spec.help
         );
     }

@@ -12,7 +12,7 @@
 use crate::answers::{self, OptionInfo, OptionType};
 use crate::api::Json;
 use axum::response::Html;
-use gamesolver_shared::registry::spec;
+use gamesolver_shared::registry::spec::{self, Kind, Spec};
 use gamesolver_shared::wire::{self, protocol};
 use serde_json::{json, Map, Value};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -125,7 +125,8 @@ pub fn family_schema_name(title: &str) -> String {
 }
 
 /// A JSON schema of one declared setting: its type, bounds and default, and its meaning.
-pub fn setting_schema(info: &OptionInfo) -> Value {
+pub fn setting_schema(spec: &Spec, param: bool) -> Value {
+    let info = OptionInfo::of(spec, param);
     let mut s = Map::new();
     let ty = match info.kind {
         OptionType::Integer => "integer",
@@ -139,14 +140,12 @@ pub fn setting_schema(info: &OptionInfo) -> Value {
             s.insert(key.into(), serde_json::to_value(b).unwrap_or_default());
         }
     }
+    if let Kind::Choice(words) = spec.kind {
+        s.insert("enum".into(), json!(words));
+    }
     // Defaults that are values are stated as such; the others ("the runner's threads") are
     // words for people and go in the description.
-    let default = match info.kind {
-        OptionType::Integer => info.default.parse::<u64>().ok().map(Value::from),
-        OptionType::Number => info.default.parse::<f64>().ok().map(Value::from),
-        OptionType::Boolean => info.default.parse::<bool>().ok().map(Value::from),
-        OptionType::String => None,
-    };
+    let default = spec.default.json();
     let mut description = info.description.clone();
     match default {
         Some(d) => {
@@ -170,7 +169,7 @@ pub fn option_schemas() -> Vec<(String, Value)> {
             let param = title == "Game parameters";
             let mut props = Map::new();
             for s in &specs {
-                let mut schema = setting_schema(&OptionInfo::of(s, param));
+                let mut schema = setting_schema(s, param);
                 if !s.only.is_empty() {
                     let d = schema["description"].as_str().unwrap_or("").to_string();
                     schema["description"] = format!("{d} (only {})", s.only.join(", ")).into();
@@ -189,7 +188,7 @@ pub fn option_schemas() -> Vec<(String, Value)> {
                 format!("`options` of a job of the family {title_text}")
             };
             (
-                family_schema_name(title),
+                family_schema_name(&title),
                 json!({"type": "object", "title": title_text, "description": what,
                        "additionalProperties": false, "properties": props}),
             )

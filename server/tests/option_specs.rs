@@ -32,7 +32,7 @@ fn bounds(kind: Kind) -> Option<(f64, f64)> {
     match kind {
         Kind::UInt { min, max } => Some((min as f64, max as f64)),
         Kind::Float { min, max } => Some((min, max)),
-        Kind::Bool | Kind::Text => None,
+        Kind::Bool | Kind::Text | Kind::Choice(_) => None,
     }
 }
 
@@ -173,5 +173,153 @@ fn the_api_game_table_is_the_catalogue() {
         missing.is_empty(),
         "docs/API.md section 4:\n{}",
         missing.join("\n")
+    );
+}
+
+/// The cells of a Markdown table row.
+fn cells(row: &str) -> Vec<&str> {
+    row.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(str::trim)
+        .collect()
+}
+
+/// The words between backticks in `text`.
+fn quoted(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether `text` holds `word` on its own (not inside a longer number or word).
+fn holds(text: &str, word: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || c == '.' || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let rest = &text[i + word.len()..];
+        // A '.' after the word ends a sentence unless a digit follows (1.0 is not 1).
+        let longer = match rest.chars().next() {
+            Some('.') => rest[1..].starts_with(char::is_numeric),
+            Some(c) => part(c),
+            None => false,
+        };
+        !before.is_some_and(part) && !longer
+    })
+}
+
+/// Every default printed by the README's "Limits of a job", `gamesolver solve --help`,
+/// `/openapi.json`, `gamesolver options --json` (`GET /v1/options`) and docs/API.md's option
+/// tables (section 5) is the declared one. The declared default is the value the code uses:
+/// the registry reads a setting with its declaration's default (`Opts::uint_value`, `flag`,
+/// `choice`...) and refuses a second default in the code for a setting that declares one.
+#[test]
+fn every_printed_default_is_the_declared_one() {
+    use gamesolver_shared::registry::{KernelList, Kernels};
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let api = std::fs::read_to_string(format!("{root}/docs/API.md")).unwrap();
+    let help = gamesolver(&["solve", "--help"]);
+    let doc = gamesolver::openapi::document();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut wrong = Vec::new();
+    for (title, specs) in registry::families() {
+        let schema = &schemas[&gamesolver::openapi::family_schema_name(&title)];
+        for spec in &specs {
+            let (name, text) = (spec.name, spec.default.text());
+            let what = format!("{title}: {name} (default {text})");
+            let row = format!("| `{name}`");
+            let cell = format!("| {} | {text} |", spec.range_text());
+            if !readme
+                .lines()
+                .any(|l| l.starts_with(&row) && l.contains(&cell))
+            {
+                wrong.push(format!("README: {what}"));
+            }
+            let line = format!("(default: {text})");
+            if !help
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(name) && l.contains(&line))
+            {
+                wrong.push(format!("solve --help: {what}"));
+            }
+            let p = &schema["properties"][name];
+            let alike = p["anyOf"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![p.clone()]);
+            let shown = alike.iter().any(|p| match spec.default.json() {
+                Some(v) => p["default"] == v,
+                None => p["description"].as_str().is_some_and(|d| d.contains(&line)),
+            });
+            if !shown {
+                wrong.push(format!("/openapi.json: {what}"));
+            }
+        }
+    }
+    for &(game, algorithm) in PAIRS {
+        let listed: Value = serde_json::from_str(&gamesolver(&[
+            "options",
+            "--game",
+            game,
+            "--algorithm",
+            algorithm,
+            "--json",
+        ]))
+        .unwrap();
+        let declared = registry::option_specs(game, algorithm);
+        for (d, l) in declared.iter().zip(listed["options"].as_array().unwrap()) {
+            if l["default"] != d.spec.default.text() {
+                wrong.push(format!(
+                    "options --json: {game} {algorithm} {}",
+                    d.spec.name
+                ));
+            }
+        }
+    }
+    // docs/API.md, section 5: each kernel's table names every option its kernels declare, and
+    // a default that is a value is in its row.
+    let sections: Vec<&str> = api.split("\n### 5.").skip(1).collect();
+    for section in sections {
+        let heading = section.lines().next().unwrap_or("");
+        let kernels: Vec<_> = quoted(heading)
+            .into_iter()
+            .filter_map(Kernels::find)
+            .collect();
+        if kernels.is_empty() {
+            continue;
+        }
+        let declared: Vec<_> = kernels
+            .iter()
+            .flat_map(|k| {
+                k.group
+                    .options
+                    .iter()
+                    .filter(|s| s.applies_to(k.name))
+                    .copied()
+            })
+            .collect();
+        let rows: Vec<Vec<&str>> = section
+            .lines()
+            .take_while(|l| !l.starts_with("## "))
+            .filter(|l| l.starts_with("| `"))
+            .map(cells)
+            .collect();
+        for spec in &declared {
+            let row = rows.iter().find(|r| quoted(r[0]).contains(&spec.name));
+            let what = format!("docs/API.md 5.{heading}: `{}`", spec.name);
+            match row {
+                None => wrong.push(format!("{what}: no row")),
+                Some(r)
+                    if spec.default.is_value() && !holds(r[r.len() - 1], &spec.default.text()) =>
+                {
+                    wrong.push(format!("{what}: default {} not in its row", spec.default))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "defaults printed wrong or missing:\n{}",
+        wrong.join("\n")
     );
 }

@@ -7,13 +7,14 @@
 //!
 //! A prepared job tells the planner how it may be split ([`PlanShape`]) and runs single tasks.
 //! Adding a game touches `games/` and one line of the [`catalogue`]; adding a kernel touches
-//! `search/` and one arm in the family that fits its capabilities (e.g. [`family::zero_sum`]).
+//! `search/`, its file under `kernels/` and one line of the [`kernels`] list.
 
 use crate::games::Exact;
 use crate::model::single::SinglePlayer;
 use crate::model::{ChanceZeroSum, Game, OutOfTurn, Picture, Stochastic, VectorEval};
 use crate::search::eval::{Evaluated, Evaluator};
 use crate::wire::JobSpec;
+use kernel::{Prepared, Shape};
 
 pub mod analysis;
 pub mod catalogue;
@@ -21,6 +22,8 @@ pub mod chance;
 pub mod check;
 pub mod family;
 pub mod joblevel;
+pub mod kernel;
+pub mod kernels;
 pub mod mcts;
 #[cfg(feature = "modules")]
 pub mod module;
@@ -36,29 +39,8 @@ mod tests;
 pub use crate::model::settings::Opts;
 pub use crate::plan::{PlanShape, PreparedJob, SolveError};
 pub use catalogue::GAMES;
+pub use kernels::{KernelList, Kernels, ALGORITHMS};
 pub use spec::{Kind, Spec};
-
-/// Algorithm names a job may give.
-pub const ALGORITHMS: &[&str] = &[
-    "minimax",
-    "alphabeta",
-    "pns",
-    "dfpn",
-    "pn2",
-    "pdspn",
-    "jlpns",
-    "expectimax",
-    "star1",
-    "star2",
-    "star25",
-    "maxn",
-    "paranoid",
-    "brs",
-    "mcts",
-    "nmcs",
-    "nrpa",
-    "retrograde",
-];
 
 /// A declared setting of a job: an option, or a parameter of the game.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,35 +57,18 @@ pub struct Declared {
 /// that of a max/min tree.) Numeric ones have bounds ([`Spec::edges`]); some bounds depend on
 /// another setting (`tasks` at most `trees`, `lower` below `upper`), as their help says.
 pub fn option_specs(game: &str, algorithm: &str) -> Vec<Declared> {
-    let pick = |table: &[Spec], skip: &[&str]| -> Vec<Spec> {
-        table
-            .iter()
-            .filter(|s| s.applies_to(algorithm) && !skip.contains(&s.name))
-            .copied()
-            .collect()
-    };
-    let chance_kernel = ["expectimax", "star1", "star2", "star25"].contains(&algorithm);
-    let Some(info) = catalogue::info(game) else {
+    option_specs_in::<Kernels>(game, algorithm)
+}
+
+/// [`option_specs`] with the kernels of the list `L`.
+pub fn option_specs_in<L: KernelList>(game: &str, algorithm: &str) -> Vec<Declared> {
+    let (Some(info), Some(kernel)) = (catalogue::info(game), L::find(algorithm)) else {
         return Vec::new();
     };
-    use catalogue::Family as F;
-    let options: Vec<Spec> = match (info.family, algorithm) {
-        (F::ZeroSum { book, .. }, "minimax" | "alphabeta") => {
-            pick(family::OPTIONS, if book { &[] } else { &["book"] })
-        }
-        (F::Tree, "minimax" | "alphabeta") => pick(family::OPTIONS, &["book", "weak", "eval"]),
-        (F::ZeroSum { .. } | F::Tree, "pns" | "dfpn" | "pn2" | "pdspn") => pick(pn::OPTIONS, &[]),
-        (F::ZeroSum { .. } | F::Tree, "jlpns") => pick(joblevel::OPTIONS, &[]),
-        (F::ZeroSum { .. } | F::Stochastic, "mcts") => pick(mcts::OPTIONS, &["lower", "upper"]),
-        (F::Chance | F::Tree, "mcts") => pick(mcts::OPTIONS, &[]),
-        (F::Chance | F::Stochastic, _) if chance_kernel => pick(chance::OPTIONS, &[]),
-        (F::Tree, _) if chance_kernel => pick(chance::OPTIONS, &["depth"]),
-        (F::Single, "nmcs" | "nrpa") => pick(single::OPTIONS, &[]),
-        (F::Multi, "maxn" | "paranoid" | "brs") => pick(multi::OPTIONS, &[]),
-        (F::Tree, "maxn" | "paranoid") => pick(multi::OPTIONS, &["depth"]),
-        (_, "retrograde") if game == "awari" => pick(retro::OPTIONS, &[]),
-        _ => return Vec::new(),
-    };
+    let options = kernel.options(info);
+    if options.is_empty() {
+        return Vec::new();
+    }
     options
         .into_iter()
         .map(|spec| Declared { param: false, spec })
@@ -147,15 +112,24 @@ pub fn prepare(job: &JobSpec) -> Result<Box<dyn PreparedJob>, SolveError> {
 
 /// Checks a job completely and prepares it to run within `res` (a worker's threads and memory).
 pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
+    prepare_in::<Kernels>(job, res)
+}
+
+/// [`prepare_with`] with the kernels of the list `L` (the catalogue's, or a longer one).
+pub fn prepare_in<L: KernelList>(
+    job: &JobSpec,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
     let res = Resources {
         threads: res.threads.clamp(1, Resources::MAX.threads),
         memory_mb: res.memory_mb.clamp(1, Resources::MAX.memory_mb),
     };
-    if !ALGORITHMS.contains(&job.algorithm.as_str()) {
+    if L::find(&job.algorithm).is_none() {
+        let known: Vec<&str> = L::all().iter().map(|a| a.name).collect();
         return Err(SolveError::bad(format!(
             "unknown algorithm '{}' (known: {})",
             job.algorithm,
-            ALGORITHMS.join(", ")
+            known.join(", ")
         )));
     }
     if job.limits.time_ms == Some(0) {
@@ -183,19 +157,22 @@ pub fn prepare_with(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJo
             if job.game == "tree" { "tree" } else { "game's" }
         )));
     }
-    build_game(job, &res)
+    build_game::<L>(job, &res)
 }
 
 /// Builds the game named by the job and hands it to the kernel family that fits it.
-fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
-    if job.algorithm == "retrograde" {
-        // Retrograde analysis needs a game that ranks its positions (`model::Retrograde`),
-        // which the catalogue's visitors do not offer.
-        return retro::prepare(job, res);
+fn build_game<L: KernelList>(
+    job: &JobSpec,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    // Kernels that need more of a game than the catalogue's visitors offer (retrograde
+    // analysis: a game that ranks its positions) prepare the job themselves.
+    if let Some(prepared) = L::job(&job.algorithm, job, res) {
+        return prepared;
     }
     #[cfg(feature = "modules")]
     if job.game.starts_with(module::PREFIX) {
-        return module::prepare(job, res);
+        return module::prepare::<L>(job, res);
     }
     #[cfg(not(feature = "modules"))]
     if job.game.starts_with("module:") {
@@ -208,7 +185,7 @@ fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, So
         // Checks `eval` where no family does (`eval=features` is an error here).
         family::wants_features(job, false)?;
     }
-    match catalogue::visit(&job.game, &params, Prepare { job, res }) {
+    match catalogue::visit(&job.game, &params, Prepare::<L>::new(job, res)) {
         Some(prepared) => prepared?,
         None => Err(SolveError::bad(format!(
             "unknown game '{}' (known: {})",
@@ -218,25 +195,38 @@ fn build_game(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, So
     }
 }
 
-/// The catalogue visitor that prepares a job: each capability goes to its kernel family.
-struct Prepare<'a> {
+/// The catalogue visitor that prepares a job: each capability goes to the hook of the job's
+/// kernel in the list `L`.
+struct Prepare<'a, L> {
     job: &'a JobSpec,
     res: &'a Resources,
+    list: std::marker::PhantomData<L>,
 }
 
-impl Prepare<'_> {
+impl<'a, L: KernelList> Prepare<'a, L> {
+    fn new(job: &'a JobSpec, res: &'a Resources) -> Self {
+        Prepare {
+            job,
+            res,
+            list: std::marker::PhantomData,
+        }
+    }
+
     fn root<G: Game>(&self, game: &G) -> Result<G::State, SolveError> {
         game.parse_position(&self.job.position)
             .map_err(|e| SolveError::bad(format!("position: {e}")))
     }
+
+    /// A hook's answer, or the error naming the kernels of `shape`.
+    fn served(&self, prepared: Option<Prepared>, shape: Shape) -> Prepared {
+        prepared.unwrap_or_else(|| Err(kernel::does_not_apply::<L>(self.job, shape)))
+    }
 }
 
-type Prepared = Result<Box<dyn PreparedJob>, SolveError>;
-
-impl catalogue::Visitor for Prepare<'_> {
+impl<L: KernelList> catalogue::Visitor for Prepare<'_, L> {
     type Output = Prepared;
     fn zero_sum<G: Exact + Picture>(self, game: G) -> Prepared {
-        family::zero_sum(self.job, game, self.res)
+        family::zero_sum::<G, L>(self.job, game, self.res)
     }
     fn zero_sum_features<G: Exact + Picture, E: Evaluator<G>>(
         self,
@@ -244,29 +234,35 @@ impl catalogue::Visitor for Prepare<'_> {
         features: fn(G) -> Evaluated<G, E>,
         by_default: bool,
     ) -> Prepared {
-        family::zero_sum_or_features(self.job, game, by_default, features, self.res)
+        family::zero_sum_or_features::<G, E, L>(self.job, game, by_default, features, self.res)
     }
     fn chance<G: ChanceZeroSum + Picture>(self, game: G) -> Prepared {
         let root = self.root(&game)?;
-        chance::chance(self.job, game, root, true, false, self.res)
+        let alg = &self.job.algorithm;
+        self.served(
+            L::chance(alg, self.job, game, root, true, false, self.res),
+            Shape::Chance,
+        )
     }
     fn stochastic<G: ChanceZeroSum + Picture>(self, game: G) -> Prepared {
         let root = self.root(&game)?;
-        if self.job.algorithm == "mcts" {
-            mcts::stochastic(self.job, game, root, self.res)
-        } else {
-            chance::chance(self.job, game, root, true, false, self.res)
-        }
+        let alg = &self.job.algorithm;
+        self.served(
+            L::stochastic(alg, self.job, game, root, self.res),
+            Shape::Chance,
+        )
     }
     fn single<G: SinglePlayer + Picture>(self, game: G) -> Prepared {
-        single::single(self.job, game, self.res)
+        let alg = &self.job.algorithm;
+        self.served(L::single(alg, self.job, game, self.res), Shape::Single)
     }
     fn multi<G: Stochastic + VectorEval + OutOfTurn + Picture>(self, game: G) -> Prepared {
         let root = self.root(&game)?;
-        multi::multi_out_of_turn(self.job, game, root, true)
+        let alg = &self.job.algorithm;
+        self.served(L::multi(alg, self.job, game, root), Shape::Multi)
     }
     fn tree(self) -> Prepared {
-        family::tree(self.job, self.res)
+        family::tree::<L>(self.job, self.res)
     }
 }
 
@@ -283,8 +279,9 @@ fn clip(text: &str) -> String {
     crate::model::excerpt(text)
 }
 
-/// Every family's table, titled, in the order of the README.
-pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
+/// Every family's table, titled with its kernels, in catalogue order, then the games'
+/// parameters: the README's "Limits of a job", `--help` and `/openapi.json`.
+pub fn families() -> Vec<(String, Vec<Spec>)> {
     // The games' numeric parameters, zero-sum games first (see `Family::order`), each once.
     let mut entries = catalogue::ENTRIES.to_vec();
     entries.sort_by_key(|e| e.family.order());
@@ -294,31 +291,16 @@ pub fn families() -> Vec<(&'static str, Vec<Spec>)> {
             params.push(*p);
         }
     }
-    vec![
-        (
-            "Two-player zero-sum (`minimax`, `alphabeta`)",
-            family::OPTIONS.to_vec(),
-        ),
-        (
-            "Proof-number search (`pns`, `dfpn`, `pn2`, `pdspn`)",
-            pn::OPTIONS.to_vec(),
-        ),
-        (
-            "Job-level proof-number search (`jlpns`)",
-            joblevel::OPTIONS.to_vec(),
-        ),
-        (
-            "Chance (`expectimax`, `star1`, `star2`, `star25`)",
-            chance::OPTIONS.to_vec(),
-        ),
-        (
-            "Multi-player (`maxn`, `paranoid`, `brs`)",
-            multi::OPTIONS.to_vec(),
-        ),
-        ("MCTS (`mcts`)", mcts::OPTIONS.to_vec()),
-        ("Single-player (`nmcs`, `nrpa`)", single::OPTIONS.to_vec()),
-        ("Game parameters", params),
-    ]
+    let mut out: Vec<(String, Vec<Spec>)> = kernel::groups::<Kernels>()
+        .into_iter()
+        .map(|(group, names)| {
+            let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            let title = format!("{} ({})", group.title, names.join(", "));
+            (title, group.options.to_vec())
+        })
+        .collect();
+    out.push(("Game parameters".into(), params));
+    out
 }
 
 /// Parses a `target` or `guess` text on the game's internal scale, refusing values that no game

@@ -22,86 +22,38 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{TestCaseError, TestRunner};
 
-/// Game parameters each game reads (gathered from the registry's `get_or("...")`/`raw("...")`
-/// calls; the registry's declarative option tables can replace this list).
-const GAME_PARAMS: &[(&str, &[&str])] = &[
-    ("tictactoe", &[]),
-    ("mnk", &["m", "n", "k"]),
-    ("connect4", &["width", "height", "base"]),
-    ("tree", &[]),
-    ("morpion", &["variant", "code"]),
-    ("samegame", &["board", "tabu"]),
-    ("tsptw", &["instance", "prune"]),
-    ("weakschur", &["k"]),
-    ("pig", &["target", "die"]),
-    ("backgammon", &[]),
-    ("carcassonne", &[]),
-    ("othello", &["size"]),
-    ("rolit", &["players", "size"]),
-    ("nim", &["heaps"]),
-    ("awari", &["pits"]),
-];
+/// The parameters `game` declares (its catalogue entry).
+fn game_params(game: &str) -> Vec<&'static str> {
+    registry::catalogue::info(game)
+        .map(|i| i.params.iter().map(|p| p.name).collect())
+        .unwrap_or_default()
+}
 
-/// Options the kernel families read (same origin as [`GAME_PARAMS`]).
-const OPTIONS: &[&str] = &[
-    "depth",
-    "seed",
-    "threads",
-    "memory_mb",
-    "level",
-    "parallel",
-    "adapt",
-    "checkpoint_s",
-    "iterations",
-    "alpha",
-    "batch",
-    "stop_at",
-    "runs",
-    "across",
-    "target",
-    "proof",
-    "current_node",
-    "remember_best",
-    "delete_solved",
-    "epsilon",
-    "pn2_factor",
-    "playouts",
-    "c",
-    "trees",
-    "tasks",
-    "merge",
-    "solver",
-    "upper",
-    "lower",
-    "prune",
-    "probing",
-    "probing_mode",
-    "weak",
-    "eval",
-    "book",
-    "guess",
-    "tiebreak",
-];
+/// Every option a kernel family declares, each once.
+fn all_options() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = Vec::new();
+    for (title, specs) in registry::families() {
+        if title == "Game parameters" {
+            continue;
+        }
+        for s in specs {
+            if !v.contains(&s.name) {
+                v.push(s.name);
+            }
+        }
+    }
+    v
+}
 
 /// Every game parameter name, whatever the game.
 fn all_params() -> Vec<&'static str> {
-    let mut v: Vec<&str> = GAME_PARAMS
+    let mut v: Vec<&str> = registry::GAMES
         .iter()
-        .flat_map(|(_, p)| p.iter().copied())
+        .flat_map(|g| game_params(g))
         .collect();
     v.sort();
     v.dedup();
     v
-}
-
-#[test]
-fn the_lists_name_every_registry_game() {
-    for g in registry::GAMES {
-        assert!(
-            GAME_PARAMS.iter().any(|(name, _)| name == g),
-            "game '{g}' has no parameter list here"
-        );
-    }
 }
 
 /// The algorithms that prepare on `game` at its start (any of [`TREES`] for the tree game), or
@@ -153,11 +105,10 @@ fn options_of(game: &str, algorithm: &str) -> Vec<&'static str> {
     let base =
         JobSpec::new(game, &played(game, 0, 0), algorithm).with_params(required_params(game));
     let known: Vec<&'static str> = if registry::prepare(&base).is_err() {
-        OPTIONS.to_vec()
+        all_options()
     } else {
-        OPTIONS
-            .iter()
-            .copied()
+        all_options()
+            .into_iter()
             .filter(|o| {
                 ["1", "true", "line", "0.5", "mean", "first"].iter().any(
                     |v| match registry::prepare(&base.clone().with_options(&[(o, v)])) {
@@ -224,7 +175,7 @@ fn key(names: Vec<&'static str>) -> impl Strategy<Value = String> {
     prop_oneof![
         16 => proptest::sample::select(known).prop_map(String::from),
         1 => proptest::sample::select(all_params()).prop_map(String::from),
-        1 => proptest::sample::select(OPTIONS.to_vec()).prop_map(String::from),
+        1 => proptest::sample::select(all_options()).prop_map(String::from),
         1 => text(),
     ]
 }
@@ -314,11 +265,7 @@ fn job() -> impl Strategy<Value = JobSpec> {
         (Just(game), algorithm)
     });
     game_and_algorithm.prop_flat_map(|(game, algorithm)| {
-        let params: Vec<&'static str> = GAME_PARAMS
-            .iter()
-            .find(|(g, _)| *g == game)
-            .map(|(_, p)| p.to_vec())
-            .unwrap_or_default();
+        let params: Vec<&'static str> = game_params(&game);
         let position = {
             let g = game.clone();
             prop_oneof![

@@ -58,7 +58,7 @@ use super::fmix64;
 use crate::games::data;
 use crate::games::entry::{Family, GameEntry, TablesFn, Visitor};
 use crate::games::Exact;
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{
     Game, Hashed, NotationError, Retrograde, Successor, TableProbe, Tactics, Turn, ZeroSum,
 };
@@ -780,7 +780,7 @@ pub const PARAM_PITS: Spec = Spec::uint(
     "pits",
     1,
     PITS as u64,
-    "6",
+    DefaultValue::UInt(PITS as u64),
     "pits per side (6: the real game; fewer: the same rules on a smaller board)",
     "the board's fixed array of 12 pits",
 );
@@ -837,7 +837,7 @@ impl GameEntry for AwariEntry {
     const TABLES: Option<TablesFn> = Some(|params| Ok(Box::new(AwariEntry::build(params)?)));
     type Game = Awari;
     fn build(params: &Opts) -> Result<Awari, SolveError> {
-        let pits = params.uint_or(&PARAM_PITS, PITS)?;
+        let pits = params.uint_value(&PARAM_PITS)?;
         params.finish()?;
         Awari::new(pits).map_err(SolveError::bad)
     }

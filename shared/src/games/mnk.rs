@@ -13,7 +13,7 @@
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 
 /// Largest board: 256 cells (16 x 16 and all smaller shapes).
@@ -360,7 +360,7 @@ pub const PARAM_M: Spec = Spec::uint(
     "m",
     1,
     MAX_CELLS as u64,
-    "3",
+    DefaultValue::UInt(3),
     "columns",
     "at most 256 cells in all (m x n): the board's bitsets",
 );
@@ -369,7 +369,7 @@ pub const PARAM_N: Spec = Spec::uint(
     "n",
     1,
     MAX_CELLS as u64,
-    "3",
+    DefaultValue::UInt(3),
     "rows",
     "at most 256 cells in all (m x n): the board's bitsets",
 );
@@ -378,7 +378,7 @@ pub const PARAM_K: Spec = Spec::uint(
     "k",
     1,
     MAX_CELLS as u64,
-    "3",
+    DefaultValue::UInt(3),
     "stones in a row that win",
     "at most max(m, n)",
 );
@@ -415,9 +415,9 @@ impl GameEntry for MnkEntry {
     };
     type Game = Mnk;
     fn build(params: &Opts) -> Result<Mnk, SolveError> {
-        let m = params.uint_or(&PARAM_M, 3usize)?;
-        let n = params.uint_or(&PARAM_N, 3usize)?;
-        let k = params.uint_or(&PARAM_K, 3usize)?;
+        let m = params.uint_value(&PARAM_M)?;
+        let n = params.uint_value(&PARAM_N)?;
+        let k = params.uint_value(&PARAM_K)?;
         params.finish()?;
         Mnk::new(m, n, k).map_err(SolveError::bad)
     }

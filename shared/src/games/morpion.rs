@@ -20,7 +20,7 @@
 //! reference (28,28) of the published records; an illegal move is reported with its number.
 
 use crate::games::entry::{self as catalogue, Family, Visitor};
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
 
@@ -828,9 +828,9 @@ impl SinglePlayer for Morpion {
 }
 
 /// `variant`: touching or disjoint lines.
-pub const PARAM_VARIANT: Spec = Spec::text("variant", "5T", "5T or 5D");
+pub const PARAM_VARIANT: Spec = Spec::text("variant", DefaultValue::Word("5T"), "5T or 5D");
 /// `code`: the move codes of policy learning.
-pub const PARAM_CODE: Spec = Spec::text("code", "line", "move notation");
+pub const PARAM_CODE: Spec = Spec::text("code", DefaultValue::Word("line"), "move notation");
 
 /// The catalogue entry of Morpion Solitaire.
 pub struct MorpionEntry;
@@ -841,10 +841,10 @@ impl catalogue::GameEntry for MorpionEntry {
     const FAMILY: Family = Family::Single;
     type Game = Morpion;
     fn build(params: &Opts) -> Result<Morpion, SolveError> {
-        let variant = params.text(&PARAM_VARIANT).unwrap_or("5T");
+        let variant = params.text_value(&PARAM_VARIANT)?;
         let v = Morpion::parse_variant(variant).map_err(SolveError::bad)?;
-        let codes = Morpion::parse_codes(params.text(&PARAM_CODE).unwrap_or("line"))
-            .map_err(SolveError::bad)?;
+        let codes =
+            Morpion::parse_codes(params.text_value(&PARAM_CODE)?).map_err(SolveError::bad)?;
         params.finish()?;
         Ok(Morpion::new(v).with_codes(codes))
     }

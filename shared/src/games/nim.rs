@@ -15,7 +15,7 @@
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::Exact;
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Picture, Tactics, Turn, ZeroSum};
 
 /// Most heaps.
@@ -207,7 +207,7 @@ impl Picture for Nim {}
 /// `heaps`: the start heap sizes.
 pub const PARAM_HEAPS: Spec = Spec::text(
     "heaps",
-    "3,4,5",
+    DefaultValue::Word("3,4,5"),
     "start heap sizes, separated by commas (at most 8 heaps of 0 to 31 stones)",
 );
 
@@ -223,7 +223,7 @@ impl GameEntry for NimEntry {
     };
     type Game = Nim;
     fn build(params: &Opts) -> Result<Nim, SolveError> {
-        let heaps = params.text(&PARAM_HEAPS).unwrap_or("3,4,5");
+        let heaps = params.text_value(&PARAM_HEAPS)?;
         params.finish()?;
         Nim::new(heaps).map_err(SolveError::bad)
     }

@@ -20,7 +20,7 @@
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::model::chance::ChanceZeroSum;
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::Picture;
 use crate::model::{Game, Hashed, NotationError, Stochastic, Turn};
 
@@ -306,7 +306,7 @@ pub const PARAM_TARGET: Spec = Spec::uint(
     "target",
     1,
     MAX_TARGET as u64,
-    "100",
+    DefaultValue::UInt(100),
     "score that wins",
     "the board representation's limit",
 );
@@ -315,7 +315,7 @@ pub const PARAM_DIE: Spec = Spec::uint(
     "die",
     2,
     u8::MAX as u64,
-    "6",
+    DefaultValue::UInt(6),
     "faces of the die",
     "a byte per face count",
 );
@@ -329,8 +329,8 @@ impl GameEntry for PigEntry {
     const FAMILY: Family = Family::Chance;
     type Game = Pig;
     fn build(params: &Opts) -> Result<Pig, SolveError> {
-        let target = params.uint_or(&PARAM_TARGET, 100u16)?;
-        let die = params.uint_or(&PARAM_DIE, 6u8)?;
+        let target = params.uint_value(&PARAM_TARGET)?;
+        let die = params.uint_value(&PARAM_DIE)?;
         params.finish()?;
         Pig::new(target, die).map_err(SolveError::bad)
     }

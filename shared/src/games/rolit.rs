@@ -22,7 +22,7 @@
 use super::fmix64;
 use super::othello::{Geometry, PARAM_SIZE};
 use crate::games::entry::{Family, GameEntry, Visitor};
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, OutOfTurn, Stochastic, Turn, VectorEval};
 
 /// Colour names in turn order.
@@ -265,7 +265,7 @@ pub const PARAM_PLAYERS: Spec = Spec::uint(
     "players",
     3,
     4,
-    "4",
+    DefaultValue::UInt(4),
     "number of players",
     "the game's rules",
 );
@@ -279,8 +279,8 @@ impl GameEntry for RolitEntry {
     const FAMILY: Family = Family::Multi;
     type Game = Rolit;
     fn build(params: &Opts) -> Result<Rolit, SolveError> {
-        let players = params.uint_or(&PARAM_PLAYERS, 4usize)?;
-        let size = params.uint_or(&PARAM_SIZE, 8usize)?;
+        let players = params.uint_value(&PARAM_PLAYERS)?;
+        let size = params.uint_value(&PARAM_SIZE)?;
         params.finish()?;
         Rolit::new(players, size).map_err(SolveError::bad)
     }

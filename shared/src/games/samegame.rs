@@ -20,7 +20,7 @@
 //! others as board and score.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
@@ -507,12 +507,12 @@ pub const PARAM_BOARD: Spec = Spec::uint(
     "board",
     1,
     20,
-    "1",
+    DefaultValue::UInt(1),
     "one of the 20 standard boards",
     "the standard set has 20",
 );
 /// `tabu`: the tabu colour rule.
-pub const PARAM_TABU: Spec = Spec::flag("tabu", "false", "tabu color rule");
+pub const PARAM_TABU: Spec = Spec::flag("tabu", false, "tabu color rule");
 
 /// The catalogue entry of SameGame.
 pub struct SameGameEntry;
@@ -523,8 +523,8 @@ impl GameEntry for SameGameEntry {
     const FAMILY: Family = Family::Single;
     type Game = SameGame;
     fn build(params: &Opts) -> Result<SameGame, SolveError> {
-        let board = params.uint_or(&PARAM_BOARD, 1usize)?;
-        let tabu = params.flag_or(&PARAM_TABU, false)?;
+        let board = params.uint_value(&PARAM_BOARD)?;
+        let tabu = params.flag(&PARAM_TABU)?;
         params.finish()?;
         Ok(SameGame::standard(board)
             .map_err(SolveError::bad)?

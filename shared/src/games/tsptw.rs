@@ -19,7 +19,7 @@
 //! Cazenave and Teytaud's TSPTW NRPA), dense.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
@@ -365,11 +365,11 @@ impl Picture for Tsptw {}
 /// `instance`: the instance file's name.
 pub const PARAM_INSTANCE: Spec = Spec::text(
     "instance",
-    "required",
+    DefaultValue::Unset("required"),
     "instance name in the data folder (e.g. rc_201.1)",
 );
 /// `prune`: prune late customers.
-pub const PARAM_PRUNE: Spec = Spec::flag("prune", "false", "prune late customers");
+pub const PARAM_PRUNE: Spec = Spec::flag("prune", false, "prune late customers");
 
 /// The catalogue entry of TSPTW instances.
 pub struct TsptwEntry;
@@ -383,7 +383,7 @@ impl GameEntry for TsptwEntry {
         let instance = params.text(&PARAM_INSTANCE).ok_or_else(|| {
             SolveError::bad("game parameter 'instance' is required (e.g. instance=rc_201.1)")
         })?;
-        let prune = params.flag_or(&PARAM_PRUNE, false)?;
+        let prune = params.flag(&PARAM_PRUNE)?;
         params.finish()?;
         let game = Tsptw::load(instance.trim()).map_err(SolveError::bad)?;
         Ok(game.with_pruning(prune))

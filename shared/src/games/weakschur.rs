@@ -11,7 +11,7 @@
 //! that breaks the rule. Move codes: `(number - 1) * k + set`, dense.
 
 use crate::games::entry::{Family, GameEntry, Visitor};
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::single::SinglePlayer;
 use crate::model::Picture;
 use crate::model::{Game, MoveCodes, NotationError, Turn};
@@ -212,7 +212,7 @@ pub const PARAM_K: Spec = Spec::uint(
     "k",
     1,
     MAX_K as u64,
-    "4",
+    DefaultValue::UInt(4),
     "number of sets",
     "the board representation's limit",
 );
@@ -226,7 +226,7 @@ impl GameEntry for WeakSchurEntry {
     const FAMILY: Family = Family::Single;
     type Game = WeakSchur;
     fn build(params: &Opts) -> Result<WeakSchur, SolveError> {
-        let k = params.uint_or(&PARAM_K, 4usize)?;
+        let k = params.uint_value(&PARAM_K)?;
         params.finish()?;
         WeakSchur::new(k).map_err(SolveError::bad)
     }

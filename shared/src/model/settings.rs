@@ -1,8 +1,10 @@
 //! The settings of a job as the code reads them: each option or game parameter is declared once
-//! as a [`Spec`] (name, kind, bounds, default, help), read through [`Opts`] (which checks the
-//! bound and remembers what was read, so unknown keys are refused), and a bad one is a
-//! [`SolveError::BadInput`] with one line naming it. Games declare their parameters with these
-//! types; the registry declares the kernel families' options.
+//! as a [`Spec`] (name, kind, bounds, typed default, help), read through [`Opts`] (which checks
+//! the bound, gives the declared default when the setting is absent, and remembers what was
+//! read, so unknown keys are refused), and a bad one is a [`SolveError::BadInput`] with one line
+//! naming it. A default the code computes (the runner's threads) is [`DefaultValue::Depends`],
+//! and only such a setting takes a default from the code ([`Opts::uint_or`]). Games declare
+//! their parameters with these types; the registry declares the kernel families' options.
 
 use crate::wire::Settings;
 use std::cell::RefCell;
@@ -49,6 +51,61 @@ pub enum Kind {
     Bool,
     /// A word or a value in the game's notation, checked by the family that reads it.
     Text,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+}
+
+/// A setting's default: the value the code reads when the setting is not given, which the
+/// README, `--help`, `GET /v1/options` and `/openapi.json` print.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DefaultValue {
+    /// A whole number.
+    UInt(u64),
+    /// A number.
+    Float(f64),
+    /// `true` or `false`.
+    Bool(bool),
+    /// A word: a choice, or a text in the game's notation.
+    Word(&'static str),
+    /// No value: the setting is off unless given (the text says what that means).
+    Unset(&'static str),
+    /// Set by the code from the runner, the game or other settings, as the text says.
+    Depends(&'static str),
+}
+
+impl std::fmt::Display for DefaultValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl DefaultValue {
+    /// As people read it.
+    pub fn text(&self) -> String {
+        match *self {
+            DefaultValue::UInt(v) => v.to_string(),
+            DefaultValue::Float(x) => fmt_f64(x),
+            DefaultValue::Bool(b) => b.to_string(),
+            DefaultValue::Word(t) | DefaultValue::Unset(t) | DefaultValue::Depends(t) => t.into(),
+        }
+    }
+
+    /// As a JSON value, for the defaults that are values (not [`DefaultValue::Unset`] or
+    /// [`DefaultValue::Depends`]).
+    pub fn json(&self) -> Option<serde_json::Value> {
+        match *self {
+            DefaultValue::UInt(v) => Some(v.into()),
+            DefaultValue::Float(x) => Some(x.into()),
+            DefaultValue::Bool(b) => Some(b.into()),
+            DefaultValue::Word(t) => Some(t.into()),
+            DefaultValue::Unset(_) | DefaultValue::Depends(_) => None,
+        }
+    }
+
+    /// Whether the code reads this default as a value (not computed, not unset).
+    pub fn is_value(&self) -> bool {
+        self.json().is_some()
+    }
 }
 
 /// One declared option or game parameter.
@@ -58,8 +115,8 @@ pub struct Spec {
     pub name: &'static str,
     /// Values and bounds.
     pub kind: Kind,
-    /// The default, as text for people ("none", "the runner's threads").
-    pub default: &'static str,
+    /// The default: the value the code reads, or what it means when absent.
+    pub default: DefaultValue,
     /// What it does, one line.
     pub help: &'static str,
     /// Why the bound is where it is, one line (empty for unbounded kinds).
@@ -74,7 +131,7 @@ impl Spec {
         name: &'static str,
         min: u64,
         max: u64,
-        default: &'static str,
+        default: DefaultValue,
         help: &'static str,
         why: &'static str,
     ) -> Spec {
@@ -93,7 +150,7 @@ impl Spec {
         name: &'static str,
         min: f64,
         max: f64,
-        default: &'static str,
+        default: DefaultValue,
         help: &'static str,
         why: &'static str,
     ) -> Spec {
@@ -108,19 +165,19 @@ impl Spec {
     }
 
     /// A boolean setting.
-    pub const fn flag(name: &'static str, default: &'static str, help: &'static str) -> Spec {
+    pub const fn flag(name: &'static str, default: bool, help: &'static str) -> Spec {
         Spec {
             name,
             kind: Kind::Bool,
-            default,
+            default: DefaultValue::Bool(default),
             help,
             why: "",
             only: &[],
         }
     }
 
-    /// A text setting (a word, or a value in the game's notation).
-    pub const fn text(name: &'static str, default: &'static str, help: &'static str) -> Spec {
+    /// A text setting (a value in the game's notation, a name).
+    pub const fn text(name: &'static str, default: DefaultValue, help: &'static str) -> Spec {
         Spec {
             name,
             kind: Kind::Text,
@@ -129,6 +186,35 @@ impl Spec {
             why: "",
             only: &[],
         }
+    }
+
+    /// A setting that is one of `choices`, `default` when absent.
+    pub const fn choice(
+        name: &'static str,
+        choices: &'static [&'static str],
+        default: DefaultValue,
+        help: &'static str,
+    ) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Choice(choices),
+            default,
+            help,
+            why: "",
+            only: &[],
+        }
+    }
+
+    /// The same setting with another default.
+    pub const fn with_default(mut self, default: DefaultValue) -> Spec {
+        self.default = default;
+        self
+    }
+
+    /// The same setting with another meaning (the same setting as another family reads it).
+    pub const fn with_help(mut self, help: &'static str) -> Spec {
+        self.help = help;
+        self
     }
 
     /// The same setting, for these algorithms of its family only.
@@ -171,7 +257,7 @@ impl Spec {
                     refused: vec![fmt_f64(past(min, -1.0)), fmt_f64(past(max, 1.0))],
                 })
             }
-            Kind::Bool | Kind::Text => None,
+            Kind::Bool | Kind::Text | Kind::Choice(_) => None,
         }
     }
 
@@ -183,6 +269,10 @@ impl Spec {
             Kind::Float { min, max } => format!("{} to {}", fmt_f64(min), fmt_f64(max)),
             Kind::Bool => "true or false".into(),
             Kind::Text => "text".into(),
+            Kind::Choice(words) => match words.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => words.join(""),
+            },
         }
     }
 }
@@ -224,8 +314,8 @@ impl<'a> Opts<'a> {
             asked: RefCell::new(BTreeSet::new()),
         }
     }
-    /// The raw text of `key`, if given.
-    pub fn raw(&self, key: &str) -> Option<&'a str> {
+    /// The text of `key`, if given (marked read).
+    fn raw(&self, key: &str) -> Option<&'a str> {
         if !self.asked.borrow().contains(key) {
             self.asked.borrow_mut().insert(key.to_string());
         }
@@ -233,8 +323,12 @@ impl<'a> Opts<'a> {
         self.used.borrow_mut().insert(k.as_str());
         Some(v.as_str())
     }
+    /// Whether `key` is given (not marked read).
+    pub fn given(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
     /// `key` parsed as `T`, if given; a malformed value is a bad-input error naming the key.
-    pub fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, SolveError> {
+    fn get<T: FromStr>(&self, key: &str) -> Result<Option<T>, SolveError> {
         match self.raw(key) {
             None => Ok(None),
             Some(text) => text.trim().parse::<T>().map(Some).map_err(|_| {
@@ -246,10 +340,6 @@ impl<'a> Opts<'a> {
                 ))
             }),
         }
-    }
-    /// `key` parsed as `T`, or `default`.
-    pub fn get_or<T: FromStr>(&self, key: &str, default: T) -> Result<T, SolveError> {
-        Ok(self.get(key)?.unwrap_or(default))
     }
     /// The whole-number setting `spec`, if given, checked against its bounds: a malformed or
     /// out-of-bounds value is a bad-input error naming the key and the bounds.
@@ -267,9 +357,41 @@ impl<'a> Opts<'a> {
             .map(Some)
             .map_err(|_| self.out_of_bounds(spec, text))
     }
-    /// The whole-number setting `spec`, or `default`.
+    /// The whole-number setting `spec`, or its declared default.
+    pub fn uint_value<T: TryFrom<u64>>(&self, spec: &Spec) -> Result<T, SolveError> {
+        if let Some(v) = self.uint(spec)? {
+            return Ok(v);
+        }
+        match spec.default {
+            DefaultValue::UInt(v) => T::try_from(v).map_err(|_| self.no_default(spec)),
+            _ => Err(self.no_default(spec)),
+        }
+    }
+    /// The whole-number setting `spec`, or `default`: for a default the code computes
+    /// ([`DefaultValue::Depends`]); a declared value is read by [`Opts::uint_value`].
     pub fn uint_or<T: TryFrom<u64>>(&self, spec: &Spec, default: T) -> Result<T, SolveError> {
+        self.computed(spec)?;
         Ok(self.uint(spec)?.unwrap_or(default))
+    }
+    /// A declared default that is not of the setting's kind, or is not a value: a bug in the
+    /// declaration, not bad input.
+    fn no_default(&self, spec: &Spec) -> SolveError {
+        SolveError::Internal(format!(
+            "'{}' has no default value of its kind ({:?})",
+            spec.name, spec.default
+        ))
+    }
+    /// Refuses to take a default from the code for a setting that declares one: the
+    /// declaration is what the documents print, so it must be what the code reads.
+    fn computed(&self, spec: &Spec) -> Result<(), SolveError> {
+        if spec.default.is_value() {
+            return Err(SolveError::Internal(format!(
+                "'{}' declares its default ({}): read it from the declaration",
+                spec.name,
+                spec.default.text()
+            )));
+        }
+        Ok(())
     }
     /// The number setting `spec`, if given, finite and within its bounds.
     pub fn float(&self, spec: &Spec) -> Result<Option<f64>, SolveError> {
@@ -309,17 +431,73 @@ impl<'a> Opts<'a> {
     fn wrong_kind(&self, spec: &Spec, kind: &str) -> SolveError {
         SolveError::Internal(format!("'{}' is not {kind}", spec.name))
     }
-    /// The number setting `spec`, or `default`.
-    pub fn float_or(&self, spec: &Spec, default: f64) -> Result<f64, SolveError> {
-        Ok(self.float(spec)?.unwrap_or(default))
+    /// The number setting `spec`, or its declared default.
+    pub fn float_value(&self, spec: &Spec) -> Result<f64, SolveError> {
+        if let Some(v) = self.float(spec)? {
+            return Ok(v);
+        }
+        match spec.default {
+            DefaultValue::Float(x) => Ok(x),
+            _ => Err(self.no_default(spec)),
+        }
     }
-    /// The boolean setting `spec`, or `default`.
-    pub fn flag_or(&self, spec: &Spec, default: bool) -> Result<bool, SolveError> {
-        self.get_or(spec.name, default)
+    /// The boolean setting `spec`, if given.
+    pub fn flag_given(&self, spec: &Spec) -> Result<Option<bool>, SolveError> {
+        if spec.kind != Kind::Bool {
+            return Err(self.wrong_kind(spec, "true or false"));
+        }
+        self.get(spec.name)
+    }
+    /// The boolean setting `spec`, or its declared default.
+    pub fn flag(&self, spec: &Spec) -> Result<bool, SolveError> {
+        if let Some(b) = self.flag_given(spec)? {
+            return Ok(b);
+        }
+        match spec.default {
+            DefaultValue::Bool(b) => Ok(b),
+            _ => Err(self.no_default(spec)),
+        }
     }
     /// The text setting `spec`, if given.
     pub fn text(&self, spec: &Spec) -> Option<&'a str> {
         self.raw(spec.name)
+    }
+    /// The text setting `spec`, or its declared default word.
+    pub fn text_value(&self, spec: &Spec) -> Result<&'a str, SolveError> {
+        match (self.raw(spec.name), spec.default) {
+            (Some(t), _) => Ok(t),
+            (None, DefaultValue::Word(w)) => Ok(w),
+            (None, _) => Err(self.no_default(spec)),
+        }
+    }
+    /// The choice setting `spec`, if given: one of its words (spaces around it ignored).
+    pub fn choice_given(&self, spec: &Spec) -> Result<Option<&'static str>, SolveError> {
+        let Kind::Choice(words) = spec.kind else {
+            return Err(self.wrong_kind(spec, "a choice"));
+        };
+        let Some(text) = self.raw(spec.name) else {
+            return Ok(None);
+        };
+        match words.iter().find(|w| **w == text.trim()) {
+            Some(w) => Ok(Some(w)),
+            None => Err(SolveError::bad(format!(
+                "{} '{}={}' is malformed (expected {})",
+                self.what,
+                spec.name,
+                clip(text.trim()),
+                spec.range_text()
+            ))),
+        }
+    }
+    /// The choice setting `spec`, or its declared default.
+    pub fn choice(&self, spec: &Spec) -> Result<&'static str, SolveError> {
+        if let Some(w) = self.choice_given(spec)? {
+            return Ok(w);
+        }
+        match spec.default {
+            DefaultValue::Word(w) => Ok(w),
+            _ => Err(self.no_default(spec)),
+        }
     }
     fn out_of_bounds(&self, spec: &Spec, text: &str) -> SolveError {
         SolveError::bad(format!(

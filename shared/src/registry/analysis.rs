@@ -18,7 +18,8 @@
 //! (`memory_mb`, else the engine's default) is shared out evenly between the moves, since every
 //! move keeps its own table for the job's lifetime.
 
-use super::spec::Spec;
+use super::kernel::{Analyse, KernelList};
+use super::spec::{DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
 use crate::plan::MovePlan;
@@ -27,28 +28,19 @@ use crate::wire::{JobSpec, MoveScore, RawBounds, TaskKind, TaskOutput};
 use std::collections::BTreeMap;
 
 /// `analyse`: `none` or `all` (exact families and MCTS).
-pub const ANALYSE: Spec = Spec::text(
+pub const ANALYSE: Spec = Spec::choice(
     "analyse",
-    "none",
+    &["none", "all"],
+    DefaultValue::Word("none"),
     "all: the score of every root move (result key moves)",
 );
-
-/// The exact algorithms that analyse every move.
-const EXACT: &[&str] = &["alphabeta", "pns", "dfpn", "pn2", "pdspn"];
 
 /// Options an analysis refuses: each asks a different question than every move's value.
 const REFUSED: &[&str] = &["target", "guess", "weak", "book", "proof"];
 
 /// Reads `analyse` (marking it read): whether it is `all`.
 pub fn read(opts: &Opts) -> Result<bool, SolveError> {
-    match opts.text(&ANALYSE).map(str::trim) {
-        None | Some("none") => Ok(false),
-        Some("all") => Ok(true),
-        Some(other) => Err(SolveError::bad(format!(
-            "option 'analyse={}' must be none or all",
-            super::clip(other)
-        ))),
-    }
+    Ok(opts.choice(&ANALYSE)? == "all")
 }
 
 /// Whether a job's options ask for an analysis (`analyse=all`), for code that only reads a
@@ -67,7 +59,7 @@ pub(super) type Plain<G> = fn(
 
 /// Prepares a zero-sum job that names `analyse`: the plain job (`plain`) for `analyse=none`,
 /// else the analysis of every root move.
-pub(super) fn route<G: Exact + Clone>(
+pub(super) fn route<G: Exact + Clone, L: KernelList>(
     job: &JobSpec,
     game: G,
     root: G::State,
@@ -80,10 +72,18 @@ pub(super) fn route<G: Exact + Clone>(
     if !all {
         return plain(&stripped, game, root, res);
     }
-    if !EXACT.contains(&job.algorithm.as_str()) {
+    let of = |how: Analyse| -> Vec<&str> {
+        L::all()
+            .into_iter()
+            .filter(|a| a.analyse == how)
+            .map(|a| a.name)
+            .collect()
+    };
+    if !of(Analyse::Moves).contains(&job.algorithm.as_str()) {
         return Err(SolveError::bad(format!(
-            "option 'analyse' is for {} and mcts, not '{}'",
-            EXACT.join(", "),
+            "option 'analyse' is for {} and {}, not '{}'",
+            of(Analyse::Moves).join(", "),
+            of(Analyse::Own).join(", "),
             job.algorithm
         )));
     }

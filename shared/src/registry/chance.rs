@@ -14,8 +14,9 @@
 //! Output: `value` from the point of view of the player to move at the root (for trees: MAX's
 //! utility), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
 
-use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
-use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
+use super::kernel::{self, Group, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
+use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::json_number;
 use crate::model::chance::ChanceZeroSum;
 use crate::search::expectimax::{expectimax, ChanceOutcome, Pruning};
@@ -31,14 +32,11 @@ const MAX_ITERATIVE_DEPTH: u32 = 64;
 
 /// `depth`: players' plies (chance layers not counted). Pig's play never ends by itself, so
 /// this bound is what ends its recursion.
-pub const DEPTH: Spec = Spec::uint(
-    "depth",
-    1,
-    MAX_DEPTH,
-    "none: iterative deepening (games with an evaluator) or to the end (trees)",
-    "players' plies, chance layers not counted",
-    DEPTH_WHY,
-);
+pub const DEPTH: Spec = spec::DEPTH
+    .with_default(DefaultValue::Unset(
+        "none: iterative deepening (games with an evaluator) or to the end (trees)",
+    ))
+    .with_help("players' plies, chance layers not counted");
 /// `lower`: lower bound L of player 0's utility.
 pub const LOWER: Spec = super::spec::utility_bound(
     "lower",
@@ -56,26 +54,120 @@ pub const PROBING: Spec = Spec::uint(
     "probing",
     1,
     64,
-    "2",
+    DefaultValue::UInt(DEFAULT_PROBING as u64),
     "children probed at a chance node",
     "no game has more chance outcomes worth probing",
 )
 .for_algorithms(&["star25"]);
 
 /// Options of the chance family (`expectimax`, `star1`, `star2`, `star25`).
-pub const OPTIONS: &[Spec] = &[
-    DEPTH,
-    LOWER,
-    UPPER,
-    PROBING,
-    Spec::text("probing_mode", "sequential", "sequential or cyclic").for_algorithms(&["star25"]),
-    Spec::flag("prune", "false", "the cut at chance nodes with the bounds")
-        .for_algorithms(&["expectimax"]),
-];
+pub const OPTIONS: &[Spec] = &[DEPTH, LOWER, UPPER, PROBING, PROBING_MODE, PRUNE];
+
+/// `probing_mode` (star25).
+pub const PROBING_MODE: Spec = Spec::choice(
+    "probing_mode",
+    &["sequential", "cyclic"],
+    DefaultValue::Word("sequential"),
+    "order of the probes",
+)
+.for_algorithms(&["star25"]);
+/// `prune` (expectimax).
+pub const PRUNE: Spec = Spec::flag("prune", false, "the cut at chance nodes with the bounds")
+    .for_algorithms(&["expectimax"]);
+
+/// The chance family: `expectimax`, `star1`, `star2`, `star25`.
+pub static GROUP: Group = Group {
+    title: "Chance",
+    options: OPTIONS,
+    skip: |game| match game.family {
+        catalogue::Family::Tree => &["depth"],
+        _ => &[],
+    },
+};
+
+/// Declares the chance kernel `$name`, whose settings `$read` reads.
+macro_rules! chance_kernel {
+    ($(#[$doc:meta])* $kernel:ident, $name:literal, $read:expr) => {
+        $(#[$doc])*
+        pub struct $kernel;
+
+        impl kernel::Kernel for $kernel {
+            const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
+                name: $name,
+                serves: &[Shape::Chance, Shape::MinMaxTree, Shape::ChanceTree],
+                group: &GROUP,
+                analyse: kernel::Analyse::No,
+            };
+            fn chance<G: ChanceZeroSum>(
+                job: &JobSpec,
+                game: G,
+                root: G::State,
+                evaluates: bool,
+                max_view: bool,
+                _res: &Resources,
+            ) -> Option<Prepared> {
+                Some(chance(job, game, root, evaluates, max_view, $read))
+            }
+        }
+    };
+}
+
+chance_kernel!(
+    /// `expectimax`, with Ballard's cut at chance nodes (`prune`).
+    Expectimax,
+    "expectimax",
+    |opts| {
+        Ok(Kernel::Expectimax(if opts.flag(&PRUNE)? {
+            Pruning::ChanceBounds
+        } else {
+            Pruning::None
+        }))
+    }
+);
+chance_kernel!(
+    /// `star1`: Ballard's Star1.
+    Star1,
+    "star1",
+    |_| Ok(Kernel::Star1)
+);
+chance_kernel!(
+    /// `star2`: Star1 with probing of the first child.
+    Star2,
+    "star2",
+    |_| Ok(Kernel::Star2)
+);
+chance_kernel!(
+    /// `star25`: Star2.5, probing `probing` children sequentially or cyclically.
+    Star25,
+    "star25",
+    |opts| {
+        let k: u32 = opts.uint_value(&PROBING)?;
+        let mode = match opts.choice(&PROBING_MODE)? {
+            "cyclic" => ProbingMode::Cyclic,
+            _ => ProbingMode::Sequential,
+        };
+        Ok(Kernel::Star25(k, mode))
+    }
+);
+
+/// Reads the settings of one chance kernel.
+type ReadKernel = fn(&Opts) -> Result<Kernel, SolveError>;
+
+/// `lower` and `upper` as given: both or neither, finite with lower < upper.
+pub fn bounds(lower: Option<f64>, upper: Option<f64>) -> Result<Option<(f64, f64)>, SolveError> {
+    match (lower, upper) {
+        (None, None) => Ok(None),
+        (Some(l), Some(u)) if l.is_finite() && u.is_finite() && l < u => Ok(Some((l, u))),
+        (Some(_), Some(_)) => Err(SolveError::bad(
+            "options 'lower' and 'upper' must be finite with lower < upper",
+        )),
+        _ => Err(SolveError::bad("options 'lower' and 'upper' go together")),
+    }
+}
 
 /// Which kernel, with its settings.
 #[derive(Clone, Copy, Debug)]
-enum Kernel {
+pub enum Kernel {
     Expectimax(Pruning),
     Star1,
     Star2,
@@ -97,50 +189,22 @@ pub struct ChanceJob<G: ChanceZeroSum> {
 }
 
 /// Prepares a job over a chance game. `evaluates`: the game has a real evaluator (so `depth`
-/// and iterative deepening apply); `max_view`: report values as player 0's utility (trees).
+/// and iterative deepening apply); `max_view`: report values as player 0's utility (trees);
+/// `read`: the kernel's own settings.
 pub fn chance<G: ChanceZeroSum>(
     job: &JobSpec,
     game: G,
     root: G::State,
     evaluates: bool,
     max_view: bool,
-    res: &Resources,
+    read: ReadKernel,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let depth: Option<u32> = opts.uint(&DEPTH)?;
     let lower: Option<f64> = opts.float(&LOWER)?;
     let upper: Option<f64> = opts.float(&UPPER)?;
-    let bounds = match (lower, upper) {
-        (None, None) => None,
-        (Some(l), Some(u)) if l.is_finite() && u.is_finite() && l < u => Some((l, u)),
-        (Some(_), Some(_)) => {
-            return Err(SolveError::bad(
-                "options 'lower' and 'upper' must be finite with lower < upper",
-            ))
-        }
-        _ => return Err(SolveError::bad("options 'lower' and 'upper' go together")),
-    };
-    let kernel = match job.algorithm.as_str() {
-        "expectimax" => Kernel::Expectimax(if opts.get_or("prune", false)? { Pruning::ChanceBounds } else { Pruning::None }),
-        "mcts" => return super::mcts::chance_zero_sum(job, game, root, res),
-        "star1" => Kernel::Star1,
-        "star2" => Kernel::Star2,
-        "star25" => {
-            let k: u32 = opts.uint_or(&PROBING, DEFAULT_PROBING)?;
-            let mode = match opts.raw("probing_mode").map(str::trim) {
-                None | Some("sequential") => ProbingMode::Sequential,
-                Some("cyclic") => ProbingMode::Cyclic,
-                Some(other) => return Err(SolveError::bad(format!("option 'probing_mode={other}' must be sequential or cyclic"))),
-            };
-            Kernel::Star25(k, mode)
-        }
-        other => {
-            return Err(SolveError::bad(format!(
-                "algorithm '{other}' does not apply to game '{}' (chance: expectimax, star1, star2, star25)",
-                job.game
-            )))
-        }
-    };
+    let bounds = bounds(lower, upper)?;
+    let kernel = read(&opts)?;
     opts.finish()?;
     if !evaluates && depth.is_some() {
         return Err(SolveError::bad(format!(

@@ -1,7 +1,9 @@
-//! Kernel families: for each set of game capabilities, the algorithms that apply and how their
-//! options are read. A family is generic over the game; the registry instantiates it per game.
+//! The two-player zero-sum family (`minimax`, `alphabeta`) and what every kernel of a two-player
+//! zero-sum game or an explicit tree goes through first. Generic over the game; the registry
+//! instantiates it per game.
 
-use super::spec::{self, Spec, DEPTH_WHY, MAX_DEPTH};
+use super::kernel::{self, Algorithm, Analyse, Group, Kernel, KernelList, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec, MAX_DEPTH};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
 use crate::games::Exact;
@@ -12,43 +14,36 @@ use crate::wire::{Extra, JobSpec, RawBounds, TaskKind, TaskOutput};
 use std::sync::OnceLock;
 
 /// `depth`: plies of a depth-limited search (none: the exact value).
-pub const DEPTH: Spec = Spec::uint(
-    "depth",
-    1,
-    MAX_DEPTH,
-    "none (exact)",
-    "plies of a depth-limited search",
-    DEPTH_WHY,
-);
+pub const DEPTH: Spec = spec::DEPTH;
 /// `memory_mb`: the transposition table's budget (alphabeta).
-pub const MEMORY_MB: Spec = spec::memory_mb(
-    "the engine's default (cut to the worker's)",
-    "transposition table budget, MiB",
-)
-.for_algorithms(&["alphabeta"]);
+pub const MEMORY_MB: Spec =
+    spec::memory_mb(engine::DEFAULT_TABLE_MB, "transposition table budget, MiB")
+        .for_algorithms(&["alphabeta"]);
 /// `weak`: win/draw/loss only.
-pub const WEAK: Spec = Spec::flag("weak", "false", "only win (1), draw (0) or loss (-1)")
-    .for_algorithms(&["alphabeta"]);
-/// `eval`: which evaluator a depth-limited search uses.
-pub const EVAL: Spec = Spec::text(
+pub const WEAK: Spec =
+    Spec::flag("weak", false, "only win (1), draw (0) or loss (-1)").for_algorithms(&["alphabeta"]);
+/// `eval`: which evaluator a depth-limited search uses (read by [`wants_features`]).
+pub const EVAL: Spec = Spec::choice(
     "eval",
-    "the game's choice",
-    "features or game: the evaluator of a depth-limited search",
+    &["features", "game"],
+    DefaultValue::Depends("the game's choice"),
+    "the evaluator of a depth-limited search",
 );
 /// `book`: a Connect Four opening book, by name in the data folder.
 pub const BOOK: Spec = Spec::text(
     "book",
-    "none",
+    DefaultValue::Unset("none"),
     "Connect Four opening book: a file name in the data folder's connect4/",
 )
 .for_algorithms(&["alphabeta"]);
 /// `target`: decide "value >= target".
-pub const TARGET: Spec = Spec::text("target", "none", "decide value >= target (game's scale)")
+pub const TARGET: Spec = spec::TARGET
+    .with_help("decide value >= target (game's scale)")
     .for_algorithms(&["alphabeta"]);
 /// `guess`: where the probes of an exact alphabeta start.
 pub const GUESS: Spec = Spec::text(
     "guess",
-    "the game's own (Othello) or none",
+    DefaultValue::Depends("the game's own (Othello) or none"),
     "first guess of the exact value, inside the game's values",
 )
 .for_algorithms(&["alphabeta"]);
@@ -92,7 +87,7 @@ pub struct ZeroSumJob<G: Exact> {
     /// `weak=true`: only win (+1), draw (0) or loss (-1).
     weak: bool,
     /// Table budget (`memory_mb`).
-    memory_mb: Option<u64>,
+    memory_mb: u64,
     /// The `threads` option (else the runner's threads).
     threads: Option<usize>,
     /// The `guess` option (internal scale): where the probe plan starts.
@@ -104,9 +99,61 @@ pub struct ZeroSumJob<G: Exact> {
     book: Option<std::sync::Arc<G::Book>>,
 }
 
-/// Prepares a job over a two-player zero-sum game: parses the position and the options of the
-/// algorithms of this family.
-pub fn zero_sum<G: Exact>(
+/// The two-player zero-sum family: `minimax` and `alphabeta`.
+pub static GROUP: Group = Group {
+    title: "Two-player zero-sum",
+    options: OPTIONS,
+    skip: |game| match game.family {
+        catalogue::Family::ZeroSum { book: false, .. } => &["book"],
+        catalogue::Family::Tree => &["book", "weak", "eval"],
+        _ => &[],
+    },
+};
+
+/// `minimax`: plain minimax, to the end or to `depth`.
+pub struct Minimax;
+
+impl Kernel for Minimax {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "minimax",
+        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn zero_sum<G: Exact>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(two_player(job, game, root, res))
+    }
+}
+
+/// `alphabeta`: the engine (or the game's own solver), exact by null-window probes or to
+/// `depth` by iterative deepening.
+pub struct Alphabeta;
+
+impl Kernel for Alphabeta {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "alphabeta",
+        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
+        group: &GROUP,
+        analyse: Analyse::Moves,
+    };
+    fn zero_sum<G: Exact>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(two_player(job, game, root, res))
+    }
+}
+
+/// Prepares a job over a two-player zero-sum game: parses the position and hands the game to
+/// the job's kernel in the list `L`.
+pub fn zero_sum<G: Exact, L: KernelList>(
     job: &JobSpec,
     game: G,
     res: &Resources,
@@ -114,44 +161,60 @@ pub fn zero_sum<G: Exact>(
     let root = game
         .parse_position(&job.position)
         .map_err(|e| SolveError::bad(format!("position: {e}")))?;
-    zero_sum_at(job, game, root, res)
+    zero_sum_at::<G, L>(job, game, root, res)
 }
 
-fn zero_sum_at<G: Exact>(
+/// What every kernel of a two-player zero-sum game shares: `analyse=all` (the kernels that
+/// analyse every move) and `tables` (the kernels that read it), then the kernel's hook.
+fn zero_sum_at<G: Exact, L: KernelList>(
     job: &JobSpec,
     game: G,
     root: G::State,
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
-    if job.options.contains_key(super::analysis::ANALYSE.name) && job.algorithm != "mcts" {
-        return super::analysis::route(job, game, root, res, zero_sum_at);
+    let Some(kernel) = L::find(&job.algorithm) else {
+        return Err(kernel::does_not_apply::<L>(job, Shape::ZeroSum));
+    };
+    if job.options.contains_key(super::analysis::ANALYSE.name) && kernel.analyse != Analyse::Own {
+        return super::analysis::route::<G, L>(job, game, root, res, zero_sum_at::<G, L>);
     }
     let opts = Opts::new(&job.options, "option");
     let game = match opts.text(&spec::TABLES) {
         None => game,
-        Some(_)
-            if !matches!(
-                job.algorithm.as_str(),
-                "alphabeta" | "pns" | "dfpn" | "pn2" | "pdspn"
-            ) =>
-        {
-            return Err(SolveError::bad(
-                "option 'tables' is for alphabeta and the proof-number algorithms",
-            ))
+        Some(_) if !kernel.reads(spec::TABLES.name) => {
+            let takers: Vec<&str> = L::all()
+                .into_iter()
+                .filter(|a| a.reads(spec::TABLES.name))
+                .map(|a| a.name)
+                .collect();
+            return Err(SolveError::bad(format!(
+                "option 'tables' is for {}",
+                takers.join(", ")
+            )));
         }
         Some(name) => game.with_tables(name.trim())?,
     };
+    L::zero_sum(&job.algorithm, job, game, root, res)
+        .unwrap_or_else(|| Err(kernel::does_not_apply::<L>(job, Shape::ZeroSum)))
+}
+
+/// Prepares a `minimax` or `alphabeta` job (tables applied to the game already).
+fn two_player<G: Exact>(
+    job: &JobSpec,
+    game: G,
+    root: G::State,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let opts = Opts::new(&job.options, "option");
+    // Applied to the game by `zero_sum_at` before it got here.
+    opts.allow(spec::TABLES.name);
     let depth: Option<u32> = opts.uint(&DEPTH)?;
     // Cut down to what the runner offers (the job may run on bigger workers elsewhere).
     let threads: Option<usize> = opts
         .uint::<usize>(&spec::THREADS)?
         .map(|t| t.min(res.threads));
-    let memory_mb: Option<u64> = match opts.uint::<u64>(&MEMORY_MB)? {
-        Some(m) => Some(m.min(res.memory_mb)),
-        None if res.memory_mb < engine::DEFAULT_TABLE_MB => Some(res.memory_mb),
-        None => None,
-    };
-    let weak = opts.flag_or(&WEAK, false)?;
+    let memory_mb = opts.uint_value::<u64>(&MEMORY_MB)?.min(res.memory_mb);
+    let weak = opts.flag(&WEAK)?;
     // Read (and checked) by `wants_features` in the registry, before the game was built.
     opts.allow(EVAL.name);
     let book = load_book(job, &game, opts.text(&BOOK), depth)?;
@@ -180,40 +243,32 @@ fn zero_sum_at<G: Exact>(
             Some(g)
         }
     };
-    match job.algorithm.as_str() {
-        "minimax" => {
-            if matches!(ask, Ask::Decide(_)) {
-                return Err(SolveError::bad("option 'target' is for alphabeta and the proof-number algorithms"));
-            }
-        }
-        "mcts" => return super::mcts::zero_sum(job, game, root, res),
-        "alphabeta" => {
-            if weak && (depth.is_some() || matches!(ask, Ask::Decide(_))) {
-                return Err(SolveError::bad(
-                    "option 'weak' is for the exact value (no 'depth', no 'target')",
-                ));
-            }
-        }
-        "pns" | "dfpn" | "pn2" | "pdspn" => return super::pn::prepare(job, game, root, res),
-        "jlpns" => return super::joblevel::prepare(job, game, root, res),
-        other => {
-            return Err(SolveError::bad(format!(
-                "algorithm '{other}' does not apply to game '{}' (two-player zero-sum: minimax, alphabeta)",
-                job.game
-            )))
-        }
+    let alphabeta = job.algorithm == Alphabeta::ALGORITHM.name;
+    if !alphabeta && matches!(ask, Ask::Decide(_)) {
+        return Err(SolveError::bad(
+            "option 'target' is for alphabeta and the proof-number algorithms",
+        ));
+    }
+    if alphabeta && weak && (depth.is_some() || matches!(ask, Ask::Decide(_))) {
+        return Err(SolveError::bad(
+            "option 'weak' is for the exact value (no 'depth', no 'target')",
+        ));
     }
     if depth.is_some() && matches!(ask, Ask::Decide(_)) {
         return Err(SolveError::bad(
             "options 'depth' and 'target' cannot be combined",
         ));
     }
-    if job.algorithm != "alphabeta" {
-        for key in ["threads", "memory_mb", "weak", "book"] {
-            if job.options.contains_key(key) {
-                return Err(SolveError::bad(format!("option '{key}' is for alphabeta")));
-            }
-        }
+    // The family's options that another of its kernels reads.
+    if let Some(spec) = OPTIONS
+        .iter()
+        .find(|s| !s.applies_to(&job.algorithm) && job.options.contains_key(s.name))
+    {
+        return Err(SolveError::bad(format!(
+            "option '{}' is for {}",
+            spec.name,
+            spec.only.join(", ")
+        )));
     }
     opts.finish()?;
     Ok(Box::new(ZeroSumJob {
@@ -242,7 +297,7 @@ fn zero_sum_at<G: Exact>(
 pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> {
     let depth_limited = matches!(job.algorithm.as_str(), "alphabeta" | "minimax")
         && job.options.contains_key("depth");
-    match job.options.get("eval").map(|v| v.trim()) {
+    match Opts::new(&job.options, "option").choice_given(&EVAL)? {
         None => Ok(default && depth_limited),
         Some("game") => Ok(false),
         Some("features") if !catalogue::feature_games().contains(&job.game.as_str()) => {
@@ -256,15 +311,13 @@ pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> 
         Some("features") => Err(SolveError::bad(
             "option 'eval=features' is for alphabeta or minimax with a 'depth'",
         )),
-        Some(other) => Err(SolveError::bad(format!(
-            "option 'eval={other}' is malformed (expected features or game)"
-        ))),
+        Some(other) => Err(SolveError::Internal(format!("eval={other}"))),
     }
 }
 
 /// Prepares a two-player job on `game`, or on `features(game)` (the game with its weighted-feature
 /// evaluator) when [`wants_features`] says so; `default` is the game's choice without `eval`.
-pub fn zero_sum_or_features<G, E>(
+pub fn zero_sum_or_features<G, E, L>(
     job: &JobSpec,
     game: G,
     default: bool,
@@ -274,11 +327,12 @@ pub fn zero_sum_or_features<G, E>(
 where
     G: Exact,
     E: Evaluator<G>,
+    L: KernelList,
 {
     if wants_features(job, default)? {
-        zero_sum(job, features(game), res)
+        zero_sum::<_, L>(job, features(game), res)
     } else {
-        zero_sum(job, game, res)
+        zero_sum::<_, L>(job, game, res)
     }
 }
 
@@ -327,7 +381,11 @@ impl<G: Exact> ZeroSumJob<G> {
     fn table(&self) -> Result<&engine::Table, SolveError> {
         self.table
             .get_or_init(|| {
-                engine::Table::take(engine::table_bytes(&self.game, &self.root, self.memory_mb))
+                engine::Table::take(engine::table_bytes(
+                    &self.game,
+                    &self.root,
+                    Some(self.memory_mb),
+                ))
             })
             .as_ref()
             .map_err(|e| SolveError::Internal(format!("option memory_mb: {e}")))
@@ -725,23 +783,30 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
     }
 }
 
-/// Explicit trees: the kind of tree decides the family.
-pub fn tree(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
+/// Explicit trees: a kernel for trees of any kind (MCTS), else the kind of tree decides which
+/// hook of the job's kernel prepares it.
+pub fn tree<L: KernelList>(
+    job: &JobSpec,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
     let tree = Tree::parse(&job.position).map_err(|e| SolveError::bad(format!("position: {e}")))?;
-    if job.algorithm == "mcts" {
-        return super::mcts::tree(job, tree, res);
-    }
+    let tree = match L::tree(&job.algorithm, job, tree, res) {
+        Ok(prepared) => return prepared,
+        Err(tree) => tree,
+    };
     let chance_kernel =
-        ["expectimax", "star1", "star2", "star25"].contains(&job.algorithm.as_str());
+        L::find(&job.algorithm).is_some_and(|a| a.serves.contains(&Shape::ChanceTree));
     match tree.kind() {
         TreeKind::MinMax if job.options.contains_key("weak") => Err(SolveError::bad(
             "option 'weak' does not apply to trees (their values are leaf numbers, not win/draw/loss)",
         )),
-        TreeKind::MinMax if !chance_kernel => zero_sum_at(job, tree, 0, res),
+        TreeKind::MinMax if !chance_kernel => zero_sum_at::<_, L>(job, tree, 0, res),
         TreeKind::MinMax | TreeKind::Chance => {
-            super::chance::chance(job, tree, 0, false, true, res)
+            L::chance(&job.algorithm, job, tree, 0, false, true, res)
+                .unwrap_or_else(|| Err(kernel::does_not_apply::<L>(job, Shape::ChanceTree)))
         }
-        TreeKind::MultiPlayer => super::multi::tree(job, tree),
+        TreeKind::MultiPlayer => L::multi_tree(&job.algorithm, job, tree)
+            .unwrap_or_else(|| Err(kernel::does_not_apply::<L>(job, Shape::MultiTree))),
     }
 }
 

@@ -19,7 +19,7 @@
 //! are exactly the legal moves with their hashes and sides, the bounds lie in the value range and
 //! answer the threshold.
 
-use super::spec::{self, Spec};
+use super::spec::{self, DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
 use crate::search::pns::{dfpn, parallel, Algorithm, PnOptions, Verdict};
@@ -30,17 +30,23 @@ use crate::wire::{
 use std::sync::{Mutex, OnceLock};
 
 /// `leaf`: the kernel a leaf task runs.
-pub const LEAF: Spec = Spec::text(
+pub const LEAF: Spec = Spec::choice(
     "leaf",
-    "alphabeta for connect4, else dfpn (othello: alphabeta at 16 empties or fewer)",
-    "leaf kernel: dfpn, pdspn or alphabeta",
+    &["dfpn", "pdspn", "alphabeta"],
+    DefaultValue::Depends(
+        "alphabeta for connect4, else dfpn (othello: alphabeta at 16 empties or fewer)",
+    ),
+    "leaf kernel",
 );
 /// `budget`: nodes of one leaf task.
 pub const BUDGET: Spec = Spec::uint(
     "budget",
     1,
     1 << 40,
-    "per game (connect4 16000000, othello 4000000, else 1000000), over the workers up to 16 for the first 2 results per worker",
+    DefaultValue::Depends(
+        "per game (connect4 16000000, othello 4000000, else 1000000), over the workers up to 16 \
+         for the first 2 results per worker",
+    ),
     "nodes of the leaf kernel per leaf task",
     "beyond it one task runs for days",
 );
@@ -66,31 +72,18 @@ fn leaf_defaults(game: &str) -> (Leaf, u64) {
 }
 /// `memory_mb`: the leaf kernel's table.
 pub const MEMORY_MB: Spec = spec::memory_mb(
-    "512 (cut to the worker's)",
+    crate::search::pns::DEFAULT_MEMORY_MB,
     "leaf kernel's table budget (df-pn, PDS-PN, alpha-beta), MiB",
 );
 /// `threads`: the leaf kernel's threads.
-pub const THREADS: Spec = Spec::uint(
-    "threads",
-    1,
-    spec::MAX_THREADS,
-    "1",
-    "threads of the leaf kernel (root splitting, or Lazy SMP for alphabeta)",
-    spec::THREADS_WHY,
-);
+pub const THREADS: Spec = spec::THREADS
+    .with_default(DefaultValue::UInt(1))
+    .with_help("threads of the leaf kernel (root splitting, or Lazy SMP for alphabeta)");
+/// `target`: decide "value >= target" (none: the exact value).
+pub const TARGET: Spec = spec::TARGET.with_help("decide value >= target (none: the exact value)");
 
 /// Options of `jlpns` (only this algorithm reads them).
-pub const OPTIONS: &[Spec] = &[
-    Spec::text(
-        "target",
-        "none",
-        "decide value >= target (none: the exact value)",
-    ),
-    LEAF,
-    BUDGET,
-    MEMORY_MB,
-    THREADS,
-];
+pub const OPTIONS: &[Spec] = &[TARGET, LEAF, BUDGET, MEMORY_MB, THREADS];
 
 /// Alpha-beta's answer at a leaf: the proven bounds and the move that reaches the threshold
 /// (`None`: stopped first).
@@ -158,29 +151,25 @@ pub fn prepare<G: Exact>(
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let o = Opts::new(&job.options, "option");
-    let target = match o.raw("target") {
+    let target = match o.text(&TARGET) {
         None => None,
         Some(t) => Some(super::parse_internal(&game, &root, "target", t)?),
     };
     let (default_leaf, default_budget) = leaf_defaults(&job.game);
-    let leaf = match o.text(&LEAF).map(str::trim) {
+    let leaf = match o.choice_given(&LEAF)? {
         None => default_leaf,
-        Some("dfpn") => Leaf::Dfpn,
         Some("pdspn") => Leaf::Pdspn,
         Some("alphabeta") => Leaf::AlphaBeta,
-        Some(other) => {
-            return Err(SolveError::bad(format!(
-                "option leaf: '{}' is not a leaf kernel (dfpn, pdspn or alphabeta)",
-                super::clip(other)
-            )))
-        }
+        Some(_) => Leaf::Dfpn,
     };
-    let auto_leaf = o.raw("leaf").is_none();
-    let auto_budget = o.raw("budget").is_none();
+    let auto_leaf = !o.given(LEAF.name);
+    let auto_budget = !o.given(BUDGET.name);
     let budget: u64 = o.uint_or(&BUDGET, default_budget)?;
-    let mut opts = PnOptions::default();
-    opts.memory_mb = o.uint_or(&MEMORY_MB, opts.memory_mb)?.min(res.memory_mb);
-    let threads: usize = o.uint_or(&THREADS, 1usize)?.min(res.threads);
+    let opts = PnOptions {
+        memory_mb: o.uint_value::<u64>(&MEMORY_MB)?.min(res.memory_mb),
+        ..PnOptions::default()
+    };
+    let threads: usize = o.uint_value::<usize>(&THREADS)?.min(res.threads);
     o.finish()?;
     Ok(Box::new(JlJob {
         job: job.clone(),

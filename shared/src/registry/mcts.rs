@@ -18,8 +18,9 @@
 //! key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the merged result equals that of
 //! one task with all `T` trees (tree `t`'s seed depends on `seed` and `t`, not on `tasks`).
 
-use super::spec::{self, Spec};
-use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
+use super::kernel::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
+use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{json_number, Tree, TreeKind};
 use crate::model::{ChanceZeroSum, Game, Stochastic, ZeroSum};
 use crate::search::mcts::{
@@ -48,7 +49,7 @@ pub const PLAYOUTS: Spec = Spec::uint(
     "playouts",
     1,
     MAX_PLAYOUTS,
-    "100000, unlimited with a time or node limit",
+    DefaultValue::Depends("100000, unlimited with a time or node limit"),
     "playouts over all trees, at least trees",
     "a trillion playouts is days of work on any machine",
 );
@@ -57,8 +58,8 @@ pub const C: Spec = Spec::float(
     "c",
     0.0,
     1e6,
-    "sqrt 2",
-    "exploration constant",
+    DefaultValue::Float(mcts::DEFAULT_C),
+    "exploration constant (the default is sqrt 2)",
     "beyond it exploration is uniform anyway",
 );
 /// `trees`.
@@ -66,7 +67,7 @@ pub const TREES: Spec = Spec::uint(
     "trees",
     1,
     MAX_TREES as u64,
-    "1",
+    DefaultValue::UInt(1),
     "independent root-parallel trees",
     "the trees share the memory budget; more only makes each one tiny",
 );
@@ -75,15 +76,12 @@ pub const TASKS: Spec = Spec::uint(
     "tasks",
     1,
     MAX_TASKS as u64,
-    "1",
+    DefaultValue::UInt(1),
     "tasks the trees are split into, at most trees",
     "each is a task the coordinator keeps; a thousand workers is a large cluster",
 );
 /// `memory_mb`.
-pub const MEMORY_MB: Spec = spec::memory_mb(
-    "1024 (cut to the worker's)",
-    "arena budget over all trees, MiB",
-);
+pub const MEMORY_MB: Spec = spec::memory_mb(DEFAULT_MEMORY_MB, "arena budget over all trees, MiB");
 /// What `lower` and `upper` mean for `mcts`.
 const BOUND_HELP: &str = "utility bound that scales rewards (trees, chance games)";
 /// `lower` (trees and chance games).
@@ -91,15 +89,28 @@ pub const LOWER: Spec = spec::utility_bound("lower", "the leaves' or the game's"
 /// `upper` (trees and chance games).
 pub const UPPER: Spec = spec::utility_bound("upper", "the leaves' or the game's", BOUND_HELP);
 
+/// `merge`: how the trees' root statistics choose the move.
+pub const MERGE: Spec = Spec::choice(
+    "merge",
+    &["sum", "vote"],
+    DefaultValue::Word("sum"),
+    "the most visits over all trees, or the most trees' choice",
+);
+/// `solver`: MCTS-Solver (two players).
+pub const SOLVER: Spec = Spec {
+    default: DefaultValue::Depends("true with two players"),
+    ..Spec::flag("solver", false, "MCTS-Solver")
+};
+
 /// Options of `mcts` (every family).
 pub const OPTIONS: &[Spec] = &[
     PLAYOUTS,
     C,
     TREES,
     TASKS,
-    Spec::text("merge", "sum", "sum or vote"),
+    MERGE,
     spec::SEED,
-    Spec::flag("solver", "true with two players", "MCTS-Solver"),
+    SOLVER,
     MEMORY_MB,
     LOWER,
     UPPER,
@@ -151,9 +162,9 @@ fn build<G: Game, C: ChanceModel<G> + 'static>(
         None if limited => None,
         None => Some(DEFAULT_PLAYOUTS),
     };
-    let c = opts.float_or(&C, mcts::DEFAULT_C)?;
-    let trees = opts.uint_or(&TREES, 1u32)?;
-    let tasks = opts.uint_or(&TASKS, 1u32)?;
+    let c = opts.float_value(&C)?;
+    let trees: u32 = opts.uint_value(&TREES)?;
+    let tasks: u32 = opts.uint_value(&TASKS)?;
     if tasks > trees {
         return Err(SolveError::bad(format!(
             "option 'tasks={tasks}' must be between 1 and trees ({trees})"
@@ -166,19 +177,14 @@ fn build<G: Game, C: ChanceModel<G> + 'static>(
             )));
         }
     }
-    let merge = match opts.raw("merge").map(str::trim) {
-        None | Some("sum") => Merge::Sum,
-        Some("vote") => Merge::Vote,
-        Some(other) => {
-            return Err(SolveError::bad(format!(
-                "option 'merge={other}' must be 'sum' or 'vote'"
-            )))
-        }
+    let merge = match opts.choice(&MERGE)? {
+        "vote" => Merge::Vote,
+        _ => Merge::Sum,
     };
-    let seed = opts.uint_or(&spec::SEED, 0u64)?;
+    let seed: u64 = opts.uint_value(&spec::SEED)?;
     // Read here, used by `MctsJob::output` (the `moves` of the result).
     super::analysis::read(opts)?;
-    let solver = match opts.get::<bool>("solver")? {
+    let solver = match opts.flag_given(&SOLVER)? {
         Some(true) if players != 2 => {
             return Err(SolveError::bad(format!(
                 "option 'solver' needs two players, this game has {players}"
@@ -188,9 +194,7 @@ fn build<G: Game, C: ChanceModel<G> + 'static>(
         None => players == 2,
     };
     // Cut down to what the runner offers.
-    let memory_mb = opts
-        .uint_or(&MEMORY_MB, DEFAULT_MEMORY_MB)?
-        .min(res.memory_mb);
+    let memory_mb = opts.uint_value::<u64>(&MEMORY_MB)?.min(res.memory_mb);
     let bytes = memory_mb.saturating_mul(1 << 20);
     let max_nodes =
         (bytes / mcts::node_bytes::<G>() as u64 / trees as u64).min(u32::MAX as u64) as usize;
@@ -213,6 +217,63 @@ fn build<G: Game, C: ChanceModel<G> + 'static>(
         chance,
         view,
     }))
+}
+
+/// The MCTS family: `mcts`.
+pub static GROUP: Group = Group {
+    title: "MCTS",
+    options: OPTIONS,
+    skip: |game| match game.family {
+        catalogue::Family::ZeroSum { .. } | catalogue::Family::Stochastic => &["lower", "upper"],
+        _ => &[],
+    },
+};
+
+/// `mcts`: UCT with root-parallel trees, on every shape but single-player games.
+pub struct Mcts;
+
+impl Kernel for Mcts {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "mcts",
+        serves: &[
+            Shape::ZeroSum,
+            Shape::Chance,
+            Shape::MinMaxTree,
+            Shape::ChanceTree,
+            Shape::MultiTree,
+        ],
+        group: &GROUP,
+        analyse: Analyse::Own,
+    };
+    fn zero_sum<G: crate::games::Exact>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(zero_sum(job, game, root, res))
+    }
+    fn chance<G: ChanceZeroSum>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        _evaluates: bool,
+        _max_view: bool,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(chance_zero_sum(job, game, root, res))
+    }
+    fn stochastic<G: ChanceZeroSum>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(stochastic(job, game, root, res))
+    }
+    fn tree(job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree> {
+        Ok(self::tree(job, tree, res))
+    }
 }
 
 /// `lower` < `upper`, both finite, or the error naming them.
@@ -345,7 +406,8 @@ pub fn chance_zero_sum<G: ChanceZeroSum>(
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let (mut l, mut u) = game.utility_bounds();
-    if let (Some(lo), Some(hi)) = (opts.float(&LOWER)?, opts.float(&UPPER)?) {
+    let given = (opts.float(&LOWER)?, opts.float(&UPPER)?);
+    if let Some((lo, hi)) = super::chance::bounds(given.0, given.1)? {
         (l, u) = (lo, hi);
     }
     let (l, u) = checked_bounds(l, u)?;

@@ -7,7 +7,7 @@
 //! kernel unwinds on the game's "terminal everywhere" answers and [`ModuleJob::run`] reports the
 //! fault as [`SolveError::BadInput`] (a module's fault repeats, so retrying would not help).
 
-use super::{Prepare, PreparedJob, Resources, SolveError};
+use super::{KernelList, Prepare, PreparedJob, Resources, SolveError};
 use crate::games::entry::Visitor;
 use crate::games::module::{self, ModuleGame};
 use crate::plan::PlanShape;
@@ -18,7 +18,10 @@ use crate::wire::{JobSpec, RawBounds, TaskKind, TaskOutput};
 pub const PREFIX: &str = "module:";
 
 /// Prepares a job whose game is `module:<sha256>`.
-pub fn prepare(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, SolveError> {
+pub fn prepare<L: KernelList>(
+    job: &JobSpec,
+    res: &Resources,
+) -> Result<Box<dyn PreparedJob>, SolveError> {
     let hash = job.game.strip_prefix(PREFIX).unwrap_or_default();
     let Some(loaded) = module::cached(hash) else {
         return Err(SolveError::bad(format!(
@@ -28,13 +31,12 @@ pub fn prepare(job: &JobSpec, res: &Resources) -> Result<Box<dyn PreparedJob>, S
     };
     let info = &loaded.info;
     let game = ModuleGame::new(loaded.clone(), &job.game_params).map_err(SolveError::bad)?;
-    let visit = Prepare { job, res };
     let inner = if info.zero_sum && !info.chance {
         super::family::wants_features(job, false)?;
-        visit.zero_sum(game.clone())?
+        Prepare::<L>::new(job, res).zero_sum(game.clone())?
     } else if info.players == 1 && !info.chance {
         super::family::wants_features(job, false)?;
-        visit.single(game.clone())?
+        Prepare::<L>::new(job, res).single(game.clone())?
     } else {
         return Err(SolveError::bad(format!(
             "module game {}: ABI v1 declares chance and general-sum games, but this host runs \

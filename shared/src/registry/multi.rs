@@ -17,11 +17,11 @@
 //! (these searches do not determine them). `player` names the root player (0-based) for
 //! paranoid and brs.
 
-use super::spec::{Spec, DEPTH_WHY, MAX_DEPTH};
-use super::{Opts, PlanShape, PreparedJob, SolveError};
-use crate::games::tree::json_number;
+use super::kernel::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
+use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
+use crate::games::tree::{json_number, Tree};
 use crate::model::{Game, OutOfTurn, Stochastic, VectorEval};
-use crate::search::bestreply::best_reply;
 use crate::search::maxn::{maxn, root_player, TieBreak, VectorOutcome};
 use crate::search::paranoid::paranoid;
 use crate::search::Control;
@@ -32,34 +32,110 @@ use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
 const MAX_ITERATIVE_DEPTH: u32 = 128;
 
 /// `depth`: plies (for `brs`, each MAX and each MIN layer is one).
-pub const DEPTH: Spec = Spec::uint(
-    "depth",
-    1,
-    MAX_DEPTH,
+pub const DEPTH: Spec = spec::DEPTH.with_default(DefaultValue::Unset(
     "none: iterative deepening (games with an evaluator) or to the end (trees)",
-    "plies of a depth-limited search",
-    DEPTH_WHY,
-);
+));
 
 /// Options of the multi-player family (`maxn`, `paranoid`, `brs`).
-pub const OPTIONS: &[Spec] = &[
-    DEPTH,
-    Spec::text("tiebreak", "first", "first, last, paranoid or friendly").for_algorithms(&["maxn"]),
-];
+pub const OPTIONS: &[Spec] = &[DEPTH, TIEBREAK];
 
-/// A kernel over `G` with the multi-player signature (state, depth, control).
-type VectorKernel<G> = fn(
-    &G,
-    &<G as crate::model::Game>::State,
-    Option<u32>,
-    &Control,
-) -> Option<VectorOutcome<<G as crate::model::Game>::Move>>;
+/// `tiebreak` (maxn): which of equal vectors a player keeps.
+pub const TIEBREAK: Spec = Spec::choice(
+    "tiebreak",
+    &["first", "last", "paranoid", "friendly"],
+    DefaultValue::Word("first"),
+    "which of equal values a player keeps",
+)
+.for_algorithms(&["maxn"]);
 
-#[derive(Clone, Copy, Debug)]
-enum Kernel {
-    Maxn(TieBreak),
-    Paranoid,
-    Brs,
+/// The multi-player family: `maxn`, `paranoid`, `brs`.
+pub static GROUP: Group = Group {
+    title: "Multi-player",
+    options: OPTIONS,
+    skip: |game| match game.family {
+        catalogue::Family::Tree => &["depth"],
+        _ => &[],
+    },
+};
+
+/// `maxn`: max^n, every player's value, ties broken by `tiebreak`.
+pub struct Maxn;
+
+impl Maxn {
+    fn read<G: Stochastic + VectorEval>(opts: &Opts) -> Result<VectorSearch<G>, SolveError> {
+        let tb: TieBreak = opts
+            .choice(&TIEBREAK)?
+            .parse()
+            .map_err(|e: String| SolveError::Internal(e))?;
+        Ok(VectorSearch {
+            run: Box::new(move |g, s, depth, ctl| maxn(g, s, depth, tb, ctl)),
+            root_only: false,
+        })
+    }
+}
+
+impl Kernel for Maxn {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "maxn",
+        serves: &[Shape::Multi, Shape::MultiTree],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+    ) -> Option<Prepared> {
+        Some(prepare(job, game, root, true, None, Maxn::read))
+    }
+    fn multi_tree(job: &JobSpec, tree: Tree) -> Option<Prepared> {
+        Some(self::tree(job, tree, Maxn::read))
+    }
+}
+
+/// `paranoid`: the root player against a coalition of the others.
+pub struct Paranoid;
+
+impl Paranoid {
+    fn read<G: Stochastic + VectorEval>(_: &Opts) -> Result<VectorSearch<G>, SolveError> {
+        Ok(VectorSearch {
+            run: Box::new(|g, s, depth, ctl| paranoid(g, s, depth, ctl)),
+            root_only: true,
+        })
+    }
+}
+
+impl Kernel for Paranoid {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "paranoid",
+        serves: &[Shape::Multi, Shape::MultiTree],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+    ) -> Option<Prepared> {
+        Some(prepare(job, game, root, true, None, Paranoid::read))
+    }
+    fn multi_tree(job: &JobSpec, tree: Tree) -> Option<Prepared> {
+        Some(self::tree(job, tree, Paranoid::read))
+    }
+}
+
+/// A multi-player search with its settings.
+pub struct VectorSearch<G: Game> {
+    /// The search of a state to a depth (none: to the end).
+    #[allow(clippy::type_complexity)]
+    pub run: Box<
+        dyn Fn(&G, &G::State, Option<u32>, &Control) -> Option<VectorOutcome<G::Move>>
+            + Send
+            + Sync,
+    >,
+    /// Only the root player's entry of the value is known (paranoid, brs); else the whole
+    /// vector (max^n).
+    pub root_only: bool,
 }
 
 /// A prepared multi-player job.
@@ -67,86 +143,40 @@ pub struct MultiJob<G: Stochastic + VectorEval> {
     job: JobSpec,
     game: G,
     root: G::State,
-    kernel: Kernel,
+    search: VectorSearch<G>,
     depth: Option<u32>,
     /// Iterative deepening (the game evaluates and no depth was given).
     deepen: bool,
-    /// Best-reply search, when the game has moves out of turn.
-    brs: Option<VectorKernel<G>>,
     /// Explicit trees: each player's smallest and largest utility, which hold every value.
     ranges: Option<Vec<(f64, f64)>>,
-}
-
-/// Prepares a job over a multi-player game; `evaluates`: the game has a real evaluator.
-pub fn multi<G: Stochastic + VectorEval>(
-    job: &JobSpec,
-    game: G,
-    root: G::State,
-    evaluates: bool,
-) -> Result<Box<dyn PreparedJob>, SolveError> {
-    prepare_multi(job, game, root, evaluates, None, None)
 }
 
 /// Prepares a job over an explicit multi-player tree (searched to the end): its values are
 /// checked against each player's utilities.
 pub fn tree(
     job: &JobSpec,
-    tree: crate::games::tree::Tree,
+    tree: Tree,
+    read: impl FnOnce(&Opts) -> Result<VectorSearch<Tree>, SolveError>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let ranges = (0..tree.num_players())
         .map(|p| tree.player_range(p))
         .collect();
-    prepare_multi(job, tree, 0, false, None, Some(ranges))
+    prepare(job, tree, 0, false, Some(ranges), read)
 }
 
-/// Prepares a job over a multi-player game whose players can move out of turn, so that `brs`
-/// applies as well as `maxn` and `paranoid`.
-pub fn multi_out_of_turn<G: Stochastic + VectorEval + OutOfTurn>(
+/// Prepares a job over a multi-player game; `evaluates`: the game has a real evaluator;
+/// `read`: the kernel's own settings and search.
+pub fn prepare<G: Stochastic + VectorEval>(
     job: &JobSpec,
     game: G,
     root: G::State,
     evaluates: bool,
-) -> Result<Box<dyn PreparedJob>, SolveError> {
-    prepare_multi(job, game, root, evaluates, Some(best_reply::<G>), None)
-}
-
-fn prepare_multi<G: Stochastic + VectorEval>(
-    job: &JobSpec,
-    game: G,
-    root: G::State,
-    evaluates: bool,
-    brs: Option<VectorKernel<G>>,
     ranges: Option<Vec<(f64, f64)>>,
+    read: impl FnOnce(&Opts) -> Result<VectorSearch<G>, SolveError>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let opts = Opts::new(&job.options, "option");
     let depth: Option<u32> = opts.uint(&DEPTH)?;
-    let kernel = match job.algorithm.as_str() {
-        "maxn" => Kernel::Maxn(match opts.raw("tiebreak") {
-            None => TieBreak::First,
-            Some(t) => t
-                .parse()
-                .map_err(|e: String| SolveError::bad(format!("option {e}")))?,
-        }),
-        "paranoid" => Kernel::Paranoid,
-        "brs" if brs.is_some() => Kernel::Brs,
-        "brs" => {
-            return Err(SolveError::bad(format!(
-                "algorithm 'brs' needs a game whose players can move out of turn; game '{}' cannot",
-                job.game
-            )))
-        }
-        other => {
-            let known = if brs.is_some() {
-                "maxn, paranoid, brs"
-            } else {
-                "maxn, paranoid"
-            };
-            return Err(SolveError::bad(format!(
-                "algorithm '{other}' does not apply to game '{}' (multi-player: {known})",
-                job.game
-            )));
-        }
-    };
+    let search = read(&opts)?;
     opts.finish()?;
     if depth.is_some() && !evaluates {
         return Err(SolveError::bad(format!(
@@ -165,21 +195,16 @@ fn prepare_multi<G: Stochastic + VectorEval>(
         job: job.clone(),
         game,
         root,
-        kernel,
+        search,
         depth,
         deepen,
-        brs,
         ranges,
     }))
 }
 
 impl<G: Stochastic + VectorEval> MultiJob<G> {
     fn search(&self, depth: Option<u32>, ctl: &Control) -> Option<VectorOutcome<G::Move>> {
-        match self.kernel {
-            Kernel::Maxn(tb) => maxn(&self.game, &self.root, depth, tb, ctl),
-            Kernel::Paranoid => paranoid(&self.game, &self.root, depth, ctl),
-            Kernel::Brs => (self.brs?)(&self.game, &self.root, depth, ctl),
-        }
+        (self.search.run)(&self.game, &self.root, depth, ctl)
     }
 }
 
@@ -206,10 +231,10 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
         check::flag(out, "exact")?;
         let players = self.game.num_players();
         let root_player = root_player(&self.game, &self.root);
-        let one = !matches!(self.kernel, Kernel::Maxn(_));
+        let one = self.search.root_only;
         check::exactly(out, "player", &serde_json::Value::from(root_player as u64))?;
         if !one && out.extra.contains_key("player") {
-            return Err("'player' is for paranoid and brs".into());
+            return Err("'player' is for searches of the root player's value".into());
         }
         check::best_move(&self.game, &self.root, out)?;
         let planned = matches!(task, TaskKind::Whole);
@@ -281,9 +306,9 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
             let n = o.nodes;
             (o, self.depth, n)
         };
-        let value: Vec<serde_json::Value> = match self.kernel {
-            Kernel::Maxn(_) => o.value.iter().map(|&v| json_number(v)).collect(),
-            Kernel::Paranoid | Kernel::Brs => {
+        let value: Vec<serde_json::Value> = match self.search.root_only {
+            false => o.value.iter().map(|&v| json_number(v)).collect(),
+            true => {
                 let r = root_player(&self.game, &self.root);
                 extra.insert("player".into(), r.into());
                 (0..self.game.num_players())
@@ -344,7 +369,7 @@ mod tests {
         for (j, want) in [
             (
                 job(COURSE, "maxn", &[("tiebreak", "coin")]),
-                "tiebreak 'coin'",
+                "'tiebreak=coin' is malformed (expected first, last, paranoid or friendly)",
             ),
             (job(COURSE, "maxn", &[("depth", "2")]), "no evaluator"),
             (job(COURSE, "brs", &[]), "out of turn"),

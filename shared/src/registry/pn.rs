@@ -19,38 +19,34 @@
 //!   `value_to_json`, bounds rounded inwards to possible values (`value_step`): "value < 1" on
 //!   Connect Four shows the upper bound 0, not 0.99.
 
-use super::spec::{self, Spec};
+use super::kernel::{self, Analyse, Group, Kernel, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
 use crate::games::Exact;
 use crate::model::single::SinglePlayer;
 use crate::model::{ChanceZeroSum, Hashed, OutOfTurn, Picture, Stochastic, VectorEval, ZeroSum};
 use crate::proof::{Claim, ProofFile};
-use crate::search::pns::{certify, parallel, Algorithm, PnOptions, Verdict};
+use crate::search::pns::{self, certify, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{Control, StopReason};
 use crate::wire::{JobSpec, RawBounds, Settings, TaskKind, TaskOutput};
 use serde::Deserialize;
 
 /// `memory_mb`.
 pub const MEMORY_MB: Spec = spec::memory_mb(
-    "512 (cut to the worker's)",
+    pns::DEFAULT_MEMORY_MB,
     "proof tree (pns, pn2), table (dfpn) or both halves (pdspn) budget, MiB; with proof=true also the certificate's",
 );
 /// `threads` (root splitting).
-pub const THREADS: Spec = Spec::uint(
-    "threads",
-    1,
-    spec::MAX_THREADS,
-    "1",
-    "root splitting over this many threads",
-    spec::THREADS_WHY,
-);
+pub const THREADS: Spec = spec::THREADS
+    .with_default(DefaultValue::UInt(1))
+    .with_help("root splitting over this many threads");
 /// `epsilon` (dfpn).
 pub const EPSILON: Spec = Spec::float(
     "epsilon",
     0.0,
     100.0,
-    "0.25",
+    DefaultValue::Float(pns::dfpn::DEFAULT_EPSILON),
     "the 1+epsilon trick (0: plain df-pn)",
     "beyond it the thresholds no longer bound the search",
 )
@@ -60,7 +56,7 @@ pub const PN2_FACTOR: Spec = Spec::float(
     "pn2_factor",
     1e-6,
     1e6,
-    "1",
+    DefaultValue::Float(pns::pn2::DEFAULT_FACTOR),
     "second-level budget as a multiple of the first level",
     "positive; the memory budget caps it anyway",
 )
@@ -68,22 +64,28 @@ pub const PN2_FACTOR: Spec = Spec::float(
 /// `proof`.
 pub const PROOF: Spec = Spec::flag(
     "proof",
-    "false",
+    false,
     "with target: the result carries a proof certificate",
 );
+/// `current_node` (best-first kernels).
+pub const CURRENT_NODE: Spec = Spec::flag("current_node", true, "current-node enhancement")
+    .for_algorithms(&["pns", "pn2", "pdspn"]);
+/// `remember_best` (best-first kernels).
+pub const REMEMBER_BEST: Spec = Spec::flag("remember_best", true, "most-proving child remembered")
+    .for_algorithms(&["pns", "pn2", "pdspn"]);
+/// `delete_solved` (best-first kernels).
+pub const DELETE_SOLVED: Spec = Spec::flag("delete_solved", true, "DeleteSolvedSubtrees")
+    .for_algorithms(&["pns", "pn2", "pdspn"]);
 
 /// Options of the proof-number family (`pns`, `dfpn`, `pn2`).
 pub const OPTIONS: &[Spec] = &[
-    Spec::text("target", "none", "decide value >= target"),
+    spec::TARGET,
     MEMORY_MB,
     THREADS,
     PROOF,
-    Spec::flag("current_node", "true", "current-node enhancement")
-        .for_algorithms(&["pns", "pn2", "pdspn"]),
-    Spec::flag("remember_best", "true", "most-proving child remembered")
-        .for_algorithms(&["pns", "pn2", "pdspn"]),
-    Spec::flag("delete_solved", "true", "DeleteSolvedSubtrees")
-        .for_algorithms(&["pns", "pn2", "pdspn"]),
+    CURRENT_NODE,
+    REMEMBER_BEST,
+    DELETE_SOLVED,
     EPSILON,
     PN2_FACTOR,
     spec::TABLES,
@@ -103,60 +105,132 @@ pub struct PnJob<G: ZeroSum + Hashed> {
     proof: bool,
 }
 
-/// Prepares a `pns`, `dfpn` or `pn2` job on a two-player zero-sum game.
+/// The proof-number family: `pns`, `dfpn`, `pn2`, `pdspn`.
+pub static GROUP: Group = Group {
+    title: "Proof-number search",
+    options: OPTIONS,
+    skip: kernel::skip_none,
+};
+
+/// Declares the proof-number kernel `$name` (`$algorithm` of `search::pns`).
+macro_rules! proof_number {
+    ($(#[$doc:meta])* $kernel:ident, $name:literal, $algorithm:expr) => {
+        $(#[$doc])*
+        pub struct $kernel;
+
+        impl Kernel for $kernel {
+            const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
+                name: $name,
+                serves: &[Shape::ZeroSum, Shape::MinMaxTree],
+                group: &GROUP,
+                analyse: Analyse::Moves,
+            };
+            fn zero_sum<G: Exact>(
+                job: &JobSpec,
+                game: G,
+                root: G::State,
+                res: &Resources,
+            ) -> Option<Prepared> {
+                Some(prepare(job, game, root, res, $algorithm))
+            }
+        }
+    };
+}
+
+proof_number!(
+    /// `pns`: best-first proof-number search.
+    Pns,
+    "pns",
+    Algorithm::Pns
+);
+proof_number!(
+    /// `dfpn`: depth-first proof-number search.
+    Dfpn,
+    "dfpn",
+    Algorithm::Dfpn
+);
+proof_number!(
+    /// `pn2`: two-level proof-number search.
+    Pn2,
+    "pn2",
+    Algorithm::Pn2
+);
+proof_number!(
+    /// `pdspn`: PDS-PN, a depth-first search at the frontier of a best-first tree.
+    Pdspn,
+    "pdspn",
+    Algorithm::Pdspn
+);
+
+/// The job-level proof-number family (`jlpns`, `registry::joblevel`).
+pub static JOBLEVEL: Group = Group {
+    title: "Job-level proof-number search",
+    options: super::joblevel::OPTIONS,
+    skip: kernel::skip_none,
+};
+
+/// `jlpns`: job-level proof-number search, each leaf a task of another kernel.
+pub struct Jlpns;
+
+impl Kernel for Jlpns {
+    const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
+        name: "jlpns",
+        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
+        group: &JOBLEVEL,
+        analyse: Analyse::No,
+    };
+    fn zero_sum<G: Exact>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Some(super::joblevel::prepare(job, game, root, res))
+    }
+}
+
+/// Prepares a job of the proof-number `algorithm` on a two-player zero-sum game.
 pub fn prepare<G: ZeroSum + Hashed>(
     job: &JobSpec,
     game: G,
     root: G::State,
     res: &Resources,
+    algorithm: Algorithm,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
-    let algorithm = match job.algorithm.as_str() {
-        "pns" => Algorithm::Pns,
-        "dfpn" => Algorithm::Dfpn,
-        "pn2" => Algorithm::Pn2,
-        "pdspn" => Algorithm::Pdspn,
-        other => {
-            return Err(SolveError::bad(format!(
-                "'{other}' is not a proof-number algorithm"
-            )))
-        }
-    };
     let o = Opts::new(&job.options, "option");
     // Applied to the game by the family (`registry::family`) before it got here.
     o.allow(spec::TABLES.name);
-    let target = match o.raw("target") {
+    let target = match o.text(&spec::TARGET) {
         None => None,
         Some(t) => Some(super::parse_internal(&game, &root, "target", t)?),
     };
-    let mut opts = PnOptions::default();
     // Cut down to what the runner offers (the job may run on bigger workers elsewhere).
-    opts.memory_mb = o.uint_or(&MEMORY_MB, opts.memory_mb)?.min(res.memory_mb);
-    let threads: usize = o.uint_or(&THREADS, 1usize)?.min(res.threads);
-    let proof = match o.text(&PROOF).map(str::trim) {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => {
-            return Err(SolveError::bad(
-                "option 'proof' takes true or false; the certificate comes with the result (the command line's 'solve --proof FILE' writes it to a file)",
-            ))
-        }
+    let mut opts = PnOptions {
+        memory_mb: o.uint_value::<u64>(&MEMORY_MB)?.min(res.memory_mb),
+        ..PnOptions::default()
     };
+    let threads: usize = o.uint_value::<usize>(&THREADS)?.min(res.threads);
+    let proof = o.flag(&PROOF).map_err(|_| {
+        SolveError::bad(
+            "option 'proof' takes true or false; the certificate comes with the result (the command line's 'solve --proof FILE' writes it to a file)",
+        )
+    })?;
     if proof && target.is_none() {
         return Err(SolveError::bad(
             "option 'proof' needs 'target' (a certificate proves one decision)",
         ));
     }
     if algorithm != Algorithm::Dfpn {
-        opts.current_node = o.get_or("current_node", opts.current_node)?;
-        opts.remember_best = o.get_or("remember_best", opts.remember_best)?;
-        opts.delete_solved = o.get_or("delete_solved", opts.delete_solved)?;
+        opts.current_node = o.flag(&CURRENT_NODE)?;
+        opts.remember_best = o.flag(&REMEMBER_BEST)?;
+        opts.delete_solved = o.flag(&DELETE_SOLVED)?;
     } else {
-        opts.epsilon = o.float_or(&EPSILON, opts.epsilon)?;
+        opts.epsilon = o.float_value(&EPSILON)?;
     }
     if matches!(algorithm, Algorithm::Pn2 | Algorithm::Pdspn) {
-        opts.pn2_factor = o.float_or(&PN2_FACTOR, opts.pn2_factor)?;
+        opts.pn2_factor = o.float_value(&PN2_FACTOR)?;
     }
-    if o.raw("depth").is_some() {
+    if o.given("depth") {
         return Err(SolveError::bad(format!(
             "option 'depth' does not apply to '{}' (it solves exactly)",
             job.algorithm

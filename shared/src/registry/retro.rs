@@ -19,11 +19,12 @@
 //! within [`MAX_CHUNKS`] tasks, so a task's list of chunks stays small. `name` is a plain data
 //! name (never a path).
 
+use super::kernel::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
 use crate::games::awari::{Awari, AwariEntry};
 use crate::games::data;
 use crate::games::entry::GameEntry;
-use crate::model::settings::{Opts, Spec};
-use crate::model::Retrograde;
+use crate::model::settings::{DefaultValue, Opts, Spec};
+use crate::model::Retrograde as _;
 use crate::plan::{PlanShape, PreparedJob, SolveError};
 use crate::search::retrograde::artifacts::{self, Artifacts};
 use crate::search::retrograde::{self, store, Tables};
@@ -51,14 +52,14 @@ pub const STONES: Spec = Spec::uint(
     "stones",
     0,
     MAX_STONES,
-    "none (required)",
+    DefaultValue::Unset("none (required)"),
     "build the databases of 0..=stones stones",
     "the 24-stone database and those below it need about 2.3 GB in a task",
 );
 /// `name`.
 pub const NAME: Spec = Spec::text(
     "name",
-    "none (required)",
+    DefaultValue::Unset("none (required)"),
     "the set's name (a plain data name: letters, digits, '.', '_', '-')",
 );
 /// `split`.
@@ -66,13 +67,37 @@ pub const SPLIT: Spec = Spec::uint(
     "split",
     MIN_SPLIT,
     1 << 30,
-    "the top database / 4, at least 1048576",
+    DefaultValue::Depends("the top database / 4, at least 1048576"),
     "entries per round task (at most 256 tasks per round)",
     "a task names every chunk of the last two rounds, so a round has at most 256",
 );
 
 /// Options of `retrograde`.
 pub const OPTIONS: &[Spec] = &[STONES, NAME, SPLIT, super::spec::THREADS];
+
+/// Retrograde builds: `retrograde`.
+pub static GROUP: Group = Group {
+    title: "Retrograde builds",
+    options: OPTIONS,
+    skip: kernel::skip_none,
+};
+
+/// `retrograde`: builds a game's endgame databases, round by round.
+pub struct Retrograde;
+
+impl Kernel for Retrograde {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "retrograde",
+        serves: &[Shape::Ranked],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    // It needs a game that ranks its positions (`model::Retrograde`), which the catalogue's
+    // visitors do not offer: it builds the game itself.
+    fn job(job: &JobSpec, res: &super::Resources) -> Option<Prepared> {
+        Some(prepare(job, res))
+    }
+}
 
 /// The file tag of the databases of a board of `pits` pits (`awari`, `awari4`).
 pub fn tag(pits: usize) -> String {

@@ -16,7 +16,8 @@
 //! it is leased again. The merged result keeps the best run, sums the rollouts (`nodes`) and lists
 //! `run_scores`.
 
-use super::spec::{self, Spec};
+use super::kernel::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::spec::{self, DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::single::SinglePlayer;
 use crate::search::nrpa::{self, AdaptRule, Checkpoint, NrpaOptions, Scheme};
@@ -30,17 +31,31 @@ use serde::Deserialize;
 const LEVEL_WHY: &str = "each level multiplies the work by the sequence length; records use 3 to 5";
 
 /// `level` of `nmcs` (0: one random rollout).
-pub const NMCS_LEVEL: Spec =
-    Spec::uint("level", 0, 8, "2", "nesting level", LEVEL_WHY).for_algorithms(&["nmcs"]);
+pub const NMCS_LEVEL: Spec = Spec::uint(
+    "level",
+    0,
+    8,
+    DefaultValue::UInt(2),
+    "nesting level",
+    LEVEL_WHY,
+)
+.for_algorithms(&["nmcs"]);
 /// `level` of `nrpa`.
-pub const NRPA_LEVEL: Spec =
-    Spec::uint("level", 1, 8, "3", "nesting level", LEVEL_WHY).for_algorithms(&["nrpa"]);
+pub const NRPA_LEVEL: Spec = Spec::uint(
+    "level",
+    1,
+    8,
+    DefaultValue::UInt(3),
+    "nesting level",
+    LEVEL_WHY,
+)
+.for_algorithms(&["nrpa"]);
 /// `iterations` (N) of `nrpa`.
 pub const ITERATIONS: Spec = Spec::uint(
     "iterations",
     1,
     10_000,
-    "100",
+    DefaultValue::UInt(100),
     "iterations per level (N)",
     "the literature uses 100; with across=shared it is the number of tasks",
 )
@@ -50,7 +65,7 @@ pub const ALPHA: Spec = Spec::float(
     "alpha",
     1e-6,
     1e3,
-    "1",
+    DefaultValue::Float(1.0),
     "policy learning rate",
     "positive; larger rates only saturate the policy",
 )
@@ -60,7 +75,7 @@ pub const BATCH: Spec = Spec::uint(
     "batch",
     1,
     1024,
-    "threads",
+    DefaultValue::Depends("threads"),
     "top-level iterations started from the same policy",
     "a few times the most threads",
 )
@@ -70,7 +85,7 @@ pub const RUNS: Spec = Spec::uint(
     "runs",
     1,
     1024,
-    "1",
+    DefaultValue::UInt(1),
     "independent runs (tasks) for several workers",
     "each run is a task kept by the coordinator; a thousand workers is a large cluster",
 )
@@ -80,7 +95,7 @@ pub const STOP_AT: Spec = Spec::float(
     "stop_at",
     -1e15,
     1e15,
-    "none",
+    DefaultValue::Unset("none"),
     "stop once a score reaches it",
     "finite",
 )
@@ -90,9 +105,39 @@ pub const CHECKPOINT_S: Spec = Spec::float(
     "checkpoint_s",
     0.1,
     1e7,
-    "30",
+    DefaultValue::Float(30.0),
     "seconds between a long run's checkpoints",
     "a tenth of a second to four months",
+)
+.for_algorithms(&["nrpa"]);
+
+/// `adapt` of `nrpa`: the policy's adaptation rule.
+pub const ADAPT: Spec = Spec::choice(
+    "adapt",
+    &["seed", "layers"],
+    DefaultValue::Word("seed"),
+    "Rosin's Adapt, or morpion-lpp's layered one",
+)
+.for_algorithms(&["nrpa"]);
+/// `threads` of `nrpa`: one unless given (the search a job describes does not change with the
+/// runner), cut to the runner's.
+pub const THREADS: Spec = spec::THREADS
+    .with_default(DefaultValue::UInt(1))
+    .for_algorithms(&["nrpa"]);
+/// `parallel` of `nrpa`: how a task's threads share the work.
+pub const PARALLEL: Spec = Spec::choice(
+    "parallel",
+    &["shared", "independent"],
+    DefaultValue::Word("shared"),
+    "top-level batches from one policy, or complete runs",
+)
+.for_algorithms(&["nrpa"]);
+/// `across` of `nrpa`: how the `runs` tasks cooperate.
+pub const ACROSS: Spec = Spec::choice(
+    "across",
+    &["independent", "shared"],
+    DefaultValue::Word("independent"),
+    "complete runs, or rounds sharing the top-level policy",
 )
 .for_algorithms(&["nrpa"]);
 
@@ -103,17 +148,17 @@ pub const OPTIONS: &[Spec] = &[
     spec::SEED,
     ITERATIONS,
     ALPHA,
-    Spec::text("adapt", "seed", "seed or layers").for_algorithms(&["nrpa"]),
-    spec::THREADS.for_algorithms(&["nrpa"]),
-    Spec::text("parallel", "shared", "shared or independent").for_algorithms(&["nrpa"]),
+    ADAPT,
+    THREADS,
+    PARALLEL,
     BATCH,
     RUNS,
-    Spec::text("across", "independent", "independent or shared").for_algorithms(&["nrpa"]),
+    ACROSS,
     STOP_AT,
     CHECKPOINT_S,
 ];
 
-enum Algo {
+pub enum Algo {
     Nmcs {
         level: u32,
         seed: u64,
@@ -134,86 +179,103 @@ pub struct SingleJob<G: SinglePlayer> {
     algo: Algo,
 }
 
-/// Prepares a job over a single-player game: parses the position and the options.
+/// The single-player family: `nmcs`, `nrpa`.
+pub static GROUP: Group = Group {
+    title: "Single-player",
+    options: OPTIONS,
+    skip: kernel::skip_none,
+};
+
+/// `nmcs`: nested Monte Carlo search.
+pub struct Nmcs;
+
+impl Kernel for Nmcs {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "nmcs",
+        serves: &[Shape::Single],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn single<G: SinglePlayer>(job: &JobSpec, game: G, res: &Resources) -> Option<Prepared> {
+        Some(single(job, game, res, |opts, _| {
+            Ok(Algo::Nmcs {
+                level: opts.uint_value(&NMCS_LEVEL)?,
+                seed: opts.uint_value(&spec::SEED)?,
+            })
+        }))
+    }
+}
+
+/// `nrpa`: nested rollout policy adaptation, in threads, runs and rounds.
+pub struct Nrpa;
+
+impl Kernel for Nrpa {
+    const ALGORITHM: Algorithm = Algorithm {
+        name: "nrpa",
+        serves: &[Shape::Single],
+        group: &GROUP,
+        analyse: Analyse::No,
+    };
+    fn single<G: SinglePlayer>(job: &JobSpec, game: G, res: &Resources) -> Option<Prepared> {
+        Some(single(job, game, res, nrpa_settings))
+    }
+}
+
+/// The settings of an `nrpa` job.
+fn nrpa_settings(opts: &Opts, res: &Resources) -> Result<Algo, SolveError> {
+    // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
+    // the search it describes does not change with the runner.
+    let asked: usize = opts.uint_value(&THREADS)?;
+    let threads = asked.min(res.threads);
+    let scheme = match opts.choice(&PARALLEL)? {
+        "independent" => Scheme::Independent,
+        _ => Scheme::Shared,
+    };
+    let adapt = match opts.choice(&ADAPT)? {
+        "layers" => AdaptRule::Layers,
+        _ => AdaptRule::Seed,
+    };
+    // Checked before it becomes a Duration (which panics on NaN or negative seconds).
+    let checkpoint_s: f64 = opts.float_value(&CHECKPOINT_S)?;
+    let o = NrpaOptions {
+        level: opts.uint_value(&NRPA_LEVEL)?,
+        iterations: opts.uint_value(&ITERATIONS)?,
+        alpha: opts.float_value(&ALPHA)?,
+        adapt,
+        seed: opts.uint_value(&spec::SEED)?,
+        threads,
+        batch: opts.uint_or(&BATCH, asked)?,
+        scheme,
+        stop_at: opts.float(&STOP_AT)?,
+        checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
+    };
+    let runs: u32 = opts.uint_value(&RUNS)?;
+    let rounds = opts.choice(&ACROSS)? == "shared";
+    if rounds && (asked > 1 || o.batch > 1) {
+        return Err(SolveError::bad(
+                "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
+            ));
+    }
+    Ok(Algo::Nrpa {
+        opts: o,
+        runs,
+        rounds,
+    })
+}
+
+/// Prepares a job over a single-player game: parses the position, then the kernel's settings
+/// (`read`).
 pub fn single<G: SinglePlayer>(
     job: &JobSpec,
     game: G,
     res: &Resources,
+    read: fn(&Opts, &Resources) -> Result<Algo, SolveError>,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let root = game
         .parse_position(&job.position)
         .map_err(|e| SolveError::bad(format!("position: {e}")))?;
     let opts = Opts::new(&job.options, "option");
-    let algo = match job.algorithm.as_str() {
-        "nmcs" => Algo::Nmcs {
-            level: opts.uint_or(&NMCS_LEVEL, 2u32)?,
-            seed: opts.uint_or(&spec::SEED, 0u64)?,
-        },
-        "nrpa" => {
-            // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
-            // the search it describes does not change with the runner.
-            let asked: usize = opts.uint_or(&spec::THREADS, 1usize)?;
-            let threads = asked.min(res.threads);
-            let scheme = match opts.raw("parallel").map(str::trim) {
-                None | Some("shared") => Scheme::Shared,
-                Some("independent") => Scheme::Independent,
-                Some(other) => {
-                    return Err(SolveError::bad(format!(
-                        "option 'parallel={other}' is malformed (expected shared or independent)"
-                    )))
-                }
-            };
-            let adapt = match opts.raw("adapt") {
-                None => AdaptRule::Seed,
-                Some(t) => AdaptRule::parse(t).ok_or_else(|| {
-                    SolveError::bad(format!(
-                        "option 'adapt={t}' is malformed (expected seed or layers)"
-                    ))
-                })?,
-            };
-            // Checked before it becomes a Duration (which panics on NaN or negative seconds).
-            let checkpoint_s: f64 =
-                opts.float_or(&CHECKPOINT_S, nrpa::CHECKPOINT_EVERY.as_secs_f64())?;
-            let o = NrpaOptions {
-                level: opts.uint_or(&NRPA_LEVEL, 3u32)?,
-                iterations: opts.uint_or(&ITERATIONS, 100u32)?,
-                alpha: opts.float_or(&ALPHA, 1.0)?,
-                adapt,
-                seed: opts.uint_or(&spec::SEED, 0u64)?,
-                threads,
-                batch: opts.uint_or(&BATCH, asked)?,
-                scheme,
-                stop_at: opts.float(&STOP_AT)?,
-                checkpoint_every: std::time::Duration::from_secs_f64(checkpoint_s),
-            };
-            let runs: u32 = opts.uint_or(&RUNS, 1u32)?;
-            let rounds = match opts.raw("across").map(str::trim) {
-                None | Some("independent") => false,
-                Some("shared") => true,
-                Some(other) => {
-                    return Err(SolveError::bad(format!(
-                        "option 'across={other}' is malformed (expected independent or shared)"
-                    )))
-                }
-            };
-            if rounds && (asked > 1 || o.batch > 1) {
-                return Err(SolveError::bad(
-                    "option 'across=shared' runs one top-level iteration per task: use threads=1 and batch=1",
-                ));
-            }
-            Algo::Nrpa {
-                opts: o,
-                runs,
-                rounds,
-            }
-        }
-        other => {
-            return Err(SolveError::bad(format!(
-                "algorithm '{other}' does not apply to game '{}' (single-player: nmcs, nrpa)",
-                job.game
-            )))
-        }
-    };
+    let algo = read(&opts, res)?;
     opts.finish()?;
     Ok(Box::new(SingleJob {
         job: job.clone(),

@@ -33,7 +33,8 @@ pub fn run_on_kernel_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 #[cfg(test)]
 mod tests {
     use crate::plan::run_local;
-    use crate::registry::prepare;
+    use crate::registry::kernels::of_group;
+    use crate::registry::{chance, multi, prepare};
     use crate::search::Control;
     use crate::wire::JobSpec;
 
@@ -42,12 +43,12 @@ mod tests {
     /// first).
     fn deepest_jobs(d: &str) -> Vec<JobSpec> {
         let mut jobs = Vec::new();
-        for alg in ["expectimax", "star1", "star2", "star25"] {
+        for alg in of_group(&chance::GROUP) {
             jobs.push(JobSpec::new("pig", "", alg).with_options(&[("depth", d)]));
             let roll = "-2,0,0,0,0,5,0,3,0,0,0,-5,5,0,0,0,-3,0,-5,0,0,0,0,2 0-0 X 31";
             jobs.push(JobSpec::new("backgammon", roll, alg).with_options(&[("depth", d)]));
         }
-        for alg in ["maxn", "paranoid", "brs"] {
+        for alg in of_group(&multi::GROUP) {
             jobs.push(JobSpec::new("rolit", "", alg).with_options(&[("depth", d)]));
         }
         // Exact search of the longest games: every cell filled before anyone wins.
@@ -95,12 +96,12 @@ mod tests {
 
     #[test]
     fn chance_kernels_at_the_depth_bound_fit_the_kernel_stack() {
-        family_fits(&["expectimax", "star1", "star2", "star25"]);
+        family_fits(&of_group(&chance::GROUP));
     }
 
     #[test]
     fn multi_player_kernels_at_the_depth_bound_fit_the_kernel_stack() {
-        family_fits(&["maxn", "paranoid", "brs"]);
+        family_fits(&of_group(&multi::GROUP));
     }
 
     #[test]

@@ -296,9 +296,9 @@ pub fn build_from_params(
     ctl: &Control,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Option<String>, SolveError> {
-    let width = params.uint_or(&PARAM_WIDTH, 7u32)?;
-    let height = params.uint_or(&PARAM_HEIGHT, 6u32)?;
-    params.uint_or(&PARAM_BASE, 1u8)?;
+    let width = params.uint_value(&PARAM_WIDTH)?;
+    let height = params.uint_value(&PARAM_HEIGHT)?;
+    params.uint_value::<u8>(&PARAM_BASE)?;
     params.finish()?;
     let game = Connect4::<u64>::new(width, height, 1).map_err(SolveError::bad)?;
     build(

@@ -27,7 +27,7 @@ pub use bits::{Wide, Word};
 
 use crate::games::entry::{BookFn, Family, GameEntry, Visitor};
 use crate::games::Exact;
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Symmetric, Tactics, Turn, ZeroSum};
 
 /// Internal values are scores times this, so the static evaluation (threat counting, at most
@@ -725,7 +725,7 @@ pub const PARAM_WIDTH: Spec = Spec::uint(
     "width",
     1,
     MAX_WIDTH as u64,
-    "7",
+    DefaultValue::UInt(7),
     "columns",
     "(height + 1) x width at most 512 bits: the widest bitboard",
 );
@@ -734,7 +734,7 @@ pub const PARAM_HEIGHT: Spec = Spec::uint(
     "height",
     1,
     MAX_HEIGHT as u64,
-    "6",
+    DefaultValue::UInt(6),
     "rows",
     "(height + 1) x width at most 512 bits: the widest bitboard",
 );
@@ -743,7 +743,7 @@ pub const PARAM_BASE: Spec = Spec::uint(
     "base",
     0,
     1,
-    "1",
+    DefaultValue::UInt(1),
     "column numbering of moves: 0- or 1-based",
     "two notations",
 );
@@ -773,9 +773,9 @@ impl GameEntry for Connect4Entry {
     const BOOK: Option<BookFn> = Some(book::build_from_params);
     type Game = AnyConnect4;
     fn build(params: &Opts) -> Result<AnyConnect4, SolveError> {
-        let width = params.uint_or(&PARAM_WIDTH, 7u32)?;
-        let height = params.uint_or(&PARAM_HEIGHT, 6u32)?;
-        let base = params.uint_or(&PARAM_BASE, 1u8)?;
+        let width = params.uint_value(&PARAM_WIDTH)?;
+        let height = params.uint_value(&PARAM_HEIGHT)?;
+        let base = params.uint_value(&PARAM_BASE)?;
         params.finish()?;
         let bad = SolveError::bad;
         Ok(match word_size(width, height, base).map_err(bad)? {

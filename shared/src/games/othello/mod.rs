@@ -45,7 +45,7 @@ pub mod solver;
 
 use crate::games::entry::{Family, GameEntry, Visitor};
 use crate::games::{fmix64, Exact};
-use crate::model::settings::{Opts, SolveError, Spec};
+use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Tactics, Turn, ZeroSum};
 use crate::search::{engine, Control};
 
@@ -716,7 +716,7 @@ pub const PARAM_SIZE: Spec = Spec::uint(
     "size",
     4,
     8,
-    "8",
+    DefaultValue::UInt(8),
     "side of the board (even)",
     "one 64-bit bitboard",
 );
@@ -724,7 +724,7 @@ pub const PARAM_SIZE: Spec = Spec::uint(
 /// `empties`: who gets the empty squares of a game that ends early.
 pub const PARAM_EMPTIES: Spec = Spec::text(
     "empties",
-    "winner",
+    DefaultValue::Word("winner"),
     "empty squares of an early end: winner (the official rule) or none",
 );
 
@@ -752,9 +752,8 @@ impl GameEntry for OthelloEntry {
     };
     type Game = Othello;
     fn build(params: &Opts) -> Result<Othello, SolveError> {
-        let size = params.uint_or(&PARAM_SIZE, 8usize)?;
-        let empties = parse_empties(params.text(&PARAM_EMPTIES).unwrap_or("winner"))
-            .map_err(SolveError::bad)?;
+        let size = params.uint_value(&PARAM_SIZE)?;
+        let empties = parse_empties(params.text_value(&PARAM_EMPTIES)?).map_err(SolveError::bad)?;
         params.finish()?;
         Ok(Othello::new(size)
             .map_err(SolveError::bad)?

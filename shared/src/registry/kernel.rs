@@ -1,0 +1,441 @@
+//! What a kernel is to the registry: a type that implements [`Kernel`], declaring its name, the
+//! shapes of game it serves ([`Shape`]), the family whose option table it reads ([`Group`]),
+//! whether it analyses every root move, and a prepare hook per shape it serves; and a list of
+//! kernels ([`KernelList`]: `()` or `(K, L)`), which hands each hook to the kernel a job names.
+//! The catalogue's list is in [`super::kernels`]; the families implement their kernels against
+//! this module only, so they do not depend on the list.
+
+use super::catalogue::{Family, Info};
+use super::{PreparedJob, Resources, SolveError, Spec};
+use crate::games::tree::Tree;
+use crate::games::Exact;
+use crate::model::single::SinglePlayer;
+use crate::model::{ChanceZeroSum, OutOfTurn, Stochastic, VectorEval};
+use crate::wire::JobSpec;
+
+/// What a prepare hook returns.
+pub type Prepared = Result<Box<dyn PreparedJob>, SolveError>;
+
+/// A shape of game a kernel can search: what it needs of a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A two-player zero-sum game with exact values ([`Exact`]).
+    ZeroSum,
+    /// Two players and chance nodes ([`ChanceZeroSum`]).
+    Chance,
+    /// More than two players, moves out of turn ([`OutOfTurn`]).
+    Multi,
+    /// One player ([`SinglePlayer`]).
+    Single,
+    /// An explicit max/min tree.
+    MinMaxTree,
+    /// An explicit tree with chance nodes.
+    ChanceTree,
+    /// An explicit tree of more than two players.
+    MultiTree,
+    /// A game with endgame databases to build (`model::Retrograde`).
+    Ranked,
+}
+
+impl Shape {
+    /// The shapes a catalogue game offers.
+    pub fn of(game: &Info) -> Vec<Shape> {
+        let mut shapes = match game.family {
+            Family::ZeroSum { .. } => vec![Shape::ZeroSum],
+            Family::Tree => vec![Shape::MinMaxTree, Shape::ChanceTree, Shape::MultiTree],
+            Family::Multi => vec![Shape::Multi],
+            Family::Single => vec![Shape::Single],
+            Family::Chance | Family::Stochastic => vec![Shape::Chance],
+        };
+        if game.tables.is_some() {
+            shapes.push(Shape::Ranked);
+        }
+        shapes
+    }
+
+    /// How an error names the kernels of this shape ("multi-player: maxn, ...").
+    pub fn what(self) -> &'static str {
+        match self {
+            Shape::ZeroSum | Shape::MinMaxTree => "two-player zero-sum",
+            Shape::Chance | Shape::ChanceTree => "chance",
+            Shape::Multi | Shape::MultiTree => "multi-player",
+            Shape::Single => "single-player",
+            Shape::Ranked => "database builds",
+        }
+    }
+}
+
+/// A kernel family: the option table its kernels share, as the README, `--help` and
+/// `/openapi.json` show it (titled with its kernels' names).
+#[derive(Debug)]
+pub struct Group {
+    /// The title, without the kernels' names ("Chance").
+    pub title: &'static str,
+    /// Every option of the family (a [`Spec::only`] limits one to some of its kernels).
+    pub options: &'static [Spec],
+    /// The options of the table that do not apply on a game (a game without a book, trees).
+    pub skip: fn(&Info) -> &'static [&'static str],
+}
+
+/// No option skipped.
+pub fn skip_none(_: &Info) -> &'static [&'static str] {
+    &[]
+}
+
+/// What `analyse=all` does with a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Analyse {
+    /// Refused.
+    No,
+    /// Every root move's exact job, planned side by side (`registry::analysis`).
+    Moves,
+    /// The kernel's own (MCTS: the root's statistics).
+    Own,
+}
+
+/// What the catalogue knows of a kernel without a game.
+#[derive(Debug)]
+pub struct Algorithm {
+    /// The name a job gives.
+    pub name: &'static str,
+    /// The shapes of game it serves.
+    pub serves: &'static [Shape],
+    /// Its family and option table.
+    pub group: &'static Group,
+    /// What `analyse=all` does with it.
+    pub analyse: Analyse,
+}
+
+impl Algorithm {
+    /// Whether it serves the catalogue game `game`.
+    pub fn serves_game(&self, game: &Info) -> bool {
+        Shape::of(game).iter().any(|s| self.serves.contains(s))
+    }
+
+    /// Its options on `game` (empty when it does not serve the game).
+    pub fn options(&self, game: &Info) -> Vec<Spec> {
+        if !self.serves_game(game) {
+            return Vec::new();
+        }
+        let skip = (self.group.skip)(game);
+        self.group
+            .options
+            .iter()
+            .filter(|s| s.applies_to(self.name) && !skip.contains(&s.name))
+            .copied()
+            .collect()
+    }
+
+    /// Whether it reads the option `key` on some game.
+    pub fn reads(&self, key: &str) -> bool {
+        self.group
+            .options
+            .iter()
+            .any(|s| s.name == key && s.applies_to(self.name))
+    }
+}
+
+/// A kernel: its declaration and one prepare hook per shape it serves. A hook that is not
+/// written answers `None` (the kernel does not serve that shape).
+pub trait Kernel: 'static {
+    /// The declaration.
+    const ALGORITHM: Algorithm;
+
+    /// Prepares a job before any game is built (builds of databases).
+    fn job(_job: &JobSpec, _res: &Resources) -> Option<Prepared> {
+        None
+    }
+    /// Prepares a job on a two-player zero-sum game (or a max/min tree) at `root`.
+    fn zero_sum<G: Exact>(
+        _job: &JobSpec,
+        _game: G,
+        _root: G::State,
+        _res: &Resources,
+    ) -> Option<Prepared> {
+        None
+    }
+    /// Prepares a job on a game with chance nodes at `root`. `evaluates`: the game has a real
+    /// evaluator; `max_view`: values as player 0's utility (trees).
+    fn chance<G: ChanceZeroSum>(
+        _job: &JobSpec,
+        _game: G,
+        _root: G::State,
+        _evaluates: bool,
+        _max_view: bool,
+        _res: &Resources,
+    ) -> Option<Prepared> {
+        None
+    }
+    /// Prepares a job on a chance game that has its own stochastic model (MCTS draws its
+    /// outcomes); the others search it as [`Kernel::chance`] does.
+    fn stochastic<G: ChanceZeroSum>(
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        Self::chance(job, game, root, true, false, res)
+    }
+    /// Prepares a job on a single-player game (position not parsed yet).
+    fn single<G: SinglePlayer>(_job: &JobSpec, _game: G, _res: &Resources) -> Option<Prepared> {
+        None
+    }
+    /// Prepares a job on a multi-player game at `root`.
+    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
+        _job: &JobSpec,
+        _game: G,
+        _root: G::State,
+    ) -> Option<Prepared> {
+        None
+    }
+    /// Prepares a job on an explicit multi-player tree.
+    fn multi_tree(_job: &JobSpec, _tree: Tree) -> Option<Prepared> {
+        None
+    }
+    /// Prepares a job on an explicit tree of any kind, before its kind is looked at; `Err`
+    /// gives the tree back to the per-kind hooks.
+    fn tree(_job: &JobSpec, tree: Tree, _res: &Resources) -> Result<Prepared, Tree> {
+        Err(tree)
+    }
+}
+
+/// A list of kernels: `()` or `(K, L)`. Each hook goes to the kernel named `name`.
+pub trait KernelList: 'static {
+    /// Every declaration, in list order.
+    fn algorithms(out: &mut Vec<&'static Algorithm>);
+    /// [`Kernel::job`] of the kernel `name`.
+    fn job(name: &str, job: &JobSpec, res: &Resources) -> Option<Prepared>;
+    /// [`Kernel::zero_sum`] of the kernel `name`.
+    fn zero_sum<G: Exact>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared>;
+    /// [`Kernel::chance`] of the kernel `name`.
+    fn chance<G: ChanceZeroSum>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        evaluates: bool,
+        max_view: bool,
+        res: &Resources,
+    ) -> Option<Prepared>;
+    /// [`Kernel::stochastic`] of the kernel `name`.
+    fn stochastic<G: ChanceZeroSum>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared>;
+    /// [`Kernel::single`] of the kernel `name`.
+    fn single<G: SinglePlayer>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        res: &Resources,
+    ) -> Option<Prepared>;
+    /// [`Kernel::multi`] of the kernel `name`.
+    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+    ) -> Option<Prepared>;
+    /// [`Kernel::multi_tree`] of the kernel `name`.
+    fn multi_tree(name: &str, job: &JobSpec, tree: Tree) -> Option<Prepared>;
+    /// [`Kernel::tree`] of the kernel `name`.
+    fn tree(name: &str, job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree>;
+
+    /// Every declaration, in list order.
+    fn all() -> Vec<&'static Algorithm> {
+        let mut out = Vec::new();
+        Self::algorithms(&mut out);
+        out
+    }
+    /// The declaration of `name`.
+    fn find(name: &str) -> Option<&'static Algorithm> {
+        Self::all().into_iter().find(|a| a.name == name)
+    }
+    /// The names of the kernels that serve `shape`.
+    fn serving(shape: Shape) -> Vec<&'static str> {
+        Self::all()
+            .into_iter()
+            .filter(|a| a.serves.contains(&shape))
+            .map(|a| a.name)
+            .collect()
+    }
+}
+
+impl KernelList for () {
+    fn algorithms(_: &mut Vec<&'static Algorithm>) {}
+    fn job(_: &str, _: &JobSpec, _: &Resources) -> Option<Prepared> {
+        None
+    }
+    fn zero_sum<G: Exact>(
+        _: &str,
+        _: &JobSpec,
+        _: G,
+        _: G::State,
+        _: &Resources,
+    ) -> Option<Prepared> {
+        None
+    }
+    fn chance<G: ChanceZeroSum>(
+        _: &str,
+        _: &JobSpec,
+        _: G,
+        _: G::State,
+        _: bool,
+        _: bool,
+        _: &Resources,
+    ) -> Option<Prepared> {
+        None
+    }
+    fn stochastic<G: ChanceZeroSum>(
+        _: &str,
+        _: &JobSpec,
+        _: G,
+        _: G::State,
+        _: &Resources,
+    ) -> Option<Prepared> {
+        None
+    }
+    fn single<G: SinglePlayer>(_: &str, _: &JobSpec, _: G, _: &Resources) -> Option<Prepared> {
+        None
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
+        _: &str,
+        _: &JobSpec,
+        _: G,
+        _: G::State,
+    ) -> Option<Prepared> {
+        None
+    }
+    fn multi_tree(_: &str, _: &JobSpec, _: Tree) -> Option<Prepared> {
+        None
+    }
+    fn tree(_: &str, _: &JobSpec, tree: Tree, _: &Resources) -> Result<Prepared, Tree> {
+        Err(tree)
+    }
+}
+
+impl<K: Kernel, L: KernelList> KernelList for (K, L) {
+    fn algorithms(out: &mut Vec<&'static Algorithm>) {
+        out.push(&K::ALGORITHM);
+        L::algorithms(out);
+    }
+    fn job(name: &str, job: &JobSpec, res: &Resources) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::job(job, res)
+        } else {
+            L::job(name, job, res)
+        }
+    }
+    fn zero_sum<G: Exact>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::zero_sum(job, game, root, res)
+        } else {
+            L::zero_sum(name, job, game, root, res)
+        }
+    }
+    fn chance<G: ChanceZeroSum>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        evaluates: bool,
+        max_view: bool,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::chance(job, game, root, evaluates, max_view, res)
+        } else {
+            L::chance(name, job, game, root, evaluates, max_view, res)
+        }
+    }
+    fn stochastic<G: ChanceZeroSum>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::stochastic(job, game, root, res)
+        } else {
+            L::stochastic(name, job, game, root, res)
+        }
+    }
+    fn single<G: SinglePlayer>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        res: &Resources,
+    ) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::single(job, game, res)
+        } else {
+            L::single(name, job, game, res)
+        }
+    }
+    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
+        name: &str,
+        job: &JobSpec,
+        game: G,
+        root: G::State,
+    ) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::multi(job, game, root)
+        } else {
+            L::multi(name, job, game, root)
+        }
+    }
+    fn multi_tree(name: &str, job: &JobSpec, tree: Tree) -> Option<Prepared> {
+        if name == K::ALGORITHM.name {
+            K::multi_tree(job, tree)
+        } else {
+            L::multi_tree(name, job, tree)
+        }
+    }
+    fn tree(name: &str, job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree> {
+        if name == K::ALGORITHM.name {
+            K::tree(job, tree, res)
+        } else {
+            L::tree(name, job, tree, res)
+        }
+    }
+}
+
+/// The error of a kernel that does not serve the shape of the job's game: names the kernels
+/// that do.
+pub fn does_not_apply<L: KernelList>(job: &JobSpec, shape: Shape) -> SolveError {
+    SolveError::bad(format!(
+        "algorithm '{}' does not apply to game '{}' ({}: {})",
+        job.algorithm,
+        job.game,
+        shape.what(),
+        L::serving(shape).join(", ")
+    ))
+}
+
+/// The families of the list `L`, in order of their first kernel, each with its kernels' names.
+pub fn groups<L: KernelList>() -> Vec<(&'static Group, Vec<&'static str>)> {
+    let mut out: Vec<(&'static Group, Vec<&'static str>)> = Vec::new();
+    for a in L::all() {
+        match out.iter_mut().find(|(g, _)| std::ptr::eq(*g, a.group)) {
+            Some((_, names)) => names.push(a.name),
+            None => out.push((a.group, vec![a.name])),
+        }
+    }
+    out
+}
