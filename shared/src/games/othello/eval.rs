@@ -1,6 +1,4 @@
-//! A weighted-feature evaluator for Othello (the classic features of Rosenbloom's IAGO and
-//! Buro's Logistello: mobility, corners, X- and C-squares, frontier), on any even board of 4 x 4
-//! to 8 x 8.
+//! A weighted-feature evaluator for Othello (IAGO's and Logistello's features), boards 4 x 4-8 x 8.
 //!
 //! Features, each "mine minus the opponent's" from the side to move's point of view:
 //! - `material`: discs. Worth little until the end (a position with few discs is often the
