@@ -649,7 +649,7 @@ fn with_node_count(
 }
 
 /// Runs one leased task: kernel on the pool, heartbeats here, then the report.
-fn run_lease(shared: &Shared, lease: Lease) {
+fn run_lease(shared: &Shared, mut lease: Lease) {
     let worker_id = shared.worker_id().unwrap_or_default();
     let heartbeat_every = Duration::from_millis(
         shared
@@ -697,7 +697,7 @@ fn run_lease(shared: &Shared, lease: Lease) {
         let aborting = shared.abort_at.as_deref() == position;
         let hogging = shared.hog_at.as_deref() == position;
         let prepared = prepared.clone();
-        let proved_in = lease.proved.clone();
+        let proved_in = std::mem::take(&mut lease.proved);
         shared.pool.spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if aborting {

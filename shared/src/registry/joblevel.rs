@@ -123,12 +123,6 @@ pub struct JlJob<G: Exact> {
 /// Alpha-beta leaves export the entries of positions whose search took at least `2^this`
 /// nodes (the game's solver's work classes: Connect Four's top out at 15).
 const PROVED_MIN_WORK: u32 = 14;
-fn proved_min_work() -> u32 {
-    std::env::var("GS_XW")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(PROVED_MIN_WORK)
-}
 /// At most this many entries from one leaf task...
 const PROVED_PER_TASK: usize = 4096;
 /// ...and this many from one job in one process.
@@ -345,7 +339,7 @@ impl<G: Exact> JlJob<G> {
         let Ok(table) = self.table() else { return };
         let Some(found) = self
             .game
-            .export_proved(state, table, proved_min_work(), PROVED_PER_TASK)
+            .export_proved(state, table, PROVED_MIN_WORK, PROVED_PER_TASK)
         else {
             return;
         };
