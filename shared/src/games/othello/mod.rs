@@ -683,6 +683,20 @@ impl Exact for Othello {
         Some(found.map(|o| engine::Outcome { depth, ..o }))
     }
 
+    fn export_proved(
+        &self,
+        root: &OthelloState,
+        table: &engine::Table,
+        min_work: u32,
+        max: usize,
+    ) -> Option<Vec<crate::wire::Proved>> {
+        Some(solver::export_proved(self, root, table, min_work, max))
+    }
+
+    fn import_proved(&self, table: &engine::Table, entries: &[crate::wire::Proved]) {
+        solver::import_proved(self, table, entries);
+    }
+
     /// At most [`FAST_LEAF_EMPTIES`] empty squares.
     fn fast_leaf(&self, s: &OthelloState) -> bool {
         (self.geo.valid & !(s.discs[0] | s.discs[1])).count_ones() <= FAST_LEAF_EMPTIES

@@ -486,6 +486,99 @@ fn key_of(me: u64, opp: u64) -> u64 {
     fmix64(me ^ fmix64(opp ^ 0x9E37_79B9_7F4A_7C15))
 }
 
+/// The fewest empty squares of an entry that [`export_proved`] sends for `min_work` (log2 of
+/// the nodes its search took, which the entry does not record): a table-level search at `e`
+/// empties costs about `3.6^(e - LEAF_EMPTIES)` nodes (FFO #40: 20 empties, 2 * 10^7 nodes),
+/// so `2^14` nodes is about 15 empties.
+fn export_empties(min_work: u32) -> u32 {
+    let above = (f64::from(min_work) * std::f64::consts::LN_2 / 3.6f64.ln()).ceil() as u32;
+    (LEAF_EMPTIES + above).max(TABLE_EMPTIES)
+}
+
+/// The entries of positions reachable from `root` whose search covered at least
+/// [`export_empties`] empty squares (the bounds a search proved there: Othello has no
+/// repetition, so they hold on every path), as [`crate::wire::Proved`] (the key mixed with the
+/// end rule's salt, so that a solver of the other rule files them where it never looks; the
+/// entry's data word), at most `max`: a walk that enters a position's children only where the
+/// position has such an entry.
+pub fn export_proved(
+    game: &Othello,
+    root: &OthelloState,
+    table: &Table,
+    min_work: u32,
+    max: usize,
+) -> Vec<crate::wire::Proved> {
+    let board = Board::of(game);
+    let (words, salt) = table.raw_words();
+    let ctl = Control::unlimited();
+    let probe = Solver::new(&board, words, salt, &ctl, &NO_STOP, None);
+    let least = export_empties(min_work);
+    let p = root.to_move as usize;
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(root.discs[p], root.discs[1 - p])];
+    while let Some((me, opp)) = stack.pop() {
+        if out.len() >= max {
+            break;
+        }
+        let empties = (board.valid & !(me | opp)).count_ones();
+        let key = key_of(me, opp);
+        if empties < least || !seen.insert(key) {
+            continue;
+        }
+        let Some(data) = probe.probe_data(key) else {
+            continue;
+        };
+        if (data >> 17 & 127) as u32 != empties {
+            continue;
+        }
+        out.push([key ^ board.empties.key_salt(), data]);
+        let mut moves = board.moves(me, opp);
+        if moves == 0 {
+            if board.moves(opp, me) != 0 {
+                stack.push((opp, me));
+            }
+            continue;
+        }
+        while moves != 0 {
+            let sq = moves.trailing_zeros();
+            moves &= moves - 1;
+            let f = board.flips(me, opp, sq);
+            stack.push((opp & !f, me | f | 1 << sq));
+        }
+    }
+    out
+}
+
+/// Stores entries of [`export_proved`] (from any worker of the job) into `table` under this
+/// solver's replacement policy; entries whose data word does not decode for this board (no
+/// bound, a score past the board's squares, a move off the board, too few empties, stray bits)
+/// are skipped: they come over the network.
+pub fn import_proved(game: &Othello, table: &Table, entries: &[crate::wire::Proved]) {
+    let board = Board::of(game);
+    let (words, salt) = table.raw_words();
+    let ctl = Control::unlimited();
+    let solver = Solver::new(&board, words, salt, &ctl, &NO_STOP, None);
+    let squares = board.valid.count_ones();
+    for &[key, data] in entries {
+        let empties = (data >> 17 & 127) as u32;
+        let mv = data >> 10 & 127;
+        let bound = data >> 8 & 3;
+        let score = (data & 0xff) as i32 - 128;
+        let on_board = mv == NO_MOVE || mv == u64::from(PASS) || board.valid >> mv & 1 != 0;
+        if data >> 24 != 0
+            || bound == 0
+            || score.unsigned_abs() > squares
+            || !on_board
+            || empties < TABLE_EMPTIES
+            || empties > squares
+        {
+            continue;
+        }
+        solver.store(key ^ board.empties.key_salt(), empties, score, bound, mv);
+    }
+}
+
 /// Exact fail-soft search of `root` with the window `(alpha, beta)` on the game's scale (see the
 /// module doc) with `threads` threads on the shared table; `None` only when `ctl` stopped it.
 pub fn search(
@@ -937,6 +1030,19 @@ impl<'a> Solver<'a> {
     #[inline(always)]
     fn bucket(&self, key: u64) -> usize {
         (((key as u128 * self.buckets as u128) >> 64) as usize) * 4
+    }
+
+    /// The data word of `key`'s entry, if the table holds one.
+    fn probe_data(&self, key: u64) -> Option<u64> {
+        if self.buckets == 0 {
+            return None;
+        }
+        let b = self.bucket(key);
+        (0..2).find_map(|slot| {
+            let check = self.words[b + 2 * slot].load(Ordering::Relaxed);
+            let data = self.words[b + 2 * slot + 1].load(Ordering::Relaxed);
+            (check ^ data ^ self.salt == key && data >> 8 & 3 != 0).then_some(data)
+        })
     }
 
     #[inline]
