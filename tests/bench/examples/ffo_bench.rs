@@ -16,11 +16,16 @@
 //! the binary, where its `data/eval.dat` lives) and its nodes and child CPU time are printed
 //! beside ours, interleaved so that the machine's load hits both alike. The last lines give
 //! the totals, the ratio of the totals and the geometric mean of the per-position CPU ratios.
+//! A score that differs from the suite's or from Edax's counts as wrong (exit status 1).
+//! `--random COUNT:LO-HI:SEED` replaces the file with positions of seeded random games (LO to HI
+//! empties), to check positions no suite lists against Edax.
 
 use gamesolver_shared::games::othello::solver::{self as othello_solver, Board};
 use gamesolver_shared::games::othello::Othello;
 use gamesolver_shared::model::Game;
 use gamesolver_shared::search::engine::Table;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -48,8 +53,8 @@ struct Edax {
 }
 
 impl Edax {
-    /// Solves one `.obf` line: (score, nodes, child CPU seconds).
-    fn solve(&self, line: &str, index: usize) -> (i32, u64, f64) {
+    /// Solves one `.obf` line: (score, nodes, child CPU seconds, wall seconds).
+    fn solve(&self, line: &str, index: usize) -> (i32, u64, f64, f64) {
         let dir = std::env::temp_dir().join(format!("ffo_bench_{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join(format!("p{index}.obf"));
@@ -60,6 +65,7 @@ impl Edax {
             .and_then(|p| p.parent())
             .expect("Edax lives in DIR/bin/");
         let c0 = cpu(libc::RUSAGE_CHILDREN);
+        let w0 = Instant::now();
         let out = Command::new(&self.bin)
             .current_dir(home)
             .args(["-solve", file.to_str().expect("utf-8 path")])
@@ -69,22 +75,74 @@ impl Edax {
             .output()
             .expect("run Edax");
         let c = cpu(libc::RUSAGE_CHILDREN) - c0;
+        let wall = w0.elapsed().as_secs_f64();
         let text = String::from_utf8_lossy(&out.stdout);
-        // The result line: "  1|   20   +38        0:01.207      21000788 ...".
+        // The result line, "  1|   20   +38        0:01.207      21000788 ..." (older builds
+        // put more bars between the columns): the score is the first signed column after the
+        // depth, then the time, then the nodes.
         let row = text
             .lines()
             .find(|l| l.trim_start().starts_with("1|"))
             .unwrap_or_else(|| panic!("no Edax result in:\n{text}"));
         let cols: Vec<&str> = row
-            .split('|')
-            .nth(2)
-            .unwrap_or("")
-            .split_whitespace()
+            .split_once('|')
+            .map_or("", |(_, rest)| rest)
+            .split(|c: char| c == '|' || c.is_whitespace())
+            .filter(|c| !c.is_empty())
+            .skip_while(|c| !c.starts_with('+') && !c.starts_with('-'))
             .collect();
-        let score = cols[0].trim_start_matches('+').parse().expect("score");
-        let nodes = cols[2].parse().expect("nodes");
-        (score, nodes, c)
+        let parsed = (cols.len() >= 3)
+            .then(|| {
+                Some((
+                    cols[0].trim_start_matches('+').parse().ok()?,
+                    cols[2].parse().ok()?,
+                ))
+            })
+            .flatten();
+        let (score, nodes) = parsed.unwrap_or_else(|| panic!("unreadable Edax result: {row}"));
+        (score, nodes, c, wall)
     }
+}
+
+/// `.obf` lines (no scores) of positions from seeded random games: moves drawn uniformly from
+/// the start until `lo..=hi` (drawn per position) squares are empty, kept when the side to
+/// move has a move.
+fn random_positions(g: &Othello, count: usize, lo: u32, hi: u32, seed: u64) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = String::new();
+    let mut moves = Vec::new();
+    let mut made = 0;
+    while made < count {
+        let target = rng.gen_range(lo..=hi);
+        let mut s = g.initial_state();
+        loop {
+            let empties = 64 - (s.discs[0] | s.discs[1]).count_ones();
+            if empties <= target || g.is_terminal(&s) {
+                break;
+            }
+            g.legal_moves(&s, &mut moves);
+            g.apply(&mut s, moves[rng.gen_range(0..moves.len())]);
+        }
+        let empties = 64 - (s.discs[0] | s.discs[1]).count_ones();
+        let p = s.to_move as usize;
+        let stuck = g.geometry().moves(s.discs[p], s.discs[1 - p]) == 0;
+        if empties != target || g.is_terminal(&s) || stuck {
+            continue;
+        }
+        out.push_str(&g.board_string(&s.discs, s.to_move));
+        out.push_str(";\n");
+        made += 1;
+    }
+    out
+}
+
+/// `COUNT:LO-HI:SEED`.
+fn parse_random(v: &str) -> Option<(usize, u32, u32, u64)> {
+    let mut parts = v.split(':');
+    let count = parts.next()?.parse().ok()?;
+    let (lo, hi) = parts.next()?.split_once('-')?;
+    let seed = parts.next()?.parse().ok()?;
+    Some((count, lo.parse().ok()?, hi.parse().ok()?, seed))
 }
 
 fn main() {
@@ -94,6 +152,7 @@ fn main() {
     let mut threads = 1usize;
     let mut memory = 64usize;
     let mut edax: Option<Edax> = None;
+    let mut random: Option<(usize, u32, u32, u64)> = None;
     let (mut edax_threads, mut edax_level) = (1usize, 60u32);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -118,6 +177,13 @@ fn main() {
                     level: 60,
                 })
             }
+            "--random" => {
+                // COUNT:LO-HI:SEED, e.g. 20:18-24:1
+                let v = val();
+                random = Some(parse_random(&v).unwrap_or_else(|| {
+                    panic!("--random COUNT:LO-HI:SEED (e.g. 20:18-24:1), not {v}")
+                }));
+            }
             "--edax-threads" => edax_threads = val().parse().expect("--edax-threads N"),
             "--edax-level" => edax_level = val().parse().expect("--edax-level L"),
             other => panic!("unknown argument {other}"),
@@ -127,14 +193,21 @@ fn main() {
         e.threads = edax_threads;
         e.level = edax_level;
     }
-    let text = std::fs::read_to_string(&file).expect("read the .obf file");
     let g = Othello::new(8).expect("8 x 8");
+    let text = match random {
+        Some((count, lo, hi, seed)) => {
+            file =
+                format!("random games, {count} positions of {lo}-{hi} empties, seed {seed}").into();
+            random_positions(&g, count, lo, hi, seed)
+        }
+        None => std::fs::read_to_string(&file).expect("read the .obf file"),
+    };
     println!(
         "ffo_bench: {} threads {threads}, table {memory} MB, load {}",
         file.display(),
         load()
     );
-    let (mut tn, mut tc, mut tw, mut en, mut ec) = (0u64, 0f64, 0f64, 0u64, 0f64);
+    let (mut tn, mut tc, mut tw, mut en, mut ec, mut ew) = (0u64, 0f64, 0f64, 0u64, 0f64, 0f64);
     let mut ti = 0f64;
     let mut log_ratio = 0f64;
     let mut count = 0;
@@ -187,12 +260,17 @@ fn main() {
             );
         }
         if let Some(e) = &edax {
-            let (ev, enodes, ecpu) = e.solve(line, index);
+            let (ev, enodes, ecpu, ewall) = e.solve(line, index);
             en += enodes;
             ec += ecpu;
+            ew += ewall;
             log_ratio += (c / ecpu).ln();
+            if ev != v {
+                wrong += 1;
+                print!(" EDAX SCORES {ev:+}");
+            }
             print!(
-                " | edax {ev:>+3} nodes {enodes:>11} cpu {ecpu:>8.3} s {:>6.1} Mn/cpu-s ratio {:.2}",
+                " | edax {ev:>+3} nodes {enodes:>11} cpu {ecpu:>8.3} s wall {ewall:>8.3} s {:>6.1} Mn/cpu-s ratio {:.2}",
                 enodes as f64 / ecpu / 1e6,
                 c / ecpu
             );
@@ -205,10 +283,11 @@ fn main() {
     );
     if edax.is_some() && count > 0 {
         println!(
-            "edax total: nodes {en} cpu {ec:.3} s {:.1} Mn/cpu-s; ours/edax cpu {:.2} (total), {:.2} (geometric mean)",
+            "edax total: nodes {en} cpu {ec:.3} s wall {ew:.3} s {:.1} Mn/cpu-s; ours/edax cpu {:.2} (total), {:.2} (geometric mean), wall {:.2}",
             en as f64 / ec / 1e6,
             tc / ec,
-            (log_ratio / count as f64).exp()
+            (log_ratio / count as f64).exp(),
+            tw / ew
         );
     }
     println!("load {}", load());
