@@ -597,6 +597,32 @@ fn games_named(code: &str, games: &[String]) -> BTreeSet<String> {
     named
 }
 
+/// The catalogue's game names that `code` dispatches on as string literals: a literal that is
+/// exactly a game name and is compared (`== "nim"`, `!= "nim"`), a match arm (`"nim" =>`) or
+/// part of an or-pattern (`"nim" | ...`, `... | "nim"`). Literals inside longer strings (an
+/// example job's JSON) are not dispatch.
+fn games_compared(code: &str) -> BTreeSet<String> {
+    let mut named = BTreeSet::new();
+    for game in gamesolver_shared::registry::GAMES {
+        let lit = format!("\"{game}\"");
+        let mut from = 0;
+        while let Some(i) = code[from..].find(&lit) {
+            let at = from + i;
+            from = at + lit.len();
+            let before = code[..at].trim_end();
+            let after = code[from..].trim_start();
+            let compared = ["==", "!=", "|"].iter().any(|op| before.ends_with(op))
+                || ["=>", "|", "=="].iter().any(|op| after.starts_with(op));
+            // `"a" | "b"` but not `||`, which joins booleans.
+            let or_or = before.ends_with("||") || after.starts_with("||");
+            if compared && !or_or {
+                named.insert(game.to_string());
+            }
+        }
+    }
+    named
+}
+
 #[test]
 fn server_and_worker_name_no_game() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -613,6 +639,11 @@ fn server_and_worker_name_no_game() {
         games_named(planted, &games).into_iter().collect::<Vec<_>>(),
         ["awari", "othello"]
     );
+    let dispatch = "match g { \"nim\" | \"pig\" => 1, _ => 0 }; if game == \"tree\" {}\nlet ok = a || \"x\" == y; let job = r#\"{\"game\":\"awari\"}\"#;";
+    assert_eq!(
+        games_compared(dispatch).into_iter().collect::<Vec<_>>(),
+        ["nim", "pig", "tree"]
+    );
     let mut files = Vec::new();
     for dir in ["server/src", "worker/src"] {
         workspace_rust_files(&root.join(dir), &mut files);
@@ -620,7 +651,9 @@ fn server_and_worker_name_no_game() {
     let mut naming = BTreeMap::new();
     for file in &files {
         let text = std::fs::read_to_string(file).expect("readable source");
-        let named = games_named(&code_of(&text), &games);
+        let code = code_of(&text);
+        let mut named = games_named(&code, &games);
+        named.extend(games_compared(&code));
         if !named.is_empty() {
             let rel = file.strip_prefix(&root).expect("under the root");
             naming.insert(rel.to_string_lossy().replace('\\', "/"), named);
@@ -633,7 +666,7 @@ fn server_and_worker_name_no_game() {
     assert!(
         named.is_empty(),
         "server/ and worker/ reach games through the catalogue's hooks (GameEntry), never by \
-         name:\n{}",
+         module or by comparing a name:\n{}",
         named.join("\n")
     );
 }
