@@ -424,11 +424,10 @@ pub fn add_result_points(status: &Value, history: &mut Vec<Snapshot>) {
     let charted = ["lower", "upper", "best", "best_score"]
         .iter()
         .any(|k| has(history, k));
-    let work = if status["job"]["algorithm"] == "retrograde" {
-        "entries_written"
-    } else {
-        "nodes"
-    };
+    let work = status["job"]["algorithm"]
+        .as_str()
+        .and_then(gamesolver_shared::registry::kernels::find)
+        .map_or("nodes", |a| a.work_key());
     if let (false, Some(n)) = (
         charted || status["result"].is_null(),
         result["nodes"].as_u64(),

@@ -87,8 +87,10 @@ pub fn skip_none(_: &Info) -> &'static [&'static str] {
 pub enum Analyse {
     /// Refused.
     No,
-    /// Every root move's exact job, planned side by side (`registry::analysis`).
-    Moves,
+    /// Every root move's exact job, planned side by side (`registry::analysis`). `own_table`:
+    /// each move's job keeps its own table for the job's lifetime, so the analysis shares the
+    /// table budget (`memory_mb`) out between the moves.
+    Moves { own_table: bool },
     /// The kernel's own (MCTS: the root's statistics).
     Own,
 }
@@ -124,6 +126,22 @@ impl Algorithm {
             .filter(|s| s.applies_to(self.name) && !skip.contains(&s.name))
             .copied()
             .collect()
+    }
+
+    /// Whether it builds endgame databases (it serves [`Shape::Ranked`] only): its work counts
+    /// entries written, not nodes, and its result names a set of databases that later jobs pin
+    /// by name.
+    pub fn builds_databases(&self) -> bool {
+        matches!(self.serves, [Shape::Ranked])
+    }
+
+    /// The key of its progress reports that counts its work.
+    pub fn work_key(&self) -> &'static str {
+        if self.builds_databases() {
+            "entries_written"
+        } else {
+            "nodes"
+        }
     }
 
     /// Whether it reads the option `key` on some game.

@@ -72,6 +72,11 @@ pub fn entries() -> Vec<&'static Algorithm> {
     Kernels::all()
 }
 
+/// The declaration of the catalogue's kernel `name`.
+pub fn find(name: &str) -> Option<&'static Algorithm> {
+    Kernels::find(name)
+}
+
 /// The names of the catalogue's kernels of `group`.
 pub fn of_group(group: &Group) -> Vec<&'static str> {
     entries()

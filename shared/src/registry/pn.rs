@@ -123,7 +123,7 @@ macro_rules! proof_number {
                 name: $name,
                 serves: &[Shape::ZeroSum, Shape::MinMaxTree],
                 group: &GROUP,
-                analyse: Analyse::Moves,
+                analyse: Analyse::Moves { own_table: false },
             };
             fn zero_sum<G: Exact>(
                 job: &JobSpec,
