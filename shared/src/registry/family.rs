@@ -2,7 +2,7 @@
 //! zero-sum game or an explicit tree goes through first. Generic over the game; the registry
 //! instantiates it per game.
 
-use super::kernel::{self, Algorithm, Analyse, Group, Kernel, KernelList, Prepared, Shape};
+use super::kernel::{self, Analyse, Group, KernelList, Shape};
 use super::spec::{self, DefaultValue, Spec, MAX_DEPTH};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
@@ -78,10 +78,10 @@ enum Ask {
 /// Which kernel of the family a job runs: the kernel's hook says it, so the job never reads
 /// the algorithm's name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Search {
-    /// [`Minimax`].
+pub enum Search {
+    /// `minimax` (`kernels/minimax.rs`).
     Minimax,
-    /// [`Alphabeta`].
+    /// `alphabeta` (`kernels/alphabeta.rs`).
     Alphabeta,
 }
 
@@ -120,47 +120,6 @@ pub static GROUP: Group = Group {
         _ => &[],
     },
 };
-
-/// `minimax`: plain minimax, to the end or to `depth`.
-pub struct Minimax;
-
-impl Kernel for Minimax {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "minimax",
-        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn zero_sum<G: Exact>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(two_player(job, game, root, res, Search::Minimax))
-    }
-}
-
-/// `alphabeta`: the engine (or the game's own solver), exact by null-window probes or to
-/// `depth` by iterative deepening.
-pub struct Alphabeta;
-
-impl Kernel for Alphabeta {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "alphabeta",
-        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
-        group: &GROUP,
-        analyse: Analyse::Moves { own_table: true },
-    };
-    fn zero_sum<G: Exact>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(two_player(job, game, root, res, Search::Alphabeta))
-    }
-}
 
 /// Prepares a job over a two-player zero-sum game: parses the position and hands the game to
 /// the job's kernel in the list `L`.
@@ -210,7 +169,7 @@ fn zero_sum_at<G: Exact, L: KernelList>(
 }
 
 /// Prepares a `minimax` or `alphabeta` job (tables applied to the game already).
-fn two_player<G: Exact>(
+pub fn two_player<G: Exact>(
     job: &JobSpec,
     game: G,
     root: G::State,
