@@ -841,11 +841,13 @@ pub fn read_position_file(path: &std::path::Path) -> Result<String, Failure> {
     String::from_utf8(bytes).map_err(|_| bad("not UTF-8 text".into()))
 }
 
-/// The position text of a job: for `tree`, `@FILE` names a file holding the tree's JSON, read
-/// here (the service refuses `@`); other games' positions are used as given.
+/// The position text of a job: for a game whose catalogue entry says so
+/// ([`registry::catalogue::Info::position_file`]), `@FILE` names a file holding the position,
+/// read here (the service refuses `@`); other games' positions are used as given.
 pub fn resolve_position(game: &str, position: &str) -> Result<String, Failure> {
+    let from_file = registry::catalogue::info(game).is_some_and(|i| i.position_file);
     match position.trim().strip_prefix('@') {
-        Some(path) if game == "tree" => read_position_file(std::path::Path::new(path)),
+        Some(path) if from_file => read_position_file(std::path::Path::new(path)),
         _ => Ok(position.to_string()),
     }
 }

@@ -1,44 +1,22 @@
-//! The dashboard: a single-page web app served at `/`, and the pictures it shows.
+//! The dashboard: a single-page web app served at `/`, and the pictures it shows (the routes,
+//! their access and their answers: docs/API.md, 6.5 "Dashboard and pictures").
 //!
-//! Pages (open, like `/docs`): `/` and `/assets/*`, plain HTML, CSS and JavaScript embedded in
-//! the binary from `server/assets/` (no build step, nothing fetched from the internet; the page
-//! talks only to this coordinator's API). `/assets/meta.json` lists the registry's game and
-//! algorithm names for the submit form, whose option fields come from `GET /v1/options` (the
-//! declared option specs).
+//! Pages (open, like `/docs`): plain HTML, CSS and JavaScript embedded from `server/assets/` (no
+//! build step, nothing fetched from the internet; the page talks only to this coordinator).
+//! `/assets/meta.json` lists the registry's games and algorithms for the submit form, whose
+//! option fields come from `GET /v1/options`. The job page answers the job's question from the
+//! result for people (board with the principal variation, an analysis' move scores, MCTS bars,
+//! the progress plot, the tasks, a retrograde build's databases with a lookup box); the analysis
+//! board (`#/analyse`) submits an `analyse=all` alpha-beta job for each position played.
 //!
-//! The job page answers the job's question from the result (all drawn in the page, over the
-//! pictures below): the board with the principal variation's stones numbered, each move's
-//! score of an analysis (`analyse=all`) under its column or on its square and in a table, MCTS
-//! visits and values per move as bars, the progress plot, and the raw JSON folded away. The
-//! analysis board (`#/analyse`) plays clicked moves and submits an `analyse=all` alpha-beta job
-//! for each new position.
-//!
-//! Pictures (behind the client token, like every `/v1/jobs` endpoint), standalone SVG:
-//! - `GET /v1/jobs/{id}/plot.svg`: the job's progress history, charted by
-//!   [`viz::progress_plot`] (bounds closing in, best score, MCTS root visits, work done);
-//! - `GET /v1/jobs/{id}/board.svg`: the job's position ([`viz::board::picture`]), or for a
-//!   single-player job the best sequence found so far ([`best_sequence`], else the last one
-//!   the recorder saw);
-//! - `GET /v1/board.svg?game=G&position=P&KEY=VALUE...`: any position (the form's preview;
-//!   every query key other than `game` and `position` is a game parameter);
-//! - `GET /v1/status/plot.svg`: running tasks per worker over time;
-//! - `GET /v1/score-words?game=G&position=P&values=...`: what exact scores mean in the game's
-//!   words ([`viz::board::score_words`], the wording `gamesolver analyse` prints too).
-//!
-//! The job page writes every figure for people (no JSON outside the folded raw result), lists
-//! the job's tasks with their run times, and for a retrograde build its databases (won, drawn
-//! and lost per stone count) with a lookup box (`/v1/tables/{name}/lookup`) that draws the
-//! board looked up and lists its principal line.
-//!
-//! History: the scheduler keeps only the latest progress of a job, so a recorder task listens
-//! to the coordinator's job-changed broadcast and keeps, in memory, a bounded history per job
-//! ([`MAX_POINTS`] snapshots, thinned by halves when full, for the [`MAX_JOBS`] most recent
-//! jobs) and samples `/v1/status` every [`SAMPLE_MS`] for the worker chart. History is lost on
-//! restart; a job whose history is empty gets a plot of its current progress.
-//!
-//! Bad input: an unknown job is 404 and bad parameters or an illegal position 400, naming the
-//! problem in the API's `{"error": {...}}`; a game without pictures is 204 (no content), not
-//! an error, so a page showing any job logs none.
+//! Pictures are standalone SVG behind the client token ([`viz::progress_plot`],
+//! [`viz::board::picture`], [`best_sequence`]); score words are [`viz::board::score_words`], the
+//! wording `gamesolver analyse` prints too. History: the scheduler keeps only a job's latest
+//! progress, so a recorder task listens to the job-changed broadcast and keeps in memory a
+//! bounded history per job ([`MAX_POINTS`] snapshots, thinned by halves, for the [`MAX_JOBS`]
+//! most recent jobs) and samples `/v1/status` every [`SAMPLE_MS`] for the worker chart; it is
+//! lost on restart. Bad input is 404 (unknown job) or 400 in the API's `{"error": {...}}`; a
+//! game without pictures is 204, not an error, so a page showing any job logs none.
 
 use crate::answers::{ErrorBody, Names};
 use crate::api::{parse_id, ApiError};
@@ -424,11 +402,10 @@ pub fn add_result_points(status: &Value, history: &mut Vec<Snapshot>) {
     let charted = ["lower", "upper", "best", "best_score"]
         .iter()
         .any(|k| has(history, k));
-    let work = if status["job"]["algorithm"] == "retrograde" {
-        "entries_written"
-    } else {
-        "nodes"
-    };
+    let work = status["job"]["algorithm"]
+        .as_str()
+        .and_then(gamesolver_shared::registry::kernels::find)
+        .map_or("nodes", |a| a.work_key());
     if let (false, Some(n)) = (
         charted || status["result"].is_null(),
         result["nodes"].as_u64(),

@@ -441,7 +441,11 @@ impl Retention {
                 let Some(f) = sw.pruner.job_facts(id)? else {
                     continue;
                 };
-                let retro = f.algorithm.as_deref() == Some("retrograde");
+                let retro = f
+                    .algorithm
+                    .as_deref()
+                    .and_then(gamesolver_shared::registry::kernels::find)
+                    .is_some_and(|a| a.builds_databases());
                 if let (true, "done", true, Some(name)) =
                     (retro, f.state.as_str(), f.has_result, &f.set_name)
                 {

@@ -155,13 +155,11 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
             )));
         }
     }
+    // Without the flag, the scheduler's cap for the job's plan (`run` raises it for a
+    // job-level plan, as the scheduler does).
     let max_parallelism = args
         .max_parallelism
-        .unwrap_or(if args.job.algorithm == "jlpns" {
-            gamesolver::scheduler::DEFAULT_MAX_JOB_LEVEL_PARALLELISM
-        } else {
-            gamesolver::scheduler::MAX_PARALLELISM
-        });
+        .unwrap_or(gamesolver::scheduler::MAX_PARALLELISM);
     if !(1..=simulate::MAX_WORKERS).contains(&max_parallelism) {
         return Err(Failure::bad_input(format!(
             "--max-parallelism must be between 1 and {}",
@@ -227,7 +225,13 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     )?;
     // Checked once here, so that a bad job is exit 2 before anything runs.
     let res = resources(args.memory_mb)?;
-    registry::prepare_with(&job, &res)?;
+    let checked = registry::prepare_with(&job, &res)?;
+    if args.max_parallelism.is_none()
+        && matches!(checked.plan_shape(), registry::PlanShape::JobLevel { .. })
+    {
+        cfg.max_parallelism = gamesolver::scheduler::DEFAULT_MAX_JOB_LEVEL_PARALLELISM;
+    }
+    drop(checked);
     let prepare = || registry::prepare_with(&job, &res);
     // Created before the runs, so that a path that cannot be written fails at once.
     let trace = match &args.trace {

@@ -176,6 +176,67 @@ fn the_api_game_table_is_the_catalogue() {
     );
 }
 
+/// docs/API.md section 5 names every kernel of the catalogue in its list of algorithm names (in
+/// catalogue order), in the heading of a section of its own and in the table of which
+/// algorithms apply (5.1), where every catalogue game has a row too: adding a kernel or a game
+/// without its documentation fails here, naming what is missing.
+#[test]
+fn the_api_algorithm_sections_are_the_catalogue() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md")).unwrap();
+    let (_, section) = doc
+        .split_once("\n## 5. Algorithms and options\n")
+        .expect("section 5");
+    let (section, _) = section.split_once("\n## 6.").expect("section 6 follows");
+    let mut missing = Vec::new();
+    let (_, names) = section
+        .split_once("Algorithm names:")
+        .expect("the list of algorithm names");
+    let names = names.split("\n\n").next().unwrap_or_default();
+    if quoted(names) != registry::ALGORITHMS {
+        missing.push(format!(
+            "the list of algorithm names is {:?}, the catalogue's {:?}",
+            quoted(names),
+            registry::ALGORITHMS
+        ));
+    }
+    let headings: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("### 5."))
+        .collect();
+    let (_, which) = section.split_once("\n### 5.1 ").expect("section 5.1");
+    let rows: Vec<Vec<&str>> = which
+        .lines()
+        .take_while(|l| !l.starts_with("### "))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| game family"))
+        .map(cells)
+        .collect();
+    for name in registry::ALGORITHMS {
+        if !headings.iter().any(|h| quoted(h).contains(name)) {
+            missing.push(format!("no section '### 5.N `{name}`'"));
+        }
+        if !rows
+            .iter()
+            .any(|r| r.len() > 2 && quoted(r[2]).contains(name))
+        {
+            missing.push(format!("5.1: no row names the algorithm `{name}`"));
+        }
+    }
+    for game in registry::GAMES {
+        if !rows
+            .iter()
+            .any(|r| r.len() > 1 && quoted(r[1]).contains(game))
+        {
+            missing.push(format!("5.1: no row names the game `{game}`"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/API.md section 5:\n{}",
+        missing.join("\n")
+    );
+}
+
 /// The cells of a Markdown table row.
 fn cells(row: &str) -> Vec<&str> {
     row.trim()

@@ -183,7 +183,7 @@ fn build_game<L: KernelList>(
     let params = Opts::new(&job.game_params, "game parameter");
     if !catalogue::feature_games().contains(&job.game.as_str()) {
         // Checks `eval` where no family does (`eval=features` is an error here).
-        family::wants_features(job, false)?;
+        family::wants_features::<L>(job, false)?;
     }
     match catalogue::visit(&job.game, &params, Prepare::<L>::new(job, res)) {
         Some(prepared) => prepared?,

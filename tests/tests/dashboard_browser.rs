@@ -1,28 +1,22 @@
 //! End-to-end: the dashboard in a real headless Chromium against a real coordinator.
 //!
 //! Starts the coordinator (`gamesolver serve --local-workers 2` on a free loopback port, through
-//! the e2e harness), starts Chromium with `--remote-debugging-pipe` and drives
-//! it with the DevTools protocol (JSON messages separated by NUL bytes on file descriptors 3
-//! and 4; a shell `exec` maps them onto our pipes, so no WebSocket client is needed). Through
-//! the page's own form it submits an invalid job (and expects the API's message on the page),
-//! then a real one; it follows the job page until the result, checks that the plot and the
-//! board picture are in the DOM, saves screenshots under `target/artifacts/`, and fails on any
-//! console error, uncaught exception, failed request, or request to anything but the
-//! coordinator (the pages must work offline).
+//! the e2e harness) and Chromium with `--remote-debugging-pipe`, driven by the DevTools protocol
+//! (JSON messages separated by NUL bytes on file descriptors 3 and 4, which a shell `exec` maps
+//! onto our pipes: no WebSocket client). The tests:
+//! - through the page's form, an invalid job (the API's message on the page), then a real one
+//!   followed to its result, with the plot and the board picture in the DOM and screenshots
+//!   under `target/artifacts/`;
+//! - the analysis board: a column of a Connect Four position near the end clicked with real
+//!   mouse events; every move's score of the `analyse=all` job the page submits equals the
+//!   API's answer and minus the plain exact value of the position after the move;
+//! - a coordinator with an API token: the page asks for it after the first 401, shows the API's
+//!   message for a wrong one, keeps the right one in `sessionStorage` and runs a job with it.
 //!
-//! Another test plays on the analysis board: from a Connect Four position near the end it
-//! clicks a column with real mouse events, waits for the `analyse=all` job the page submits and
-//! reads every move's score from the board; they must equal the API's answer for the same
-//! position and minus the plain exact value of each position after the move.
-//!
-//! A further test runs the page against a coordinator with an API token: the page asks for the
-//! token after the first 401, a wrong token shows the API's message (on the page and under the
-//! form), the right one is kept in `sessionStorage` and a job submitted through the form runs
-//! to its result.
-//!
-//! Chromium is found as `$GAMESOLVER_CHROMIUM`, else `chromium`, `chromium-browser`,
-//! `google-chrome` or `headless_shell` on `PATH` (Debian: `apt-get install -y chromium`). If
-//! none is found the test prints a `SKIPPED` line and passes.
+//! Each fails on a console error, an uncaught exception, a failed request, or a request to
+//! anything but the coordinator (the pages must work offline). Chromium is `$GAMESOLVER_CHROMIUM`,
+//! else `chromium`, `chromium-browser`, `google-chrome` or `headless_shell` on `PATH` (Debian:
+//! `apt-get install -y chromium`); without one the test prints a `SKIPPED` line and passes.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;

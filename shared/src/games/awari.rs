@@ -1,52 +1,14 @@
 //! Awari (oware abapa) with the rules Romein and Bal solved it under, on the standard board of six
 //! pits a side, and the same rules on smaller boards (`pits` per side, 1 to 6) for tests and for
-//! checking retrograde analysis on a second, smaller game.
-//!
-//! Rules: the Awari rules of Allis, van der Meulen and van den Herik (1991), used at the Computer
-//! Olympiads and by Romein and Bal ("Awari is solved", ICGA Journal 25(3), 2002; "Solving the
-//! Game of Awari using Parallel Retrograde Analysis", IEEE Computer 36(10), 2003). Where they
-//! differ from the tournament rules (oware abapa) is marked *Awari*:
-//! - The board has two rows of pits, one per player; the game starts with 4 stones in every pit.
-//!   A move takes all stones of a non-empty pit of the mover's row and sows them one by one into
-//!   the following pits, counter-clockwise (the mover's row left to right, then the opponent's).
-//!   A pit of 12 or more stones laps the board: sowing skips the pit it started from.
-//! - Capture: when the last stone lands in an opponent's pit that then holds 2 or 3 stones, those
-//!   are captured, and so are those of the preceding pits, going backwards, as long as they are
-//!   the opponent's and hold 2 or 3.
-//! - A move may not leave the opponent without stones (*Awari*: abapa allows a grand slam but
-//!   captures nothing). So when the opponent's row is empty the mover must feed him, and a move
-//!   that would capture all his stones (grand slam) is illegal, unless every move does so: then
-//!   the grand slam is played and captures.
-//! - The game ends when the side to move has no legal move: either his row is empty (only after
-//!   a forced grand slam), or the opponent's is and no move reaches it. Each player then gets the
-//!   stones on his own side (so the player who could not feed gets all that are left).
-//! - Cycles (*Awari*): a position that repeats ends the game and the stones on the board are
-//!   divided evenly: they count for nobody. Romein and Bal end the game at the third occurrence
-//!   of a position; ending it at the first repetition gives the same game values (see
-//!   "Repetition" below), as both make endless play worth 0.
-//!
-//! Sources: the rule summary of the Awari Oracle (Romein and Bal's web front end to their
-//! databases), and the notes published with their databases (Vrije Universiteit Amsterdam, 2024:
-//! "it is not allowed to remove all stones of the opponent (leaving it no move), unless it is
-//! the only move available"; entries are values from -48 to 48, the stones the side to move
-//! captures with optimal play minus the opponent's). The papers themselves were not at hand; where
-//! the Oracle's summary reads "unless all moves eradicate the opponent and at least one seed is
-//! left on the player's own side", the case with no seed left is a board of 0 stones either way.
+//! checking retrograde analysis on a second, smaller game. The rules, their sources and why ending
+//! the game at a repetition gives the databases' values: docs/awari.md, "Rules".
 //!
 //! Value (Romein and Bal's databases): the stones the side to move captures from the position on
 //! minus those the opponent captures; stones captured before do not count. Bounds: `±n` for `n`
-//! stones on the board.
-//!
-//! Repetition. A position can only repeat while no stone is captured, so a state keeps the
-//! positions since the last capture (a shared list: copies cost nothing) and the score made since
-//! the root, and its value is that score plus what is still to come. With an empty history (at
-//! the root and right after a capture) that is exactly the database value of its board; deeper
-//! in a search the repetition rule can make it depend on the path, which is why the hash and
-//! equality of states take the history into account. The value at a fresh root under "a
-//! repetition ends the game" equals the value under "infinite play is worth 0" (the retrograde
-//! databases' meaning): a side that can force `t > 0` does so along a path that never repeats
-//! (its distance to the target falls every move), and a side that can hold `>= 0` either reaches
-//! an end of that value or a repetition, worth 0.
+//! stones on the board. A position can only repeat while no stone is captured, so a state keeps
+//! the positions since the last capture (a shared list: copies cost nothing) and the score made
+//! since the root; the hash and equality of states take that history into account. With an empty
+//! history (the root, right after a capture) the value is the database value of its board.
 //!
 //! Notation: the pit counts separated by commas, first the side to move's pits in sowing order,
 //! then the opponent's (empty text: the start). Moves are the pits `a`, `b`, ... of the side to

@@ -87,6 +87,9 @@ pub trait GameEntry {
     const BOOK: Option<BookFn> = None;
     /// The game's endgame databases by retrograde analysis, if it has them.
     const TABLES: Option<TablesFn> = None;
+    /// Whether the command line reads a position given as `@FILE` from that file (positions too
+    /// long to type, such as an explicit tree's JSON); the service refuses `@`.
+    const POSITION_FILE: bool = false;
     /// What [`GameEntry::build`] makes (the game, or a choice between instances of it).
     type Game;
     /// Builds the game from its parameters. Reads each parameter through `params` (which checks

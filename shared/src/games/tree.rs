@@ -802,6 +802,7 @@ impl GameEntry for TreeEntry {
     const NAME: &'static str = "tree";
     const PARAMS: &'static [Spec] = &[];
     const FAMILY: Family = Family::Tree;
+    const POSITION_FILE: bool = true;
     type Game = ();
     fn build(params: &Opts) -> Result<(), SolveError> {
         params.finish()

@@ -18,7 +18,7 @@
 //! (`memory_mb`, else the engine's default) is shared out evenly between the moves, since every
 //! move keeps its own table for the job's lifetime.
 
-use super::kernel::{Analyse, KernelList};
+use super::kernel::{Algorithm, Analyse, KernelList};
 use super::spec::{DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
@@ -34,6 +34,9 @@ pub const ANALYSE: Spec = Spec::choice(
     DefaultValue::Word("none"),
     "all: the score of every root move (result key moves)",
 );
+
+/// `depth`: with it, an analysis gives every move's depth-limited estimate.
+const DEPTH: &str = super::spec::DEPTH.name;
 
 /// Options an analysis refuses: each asks a different question than every move's value.
 const REFUSED: &[&str] = &["target", "guess", "weak", "book", "proof"];
@@ -72,25 +75,28 @@ pub(super) fn route<G: Exact + Clone, L: KernelList>(
     if !all {
         return plain(&stripped, game, root, res);
     }
-    let of = |how: Analyse| -> Vec<&str> {
+    let of = |how: &dyn Fn(&Algorithm) -> bool| -> Vec<&str> {
         L::all()
             .into_iter()
-            .filter(|a| a.analyse == how)
+            .filter(|a| how(a))
             .map(|a| a.name)
             .collect()
     };
-    if !of(Analyse::Moves).contains(&job.algorithm.as_str()) {
+    let by_moves = |a: &Algorithm| matches!(a.analyse, Analyse::Moves { .. });
+    let Some(kernel) = L::find(&job.algorithm).filter(|a| by_moves(a)) else {
         return Err(SolveError::bad(format!(
             "option 'analyse' is for {} and {}, not '{}'",
-            of(Analyse::Moves).join(", "),
-            of(Analyse::Own).join(", "),
+            of(&by_moves).join(", "),
+            of(&|a| a.analyse == Analyse::Own).join(", "),
             job.algorithm
         )));
-    }
-    if job.options.contains_key("depth") && job.algorithm != "alphabeta" {
-        return Err(SolveError::bad(
-            "option 'analyse=all' with 'depth' is for alphabeta (every move's estimate)",
-        ));
+    };
+    // With `depth`, every move's estimate: for the kernels that read `depth`.
+    if job.options.contains_key(DEPTH) && !kernel.reads(DEPTH) {
+        return Err(SolveError::bad(format!(
+            "option 'analyse=all' with 'depth' is for {} (every move's estimate)",
+            of(&|a| by_moves(a) && a.reads(DEPTH)).join(", ")
+        )));
     }
     if let Some(key) = REFUSED.iter().find(|k| job.options.contains_key(**k)) {
         return Err(SolveError::bad(format!(
@@ -101,7 +107,7 @@ pub(super) fn route<G: Exact + Clone, L: KernelList>(
     game.legal_moves(&root, &mut moves);
     let shares = moves.len().max(1) as u64;
     let mut child_res = *res;
-    if job.algorithm == "alphabeta" {
+    if kernel.analyse == (Analyse::Moves { own_table: true }) {
         match stripped
             .options
             .get("memory_mb")

@@ -22,6 +22,8 @@ pub struct Info {
     pub book: Option<BookFn>,
     /// [`GameEntry::TABLES`].
     pub tables: Option<TablesFn>,
+    /// [`GameEntry::POSITION_FILE`].
+    pub position_file: bool,
 }
 
 /// The declaration of the game `name`, if the catalogue has it.
@@ -76,6 +78,7 @@ macro_rules! catalogue {
             family: <$entry as GameEntry>::FAMILY,
             book: <$entry as GameEntry>::BOOK,
             tables: <$entry as GameEntry>::TABLES,
+            position_file: <$entry as GameEntry>::POSITION_FILE,
         }),*];
 
         /// Builds the game `name` from `params` (parameter errors are bad input) and offers it

@@ -14,9 +14,9 @@
 //! Output: `value` from the point of view of the player to move at the root (for trees: MAX's
 //! utility), `best_move` at a decision root, `nodes`, and `depth`/`iterations`.
 
-use super::kernel::{self, Group, Prepared, Shape};
+use super::kernel::Group;
 use super::spec::{self, DefaultValue, Spec};
-use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
+use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::json_number;
 use crate::model::chance::ChanceZeroSum;
 use crate::search::expectimax::{expectimax, ChanceOutcome, Pruning};
@@ -85,73 +85,29 @@ pub static GROUP: Group = Group {
     },
 };
 
-/// Declares the chance kernel `$name`, whose settings `$read` reads.
+/// Declares the chance kernel `$kernel`, named `$name`, whose settings `$read` reads (a
+/// [`ReadKernel`]) and that runs through [`chance`]: a kernel file under `registry/kernels/` is
+/// one call of it.
 macro_rules! chance_kernel {
     ($(#[$doc:meta])* $kernel:ident, $name:literal, $read:expr) => {
-        $(#[$doc])*
-        pub struct $kernel;
-
-        impl kernel::Kernel for $kernel {
-            const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
+        $crate::registry::kernel::kernel! {
+            $(#[$doc])*
+            $kernel {
                 name: $name,
-                serves: &[Shape::Chance, Shape::MinMaxTree, Shape::ChanceTree],
-                group: &GROUP,
-                analyse: kernel::Analyse::No,
-            };
-            fn chance<G: ChanceZeroSum>(
-                job: &JobSpec,
-                game: G,
-                root: G::State,
-                evaluates: bool,
-                max_view: bool,
-                _res: &Resources,
-            ) -> Option<Prepared> {
-                Some(chance(job, game, root, evaluates, max_view, $read))
+                serves: [Chance, MinMaxTree, ChanceTree],
+                group: $crate::registry::chance::GROUP,
+                analyse: $crate::registry::kernel::Analyse::No,
             }
+            chance(job, game, root, evaluates, max_view, _res) => $crate::registry::chance::chance(
+                job, game, root, evaluates, max_view, $read,
+            );
         }
     };
 }
-
-chance_kernel!(
-    /// `expectimax`, with Ballard's cut at chance nodes (`prune`).
-    Expectimax,
-    "expectimax",
-    |opts| {
-        Ok(Kernel::Expectimax(if opts.flag(&PRUNE)? {
-            Pruning::ChanceBounds
-        } else {
-            Pruning::None
-        }))
-    }
-);
-chance_kernel!(
-    /// `star1`: Ballard's Star1.
-    Star1,
-    "star1",
-    |_| Ok(Kernel::Star1)
-);
-chance_kernel!(
-    /// `star2`: Star1 with probing of the first child.
-    Star2,
-    "star2",
-    |_| Ok(Kernel::Star2)
-);
-chance_kernel!(
-    /// `star25`: Star2.5, probing `probing` children sequentially or cyclically.
-    Star25,
-    "star25",
-    |opts| {
-        let k: u32 = opts.uint_value(&PROBING)?;
-        let mode = match opts.choice(&PROBING_MODE)? {
-            "cyclic" => ProbingMode::Cyclic,
-            _ => ProbingMode::Sequential,
-        };
-        Ok(Kernel::Star25(k, mode))
-    }
-);
+pub(crate) use chance_kernel;
 
 /// Reads the settings of one chance kernel.
-type ReadKernel = fn(&Opts) -> Result<Kernel, SolveError>;
+pub type ReadKernel = fn(&Opts) -> Result<Kernel, SolveError>;
 
 /// `lower` and `upper` as given: both or neither, finite with lower < upper.
 pub fn bounds(lower: Option<f64>, upper: Option<f64>) -> Result<Option<(f64, f64)>, SolveError> {

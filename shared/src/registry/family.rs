@@ -2,7 +2,7 @@
 //! zero-sum game or an explicit tree goes through first. Generic over the game; the registry
 //! instantiates it per game.
 
-use super::kernel::{self, Algorithm, Analyse, Group, Kernel, KernelList, Prepared, Shape};
+use super::kernel::{self, Analyse, Group, KernelList, Shape};
 use super::spec::{self, DefaultValue, Spec, MAX_DEPTH};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
@@ -75,9 +75,20 @@ enum Ask {
     Decide(i32),
 }
 
+/// Which kernel of the family a job runs: the kernel's hook says it, so the job never reads
+/// the algorithm's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// `minimax` (`kernels/minimax.rs`).
+    Minimax,
+    /// `alphabeta` (`kernels/alphabeta.rs`).
+    Alphabeta,
+}
+
 /// A prepared two-player zero-sum job.
 pub struct ZeroSumJob<G: Exact> {
     job: JobSpec,
+    search: Search,
     game: G,
     root: G::State,
     depth: Option<u32>,
@@ -109,47 +120,6 @@ pub static GROUP: Group = Group {
         _ => &[],
     },
 };
-
-/// `minimax`: plain minimax, to the end or to `depth`.
-pub struct Minimax;
-
-impl Kernel for Minimax {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "minimax",
-        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn zero_sum<G: Exact>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(two_player(job, game, root, res))
-    }
-}
-
-/// `alphabeta`: the engine (or the game's own solver), exact by null-window probes or to
-/// `depth` by iterative deepening.
-pub struct Alphabeta;
-
-impl Kernel for Alphabeta {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "alphabeta",
-        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
-        group: &GROUP,
-        analyse: Analyse::Moves,
-    };
-    fn zero_sum<G: Exact>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(two_player(job, game, root, res))
-    }
-}
 
 /// Prepares a job over a two-player zero-sum game: parses the position and hands the game to
 /// the job's kernel in the list `L`.
@@ -199,12 +169,14 @@ fn zero_sum_at<G: Exact, L: KernelList>(
 }
 
 /// Prepares a `minimax` or `alphabeta` job (tables applied to the game already).
-fn two_player<G: Exact>(
+pub fn two_player<G: Exact>(
     job: &JobSpec,
     game: G,
     root: G::State,
     res: &Resources,
+    search: Search,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
+    let alphabeta = search == Search::Alphabeta;
     let opts = Opts::new(&job.options, "option");
     // Applied to the game by `zero_sum_at` before it got here.
     opts.allow(spec::TABLES.name);
@@ -217,7 +189,7 @@ fn two_player<G: Exact>(
     let weak = opts.flag(&WEAK)?;
     // Read (and checked) by `wants_features` in the registry, before the game was built.
     opts.allow(EVAL.name);
-    let book = load_book(job, &game, opts.text(&BOOK), depth)?;
+    let book = load_book(job, &game, opts.text(&BOOK), alphabeta && depth.is_none())?;
     let ask = match opts.text(&TARGET) {
         None => Ask::Value,
         Some(t) => Ask::Decide(super::parse_internal(&game, &root, "target", t)?),
@@ -235,7 +207,7 @@ fn two_player<G: Exact>(
                     game.value_to_json(&root, hi)
                 )));
             }
-            if job.algorithm != "alphabeta" || depth.is_some() || matches!(ask, Ask::Decide(_)) {
+            if !alphabeta || depth.is_some() || matches!(ask, Ask::Decide(_)) {
                 return Err(SolveError::bad(
                     "option 'guess' is for the exact value by alphabeta (no 'depth', no 'target')",
                 ));
@@ -243,7 +215,6 @@ fn two_player<G: Exact>(
             Some(g)
         }
     };
-    let alphabeta = job.algorithm == Alphabeta::ALGORITHM.name;
     if !alphabeta && matches!(ask, Ask::Decide(_)) {
         return Err(SolveError::bad(
             "option 'target' is for alphabeta and the proof-number algorithms",
@@ -273,6 +244,7 @@ fn two_player<G: Exact>(
     opts.finish()?;
     Ok(Box::new(ZeroSumJob {
         job: job.clone(),
+        search,
         game,
         root,
         depth,
@@ -293,10 +265,11 @@ fn two_player<G: Exact>(
 /// The `eval` option of depth-limited search: `features` (the game's weighted-feature
 /// evaluator, values scaled so that a real win is above every estimate; see `search::eval`) or
 /// `game` (the game's built-in `evaluate`). `default` is the game's choice when the option is
-/// absent. Only `alphabeta` and `minimax` with a `depth` use an evaluator.
-pub fn wants_features(job: &JobSpec, default: bool) -> Result<bool, SolveError> {
-    let depth_limited = matches!(job.algorithm.as_str(), "alphabeta" | "minimax")
-        && job.options.contains_key("depth");
+/// absent. Only the kernels that read `eval` (`alphabeta` and `minimax`, this family's option
+/// table says so) use an evaluator, and only with a `depth`.
+pub fn wants_features<L: KernelList>(job: &JobSpec, default: bool) -> Result<bool, SolveError> {
+    let depth_limited = L::find(&job.algorithm).is_some_and(|k| k.reads(EVAL.name))
+        && job.options.contains_key(DEPTH.name);
     match Opts::new(&job.options, "option").choice_given(&EVAL)? {
         None => Ok(default && depth_limited),
         Some("game") => Ok(false),
@@ -329,7 +302,7 @@ where
     E: Evaluator<G>,
     L: KernelList,
 {
-    if wants_features(job, default)? {
+    if wants_features::<L>(job, default)? {
         zero_sum::<_, L>(job, features(game), res)
     } else {
         zero_sum::<_, L>(job, game, res)
@@ -342,7 +315,7 @@ fn load_book<G: Exact>(
     job: &JobSpec,
     game: &G,
     name: Option<&str>,
-    depth: Option<u32>,
+    exact_alphabeta: bool,
 ) -> Result<Option<std::sync::Arc<G::Book>>, SolveError> {
     let Some(name) = name else { return Ok(None) };
     if !game.takes_book() {
@@ -351,7 +324,7 @@ fn load_book<G: Exact>(
             job.game
         )));
     }
-    if job.algorithm != "alphabeta" || depth.is_some() {
+    if !exact_alphabeta {
         return Err(SolveError::bad(
             "option 'book' is for exact alphabeta (no 'depth')",
         ));
@@ -583,8 +556,8 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
     }
 
     fn plan_shape(&self) -> PlanShape {
-        match (self.job.algorithm.as_str(), self.ask, self.depth) {
-            ("alphabeta", Ask::Value, None)
+        match (self.search, self.ask, self.depth) {
+            (Search::Alphabeta, Ask::Value, None)
                 if !self.game.is_terminal(&self.root) && !self.game.one_task(&self.root) =>
             {
                 let (lower, upper) = self.root_bounds();
@@ -611,8 +584,8 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
             (TaskKind::Probe { target }, _) => self.probe(*target, ctl),
             (TaskKind::Whole, Ask::Decide(target)) => self.probe(target, ctl),
             (TaskKind::Whole, Ask::Value) => {
-                let (o, reached, stopped) = match self.job.algorithm.as_str() {
-                    "minimax" => {
+                let (o, reached, stopped) = match self.search {
+                    Search::Minimax => {
                         let o = minimax::minimax(&self.game, &self.root, self.depth, ctl)
                             .ok_or_else(|| super::stopped(ctl))?;
                         (o, 0, None)
@@ -630,7 +603,7 @@ impl<G: Exact> PreparedJob for ZeroSumJob<G> {
                 let v = if self.weak { o.value.signum() } else { o.value };
                 let raw = RawBounds { lower: v, upper: v };
                 let mut out = self.output(o, value, raw, t0.elapsed().as_millis() as u64);
-                if self.job.algorithm == "alphabeta" && self.depth.is_some() {
+                if self.search == Search::Alphabeta && self.depth.is_some() {
                     // Iterative deepening: the deepest finished iteration, and whether a limit
                     // stopped it early.
                     out.extra.insert("depth".into(), reached.into());

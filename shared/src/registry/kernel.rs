@@ -2,8 +2,9 @@
 //! shapes of game it serves ([`Shape`]), the family whose option table it reads ([`Group`]),
 //! whether it analyses every root move, and a prepare hook per shape it serves; and a list of
 //! kernels ([`KernelList`]: `()` or `(K, L)`), which hands each hook to the kernel a job names.
-//! The catalogue's list is in [`super::kernels`]; the families implement their kernels against
-//! this module only, so they do not depend on the list.
+//! Each kernel is a file under `kernels/` that declares it with [`kernel!`]; the catalogue's list
+//! is in [`super::kernels`]. The families (`family`, `pn`, `chance`, ...) hold what their kernels
+//! share (option tables, jobs, outputs) and do not depend on the list.
 
 use super::catalogue::{Family, Info};
 use super::{PreparedJob, Resources, SolveError, Spec};
@@ -87,8 +88,10 @@ pub fn skip_none(_: &Info) -> &'static [&'static str] {
 pub enum Analyse {
     /// Refused.
     No,
-    /// Every root move's exact job, planned side by side (`registry::analysis`).
-    Moves,
+    /// Every root move's exact job, planned side by side (`registry::analysis`). `own_table`:
+    /// each move's job keeps its own table for the job's lifetime, so the analysis shares the
+    /// table budget (`memory_mb`) out between the moves.
+    Moves { own_table: bool },
     /// The kernel's own (MCTS: the root's statistics).
     Own,
 }
@@ -126,6 +129,22 @@ impl Algorithm {
             .collect()
     }
 
+    /// Whether it builds endgame databases (it serves [`Shape::Ranked`] only): its work counts
+    /// entries written, not nodes, and its result names a set of databases that later jobs pin
+    /// by name.
+    pub fn builds_databases(&self) -> bool {
+        matches!(self.serves, [Shape::Ranked])
+    }
+
+    /// The key of its progress reports that counts its work.
+    pub fn work_key(&self) -> &'static str {
+        if self.builds_databases() {
+            "entries_written"
+        } else {
+            "nodes"
+        }
+    }
+
     /// Whether it reads the option `key` on some game.
     pub fn reads(&self, key: &str) -> bool {
         self.group
@@ -134,6 +153,132 @@ impl Algorithm {
             .any(|s| s.name == key && s.applies_to(self.name))
     }
 }
+
+/// Declares a kernel: a unit type with its doc, its [`Algorithm`] (`serves` names [`Shape`]s)
+/// and its prepare hooks, each written as the hook's name, the names of its arguments and the
+/// expression it prepares with (the `Some` or `Ok` around it is the macro's):
+///
+/// ```ignore
+/// kernel! {
+///     /// `minimax`: plain minimax.
+///     Minimax {
+///         name: "minimax",
+///         serves: [ZeroSum, MinMaxTree],
+///         group: family::GROUP,
+///         analyse: Analyse::No,
+///     }
+///     zero_sum(job, game, root, res) => family::two_player(job, game, root, res, Search::Minimax);
+/// }
+/// ```
+///
+/// The arguments are those of the [`Kernel`] hook of that name, in its order; a game's type
+/// is `G`.
+macro_rules! kernel {
+    (@hook job($job:ident, $res:ident) => $e:expr) => {
+        fn job(
+            $job: &$crate::wire::JobSpec,
+            $res: &$crate::registry::Resources,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook zero_sum($job:ident, $game:ident, $root:ident, $res:ident) => $e:expr) => {
+        fn zero_sum<G: $crate::games::Exact>(
+            $job: &$crate::wire::JobSpec,
+            $game: G,
+            $root: G::State,
+            $res: &$crate::registry::Resources,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook chance(
+        $job:ident, $game:ident, $root:ident, $ev:ident, $mv:ident, $res:ident
+    ) => $e:expr) => {
+        fn chance<G: $crate::model::ChanceZeroSum>(
+            $job: &$crate::wire::JobSpec,
+            $game: G,
+            $root: G::State,
+            $ev: bool,
+            $mv: bool,
+            $res: &$crate::registry::Resources,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook stochastic($job:ident, $game:ident, $root:ident, $res:ident) => $e:expr) => {
+        fn stochastic<G: $crate::model::ChanceZeroSum>(
+            $job: &$crate::wire::JobSpec,
+            $game: G,
+            $root: G::State,
+            $res: &$crate::registry::Resources,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook single($job:ident, $game:ident, $res:ident) => $e:expr) => {
+        fn single<G: $crate::model::single::SinglePlayer>(
+            $job: &$crate::wire::JobSpec,
+            $game: G,
+            $res: &$crate::registry::Resources,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook multi($job:ident, $game:ident, $root:ident) => $e:expr) => {
+        fn multi<
+            G: $crate::model::Stochastic + $crate::model::VectorEval + $crate::model::OutOfTurn,
+        >(
+            $job: &$crate::wire::JobSpec,
+            $game: G,
+            $root: G::State,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook multi_tree($job:ident, $tree:ident) => $e:expr) => {
+        fn multi_tree(
+            $job: &$crate::wire::JobSpec,
+            $tree: $crate::games::tree::Tree,
+        ) -> Option<$crate::registry::kernel::Prepared> {
+            Some($e)
+        }
+    };
+    (@hook tree($job:ident, $tree:ident, $res:ident) => $e:expr) => {
+        fn tree(
+            $job: &$crate::wire::JobSpec,
+            $tree: $crate::games::tree::Tree,
+            $res: &$crate::registry::Resources,
+        ) -> Result<$crate::registry::kernel::Prepared, $crate::games::tree::Tree> {
+            Ok($e)
+        }
+    };
+    (
+        $(#[$doc:meta])*
+        $kernel:ident {
+            name: $name:literal,
+            serves: [$($shape:ident),* $(,)?],
+            group: $group:path,
+            analyse: $analyse:expr $(,)?
+        }
+        $($hook:ident($($arg:ident),*) => $e:expr;)*
+    ) => {
+        $(#[$doc])*
+        pub struct $kernel;
+
+        impl $crate::registry::kernel::Kernel for $kernel {
+            const ALGORITHM: $crate::registry::kernel::Algorithm =
+                $crate::registry::kernel::Algorithm {
+                    name: $name,
+                    serves: &[$($crate::registry::kernel::Shape::$shape),*],
+                    group: &$group,
+                    analyse: $analyse,
+                };
+            $($crate::registry::kernel::kernel!(@hook $hook($($arg),*) => $e);)*
+        }
+    };
+}
+pub(crate) use kernel;
 
 /// A kernel: its declaration and one prepare hook per shape it serves. A hook that is not
 /// written answers `None` (the kernel does not serve that shape).

@@ -1,75 +1,62 @@
 //! The algorithm catalogue: every kernel the registry knows, one line each.
 //!
-//! A kernel declares itself once, by a type that implements [`Kernel`] (its name, the shapes
-//! of game it serves, its family's option table, its prepare hooks). [`ALGORITHMS`],
+//! A kernel declares itself once, in its own file under `kernels/`, by a type that implements
+//! [`Kernel`] (its name, the shapes of game it serves, its family's option table, its prepare
+//! hooks), written with `kernel::kernel!` or a family's macro on top of it. [`ALGORITHMS`],
 //! [`super::option_specs`], [`super::families`], the analysis and `tables` allow-lists, the
 //! command line's help, `/openapi.json`, the dashboard and the fuzz lists derive from the list
-//! below. Adding a kernel is its own file under `kernels/` plus one `mod` line in that list.
+//! below. Adding a kernel is its own file under `kernels/` plus one line in that list.
 //!
 //! The list is a type ([`Kernels`]), so a test can prepare jobs with a longer one
 //! ([`super::prepare_in`] with `(Toy, Kernels)`) without editing anything here.
 
 pub use super::kernel::{groups, Algorithm, Analyse, Group, Kernel, KernelList, Prepared, Shape};
 
-/// The one list of kernels: generates [`Kernels`] (the list as a type) and
-/// [`ALGORITHMS`]. `mod name::Type` declares a kernel in its own file, `kernels/name.rs`; the
-/// others are declared with their family.
+/// The one list of kernels: `name::Type` declares the module `kernels/name.rs` and lists its
+/// kernel `Type`; generates [`Kernels`] (the list as a type) and [`ALGORITHMS`].
 macro_rules! catalogue {
     (@list) => { () };
-    (@list mod $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
+    (@list $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
         ($m::$k, catalogue!(@list $($($rest)*)?))
     };
-    (@list $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
-        (super::$m::$k, catalogue!(@list $($($rest)*)?))
-    };
-    (@mods) => {};
-    (@mods mod $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
-        pub mod $m;
-        catalogue!(@mods $($($rest)*)?);
-    };
-    (@mods $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
-        catalogue!(@mods $($($rest)*)?);
-    };
-    (@names [$($acc:expr),*]) => { [$($acc),*] };
-    (@names [$($acc:expr),*] mod $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
-        catalogue!(@names [$($acc,)* <$m::$k as Kernel>::ALGORITHM.name] $($($rest)*)?)
-    };
-    (@names [$($acc:expr),*] $m:ident :: $k:ident $(, $($rest:tt)*)?) => {
-        catalogue!(@names [$($acc,)* <super::$m::$k as Kernel>::ALGORITHM.name] $($($rest)*)?)
-    };
-    ($($entry:tt)*) => {
-        catalogue!(@mods $($entry)*);
+    ($($m:ident :: $k:ident),* $(,)?) => {
+        $(pub mod $m;)*
         /// The kernels, in catalogue order, as a [`KernelList`].
-        pub type Kernels = catalogue!(@list $($entry)*);
+        pub type Kernels = catalogue!(@list $($m::$k),*);
         /// Algorithm names a job may give, in catalogue order.
-        pub const ALGORITHMS: &[&str] = &catalogue!(@names [] $($entry)*);
+        pub const ALGORITHMS: &[&str] = &[$(<$m::$k as Kernel>::ALGORITHM.name),*];
     };
 }
 
 catalogue![
-    family::Minimax,
-    family::Alphabeta,
-    pn::Pns,
-    pn::Dfpn,
-    pn::Pn2,
-    pn::Pdspn,
-    pn::Jlpns,
-    chance::Expectimax,
-    chance::Star1,
-    chance::Star2,
-    chance::Star25,
-    multi::Maxn,
-    multi::Paranoid,
-    mod brs::Brs,
+    minimax::Minimax,
+    alphabeta::Alphabeta,
+    pns::Pns,
+    dfpn::Dfpn,
+    pn2::Pn2,
+    pdspn::Pdspn,
+    jlpns::Jlpns,
+    expectimax::Expectimax,
+    star1::Star1,
+    star2::Star2,
+    star25::Star25,
+    maxn::Maxn,
+    paranoid::Paranoid,
+    brs::Brs,
     mcts::Mcts,
-    single::Nmcs,
-    single::Nrpa,
-    retro::Retrograde,
+    nmcs::Nmcs,
+    nrpa::Nrpa,
+    retrograde::Retrograde,
 ];
 
 /// Every kernel's declaration, in catalogue order.
 pub fn entries() -> Vec<&'static Algorithm> {
     Kernels::all()
+}
+
+/// The declaration of the catalogue's kernel `name`.
+pub fn find(name: &str) -> Option<&'static Algorithm> {
+    Kernels::find(name)
 }
 
 /// The names of the catalogue's kernels of `group`.

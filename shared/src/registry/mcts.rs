@@ -18,7 +18,7 @@
 //! key `root_stats`; [`PreparedJob::merge_runs`] sums them, so the merged result equals that of
 //! one task with all `T` trees (tree `t`'s seed depends on `seed` and `t`, not on `tasks`).
 
-use super::kernel::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::kernel::Group;
 use super::spec::{self, DefaultValue, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{json_number, Tree, TreeKind};
@@ -228,53 +228,6 @@ pub static GROUP: Group = Group {
         _ => &[],
     },
 };
-
-/// `mcts`: UCT with root-parallel trees, on every shape but single-player games.
-pub struct Mcts;
-
-impl Kernel for Mcts {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "mcts",
-        serves: &[
-            Shape::ZeroSum,
-            Shape::Chance,
-            Shape::MinMaxTree,
-            Shape::ChanceTree,
-            Shape::MultiTree,
-        ],
-        group: &GROUP,
-        analyse: Analyse::Own,
-    };
-    fn zero_sum<G: crate::games::Exact>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(zero_sum(job, game, root, res))
-    }
-    fn chance<G: ChanceZeroSum>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        _evaluates: bool,
-        _max_view: bool,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(chance_zero_sum(job, game, root, res))
-    }
-    fn stochastic<G: ChanceZeroSum>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(stochastic(job, game, root, res))
-    }
-    fn tree(job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree> {
-        Ok(self::tree(job, tree, res))
-    }
-}
 
 /// `lower` < `upper`, both finite, or the error naming them.
 fn checked_bounds(l: f64, u: f64) -> Result<(f64, f64), SolveError> {

@@ -32,10 +32,10 @@ pub fn prepare<L: KernelList>(
     let info = &loaded.info;
     let game = ModuleGame::new(loaded.clone(), &job.game_params).map_err(SolveError::bad)?;
     let inner = if info.zero_sum && !info.chance {
-        super::family::wants_features(job, false)?;
+        super::family::wants_features::<L>(job, false)?;
         Prepare::<L>::new(job, res).zero_sum(game.clone())?
     } else if info.players == 1 && !info.chance {
-        super::family::wants_features(job, false)?;
+        super::family::wants_features::<L>(job, false)?;
         Prepare::<L>::new(job, res).single(game.clone())?
     } else {
         return Err(SolveError::bad(format!(

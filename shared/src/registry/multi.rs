@@ -17,13 +17,12 @@
 //! (these searches do not determine them). `player` names the root player (0-based) for
 //! paranoid and brs.
 
-use super::kernel::{Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::kernel::Group;
 use super::spec::{self, DefaultValue, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{json_number, Tree};
-use crate::model::{Game, OutOfTurn, Stochastic, VectorEval};
-use crate::search::maxn::{maxn, root_player, TieBreak, VectorOutcome};
-use crate::search::paranoid::paranoid;
+use crate::model::{Game, Stochastic, VectorEval};
+use crate::search::maxn::{root_player, VectorOutcome};
 use crate::search::Control;
 use crate::wire::{Extra, JobSpec, TaskKind, TaskOutput};
 
@@ -57,72 +56,6 @@ pub static GROUP: Group = Group {
         _ => &[],
     },
 };
-
-/// `maxn`: max^n, every player's value, ties broken by `tiebreak`.
-pub struct Maxn;
-
-impl Maxn {
-    fn read<G: Stochastic + VectorEval>(opts: &Opts) -> Result<VectorSearch<G>, SolveError> {
-        let tb: TieBreak = opts
-            .choice(&TIEBREAK)?
-            .parse()
-            .map_err(|e: String| SolveError::Internal(e))?;
-        Ok(VectorSearch {
-            run: Box::new(move |g, s, depth, ctl| maxn(g, s, depth, tb, ctl)),
-            root_only: false,
-        })
-    }
-}
-
-impl Kernel for Maxn {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "maxn",
-        serves: &[Shape::Multi, Shape::MultiTree],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-    ) -> Option<Prepared> {
-        Some(prepare(job, game, root, true, None, Maxn::read))
-    }
-    fn multi_tree(job: &JobSpec, tree: Tree) -> Option<Prepared> {
-        Some(self::tree(job, tree, Maxn::read))
-    }
-}
-
-/// `paranoid`: the root player against a coalition of the others.
-pub struct Paranoid;
-
-impl Paranoid {
-    fn read<G: Stochastic + VectorEval>(_: &Opts) -> Result<VectorSearch<G>, SolveError> {
-        Ok(VectorSearch {
-            run: Box::new(|g, s, depth, ctl| paranoid(g, s, depth, ctl)),
-            root_only: true,
-        })
-    }
-}
-
-impl Kernel for Paranoid {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "paranoid",
-        serves: &[Shape::Multi, Shape::MultiTree],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-    ) -> Option<Prepared> {
-        Some(prepare(job, game, root, true, None, Paranoid::read))
-    }
-    fn multi_tree(job: &JobSpec, tree: Tree) -> Option<Prepared> {
-        Some(self::tree(job, tree, Paranoid::read))
-    }
-}
 
 /// A multi-player search with its settings.
 pub struct VectorSearch<G: Game> {

@@ -19,7 +19,7 @@
 //!   `value_to_json`, bounds rounded inwards to possible values (`value_step`): "value < 1" on
 //!   Connect Four shows the upper bound 0, not 0.99.
 
-use super::kernel::{self, Analyse, Group, Kernel, Prepared, Shape};
+use super::kernel::{self, Group};
 use super::spec::{self, DefaultValue, Spec};
 use super::{catalogue, Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::tree::{Tree, TreeKind};
@@ -112,55 +112,30 @@ pub static GROUP: Group = Group {
     skip: kernel::skip_none,
 };
 
-/// Declares the proof-number kernel `$name` (`$algorithm` of `search::pns`).
+/// Declares the proof-number kernel `$kernel`, named `$name`, that runs `search::pns`'s
+/// `Algorithm::$algorithm` through [`prepare`]: a kernel file under `registry/kernels/` is one
+/// call of it.
 macro_rules! proof_number {
-    ($(#[$doc:meta])* $kernel:ident, $name:literal, $algorithm:expr) => {
-        $(#[$doc])*
-        pub struct $kernel;
-
-        impl Kernel for $kernel {
-            const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
+    ($(#[$doc:meta])* $kernel:ident, $name:literal, $algorithm:ident) => {
+        $crate::registry::kernel::kernel! {
+            $(#[$doc])*
+            $kernel {
                 name: $name,
-                serves: &[Shape::ZeroSum, Shape::MinMaxTree],
-                group: &GROUP,
-                analyse: Analyse::Moves,
-            };
-            fn zero_sum<G: Exact>(
-                job: &JobSpec,
-                game: G,
-                root: G::State,
-                res: &Resources,
-            ) -> Option<Prepared> {
-                Some(prepare(job, game, root, res, $algorithm))
+                serves: [ZeroSum, MinMaxTree],
+                group: $crate::registry::pn::GROUP,
+                analyse: $crate::registry::kernel::Analyse::Moves { own_table: false },
             }
+            zero_sum(job, game, root, res) => $crate::registry::pn::prepare(
+                job,
+                game,
+                root,
+                res,
+                $crate::search::pns::Algorithm::$algorithm,
+            );
         }
     };
 }
-
-proof_number!(
-    /// `pns`: best-first proof-number search.
-    Pns,
-    "pns",
-    Algorithm::Pns
-);
-proof_number!(
-    /// `dfpn`: depth-first proof-number search.
-    Dfpn,
-    "dfpn",
-    Algorithm::Dfpn
-);
-proof_number!(
-    /// `pn2`: two-level proof-number search.
-    Pn2,
-    "pn2",
-    Algorithm::Pn2
-);
-proof_number!(
-    /// `pdspn`: PDS-PN, a depth-first search at the frontier of a best-first tree.
-    Pdspn,
-    "pdspn",
-    Algorithm::Pdspn
-);
+pub(crate) use proof_number;
 
 /// The job-level proof-number family (`jlpns`, `registry::joblevel`).
 pub static JOBLEVEL: Group = Group {
@@ -168,26 +143,6 @@ pub static JOBLEVEL: Group = Group {
     options: super::joblevel::OPTIONS,
     skip: kernel::skip_none,
 };
-
-/// `jlpns`: job-level proof-number search, each leaf a task of another kernel.
-pub struct Jlpns;
-
-impl Kernel for Jlpns {
-    const ALGORITHM: kernel::Algorithm = kernel::Algorithm {
-        name: "jlpns",
-        serves: &[Shape::ZeroSum, Shape::MinMaxTree],
-        group: &JOBLEVEL,
-        analyse: Analyse::No,
-    };
-    fn zero_sum<G: Exact>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Some(super::joblevel::prepare(job, game, root, res))
-    }
-}
 
 /// Prepares a job of the proof-number `algorithm` on a two-player zero-sum game.
 pub fn prepare<G: ZeroSum + Hashed>(

@@ -19,7 +19,7 @@
 //! within [`MAX_CHUNKS`] tasks, so a task's list of chunks stays small. `name` is a plain data
 //! name (never a path).
 
-use super::kernel::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::kernel::{self, Group};
 use crate::games::awari::{Awari, AwariEntry};
 use crate::games::data;
 use crate::games::entry::GameEntry;
@@ -81,23 +81,6 @@ pub static GROUP: Group = Group {
     options: OPTIONS,
     skip: kernel::skip_none,
 };
-
-/// `retrograde`: builds a game's endgame databases, round by round.
-pub struct Retrograde;
-
-impl Kernel for Retrograde {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "retrograde",
-        serves: &[Shape::Ranked],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    // It needs a game that ranks its positions (`model::Retrograde`), which the catalogue's
-    // visitors do not offer: it builds the game itself.
-    fn job(job: &JobSpec, res: &super::Resources) -> Option<Prepared> {
-        Some(prepare(job, res))
-    }
-}
 
 /// The file tag of the databases of a board of `pits` pits (`awari`, `awari4`).
 pub fn tag(pits: usize) -> String {

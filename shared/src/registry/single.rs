@@ -16,7 +16,7 @@
 //! it is leased again. The merged result keeps the best run, sums the rollouts (`nodes`) and lists
 //! `run_scores`.
 
-use super::kernel::{self, Algorithm, Analyse, Group, Kernel, Prepared, Shape};
+use super::kernel::{self, Group};
 use super::spec::{self, DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::model::single::SinglePlayer;
@@ -186,43 +186,8 @@ pub static GROUP: Group = Group {
     skip: kernel::skip_none,
 };
 
-/// `nmcs`: nested Monte Carlo search.
-pub struct Nmcs;
-
-impl Kernel for Nmcs {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "nmcs",
-        serves: &[Shape::Single],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn single<G: SinglePlayer>(job: &JobSpec, game: G, res: &Resources) -> Option<Prepared> {
-        Some(single(job, game, res, |opts, _| {
-            Ok(Algo::Nmcs {
-                level: opts.uint_value(&NMCS_LEVEL)?,
-                seed: opts.uint_value(&spec::SEED)?,
-            })
-        }))
-    }
-}
-
-/// `nrpa`: nested rollout policy adaptation, in threads, runs and rounds.
-pub struct Nrpa;
-
-impl Kernel for Nrpa {
-    const ALGORITHM: Algorithm = Algorithm {
-        name: "nrpa",
-        serves: &[Shape::Single],
-        group: &GROUP,
-        analyse: Analyse::No,
-    };
-    fn single<G: SinglePlayer>(job: &JobSpec, game: G, res: &Resources) -> Option<Prepared> {
-        Some(single(job, game, res, nrpa_settings))
-    }
-}
-
 /// The settings of an `nrpa` job.
-fn nrpa_settings(opts: &Opts, res: &Resources) -> Result<Algo, SolveError> {
+pub fn nrpa_settings(opts: &Opts, res: &Resources) -> Result<Algo, SolveError> {
     // Cut down to what the runner offers; `batch` defaults to the threads asked for, so
     // the search it describes does not change with the runner.
     let asked: usize = opts.uint_value(&THREADS)?;
