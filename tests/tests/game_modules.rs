@@ -530,7 +530,7 @@ fn the_command_line_runs_a_module_file() {
     std::fs::write(
         &bad,
         edited(
-            "(result i32)\n    (i32.const 1))",
+            "(result i32)\n    (i32.const 2))",
             "(result i32)\n    (i32.const 9))",
         ),
     )
