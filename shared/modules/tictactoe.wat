@@ -1,4 +1,4 @@
-;; Tic-tac-toe as a game module (ABI v1, docs/GAME_MODULES.md), written to equal the catalogue's
+;; Tic-tac-toe as a game module (ABI v2, docs/GAME_MODULES.md), written to equal the catalogue's
 ;; `tictactoe` move for move: the same moves in the same order (empty cells ascending), the same
 ;; values (+1 win, 0 draw, -1 loss for the side to move), the same immediate wins, the same
 ;; perfect base-3 hash and the same notation (cells 1-9 played in order, row-major from the top
@@ -23,7 +23,7 @@
   (data (i32.const 960) "move ")
 
   (func (export "gs_abi_version") (result i32)
-    (i32.const 1))
+    (i32.const 2))
   (func (export "gs_io") (result i32)
     (global.get $io))
   (func (export "gs_describe") (result i32)
@@ -64,7 +64,7 @@
   (func (export "gs_status") (result i32)
     (call $status))
 
-  (func (export "gs_moves") (result i32)
+  (func $gs_moves (export "gs_moves") (result i32)
     (local $occ i32) (local $i i32) (local $n i32)
     (local.set $occ (i32.or (call $x) (call $o)))
     (block $done
@@ -108,7 +108,7 @@
     (memory.copy (local.get $at) (local.get $src) (local.get $len))
     (i32.add (local.get $at) (local.get $len)))
 
-  (func (export "gs_play") (param $mv i32) (result i32)
+  (func $gs_play (export "gs_play") (param $mv i32) (result i32)
     (local $e i32)
     (local.set $e (call $apply (local.get $mv)))
     (if (local.get $e)
@@ -116,7 +116,7 @@
         (i32.sub (call $message (global.get $io) (local.get $e)) (global.get $io))))))
     (call $status))
 
-  (func (export "gs_returns") (result i32)
+  (func $gs_returns (export "gs_returns") (result i32)
     (local $w i32) (local $won i32)
     (local.set $won (call $won))
     (local.set $w (i32.and (i32.add (call $plies) (i32.const 1)) (i32.const 1)))
@@ -130,8 +130,37 @@
           (f64.const -1))))
     (i32.const 0))
 
+;; ABI v2: gs_play, then the facts of the new position after it (at offset 8) that `want`
+  ;; asks for: 2 the hash (8..16), 4 the immediate value (16..20), and 1 the number of moves
+  ;; (20..24) and the moves (24..), or 8 at a finished game the utilities (24..40).
+  (func (export "gs_step") (param $mv i32) (param $want i32) (result i32)
+    (local $s i32) (local $pos i64) (local $n i32)
+    (local.set $s (call $gs_play (local.get $mv)))
+    (if (i32.lt_s (local.get $s) (i32.const 0)) (then (return (local.get $s))))
+    ;; gs_moves and gs_returns write at the start of the I/O area: keep the position aside.
+    (local.set $pos (i64.load (global.get $io)))
+    (if (i32.ge_u (local.get $s) (i32.const 512))
+      (then
+        (if (i32.and (local.get $want) (i32.const 8))
+          (then
+            (drop (call $gs_returns))
+            (memory.copy (i32.add (global.get $io) (i32.const 24)) (global.get $io) (i32.const 16)))))
+      (else
+        (if (i32.and (local.get $want) (i32.const 1))
+          (then
+            (local.set $n (call $gs_moves))
+            (memory.copy (i32.add (global.get $io) (i32.const 24)) (global.get $io)
+              (i32.shl (local.get $n) (i32.const 2)))
+            (i32.store offset=20 (global.get $io) (local.get $n))))))
+    (i64.store (global.get $io) (local.get $pos))
+    (if (i32.and (local.get $want) (i32.const 2))
+      (then (i64.store offset=8 (global.get $io) (call $gs_hash))))
+    (if (i32.and (local.get $want) (i32.const 4))
+      (then (i32.store offset=16 (global.get $io) (call $gs_immediate))))
+    (local.get $s))
+
   ;; Base 3, cell 0 most significant: 0 empty, 1 X, 2 O.
-  (func (export "gs_hash") (result i64)
+  (func $gs_hash (export "gs_hash") (result i64)
     (local $x i32) (local $o i32) (local $i i32) (local $key i32)
     (local.set $x (call $x)) (local.set $o (call $o))
     (block $done
@@ -146,7 +175,7 @@
     (i64.extend_i32_u (local.get $key)))
 
   ;; +1 when the side to move completes a line at once, else none (i32::MIN).
-  (func (export "gs_immediate") (result i32)
+  (func $gs_immediate (export "gs_immediate") (result i32)
     (local $mine i32) (local $occ i32) (local $i i32)
     (if (i32.ge_u (call $status) (i32.const 512)) (then (return (i32.const 0x80000000))))
     (local.set $mine (i32.load16_u (i32.add (global.get $io)

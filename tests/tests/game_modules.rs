@@ -33,11 +33,14 @@ const POSITIONS: &[&str] = &[
 
 /// Value, best move, node count and the kernel's own figures, on the module and natively.
 fn compare(algorithm: &str, options: &[(&str, &str)]) {
-    let name = tictactoe();
-    for pos in POSITIONS {
+    let v1 = module::load(as_v1(TICTACTOE).as_bytes()).expect("the module loads");
+    for (name, pos) in [tictactoe(), format!("module:{}", v1.sha256)]
+        .iter()
+        .flat_map(|n| POSITIONS.iter().map(move |p| (n, p)))
+    {
         let native = run(&JobSpec::new("tictactoe", pos, algorithm).with_options(options));
-        let wasm = run(&JobSpec::new(&name, pos, algorithm).with_options(options));
-        let what = format!("{algorithm} {options:?} at '{pos}'");
+        let wasm = run(&JobSpec::new(name, pos, algorithm).with_options(options));
+        let what = format!("{algorithm} {options:?} at '{pos}' on {}", &name[..16]);
         match (native, wasm) {
             (Ok(n), Ok(w)) => {
                 assert_eq!(w.value, n.value, "value, {what}");
@@ -98,6 +101,54 @@ fn mcts_with_a_seed_agrees_with_the_native_game() {
     );
 }
 
+const WEAKSCHUR: &str = include_str!("../../shared/modules/weakschur.wat");
+
+/// Weak Schur as a module (shared/modules/weakschur.wat) against the catalogue's `weakschur`:
+/// seeded NRPA and NMCS give the same scores and work, and NRPA finds WS(3) = 23, the
+/// published value (Walker 1952; the catalogue's source cites the sequence WS(1..4)).
+#[test]
+fn the_weak_schur_module_agrees_with_the_native_game() {
+    let loaded = module::load(WEAKSCHUR.as_bytes()).expect("the module loads");
+    let name = format!("module:{}", loaded.sha256);
+    for (k, algorithm, options) in [
+        (
+            "4",
+            "nrpa",
+            vec![("level", "2"), ("iterations", "30"), ("seed", "5")],
+        ),
+        (
+            "3",
+            "nrpa",
+            vec![("level", "2"), ("iterations", "100"), ("seed", "1")],
+        ),
+        ("4", "nmcs", vec![("level", "1"), ("seed", "2")]),
+        ("2", "nmcs", vec![("level", "2"), ("seed", "1")]),
+    ] {
+        let job = |game: &str| {
+            JobSpec::new(game, "", algorithm)
+                .with_options(&options)
+                .with_params(&[("k", k)])
+        };
+        let n = run(&job("weakschur")).unwrap();
+        let w = run(&job(&name)).unwrap();
+        let what = format!("{algorithm} k={k} {options:?}");
+        assert_eq!(w.value, n.value, "{what}");
+        assert_eq!(w.nodes, n.nodes, "{what}");
+        assert_eq!(w.best_move, n.best_move, "{what}");
+        if k == "3" {
+            assert_eq!(w.value.as_f64(), Some(23.0), "{what}");
+        }
+    }
+    // Positions and moves read and print as the catalogue's; an illegal one is refused.
+    let n = run(&JobSpec::new("weakschur", "1221", "nmcs").with_params(&[("k", "3")])).unwrap();
+    let w = run(&JobSpec::new(&name, "1221", "nmcs").with_params(&[("k", "3")])).unwrap();
+    assert_eq!(w.value, n.value);
+    let e = run(&JobSpec::new(&name, "111", "nmcs"))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n') && e.contains("sum of two"), "{e}");
+}
+
 /// The exhaustive walk of the module game gives the published counts of tic-tac-toe: 255,168
 /// complete games (131,184 won by X, 77,904 by O, 46,080 drawn), as the native game does.
 #[test]
@@ -151,6 +202,31 @@ fn the_module_game_has_the_published_game_counts() {
 fn edited(from: &str, to: &str) -> String {
     assert!(TICTACTOE.contains(from), "the source has '{from}'");
     TICTACTOE.replacen(from, to, 1)
+}
+
+/// The same module declaring ABI version 1: the host ignores its `gs_step` and calls the
+/// version 1 exports one by one.
+fn as_v1(text: &str) -> String {
+    const V2: &str = "(result i32)\n    (i32.const 2))";
+    assert!(text.contains(V2), "the source declares version 2");
+    text.replacen(V2, "(result i32)\n    (i32.const 1))", 1)
+}
+
+/// What an error names when `export` failed: with ABI v2 the host may have reached it through
+/// `gs_step`, which plays, lists the moves, hashes, and scores with the other exports.
+fn through_step(export: &str, v1: bool, what: &str) -> String {
+    let in_step = [
+        "gs_play",
+        "gs_moves",
+        "gs_returns",
+        "gs_hash",
+        "gs_immediate",
+    ];
+    if v1 || !in_step.contains(&export) {
+        format!("{export} {what}")
+    } else {
+        what.to_string()
+    }
 }
 
 /// The opening of an export's body in the source: its first line and its locals.
@@ -208,11 +284,16 @@ fn an_infinite_loop_in_any_export_is_stopped_by_fuel() {
         "gs_parse_position",
         "gs_format_move",
         "gs_parse_move",
+        "gs_step",
     ] {
         let head = export(name);
         let looping = edited(&head, &format!("{head}\n (loop $spin (br $spin))"));
         let e = job_on(&looping, "alphabeta", &[]).expect_err(name);
-        assert_one_line(&e, &format!("{name} ran out of fuel"));
+        assert_one_line(&e, &through_step(name, false, "ran out of fuel"));
+        if name != "gs_step" && name != "gs_abi_version" {
+            let e = job_on(&as_v1(&looping), "alphabeta", &[]).expect_err(name);
+            assert_one_line(&e, &format!("{name} ran out of fuel"));
+        }
     }
 }
 
@@ -247,18 +328,25 @@ fn a_fault_deep_in_a_search_ends_the_job_with_its_error() {
         ("alphabeta", vec![("analyse", "all")]),
     ] {
         for (name, fault, want) in [
-            ("gs_play", "(unreachable)", "gs_play trapped"),
-            (
-                "gs_moves",
-                "(loop $spin (br $spin))",
-                "gs_moves ran out of fuel",
-            ),
+            ("gs_play", "(unreachable)", "trapped"),
+            ("gs_moves", "(loop $spin (br $spin))", "ran out of fuel"),
             ("gs_play", "(return (i32.const 7))", "not a status"),
             ("gs_moves", "(return (i32.const 0))", "listed 0 moves"),
         ] {
-            let e = job_on(&late(name, fault), algorithm, &options)
-                .expect_err(&format!("{algorithm} {name}"));
-            assert_one_line(&e, want);
+            for v1 in [false, true] {
+                let text = if v1 {
+                    as_v1(&late(name, fault))
+                } else {
+                    late(name, fault)
+                };
+                let e =
+                    job_on(&text, algorithm, &options).expect_err(&format!("{algorithm} {name}"));
+                let want = match want {
+                    "trapped" | "ran out of fuel" => through_step(name, v1, want),
+                    _ => want.to_string(),
+                };
+                assert_one_line(&e, &want);
+            }
         }
     }
 }
@@ -306,11 +394,22 @@ fn imports_wrong_versions_and_bad_descriptions_are_refused_at_load() {
         &module::load(imports.as_bytes()).unwrap_err(),
         "may import nothing",
     );
-    let v2 = edited(
-        "(result i32)\n    (i32.const 1))",
+    let v3 = edited(
         "(result i32)\n    (i32.const 2))",
+        "(result i32)\n    (i32.const 3))",
     );
-    assert_one_line(&module::load(v2.as_bytes()).unwrap_err(), "ABI version 1");
+    assert_one_line(
+        &module::load(v3.as_bytes()).unwrap_err(),
+        "ABI versions 1 to 2",
+    );
+    let no_step = edited("(export \"gs_step\")", "");
+    assert_one_line(
+        &module::load(no_step.as_bytes()).unwrap_err(),
+        "exports no gs_step",
+    );
+    // Without gs_step, as version 1, it loads and plays.
+    let r = job_on(&as_v1(&no_step), "alphabeta", &[]).unwrap();
+    assert_eq!(r.value, serde_json::json!(0));
     let no_export = edited("(export \"gs_hash\")", "");
     assert_one_line(&module::load(no_export.as_bytes()).unwrap_err(), "gs_hash");
     let three = edited("players=2\\nzero_sum=1", "players=3\\nzero_sum=1");
@@ -346,6 +445,10 @@ fn illegal_moves_inconsistent_hashes_and_endless_games_are_caught() {
     ));
     assert_one_line(
         &module::load(refused.as_bytes()).unwrap_err(),
+        "gs_step refused move",
+    );
+    assert_one_line(
+        &module::load(as_v1(&refused).as_bytes()).unwrap_err(),
         "gs_play refused move",
     );
     // A hash that counts its calls.
@@ -427,7 +530,7 @@ fn the_command_line_runs_a_module_file() {
     std::fs::write(
         &bad,
         edited(
-            "(result i32)\n    (i32.const 1))",
+            "(result i32)\n    (i32.const 2))",
             "(result i32)\n    (i32.const 9))",
         ),
     )

@@ -1,9 +1,33 @@
-//! ABI v1 of game modules: the names and codes both sides agree on, and the module's
-//! self-description (`gs_describe`), parsed and checked. docs/GAME_MODULES.md is the contract;
+//! The ABI of game modules (versions 1 and 2): the names and codes both sides agree on, and the
+//! module's self-description (`gs_describe`), parsed and checked. docs/GAME_MODULES.md is the contract;
 //! this file is its executable half.
 
-/// The only ABI version this host speaks (`gs_abi_version` must return it).
-pub const ABI_VERSION: i32 = 1;
+/// The newest ABI version this host speaks: version 1 and `gs_step`.
+pub const ABI_VERSION: i32 = 2;
+/// The oldest ABI version this host speaks (`gs_abi_version` must return one from this to
+/// [`ABI_VERSION`]).
+pub const MIN_ABI_VERSION: i32 = 1;
+
+/// `gs_step`'s `want` bits: the facts of the new position the host asks for.
+pub const WANT_MOVES: i32 = 1;
+/// The hash.
+pub const WANT_HASH: i32 = 2;
+/// The immediate value (`gs_immediate`).
+pub const WANT_IMMEDIATE: i32 = 4;
+/// The utilities of a finished game.
+pub const WANT_RETURNS: i32 = 8;
+
+/// Where `gs_step` writes the facts in the I/O area: after the position, at the next multiple
+/// of 8. From there: the hash (`i64`, 0..8), the immediate value (`i32`, 8..12), the number of
+/// moves (`i32`, 12..16), then the moves (`u32` each) or the utilities (`f64` each), 16...
+pub fn facts_at(position_bytes: usize) -> usize {
+    position_bytes.div_ceil(8) * 8
+}
+
+/// The I/O area `gs_step` needs.
+pub fn step_io_bytes(info: &Info) -> usize {
+    facts_at(info.position_bytes) + 16 + (4 * info.max_moves).max(8 * info.players)
+}
 
 /// Largest module accepted, in bytes (binary or text).
 pub const MAX_MODULE_BYTES: usize = 4 << 20;

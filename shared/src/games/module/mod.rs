@@ -1,10 +1,16 @@
-//! Game modules: a game written as a sandboxed WebAssembly module (ABI v1, docs/GAME_MODULES.md)
-//! and run as a game of the model, with exactly the capabilities it declares.
+//! Game modules: a game written as a sandboxed WebAssembly module (ABI v1 or v2,
+//! docs/GAME_MODULES.md) and run as a game of the model, with exactly the capabilities it
+//! declares.
 //!
 //! [`load`] compiles a module once per process (cached by SHA-256), reads its description and
 //! probes it with random games; [`ModuleGame::new`] builds one game from its parameters. A
 //! position is the module's opaque byte string, kept by the host with its decoded status and the
 //! plies played since the root; undo and clone are host-side copies.
+//!
+//! Speed: with ABI v2 one call per move (`gs_step`) plays it and returns the new position's
+//! facts (moves, hash, immediate value, utilities). The hash, the immediate value and the
+//! utilities travel with the position; the moves stay in the module's I/O area and are read
+//! from there while no other call has overwritten them.
 //!
 //! A module can misbehave at any call (trap, fuel, memory, an answer outside the ABI). The
 //! model's methods cannot return errors, so the game records the first fault, from then on
@@ -13,6 +19,8 @@
 
 pub mod abi;
 mod runtime;
+#[cfg(test)]
+mod tests;
 
 pub use abi::Info;
 pub use runtime::{cached, Loaded};
@@ -55,7 +63,10 @@ pub fn load(bytes: &[u8]) -> Result<Arc<Loaded>, String> {
         &binary[..]
     };
     let loaded = runtime::compile(wasm).map_err(|e| format!("module: {e}"))?;
-    probe(&loaded).map_err(|e| format!("module game {}: {e}", loaded.name))?;
+    probe(&loaded).map_err(|e| match e.starts_with("module game ") {
+        true => e,
+        false => format!("module game {}: {e}", loaded.name),
+    })?;
     Ok(loaded)
 }
 
@@ -65,6 +76,10 @@ fn probe(loaded: &Arc<Loaded>) -> Result<(), String> {
     const GAMES: u64 = 8;
     const PLIES: u64 = 20_000;
     let game = ModuleGame::new(loaded.clone(), &Default::default())?;
+    game.with(|inst| {
+        inst.want = abi::WANT_MOVES | abi::WANT_HASH | abi::WANT_IMMEDIATE | abi::WANT_RETURNS;
+        Ok(())
+    })?;
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let mut moves = Vec::new();
     let mut plies = 0;
@@ -115,6 +130,7 @@ fn probe(loaded: &Arc<Loaded>) -> Result<(), String> {
             if let Some(f) = game.fault() {
                 return Err(f);
             }
+            game.check_step(&s)?;
             let text = game.format_move(&before, mv);
             match game.parse_move(&before, &text) {
                 Ok(back) if back == mv => {}
@@ -166,16 +182,40 @@ impl Bytes {
     }
 }
 
-/// A module game's position: the module's bytes, their decoded status, and the plies played
-/// since the position the search started from (the host's ply cap counts them).
+/// A module game's position: the module's bytes, their decoded status, the plies played since
+/// the position the search started from (the host's ply cap counts them), and the facts
+/// `gs_step` gave with it.
 #[derive(Clone)]
 pub struct Position {
     bytes: Bytes,
     status: Status,
     plies: u32,
+    /// Which of `hash`, `immediate` and `utilities` hold (`abi::WANT_*` bits).
+    known: u8,
+    /// `gs_immediate`'s answer (`i32::MIN`: none).
+    immediate: i32,
+    hash: u64,
+    /// The utilities of a finished game of one or two players.
+    utilities: [f64; 2],
 }
 
+const KNOWN_HASH: u8 = abi::WANT_HASH as u8;
+const KNOWN_IMMEDIATE: u8 = abi::WANT_IMMEDIATE as u8;
+const KNOWN_RETURNS: u8 = abi::WANT_RETURNS as u8;
+
 impl Position {
+    fn new(bytes: Bytes, status: Status, plies: u32) -> Position {
+        Position {
+            bytes,
+            status,
+            plies,
+            known: 0,
+            immediate: i32::MIN,
+            hash: 0,
+            utilities: [0.0; 2],
+        }
+    }
+
     /// The module's bytes.
     pub fn bytes(&self) -> &[u8] {
         self.bytes.as_slice()
@@ -318,18 +358,14 @@ impl ModuleGame {
                 let mut inst = runtime::instantiate(&inner.loaded)?;
                 let p = inner.params.as_bytes();
                 inst.write("gs_init", 0, p)?;
-                let w = inst.call("gs_init", inst.f.init.clone(), p.len() as i32)?;
+                let w = inst.call("gs_init", |f| Some(&f.init), p.len() as i32)?;
                 let w = match inst.word_or_message("gs_init", w)? {
                     Ok(w) => w,
                     Err(msg) => return Err(format!("gs_init refused the parameters: {msg}")),
                 };
                 let status = inst.status("gs_init", w, &inner.loaded.info)?;
                 let n = inner.loaded.info.position_bytes;
-                let start = Position {
-                    bytes: Bytes::new(inst.read("gs_init", 0, n)?),
-                    status,
-                    plies: 0,
-                };
+                let start = Position::new(Bytes::new(inst.read("gs_init", 0, n)?), status, 0);
                 let first = inner.initial.get_or_init(|| start.clone());
                 if first.bytes != start.bytes || first.status != start.status {
                     return Err("gs_init gave two different initial positions".into());
@@ -340,17 +376,13 @@ impl ModuleGame {
         )
     }
 
-    /// `f` on the instance with `s` written to the I/O area; a failure becomes the fault.
+    /// `f` on the instance; a failure becomes the fault.
     #[inline]
-    fn at<T>(&self, s: &Position, f: impl FnOnce(&mut Inst) -> Result<T, String>) -> Option<T> {
+    fn run<T>(&self, f: impl FnOnce(&mut Inst) -> Result<T, String>) -> Option<T> {
         if self.faulted() {
             return None;
         }
-        let r = self.with(|inst| {
-            inst.write("position", 0, s.bytes())?;
-            f(inst)
-        });
-        match r {
+        match self.with(f) {
             Ok(v) => Some(v),
             Err(e) => {
                 self.record(e);
@@ -359,49 +391,83 @@ impl ModuleGame {
         }
     }
 
+    /// `f` on the instance with `s` in the I/O area (written there unless `gs_step` just left
+    /// it there); a failure becomes the fault.
+    #[inline]
+    fn at<T>(&self, s: &Position, f: impl FnOnce(&mut Inst) -> Result<T, String>) -> Option<T> {
+        self.run(|inst| {
+            if !(inst.facts && inst.facts_of == s.bytes()) {
+                inst.write("position", 0, s.bytes())?;
+            }
+            f(inst)
+        })
+    }
+
     /// The status `gs_status` gives for `s` (`None` after a fault).
     fn status_of(&self, s: &Position) -> Option<Status> {
         let info = self.info();
         self.at(s, |inst| {
-            let w = inst.call("gs_status", inst.f.status.clone(), ())?;
+            let w = inst.call("gs_status", |f| Some(&f.status), ())?;
             inst.status("gs_status", w, info)
         })
     }
 
     /// Utilities of a terminal position, checked against the declared range.
     fn utilities(&self, s: &Position, out: &mut [f64]) -> bool {
-        let info = self.info();
-        let n = info.players;
-        let ok = self.at(s, |inst| {
-            let w = inst.call("gs_returns", inst.f.returns.clone(), ())?;
-            if w != 0 {
-                return Err(format!("gs_returns returned {w}"));
-            }
-            let b = inst.read("gs_returns", 0, 8 * n)?;
-            let mut sum = 0.0;
-            for (i, o) in out.iter_mut().take(n).enumerate() {
-                let v = f64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-                if !(v >= info.min_value as f64 && v <= info.max_value as f64) {
-                    return Err(format!(
-                        "gs_returns gave player {i} {v}, outside {}..={}",
-                        info.min_value, info.max_value
-                    ));
-                }
-                if info.zero_sum && v.fract() != 0.0 {
-                    return Err(format!("gs_returns gave {v}, not an integer"));
-                }
-                sum += v;
-                *o = v;
-            }
-            if info.zero_sum && sum != 0.0 {
-                return Err("gs_returns: utilities of a zero-sum game do not sum to 0".into());
-            }
-            Ok(())
-        });
+        let n = self.info().players;
+        if s.known & KNOWN_RETURNS != 0 && !self.faulted() {
+            out[..n].copy_from_slice(&s.utilities[..n]);
+            return true;
+        }
+        let ok = self.at(s, |inst| v1_utilities(inst, self.info(), out));
         if ok.is_none() {
             out.iter_mut().take(n).for_each(|o| *o = 0.0);
         }
         ok.is_some()
+    }
+
+    /// With ABI v2, checks the facts `gs_step` gave with `s` (still in the I/O area when `s`
+    /// was just played) against the version 1 exports: the load-time probe's check.
+    fn check_step(&self, s: &Position) -> Result<(), String> {
+        let info = self.info();
+        let mut listed = Vec::new();
+        self.legal_moves(s, &mut listed);
+        let r = self.at(s, |inst| {
+            if inst.f.step.is_none() {
+                return Ok(());
+            }
+            if s.status.kind == KIND_PLAYER {
+                let mut moves = Vec::new();
+                v1_moves(inst, info, &mut moves)?;
+                if moves != listed {
+                    return Err("gs_step listed other moves than gs_moves".into());
+                }
+            }
+            // Each call may have written over the position: it is written again before each.
+            inst.write("position", 0, s.bytes())?;
+            if s.known & KNOWN_HASH != 0 && v1_hash(inst)? != s.hash {
+                return Err("gs_step gave another hash than gs_hash".into());
+            }
+            inst.write("position", 0, s.bytes())?;
+            if s.known & KNOWN_IMMEDIATE != 0
+                && v1_immediate(inst, info)?.unwrap_or(i32::MIN) != s.immediate
+            {
+                return Err("gs_step gave another immediate value than gs_immediate".into());
+            }
+            inst.write("position", 0, s.bytes())?;
+            if s.known & KNOWN_RETURNS != 0 {
+                let mut out = [0.0; abi::MAX_PLAYERS];
+                v1_utilities(inst, info, &mut out)?;
+                if out[..info.players] != s.utilities[..info.players] {
+                    return Err("gs_step gave other utilities than gs_returns".into());
+                }
+            }
+            Ok(())
+        });
+        match (r, self.fault()) {
+            (_, Some(f)) => Err(f),
+            _ => Ok(()),
+        }
     }
 
     /// Reads a text the module wrote (length `w`, or its error message when `w < 0`).
@@ -411,6 +477,159 @@ impl ModuleGame {
             Err(msg) => Ok(Err(msg)),
         }
     }
+}
+
+/// `gs_moves` on the position in the I/O area, checked, into `moves`.
+fn v1_moves(inst: &mut Inst, info: &Info, moves: &mut Vec<u32>) -> Result<(), String> {
+    let n = inst.call("gs_moves", |f| Some(&f.moves), ())?;
+    read_moves(inst, info, "gs_moves", 0, n, moves)
+}
+
+/// Checks and reads `n` moves that `name` wrote at `at` of the I/O area.
+fn read_moves(
+    inst: &mut Inst,
+    info: &Info,
+    name: &str,
+    at: usize,
+    n: i32,
+    moves: &mut Vec<u32>,
+) -> Result<(), String> {
+    let len = if n <= 0 || n as usize > info.max_moves {
+        0
+    } else {
+        4 * n as usize
+    };
+    let b = inst.read(name, at, len)?;
+    moves_from(name, info, b, n, moves)
+}
+
+/// Checks and reads the `n` moves `name` wrote at the start of `b`.
+fn moves_from(
+    name: &str,
+    info: &Info,
+    b: &[u8],
+    n: i32,
+    moves: &mut Vec<u32>,
+) -> Result<(), String> {
+    if n <= 0 || n as usize > info.max_moves {
+        return Err(format!(
+            "{name} listed {n} moves at a position that is not over (1..={} expected)",
+            info.max_moves
+        ));
+    }
+    moves.clear();
+    for c in b[..4 * n as usize].chunks_exact(4) {
+        let mv = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+        if mv > i32::MAX as u32 || info.move_bound.is_some_and(|m| mv >= m) {
+            return Err(format!(
+                "{name} listed move {mv}, outside the declared range"
+            ));
+        }
+        moves.push(mv);
+    }
+    Ok(())
+}
+
+/// `gs_hash` on the position in the I/O area.
+fn v1_hash(inst: &mut Inst) -> Result<u64, String> {
+    inst.call("gs_hash", |f| Some(&f.hash), ())
+        .map(|h| h as u64)
+}
+
+/// `gs_immediate` on the position in the I/O area, checked (`None` without the export).
+fn v1_immediate(inst: &mut Inst, info: &Info) -> Result<Option<i32>, String> {
+    if inst.f.immediate.is_none() {
+        return Ok(None);
+    }
+    let v = inst.call("gs_immediate", |f| f.immediate.as_ref(), ())?;
+    check_immediate("gs_immediate", info, v)
+}
+
+/// An immediate value word: `None` for `i32::MIN`, else it must lie in the value window.
+fn check_immediate(name: &str, info: &Info, v: i32) -> Result<Option<i32>, String> {
+    let (lo, hi) = (info.min_value, info.max_value);
+    match v {
+        i32::MIN => Ok(None),
+        v if (lo..=hi).contains(&v) => Ok(Some(v)),
+        v => Err(format!("{name} gave {v}, outside {lo}..={hi}")),
+    }
+}
+
+/// `gs_returns` on the position in the I/O area, checked, into `out`.
+fn v1_utilities(inst: &mut Inst, info: &Info, out: &mut [f64]) -> Result<(), String> {
+    let w = inst.call("gs_returns", |f| Some(&f.returns), ())?;
+    if w != 0 {
+        return Err(format!("gs_returns returned {w}"));
+    }
+    let b = inst.read("gs_returns", 0, 8 * info.players)?;
+    utilities_from("gs_returns", info, b, out)
+}
+
+/// Checks and reads the utilities `name` wrote at the start of `b`: within the declared range,
+/// and integers summing to 0 in a zero-sum game.
+fn utilities_from(name: &str, info: &Info, b: &[u8], out: &mut [f64]) -> Result<(), String> {
+    let n = info.players;
+    let mut sum = 0.0;
+    for (i, o) in out.iter_mut().take(n).enumerate() {
+        let v = f64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        if !(v >= info.min_value as f64 && v <= info.max_value as f64) {
+            return Err(format!(
+                "{name} gave player {i} {v}, outside {}..={}",
+                info.min_value, info.max_value
+            ));
+        }
+        if info.zero_sum && v.fract() != 0.0 {
+            return Err(format!("{name} gave {v}, not an integer"));
+        }
+        sum += v;
+        *o = v;
+    }
+    if info.zero_sum && sum != 0.0 {
+        return Err(format!(
+            "{name}: utilities of a zero-sum game do not sum to 0"
+        ));
+    }
+    Ok(())
+}
+
+/// `gs_step` (ABI v2) with the position in the I/O area: the new position with the facts the
+/// instance wants; its moves stay in the I/O area (`Inst::facts`).
+fn step_v2(inst: &mut Inst, info: &Info, mv: u32) -> Result<Position, String> {
+    let want = inst.want;
+    let w = inst.call("gs_step", |f| f.step.as_ref(), (mv as i32, want))?;
+    let w = match inst.word_or_message("gs_step", w)? {
+        Ok(w) => w,
+        Err(msg) => return Err(format!("gs_step refused move {mv}: {msg}")),
+    };
+    let status = inst.status("gs_step", w, info)?;
+    let pb = info.position_bytes;
+    let at = abi::facts_at(pb);
+    // One read: the position, the facts' head, and room for the utilities of a finished game.
+    let b = inst.read("gs_step", 0, at + 16 + 8 * info.players.min(2))?;
+    let mut p = Position::new(Bytes::new(&b[..pb]), status, 0);
+    let hash = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let immediate = i32::from_le_bytes(b[at + 8..at + 12].try_into().expect("4 bytes"));
+    if want & abi::WANT_HASH != 0 {
+        p.hash = hash;
+        p.known |= KNOWN_HASH;
+    }
+    match status.kind {
+        KIND_PLAYER => {
+            if want & abi::WANT_IMMEDIATE != 0 {
+                p.immediate = check_immediate("gs_step", info, immediate)?.unwrap_or(i32::MIN);
+                p.known |= KNOWN_IMMEDIATE;
+            }
+            inst.facts = true;
+            inst.facts_of.clear();
+            inst.facts_of.extend_from_slice(p.bytes());
+        }
+        KIND_TERMINAL if want & abi::WANT_RETURNS != 0 && info.players <= 2 => {
+            utilities_from("gs_step", info, &b[at + 16..], &mut p.utilities)?;
+            p.known |= KNOWN_RETURNS;
+        }
+        _ => {}
+    }
+    Ok(p)
 }
 
 impl Game for ModuleGame {
@@ -426,11 +645,11 @@ impl Game for ModuleGame {
     fn initial_state(&self) -> Position {
         match self.inner.initial.get() {
             Some(p) => p.clone(),
-            None => Position {
-                bytes: Bytes::new(&vec![0; self.info().position_bytes]),
-                status: TERMINAL,
-                plies: 0,
-            },
+            None => Position::new(
+                Bytes::new(&vec![0; self.info().position_bytes]),
+                TERMINAL,
+                0,
+            ),
         }
     }
     #[inline]
@@ -450,25 +669,16 @@ impl Game for ModuleGame {
             return;
         }
         let info = self.info();
-        let ok = self.at(s, |inst| {
-            let n = inst.call("gs_moves", inst.f.moves.clone(), ())?;
-            if n <= 0 || n as usize > info.max_moves {
-                return Err(format!(
-                    "gs_moves listed {n} moves at a position that is not over (1..={} expected)",
-                    info.max_moves
-                ));
+        let ok = self.run(|inst| {
+            if inst.facts && inst.facts_of == s.bytes() {
+                // gs_step's list, still in the I/O area: its count, then the moves.
+                let at = abi::facts_at(info.position_bytes);
+                let b = inst.read("gs_step", at + 12, 4 + 4 * info.max_moves)?;
+                let n = i32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+                return moves_from("gs_step", info, &b[4..], n, moves);
             }
-            let b = inst.read("gs_moves", 0, 4 * n as usize)?;
-            for c in b.chunks_exact(4) {
-                let mv = u32::from_le_bytes(c.try_into().expect("4 bytes"));
-                if mv > i32::MAX as u32 || info.move_bound.is_some_and(|m| mv >= m) {
-                    return Err(format!(
-                        "gs_moves listed move {mv}, outside the declared range"
-                    ));
-                }
-                moves.push(mv);
-            }
-            Ok(())
+            inst.write("position", 0, s.bytes())?;
+            v1_moves(inst, info, moves)
         });
         if ok.is_none() {
             moves.clear();
@@ -477,35 +687,39 @@ impl Game for ModuleGame {
     #[inline]
     fn apply(&self, s: &mut Position, mv: u32) {
         let info = self.info();
-        let r = self.at(s, |inst| {
-            let w = inst.call("gs_play", inst.f.play.clone(), mv as i32)?;
-            let w = match inst.word_or_message("gs_play", w)? {
-                Ok(w) => w,
-                Err(msg) => return Err(format!("gs_play refused move {mv}: {msg}")),
-            };
-            let status = inst.status("gs_play", w, info)?;
-            Ok((
-                status,
-                Bytes::new(inst.read("gs_play", 0, info.position_bytes)?),
-            ))
+        let r = self.at(s, |inst| match inst.f.step {
+            Some(_) => step_v2(inst, info, mv),
+            None => {
+                let w = inst.call("gs_play", |f| Some(&f.play), mv as i32)?;
+                let w = match inst.word_or_message("gs_play", w)? {
+                    Ok(w) => w,
+                    Err(msg) => return Err(format!("gs_play refused move {mv}: {msg}")),
+                };
+                let status = inst.status("gs_play", w, info)?;
+                let bytes = Bytes::new(inst.read("gs_play", 0, info.position_bytes)?);
+                Ok(Position::new(bytes, status, 0))
+            }
         });
-        s.plies += 1;
+        let plies = s.plies + 1;
         match r {
-            Some((status, _))
-                if s.plies as u64 > info.max_plies && status.kind != KIND_TERMINAL =>
-            {
+            Some(p) if plies as u64 > info.max_plies && p.status.kind != KIND_TERMINAL => {
                 self.record(format!(
                     "the game did not end within max_plies = {} plies",
                     info.max_plies
                 ));
                 s.status = TERMINAL;
+                s.known = 0;
             }
-            Some((status, bytes)) => {
-                s.status = status;
-                s.bytes = bytes;
+            Some(mut p) => {
+                p.plies = plies;
+                *s = p;
             }
-            None => s.status = TERMINAL,
+            None => {
+                s.status = TERMINAL;
+                s.known = 0;
+            }
         }
+        s.plies = plies;
     }
     fn returns(&self, s: &Position, out: &mut [f64]) {
         self.utilities(s, out);
@@ -526,7 +740,7 @@ impl Game for ModuleGame {
             inst.write("gs_parse_position", 0, text.as_bytes())?;
             let w = inst.call(
                 "gs_parse_position",
-                inst.f.parse_position.clone(),
+                |f| Some(&f.parse_position),
                 text.len() as i32,
             )?;
             match inst.word_or_message("gs_parse_position", w)? {
@@ -534,11 +748,7 @@ impl Game for ModuleGame {
                     let status = inst.status("gs_parse_position", w, info)?;
                     let bytes =
                         Bytes::new(inst.read("gs_parse_position", 0, info.position_bytes)?);
-                    Ok(Ok(Position {
-                        bytes,
-                        status,
-                        plies: 0,
-                    }))
+                    Ok(Ok(Position::new(bytes, status, 0)))
                 }
                 Err(msg) => Ok(Err(msg)),
             }
@@ -554,7 +764,7 @@ impl Game for ModuleGame {
     }
     fn format_position(&self, s: &Position) -> String {
         let r = self.at(s, |inst| {
-            let w = inst.call("gs_format_position", inst.f.format_position.clone(), ())?;
+            let w = inst.call("gs_format_position", |f| Some(&f.format_position), ())?;
             Self::text_result(inst, "gs_format_position", w)?
         });
         r.unwrap_or_else(|| "?".into())
@@ -569,11 +779,7 @@ impl Game for ModuleGame {
         }
         let r = self.at(s, |inst| {
             inst.write("gs_parse_move", info.position_bytes, text.as_bytes())?;
-            let w = inst.call(
-                "gs_parse_move",
-                inst.f.parse_move.clone(),
-                text.len() as i32,
-            )?;
+            let w = inst.call("gs_parse_move", |f| Some(&f.parse_move), text.len() as i32)?;
             inst.word_or_message("gs_parse_move", w)
         });
         let mv = match r {
@@ -590,7 +796,7 @@ impl Game for ModuleGame {
     }
     fn format_move(&self, s: &Position, mv: u32) -> String {
         let r = self.at(s, |inst| {
-            let w = inst.call("gs_format_move", inst.f.format_move.clone(), mv as i32)?;
+            let w = inst.call("gs_format_move", |f| Some(&f.format_move), mv as i32)?;
             Self::text_result(inst, "gs_format_move", w)?
         });
         r.unwrap_or_else(|| "?".into())
@@ -609,12 +815,23 @@ impl Hashed for ModuleGame {
             c.set(n);
             n % 64 == 0
         });
+        if s.known & KNOWN_HASH != 0 && !twice {
+            return s.hash;
+        }
         self.at(s, |inst| {
-            let h = inst.call("gs_hash", inst.f.hash.clone(), ())?;
-            if twice && inst.call("gs_hash", inst.f.hash.clone(), ())? != h {
+            inst.want |= abi::WANT_HASH;
+            let h = v1_hash(inst)?;
+            let again = if s.known & KNOWN_HASH != 0 {
+                s.hash
+            } else if twice {
+                v1_hash(inst)?
+            } else {
+                h
+            };
+            if again != h {
                 return Err("gs_hash gave two hashes for one position".into());
             }
-            Ok(h as u64)
+            Ok(h)
         })
         .unwrap_or(0)
     }
@@ -635,14 +852,15 @@ impl ZeroSum for ModuleGame {
     }
     #[inline]
     fn immediate_value(&self, s: &Position) -> Option<i32> {
-        let (lo, hi) = self.value_bounds(s);
-        self.at(s, |inst| match inst.f.immediate.clone() {
-            None => Ok(None),
-            Some(func) => match inst.call("gs_immediate", func, ())? {
-                i32::MIN => Ok(None),
-                v if (lo..=hi).contains(&v) => Ok(Some(v)),
-                v => Err(format!("gs_immediate gave {v}, outside {lo}..={hi}")),
-            },
+        if !self.inner.loaded.immediate {
+            return None;
+        }
+        if s.known & KNOWN_IMMEDIATE != 0 {
+            return (s.immediate != i32::MIN && !self.faulted()).then_some(s.immediate);
+        }
+        self.at(s, |inst| {
+            inst.want |= abi::WANT_IMMEDIATE;
+            v1_immediate(inst, self.info())
         })
         .flatten()
     }

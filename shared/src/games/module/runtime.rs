@@ -28,6 +28,10 @@ pub struct Loaded {
     pub info: Info,
     /// The name as kernels see it (leaked once per distinct module).
     pub name: &'static str,
+    /// The ABI version the module speaks.
+    pub version: i32,
+    /// The module exports `gs_immediate`.
+    pub immediate: bool,
     /// Validation and compilation time, in milliseconds.
     pub compile_ms: f64,
     module: Module,
@@ -66,7 +70,8 @@ pub fn cached(sha256: &str) -> Option<Arc<Loaded>> {
     c.0.get(sha256).cloned()
 }
 
-/// Validates and compiles `wasm` (binary), checks that it imports nothing and speaks ABI v1,
+/// Validates and compiles `wasm` (binary), checks that it imports nothing and speaks ABI v1 or
+/// v2,
 /// reads its description, and caches it by hash. Does not probe the game (see `load`).
 pub(super) fn compile(wasm: &[u8]) -> Result<Arc<Loaded>, String> {
     if wasm.len() > abi::MAX_MODULE_BYTES {
@@ -95,22 +100,36 @@ pub(super) fn compile(wasm: &[u8]) -> Result<Arc<Loaded>, String> {
         ));
     }
     let mut probe = Inst::new(&module, None)?;
-    let version = probe.call("gs_abi_version", probe.f.version.clone(), ())?;
-    if version != abi::ABI_VERSION {
+    let version = probe.call("gs_abi_version", |f| Some(&f.version), ())?;
+    if !(abi::MIN_ABI_VERSION..=abi::ABI_VERSION).contains(&version) {
         return Err(format!(
-            "gs_abi_version is {version}; this host speaks ABI version {}",
+            "gs_abi_version is {version}; this host speaks ABI versions {} to {}",
+            abi::MIN_ABI_VERSION,
             abi::ABI_VERSION
         ));
     }
-    let len = probe.call("gs_describe", probe.f.describe.clone(), ())?;
+    if version >= 2 && probe.f.step.is_none() {
+        return Err(format!(
+            "gs_abi_version is {version} but the module exports no gs_step"
+        ));
+    }
+    let len = probe.call("gs_describe", |f| Some(&f.describe), ())?;
     let text = probe.text("gs_describe", len, abi::MAX_TEXT)?;
     let info = Info::parse(&text)?;
     probe.set_io_bytes(info.io_bytes)?;
+    if version >= 2 && info.io_bytes < abi::step_io_bytes(&info) {
+        return Err(format!(
+            "gs_describe: io_bytes must be at least {} for gs_step's facts (ABI v2)",
+            abi::step_io_bytes(&info)
+        ));
+    }
     let name: &'static str = Box::leak(info.name.clone().into_boxed_str());
     let loaded = Arc::new(Loaded {
         sha256: sha256.clone(),
         info,
         name,
+        version,
+        immediate: probe.f.immediate.is_some(),
         compile_ms,
         module,
     });
@@ -140,6 +159,8 @@ pub(super) struct Funcs {
     pub returns: TypedFunc<(), i32>,
     pub hash: TypedFunc<(), i64>,
     pub immediate: Option<TypedFunc<(), i32>>,
+    /// ABI v2 (`None` for a module of version 1, whatever it exports).
+    pub step: Option<TypedFunc<(i32, i32), i32>>,
     pub format_position: TypedFunc<(), i32>,
     pub parse_position: TypedFunc<i32, i32>,
     pub format_move: TypedFunc<i32, i32>,
@@ -155,6 +176,13 @@ pub(super) struct Inst {
     /// Its declared size (0 until the description is read).
     io_bytes: usize,
     pub f: Funcs,
+    /// `gs_step`'s `want` bits for this instance: moves and utilities always, the hash and the
+    /// immediate value once the kernel has asked for them.
+    pub want: i32,
+    /// The I/O area holds the facts `gs_step` wrote for the position `facts_of` (no call since).
+    pub facts: bool,
+    /// The position whose facts the I/O area holds (when `facts`).
+    pub facts_of: Vec<u8>,
 }
 
 impl Inst {
@@ -205,6 +233,7 @@ impl Inst {
             returns: func!("gs_returns"),
             hash: func!("gs_hash"),
             immediate: optional!("gs_immediate"),
+            step: optional!("gs_step"),
             format_position: func!("gs_format_position"),
             parse_position: func!("gs_parse_position"),
             format_move: func!("gs_format_move"),
@@ -216,8 +245,11 @@ impl Inst {
             io: 0,
             io_bytes: 0,
             f,
+            want: abi::WANT_MOVES | abi::WANT_RETURNS,
+            facts: false,
+            facts_of: Vec::new(),
         };
-        let io = inst.call("gs_io", inst.f.io.clone(), ())?;
+        let io = inst.call("gs_io", |f| Some(&f.io), ())?;
         inst.io = io as u32 as usize;
         if let Some(n) = io_bytes {
             inst.set_io_bytes(n)?;
@@ -237,17 +269,21 @@ impl Inst {
         Ok(())
     }
 
-    /// Calls `f`, with a fresh allowance of fuel.
+    /// Calls the export `pick` chooses (`None`: not exported), with a fresh allowance of fuel.
+    /// The export is borrowed, not cloned: cloning a `TypedFunc` clones its registered type,
+    /// which costs more than the call.
     #[inline]
     pub fn call<P: WasmParams, R: WasmResults>(
         &mut self,
         name: &str,
-        f: TypedFunc<P, R>,
+        pick: impl FnOnce(&Funcs) -> Option<&TypedFunc<P, R>>,
         args: P,
     ) -> Result<R, String> {
+        self.facts = false;
         self.store
             .set_fuel(FUEL_PER_CALL)
             .map_err(|e| format!("module engine: {e}"))?;
+        let f = pick(&self.f).ok_or_else(|| format!("{name} is not exported"))?;
         f.call(&mut self.store, args).map_err(|e| explain(name, &e))
     }
 
@@ -363,5 +399,9 @@ pub(super) fn with_instance<T>(
 
 /// Instantiates `loaded` for a game.
 pub(super) fn instantiate(loaded: &Loaded) -> Result<Inst, String> {
-    Inst::new(&loaded.module, Some(loaded.info.io_bytes))
+    let mut inst = Inst::new(&loaded.module, Some(loaded.info.io_bytes))?;
+    if loaded.version < 2 {
+        inst.f.step = None;
+    }
+    Ok(inst)
 }
