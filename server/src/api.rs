@@ -223,20 +223,27 @@ fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
     given.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
+/// Passes `req` on when no `token` is set or it bears the token; a 401 that names `what`
+/// otherwise.
+async fn require_token(token: Option<&str>, what: &str, req: Request, next: Next) -> Response {
+    match token {
+        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            format!("missing or wrong {what}"),
+        )
+        .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
 pub(crate) async fn require_api_token(
     State(c): State<Shared>,
     req: Request,
     next: Next,
 ) -> Response {
-    match &c.api_token {
-        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong API token (GAMESOLVER_API_TOKEN)",
-        )
-        .into_response(),
-        _ => next.run(req).await,
-    }
+    let token = c.api_token.as_deref();
+    require_token(token, "API token (GAMESOLVER_API_TOKEN)", req, next).await
 }
 
 /// A request whose `Content-Length` already exceeds the body limit gets its 413 before any of
@@ -278,15 +285,8 @@ pub(crate) async fn require_worker_token(
     req: Request,
     next: Next,
 ) -> Response {
-    match &c.worker_token {
-        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong worker token (GAMESOLVER_WORKER_TOKEN)",
-        )
-        .into_response(),
-        _ => next.run(req).await,
-    }
+    let token = c.worker_token.as_deref();
+    require_token(token, "worker token (GAMESOLVER_WORKER_TOKEN)", req, next).await
 }
 
 /// A job id from the path; not a number: 404, as for an unknown job.
