@@ -1091,6 +1091,26 @@ pub(crate) struct LookupQuery {
     position: String,
 }
 
+/// The databases' game of set `name`, built by `spec`.
+fn built_set_game(
+    spec: &JobSpec,
+    name: &str,
+) -> Result<Box<dyn gamesolver_shared::search::retrograde::tool::EndgameTables>, ApiError> {
+    let hook = gamesolver_shared::registry::catalogue::info(&spec.game)
+        .and_then(|i| i.tables)
+        .ok_or_else(|| {
+            ApiError::from(SchedError::Store(format!(
+                "the build of '{name}' is of game '{}', which has no databases",
+                spec.game
+            )))
+        })?;
+    hook(&gamesolver_shared::model::settings::Opts::new(
+        &spec.game_params,
+        "game parameter",
+    ))
+    .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))
+}
+
 /// `GET /v1/tables/{name}/lookup?position=P`: the score, best moves and principal line of a
 /// board from the set's databases, read entry by entry from the artifact files (no database is
 /// loaded).
@@ -1111,19 +1131,7 @@ pub(crate) async fn table_lookup(
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
     let Query(q) = q.map_err(|e| bad(e.body_text()))?;
     let (job, spec, dbs) = built_set_spec(&c, name.clone()).await?;
-    let hook = gamesolver_shared::registry::catalogue::info(&spec.game)
-        .and_then(|i| i.tables)
-        .ok_or_else(|| {
-            ApiError::from(SchedError::Store(format!(
-                "the build of '{name}' is of game '{}', which has no databases",
-                spec.game
-            )))
-        })?;
-    let game = hook(&gamesolver_shared::model::settings::Opts::new(
-        &spec.game_params,
-        "game parameter",
-    ))
-    .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
+    let game = built_set_game(&spec, &name)?;
     let artifacts: Vec<String> = dbs
         .iter()
         .map(|d| d["artifact"].as_str().unwrap_or_default().to_string())
