@@ -223,20 +223,27 @@ fn bearer_ok(headers: &HeaderMap, token: &str) -> bool {
     given.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
+/// Passes `req` on when no `token` is set or it bears the token; a 401 that names `what`
+/// otherwise.
+async fn require_token(token: Option<&str>, what: &str, req: Request, next: Next) -> Response {
+    match token {
+        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            format!("missing or wrong {what}"),
+        )
+        .into_response(),
+        _ => next.run(req).await,
+    }
+}
+
 pub(crate) async fn require_api_token(
     State(c): State<Shared>,
     req: Request,
     next: Next,
 ) -> Response {
-    match &c.api_token {
-        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong API token (GAMESOLVER_API_TOKEN)",
-        )
-        .into_response(),
-        _ => next.run(req).await,
-    }
+    let token = c.api_token.as_deref();
+    require_token(token, "API token (GAMESOLVER_API_TOKEN)", req, next).await
 }
 
 /// A request whose `Content-Length` already exceeds the body limit gets its 413 before any of
@@ -278,15 +285,8 @@ pub(crate) async fn require_worker_token(
     req: Request,
     next: Next,
 ) -> Response {
-    match &c.worker_token {
-        Some(t) if !bearer_ok(req.headers(), t) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or wrong worker token (GAMESOLVER_WORKER_TOKEN)",
-        )
-        .into_response(),
-        _ => next.run(req).await,
-    }
+    let token = c.worker_token.as_deref();
+    require_token(token, "worker token (GAMESOLVER_WORKER_TOKEN)", req, next).await
 }
 
 /// A job id from the path; not a number: 404, as for an unknown job.
@@ -1091,6 +1091,26 @@ pub(crate) struct LookupQuery {
     position: String,
 }
 
+/// The databases' game of set `name`, built by `spec`.
+fn built_set_game(
+    spec: &JobSpec,
+    name: &str,
+) -> Result<Box<dyn gamesolver_shared::search::retrograde::tool::EndgameTables>, ApiError> {
+    let hook = gamesolver_shared::registry::catalogue::info(&spec.game)
+        .and_then(|i| i.tables)
+        .ok_or_else(|| {
+            ApiError::from(SchedError::Store(format!(
+                "the build of '{name}' is of game '{}', which has no databases",
+                spec.game
+            )))
+        })?;
+    hook(&gamesolver_shared::model::settings::Opts::new(
+        &spec.game_params,
+        "game parameter",
+    ))
+    .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))
+}
+
 /// `GET /v1/tables/{name}/lookup?position=P`: the score, best moves and principal line of a
 /// board from the set's databases, read entry by entry from the artifact files (no database is
 /// loaded).
@@ -1111,19 +1131,7 @@ pub(crate) async fn table_lookup(
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
     let Query(q) = q.map_err(|e| bad(e.body_text()))?;
     let (job, spec, dbs) = built_set_spec(&c, name.clone()).await?;
-    let hook = gamesolver_shared::registry::catalogue::info(&spec.game)
-        .and_then(|i| i.tables)
-        .ok_or_else(|| {
-            ApiError::from(SchedError::Store(format!(
-                "the build of '{name}' is of game '{}', which has no databases",
-                spec.game
-            )))
-        })?;
-    let game = hook(&gamesolver_shared::model::settings::Opts::new(
-        &spec.game_params,
-        "game parameter",
-    ))
-    .map_err(|e| ApiError::from(SchedError::Store(e.to_string())))?;
+    let game = built_set_game(&spec, &name)?;
     let artifacts: Vec<String> = dbs
         .iter()
         .map(|d| d["artifact"].as_str().unwrap_or_default().to_string())

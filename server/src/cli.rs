@@ -862,16 +862,9 @@ pub fn analyse(args: SolveArgs) -> Result<(), Failure> {
     solve_or_analyse(args, true)
 }
 
-fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
-    // Quiet by default (stdout is the answer); `RUST_LOG=gamesolver_shared=debug` shows each
-    // task of the plan (a probe's target, nodes, time and bounds) on stderr.
-    if std::env::var_os("RUST_LOG").is_some() {
-        tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init();
-    }
+/// The job `solve` (or `analyse`) runs: the position, the limits, `proof` with `--proof`,
+/// `analyse=all` for `analyse`.
+fn solve_job(args: &SolveArgs, analyse: bool) -> Result<JobSpec, Failure> {
     let position = args.position.text(&args.job.game)?;
     let time_ms = match args.time_limit {
         None => None,
@@ -913,6 +906,20 @@ fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
             }
         }
     }
+    Ok(job)
+}
+
+fn solve_or_analyse(args: SolveArgs, analyse: bool) -> Result<(), Failure> {
+    // Quiet by default (stdout is the answer); `RUST_LOG=gamesolver_shared=debug` shows each
+    // task of the plan (a probe's target, nodes, time and bounds) on stderr.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init();
+    }
+    let job = solve_job(&args, analyse)?;
     let watch = Watch::new(!args.job.json && std::io::stderr().is_terminal());
     let remote_error = |e| match e {
         gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
@@ -1069,6 +1076,75 @@ pub fn matches_expected(r: &JobResult, expected: &str) -> bool {
     }
 }
 
+/// One line's row of `gamesolver batch`'s output.
+struct BatchRow<'a> {
+    line_no: usize,
+    position: &'a str,
+    expected: Option<&'a str>,
+    outcome: &'a Result<JobResult, Failure>,
+    /// Whether the result is the expected one (none expected: `None`).
+    verdict: Option<bool>,
+    /// The listed moves whose scores differ from the expected ones.
+    move_errors: &'a [String],
+}
+
+impl BatchRow<'_> {
+    /// Writes the row to `out`: a JSON object with `json`, else a line of text.
+    fn write(&self, out: &mut impl Write, json: bool) {
+        let BatchRow {
+            line_no,
+            position,
+            expected,
+            outcome,
+            verdict,
+            move_errors,
+        } = *self;
+        if json {
+            let mut obj = match &outcome {
+                Ok(r) => serde_json::to_value(r).expect("results serialise"),
+                Err(e) => serde_json::json!({"error": e.message}),
+            };
+            obj["line"] = line_no.into();
+            obj["position"] = position.into();
+            if let Some(e) = expected {
+                obj["expected"] = serde_json::from_str(e).unwrap_or(serde_json::Value::Null);
+                obj["ok"] = verdict.unwrap_or(false).into();
+            }
+            if !move_errors.is_empty() {
+                obj["move_errors"] = move_errors.to_vec().into();
+            }
+            let _ = writeln!(out, "{obj}");
+        } else {
+            let mark = match verdict {
+                Some(true) => "ok  ",
+                Some(false) => "FAIL",
+                None => "-   ",
+            };
+            let _ = match &outcome {
+                Ok(r) => writeln!(
+                    out,
+                    "{mark} {position} value {} expected {} best {} nodes {} {} ms{}",
+                    r.value,
+                    expected.unwrap_or("-"),
+                    r.best_move.as_deref().unwrap_or("-"),
+                    r.nodes,
+                    r.elapsed_ms,
+                    if move_errors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" moves wrong: {}", move_errors.join("; "))
+                    }
+                ),
+                Err(e) => writeln!(
+                    out,
+                    "{mark} {position} error (line {line_no}): {}",
+                    e.message
+                ),
+            };
+        }
+    }
+}
+
 /// `gamesolver batch`.
 pub fn batch(args: BatchArgs) -> Result<(), Failure> {
     let text = std::fs::read_to_string(&args.file).map_err(|e| {
@@ -1128,50 +1204,15 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
         if outcome.is_err() {
             broken += 1;
         }
-        let line_no = lineno + 1;
-        if args.job.json {
-            let mut obj = match &outcome {
-                Ok(r) => serde_json::to_value(r).expect("results serialise"),
-                Err(e) => serde_json::json!({"error": e.message}),
-            };
-            obj["line"] = line_no.into();
-            obj["position"] = position.into();
-            if let Some(e) = expected {
-                obj["expected"] = serde_json::from_str(e).unwrap_or(serde_json::Value::Null);
-                obj["ok"] = verdict.unwrap_or(false).into();
-            }
-            if !move_errors.is_empty() {
-                obj["move_errors"] = move_errors.clone().into();
-            }
-            let _ = writeln!(out, "{obj}");
-        } else {
-            let mark = match verdict {
-                Some(true) => "ok  ",
-                Some(false) => "FAIL",
-                None => "-   ",
-            };
-            let _ = match &outcome {
-                Ok(r) => writeln!(
-                    out,
-                    "{mark} {position} value {} expected {} best {} nodes {} {} ms{}",
-                    r.value,
-                    expected.unwrap_or("-"),
-                    r.best_move.as_deref().unwrap_or("-"),
-                    r.nodes,
-                    r.elapsed_ms,
-                    if move_errors.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" moves wrong: {}", move_errors.join("; "))
-                    }
-                ),
-                Err(e) => writeln!(
-                    out,
-                    "{mark} {position} error (line {line_no}): {}",
-                    e.message
-                ),
-            };
-        }
+        let row = BatchRow {
+            line_no: lineno + 1,
+            position,
+            expected,
+            outcome: &outcome,
+            verdict,
+            move_errors: &move_errors,
+        };
+        row.write(&mut out, args.job.json);
     }
     let _ = writeln!(out, "{passed} passed, {failed} failed");
     let _ = out.flush();

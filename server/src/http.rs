@@ -541,8 +541,16 @@ pub async fn run(
         });
     }
     drop(listener);
-    // Connections without a request in flight (idle, or a head still arriving) close now;
-    // the others finish their answer (hyper's graceful shutdown ends keep-alive after it).
+    drain(&conns, graceful).await;
+}
+
+/// After the shutdown signal: connections without a request in flight (idle, or a head still
+/// arriving) close now; the others finish their answer (hyper's graceful shutdown ends
+/// keep-alive after it), for up to [`SHUTDOWN_GRACE`].
+async fn drain(
+    conns: &Mutex<BTreeMap<u64, Arc<Conn>>>,
+    graceful: hyper_util::server::graceful::GracefulShutdown,
+) {
     for conn in conns.lock().values() {
         if conn.busy.load(Ordering::SeqCst) == 0 {
             conn.evict.notify_one();

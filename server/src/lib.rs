@@ -442,29 +442,7 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on '{}': {e}", config.listen))?;
     let addr: SocketAddr = listener.local_addr()?;
-    match &auth {
-        WorkerAuth::Token(_) => {}
-        WorkerAuth::LocalOnly(_) => tracing::info!(
-            "GAMESOLVER_WORKER_TOKEN is not set: the worker endpoints accept only this process's \
-             local workers (set the token to let other workers in, or --insecure-workers)"
-        ),
-        WorkerAuth::Open => tracing::warn!(
-            "--insecure-workers and no GAMESOLVER_WORKER_TOKEN: any client may act as a worker"
-        ),
-    }
-    if config.api_token.is_none() {
-        if addr.ip().is_loopback() {
-            tracing::info!(
-                "GAMESOLVER_API_TOKEN is not set: listening on loopback only (set the token to \
-                 open the job API to a network)"
-            );
-        } else {
-            tracing::warn!(
-                "--insecure-open-api and no GAMESOLVER_API_TOKEN: anyone reaching {addr} may \
-                 submit jobs"
-            );
-        }
-    }
+    log_exposure(&auth, config.api_token.is_none(), addr);
     let limits = config.http.clone();
     let stats = http::HttpStats::new(&limits);
     if let Some(n) = nofile {
@@ -484,64 +462,11 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
         stats.max_connections,
         stats.max_event_streams
     );
-    // Scripts wait for the first line to learn the port when listening on port 0, and may
-    // close the pipe after it: both lines go in one write, and a closed stdout is no error.
-    let shown = match addr.ip() {
-        ip if ip.is_unspecified() => format!("localhost:{}", addr.port()),
-        _ => addr.to_string(),
-    };
-    {
-        use std::io::Write;
-        let _ = std::io::stdout().write_all(
-            format!(
-                "listening on http://{addr}\ndashboard: http://{shown}/  (API: \
-                 http://{shown}/v1/status, docs: http://{shown}/docs)\n"
-            )
-            .as_bytes(),
-        );
-        let _ = std::io::stdout().flush();
-    }
+    print_address(addr);
 
-    let sweeper = {
-        let coord = coord.clone();
-        let every = Duration::from_millis((config.sched.lease_ms / 10).clamp(20, 1000));
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            loop {
-                tick.tick().await;
-                if let Err(e) = coord.call(|s| s.expire_leases()).await {
-                    tracing::error!("lease sweep: {e}");
-                }
-                if let Err(e) = coord.call(|s| s.end_timed_out()).await {
-                    tracing::error!("time limit sweep: {e}");
-                }
-                coord.call(|s| s.expire_workers()).await;
-            }
-        })
-    };
+    let sweeper = spawn_sweeper(coord.clone(), config.sched.lease_ms);
 
-    let local = if config.local_workers > 0 {
-        // Loopback, whatever address the API listens on: the children run on this machine.
-        let coordinator = match addr.ip() {
-            std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
-                format!("http://127.0.0.1:{}", addr.port())
-            }
-            std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
-                format!("http://[::1]:{}", addr.port())
-            }
-            _ => format!("http://{addr}"),
-        };
-        Some(local_workers::LocalWorkers::start(
-            &local_workers::LocalWorkerSpec {
-                count: config.local_workers,
-                coordinator,
-                token: config.worker_token.clone(),
-                memory_mb: gamesolver_worker::default_memory_mb(),
-            },
-        )?)
-    } else {
-        None
-    };
+    let local = start_local_workers(&config, addr)?;
 
     tracing::info!("retention: {}", config.retention.describe());
     let retention = tokio::spawn(retention::run(coord.clone()));
@@ -567,6 +492,99 @@ pub async fn serve(mut config: ServeConfig) -> anyhow::Result<()> {
     sweeper.abort();
     retention.abort();
     Ok(())
+}
+
+/// Logs who may reach the worker endpoints and the job API (`api_open`: no API token).
+fn log_exposure(auth: &WorkerAuth, api_open: bool, addr: SocketAddr) {
+    match auth {
+        WorkerAuth::Token(_) => {}
+        WorkerAuth::LocalOnly(_) => tracing::info!(
+            "GAMESOLVER_WORKER_TOKEN is not set: the worker endpoints accept only this process's \
+             local workers (set the token to let other workers in, or --insecure-workers)"
+        ),
+        WorkerAuth::Open => tracing::warn!(
+            "--insecure-workers and no GAMESOLVER_WORKER_TOKEN: any client may act as a worker"
+        ),
+    }
+    if api_open {
+        if addr.ip().is_loopback() {
+            tracing::info!(
+                "GAMESOLVER_API_TOKEN is not set: listening on loopback only (set the token to \
+                 open the job API to a network)"
+            );
+        } else {
+            tracing::warn!(
+                "--insecure-open-api and no GAMESOLVER_API_TOKEN: anyone reaching {addr} may \
+                 submit jobs"
+            );
+        }
+    }
+}
+
+/// Prints where the coordinator listens and where its dashboard is.
+fn print_address(addr: SocketAddr) {
+    // Scripts wait for the first line to learn the port when listening on port 0, and may
+    // close the pipe after it: both lines go in one write, and a closed stdout is no error.
+    let shown = match addr.ip() {
+        ip if ip.is_unspecified() => format!("localhost:{}", addr.port()),
+        _ => addr.to_string(),
+    };
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(
+        format!(
+            "listening on http://{addr}\ndashboard: http://{shown}/  (API: \
+             http://{shown}/v1/status, docs: http://{shown}/docs)\n"
+        )
+        .as_bytes(),
+    );
+    let _ = std::io::stdout().flush();
+}
+
+/// Starts the sweeper: expired leases, jobs past their time limit and silent workers, ten
+/// times a lease time (every 20 ms to 1 s).
+fn spawn_sweeper(coord: Arc<Coordinator>, lease_ms: u64) -> tokio::task::JoinHandle<()> {
+    let every = Duration::from_millis((lease_ms / 10).clamp(20, 1000));
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            if let Err(e) = coord.call(|s| s.expire_leases()).await {
+                tracing::error!("lease sweep: {e}");
+            }
+            if let Err(e) = coord.call(|s| s.end_timed_out()).await {
+                tracing::error!("time limit sweep: {e}");
+            }
+            coord.call(|s| s.expire_workers()).await;
+        }
+    })
+}
+
+/// Starts the `--local-workers` children, connected to `addr` through loopback (or none).
+fn start_local_workers(
+    config: &ServeConfig,
+    addr: SocketAddr,
+) -> anyhow::Result<Option<local_workers::LocalWorkers>> {
+    if config.local_workers == 0 {
+        return Ok(None);
+    }
+    // Loopback, whatever address the API listens on: the children run on this machine.
+    let coordinator = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            format!("http://127.0.0.1:{}", addr.port())
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            format!("http://[::1]:{}", addr.port())
+        }
+        _ => format!("http://{addr}"),
+    };
+    Ok(Some(local_workers::LocalWorkers::start(
+        &local_workers::LocalWorkerSpec {
+            count: config.local_workers,
+            coordinator,
+            token: config.worker_token.clone(),
+            memory_mb: gamesolver_worker::default_memory_mb(),
+        },
+    )?))
 }
 
 async fn shutdown_signal() {

@@ -216,6 +216,17 @@ struct Sweeper {
 
 const STATES: [&str; 3] = ["done", "failed", "cancelled"];
 
+/// What the jobs a sweep deletes leave to check for orphans (see `delete_orphans`).
+#[derive(Default)]
+struct Leftovers {
+    /// Artifacts their results name.
+    named: Vec<String>,
+    /// The sets they were pinned to.
+    manifests: Vec<String>,
+    /// The database builds among them.
+    builds: HashSet<u64>,
+}
+
 impl Retention {
     /// Retention for the store at `db` through `pruner`, with the artifacts beside it.
     pub fn open(
@@ -385,44 +396,14 @@ impl Retention {
             .retain_ms()
             .map(|ms| now_ms().saturating_sub(ms));
         let mut out = Swept::default();
-        let mut named = Vec::new();
-        let mut manifests = Vec::new();
-        let mut builds = HashSet::new();
+        let mut left = Leftovers::default();
         // Held by the scheduler (ended, a task still on a worker): not this sweep.
         let mut held: HashSet<u64> = HashSet::new();
         while start.elapsed() < DELETE_BUDGET {
             let excess = self
                 .budget()
                 .map_or(0, |b| size.live_bytes().saturating_sub(b));
-            let want = match sw.per_job {
-                0 => 1,
-                per_job => {
-                    let by_size = (TXN_BYTES / per_job) as usize;
-                    let by_excess = match excess {
-                        0 => usize::MAX,
-                        e => e.div_ceil(per_job) as usize,
-                    };
-                    by_size.min(by_excess).clamp(1, MAX_BATCH)
-                }
-            };
-            let mut pick = Vec::new();
-            for (id, finished) in sw
-                .pruner
-                .oldest_finished(want + sw.kept.len() + held.len())?
-            {
-                if sw.kept.contains(&id) || held.contains(&id) {
-                    continue;
-                }
-                let expired = cutoff.is_some_and(|cut| finished.unwrap_or(0) < cut);
-                if !expired && excess == 0 {
-                    // Oldest first: none after it has expired either.
-                    break;
-                }
-                pick.push(id);
-                if pick.len() >= want {
-                    break;
-                }
-            }
+            let pick = Self::pick(sw, cutoff, excess, &held)?;
             if pick.is_empty() {
                 break;
             }
@@ -436,84 +417,24 @@ impl Retention {
                     }
                 }
             }
-            let mut ids = Vec::with_capacity(pick.len());
-            for id in pick.into_iter().filter(|id| !held.contains(id)) {
-                let Some(f) = sw.pruner.job_facts(id)? else {
-                    continue;
-                };
-                let retro = f
-                    .algorithm
-                    .as_deref()
-                    .and_then(gamesolver_shared::registry::kernels::find)
-                    .is_some_and(|a| a.builds_databases());
-                if let (true, "done", true, Some(name)) =
-                    (retro, f.state.as_str(), f.has_result, &f.set_name)
-                {
-                    if !sw.pruner.newer_build_exists(id, name)? {
-                        sw.kept.insert(id);
-                        continue;
-                    }
-                }
-                if retro {
-                    named.extend(sw.pruner.job_artifacts(id)?);
-                    builds.insert(id);
-                }
-                if let Some((_, hash)) = f.tables.as_deref().and_then(|t| t.split_once('@')) {
-                    manifests.push(hash.trim().to_string());
-                }
-                ids.push(id);
-            }
+            let pick = pick.into_iter().filter(|id| !held.contains(id));
+            let ids = Self::screen(sw, pick, &mut left)?;
             if ids.is_empty() {
                 continue;
             }
-            let t = Instant::now();
-            let (deleted, freed) = sw.pruner.delete_jobs(&ids)?;
-            tracing::debug!(
-                "retention: {} jobs deleted in one transaction of {:.1} ms",
-                deleted.len(),
-                t.elapsed().as_secs_f64() * 1e3
-            );
-            // A commit of the scheduler's that found the file locked goes first.
-            drop(c.sched.lock());
-            for d in &deleted {
-                if let Some(i) = STATES.iter().position(|s| *s == d.state) {
-                    self.deleted[i].fetch_add(1, Relaxed);
-                }
-                self.max_deleted_job.fetch_max(d.id, Relaxed);
-            }
-            out.jobs += deleted.len() as u64;
+            let (deleted, freed) = self.delete_batch(c, &mut sw.pruner, &ids)?;
+            out.jobs += deleted;
             size = self.measure(&sw.pruner)?;
-            if !deleted.is_empty() {
-                sw.per_job = (freed / deleted.len() as u64).max(size.page_size.max(1));
+            if let Some(per_job) = freed.checked_div(deleted) {
+                sw.per_job = per_job.max(size.page_size.max(1));
             }
         }
-        if !named.is_empty() || !manifests.is_empty() || !builds.is_empty() {
-            out.artifacts = self.delete_orphans(c, &sw.pruner, named, manifests, &builds)?;
+        if !left.named.is_empty() || !left.manifests.is_empty() || !left.builds.is_empty() {
+            out.artifacts =
+                self.delete_orphans(c, &sw.pruner, left.named, left.manifests, &left.builds)?;
             self.artifacts_deleted.fetch_add(out.artifacts, Relaxed);
         }
-        let vacuum = Instant::now();
-        while size.free_bytes() > VACUUM_ABOVE_BYTES && vacuum.elapsed() < VACUUM_BUDGET {
-            let t = Instant::now();
-            let n = sw.pruner.incremental_vacuum(VACUUM_PAGES)?;
-            tracing::debug!(
-                "retention: {n} pages given back in {:.1} ms",
-                t.elapsed().as_secs_f64() * 1e3
-            );
-            drop(c.sched.lock());
-            size = self.measure(&sw.pruner)?;
-            out.pages += n;
-            if n == 0 {
-                // A file without incremental vacuum: its free pages are reused, never given back.
-                break;
-            }
-        }
-        // Given-back pages leave the file at a checkpoint; one that found a reader in the way
-        // (or came before the last step) is tried again by the next sweep.
-        if out.pages > 0 || self.db_file.load(Relaxed) > size.pages * size.page_size {
-            sw.pruner.checkpoint()?;
-            drop(c.sched.lock());
-            self.measure(&sw.pruner)?;
-        }
+        out.pages = self.give_back_pages(c, &sw.pruner, size)?;
         self.pages_vacuumed.fetch_add(out.pages, Relaxed);
         if let Some(cut) = cutoff {
             out.log_rows = sw.pruner.prune_log(cut, LOG_BATCH)? as u64;
@@ -533,6 +454,146 @@ impl Retention {
             );
         }
         Ok(out)
+    }
+
+    /// The next batch of finished jobs to delete, oldest first: expired ones (finished before
+    /// `cutoff`), or any while the store is `excess` bytes over its budget; not those kept or
+    /// `held`. Its size bounds one transaction and, deleting for size, the overshoot.
+    fn pick(
+        sw: &Sweeper,
+        cutoff: Option<u64>,
+        excess: u64,
+        held: &HashSet<u64>,
+    ) -> anyhow::Result<Vec<u64>> {
+        let want = match sw.per_job {
+            0 => 1,
+            per_job => {
+                let by_size = (TXN_BYTES / per_job) as usize;
+                let by_excess = match excess {
+                    0 => usize::MAX,
+                    e => e.div_ceil(per_job) as usize,
+                };
+                by_size.min(by_excess).clamp(1, MAX_BATCH)
+            }
+        };
+        let mut pick = Vec::new();
+        for (id, finished) in sw
+            .pruner
+            .oldest_finished(want + sw.kept.len() + held.len())?
+        {
+            if sw.kept.contains(&id) || held.contains(&id) {
+                continue;
+            }
+            let expired = cutoff.is_some_and(|cut| finished.unwrap_or(0) < cut);
+            if !expired && excess == 0 {
+                // Oldest first: none after it has expired either.
+                break;
+            }
+            pick.push(id);
+            if pick.len() >= want {
+                break;
+            }
+        }
+        Ok(pick)
+    }
+
+    /// The picked jobs that go: a database build that is the newest of its set stays (kept,
+    /// not looked at again for a while). What a going job leaves to check is added to `left`.
+    fn screen(
+        sw: &mut Sweeper,
+        pick: impl Iterator<Item = u64>,
+        left: &mut Leftovers,
+    ) -> anyhow::Result<Vec<u64>> {
+        let mut ids = Vec::new();
+        for id in pick {
+            let Some(f) = sw.pruner.job_facts(id)? else {
+                continue;
+            };
+            let retro = f
+                .algorithm
+                .as_deref()
+                .and_then(gamesolver_shared::registry::kernels::find)
+                .is_some_and(|a| a.builds_databases());
+            if let (true, "done", true, Some(name)) =
+                (retro, f.state.as_str(), f.has_result, &f.set_name)
+            {
+                if !sw.pruner.newer_build_exists(id, name)? {
+                    sw.kept.insert(id);
+                    continue;
+                }
+            }
+            if retro {
+                left.named.extend(sw.pruner.job_artifacts(id)?);
+                left.builds.insert(id);
+            }
+            if let Some((_, hash)) = f.tables.as_deref().and_then(|t| t.split_once('@')) {
+                left.manifests.push(hash.trim().to_string());
+            }
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    /// Deletes jobs `ids` in one transaction and counts them by state. Returns how many were
+    /// deleted and the live bytes that freed.
+    fn delete_batch(
+        &self,
+        c: &Coordinator,
+        p: &mut Pruner,
+        ids: &[u64],
+    ) -> anyhow::Result<(u64, u64)> {
+        let t = Instant::now();
+        let (deleted, freed) = p.delete_jobs(ids)?;
+        tracing::debug!(
+            "retention: {} jobs deleted in one transaction of {:.1} ms",
+            deleted.len(),
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        // A commit of the scheduler's that found the file locked goes first.
+        drop(c.sched.lock());
+        for d in &deleted {
+            if let Some(i) = STATES.iter().position(|s| *s == d.state) {
+                self.deleted[i].fetch_add(1, Relaxed);
+            }
+            self.max_deleted_job.fetch_max(d.id, Relaxed);
+        }
+        Ok((deleted.len() as u64, freed))
+    }
+
+    /// Gives free pages of the store back to the file system (within [`VACUUM_BUDGET`], while
+    /// more than [`VACUUM_ABOVE_BYTES`] are free) and checkpoints them out of the file.
+    /// Returns the pages given back.
+    fn give_back_pages(
+        &self,
+        c: &Coordinator,
+        p: &Pruner,
+        mut size: DbSize,
+    ) -> anyhow::Result<u64> {
+        let mut pages = 0;
+        let vacuum = Instant::now();
+        while size.free_bytes() > VACUUM_ABOVE_BYTES && vacuum.elapsed() < VACUUM_BUDGET {
+            let t = Instant::now();
+            let n = p.incremental_vacuum(VACUUM_PAGES)?;
+            tracing::debug!(
+                "retention: {n} pages given back in {:.1} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            drop(c.sched.lock());
+            size = self.measure(p)?;
+            pages += n;
+            if n == 0 {
+                // A file without incremental vacuum: its free pages are reused, never given back.
+                break;
+            }
+        }
+        // Given-back pages leave the file at a checkpoint; one that found a reader in the way
+        // (or came before the last step) is tried again by the next sweep.
+        if pages > 0 || self.db_file.load(Relaxed) > size.pages * size.page_size {
+            p.checkpoint()?;
+            drop(c.sched.lock());
+            self.measure(p)?;
+        }
+        Ok(pages)
     }
 
     /// Deletes the file artifacts named by deleted jobs (`named`: their results; `manifests`:

@@ -475,119 +475,7 @@ impl Store {
         }
         let tx = self.conn.transaction()?;
         for w in writes {
-            match w {
-                Write::InsertJob {
-                    id,
-                    spec,
-                    created_ms,
-                } => {
-                    tx.prepare_cached("INSERT INTO jobs (id, spec, state, created_ms) VALUES (?1, ?2, 'queued', ?3)")?
-                        .execute(params![*id as i64, spec, *created_ms as i64])?;
-                }
-                Write::JobState {
-                    id,
-                    state,
-                    finished_ms,
-                    result,
-                    error,
-                    progress,
-                } => {
-                    tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5, progress = ?6 WHERE id = ?1")?
-                        .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error, progress])?;
-                }
-                Write::InsertTask {
-                    id,
-                    job_id,
-                    kind,
-                    what,
-                } => {
-                    tx.prepare_cached(
-                        "INSERT INTO tasks (id, job_id, kind, state, what) VALUES (?1, ?2, ?3, 'queued', ?4)",
-                    )?
-                    .execute(params![*id as i64, *job_id as i64, kind, what])?;
-                }
-                Write::FinalStatus { id, status } => {
-                    tx.prepare_cached("UPDATE jobs SET final_status = ?2 WHERE id = ?1")?
-                        .execute(params![*id as i64, status])?;
-                }
-                Write::Artifact { job_id, proof } => {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO artifacts (job_id, proof) VALUES (?1, ?2)",
-                    )?
-                    .execute(params![*job_id as i64, proof])?;
-                }
-                Write::TaskState {
-                    id,
-                    state,
-                    attempts,
-                    last_error,
-                } => {
-                    tx.prepare_cached(
-                        "UPDATE tasks SET state = ?2, attempts = ?3, last_error = ?4 WHERE id = ?1",
-                    )?
-                    .execute(params![*id as i64, state, attempts, last_error])?;
-                }
-                Write::TaskProgress { id, progress } => {
-                    tx.prepare_cached("UPDATE tasks SET progress = ?2 WHERE id = ?1")?
-                        .execute(params![*id as i64, progress])?;
-                }
-                Write::TaskResume { id, input } => {
-                    tx.prepare_cached("UPDATE tasks SET resume = ?2 WHERE id = ?1")?
-                        .execute(params![*id as i64, input])?;
-                }
-                Write::InsertLease {
-                    id,
-                    task_id,
-                    worker_id,
-                    at_ms,
-                } => {
-                    tx.prepare_cached(
-                        "INSERT INTO leases (id, task_id, worker_id, state, created_ms) VALUES (?1, ?2, ?3, 'active', ?4)",
-                    )?
-                    .execute(params![id, *task_id as i64, worker_id, *at_ms as i64])?;
-                }
-                Write::LeaseState { id, state, at_ms } => {
-                    tx.prepare_cached("UPDATE leases SET state = ?2, ended_ms = ?3 WHERE id = ?1")?
-                        .execute(params![id, state, *at_ms as i64])?;
-                }
-                Write::InsertResult {
-                    task_id,
-                    lease_id,
-                    output,
-                } => {
-                    tx.prepare_cached(
-                        "INSERT INTO results (task_id, lease_id, output) VALUES (?1, ?2, ?3)",
-                    )?
-                    .execute(params![*task_id as i64, lease_id, output])?;
-                }
-                Write::Worker {
-                    id,
-                    host,
-                    threads,
-                    at_ms,
-                } => {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO workers (id, host, threads, registered_ms) VALUES (?1, ?2, ?3, ?4)",
-                    )?
-                    .execute(params![id, host, threads, *at_ms as i64])?;
-                }
-                Write::Event {
-                    job_id,
-                    at_ms,
-                    kind,
-                    detail,
-                } => {
-                    tx.prepare_cached(
-                        "INSERT INTO events (job_id, at_ms, kind, detail) VALUES (?1, ?2, ?3, ?4)",
-                    )?
-                    .execute(params![
-                        job_id.map(|v| v as i64),
-                        *at_ms as i64,
-                        kind,
-                        detail
-                    ])?;
-                }
-            }
+            apply(&tx, w)?;
         }
         tx.commit()
     }
@@ -1252,6 +1140,134 @@ impl Queries<'_> {
             .query_row([job_id as i64], |r| r.get(0))
             .optional()
     }
+}
+
+/// Runs write `w` in transaction `tx`: the writes of jobs, workers and events here, those of
+/// tasks, leases and results in [`apply_task_write`].
+fn apply(tx: &rusqlite::Transaction, w: &Write) -> rusqlite::Result<()> {
+    match w {
+        Write::InsertJob {
+            id,
+            spec,
+            created_ms,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO jobs (id, spec, state, created_ms) VALUES (?1, ?2, 'queued', ?3)",
+            )?
+            .execute(params![*id as i64, spec, *created_ms as i64])?;
+        }
+        Write::JobState {
+            id,
+            state,
+            finished_ms,
+            result,
+            error,
+            progress,
+        } => {
+            tx.prepare_cached("UPDATE jobs SET state = ?2, finished_ms = ?3, result = ?4, error = ?5, progress = ?6 WHERE id = ?1")?
+                .execute(params![*id as i64, state, finished_ms.map(|v| v as i64), result, error, progress])?;
+        }
+        Write::FinalStatus { id, status } => {
+            tx.prepare_cached("UPDATE jobs SET final_status = ?2 WHERE id = ?1")?
+                .execute(params![*id as i64, status])?;
+        }
+        Write::Artifact { job_id, proof } => {
+            tx.prepare_cached("INSERT OR REPLACE INTO artifacts (job_id, proof) VALUES (?1, ?2)")?
+                .execute(params![*job_id as i64, proof])?;
+        }
+        Write::Worker {
+            id,
+            host,
+            threads,
+            at_ms,
+        } => {
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO workers (id, host, threads, registered_ms) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![id, host, threads, *at_ms as i64])?;
+        }
+        Write::Event {
+            job_id,
+            at_ms,
+            kind,
+            detail,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO events (job_id, at_ms, kind, detail) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![
+                job_id.map(|v| v as i64),
+                *at_ms as i64,
+                kind,
+                detail
+            ])?;
+        }
+        _ => apply_task_write(tx, w)?,
+    }
+    Ok(())
+}
+
+/// Runs a write of a task, a lease or a result in transaction `tx` (others are [`apply`]'s).
+fn apply_task_write(tx: &rusqlite::Transaction, w: &Write) -> rusqlite::Result<()> {
+    match w {
+        Write::InsertTask {
+            id,
+            job_id,
+            kind,
+            what,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO tasks (id, job_id, kind, state, what) VALUES (?1, ?2, ?3, 'queued', ?4)",
+            )?
+            .execute(params![*id as i64, *job_id as i64, kind, what])?;
+        }
+        Write::TaskState {
+            id,
+            state,
+            attempts,
+            last_error,
+        } => {
+            tx.prepare_cached(
+                "UPDATE tasks SET state = ?2, attempts = ?3, last_error = ?4 WHERE id = ?1",
+            )?
+            .execute(params![*id as i64, state, attempts, last_error])?;
+        }
+        Write::TaskProgress { id, progress } => {
+            tx.prepare_cached("UPDATE tasks SET progress = ?2 WHERE id = ?1")?
+                .execute(params![*id as i64, progress])?;
+        }
+        Write::TaskResume { id, input } => {
+            tx.prepare_cached("UPDATE tasks SET resume = ?2 WHERE id = ?1")?
+                .execute(params![*id as i64, input])?;
+        }
+        Write::InsertLease {
+            id,
+            task_id,
+            worker_id,
+            at_ms,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO leases (id, task_id, worker_id, state, created_ms) VALUES (?1, ?2, ?3, 'active', ?4)",
+            )?
+            .execute(params![id, *task_id as i64, worker_id, *at_ms as i64])?;
+        }
+        Write::LeaseState { id, state, at_ms } => {
+            tx.prepare_cached("UPDATE leases SET state = ?2, ended_ms = ?3 WHERE id = ?1")?
+                .execute(params![id, state, *at_ms as i64])?;
+        }
+        Write::InsertResult {
+            task_id,
+            lease_id,
+            output,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO results (task_id, lease_id, output) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![*task_id as i64, lease_id, output])?;
+        }
+        _ => unreachable!("not a write of a task, lease or result"),
+    }
+    Ok(())
 }
 
 #[cfg(test)]

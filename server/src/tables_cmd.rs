@@ -94,127 +94,147 @@ pub fn run(args: TablesArgs) -> Result<(), Failure> {
             game,
             threads,
             memory_mb,
-        } => {
-            let (game, dir) = open(&name, &game)?;
-            if stones as usize > game.max_db() {
-                return Err(Failure::bad_input(format!(
-                    "tables: --stones must be at most {} on this board",
-                    game.max_db()
-                )));
-            }
-            let need = build_bytes(&*game, stones as usize);
-            if need > memory_mb << 20 {
-                return Err(Failure::bad_input(format!(
-                    "tables: the databases up to {stones} stones need {} MiB, more than --memory-mb {memory_mb}",
-                    need >> 20
-                )));
-            }
-            in_pool(threads, || build(&*game, &dir, stones as usize))
-        }
+        } => build_set(&name, stones, &game, threads, memory_mb),
         TablesAction::Verify {
             name,
             game,
             threads,
-        } => {
-            let (game, dir) = open(&name, &game)?;
-            let tables = load(&*game, &dir, &name)?;
-            in_pool(threads, || {
-                let mut bad = 0usize;
-                for db in 0..tables.len() {
-                    let t0 = Instant::now();
-                    let wrong = game.verify(&tables, db);
-                    println!(
-                        "{}: {} entries, {wrong} mismatches ({:.1} s)",
-                        game.db_label(db),
-                        game.db_len(db),
-                        t0.elapsed().as_secs_f64()
-                    );
-                    bad += wrong;
-                }
-                if bad == 0 {
-                    Ok(())
-                } else {
-                    Err(Failure::no_result(format!("tables: {bad} mismatches")))
-                }
-            })
-        }
+        } => verify(&name, &game, threads),
         TablesAction::Lookup {
             name,
             position,
             coordinator: Some(url),
             ..
-        } => {
-            let remote_error = |e| match e {
-                gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
-                gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
-            };
-            let found = gamesolver::client::remote(&url)
-                .and_then(|r| r.lookup(&name, &position))
-                .map_err(remote_error)?;
-            let best: Vec<&str> = found["best"]
-                .as_array()
-                .map(|b| b.iter().filter_map(|m| m.as_str()).collect())
-                .unwrap_or_default();
-            println!("score {}", found["score"]);
-            println!("{}", best_line(&best));
-            let line = &found["line"];
-            if let Some(moves) = line["moves"].as_array() {
-                let moves: Vec<&str> = moves.iter().filter_map(|m| m["move"].as_str()).collect();
-                println!(
-                    "line {} ({}: {}, value {})",
-                    moves.join(" "),
-                    line["end"].as_str().unwrap_or_default(),
-                    line["position"].as_str().unwrap_or_default(),
-                    line["value"]
-                );
-            }
-            Ok(())
-        }
+        } => lookup_remote(&url, &name, &position),
         TablesAction::Lookup {
             name,
             position,
             game,
             coordinator: None,
-        } => {
-            let (game, dir) = open(&name, &game)?;
-            let tables = load(&*game, &dir, &name)?;
-            let found = game
-                .lookup(
-                    &position,
-                    tables.len(),
-                    &mut |db, index| Ok(tables.db(db)[index as usize] as i32),
-                    Some(LineLimits {
-                        plies: 400,
-                        nodes: 20_000,
-                    }),
-                )
-                .map_err(|e| match e {
-                    Ok(bad) => Failure::bad_input(format!("tables: {bad}")),
-                    Err(io) => Failure::no_result(format!("tables: {io}")),
-                })?;
-            let Some(found_here) = found.found else {
-                return Err(Failure::bad_input(format!(
-                    "tables: '{name}' covers 0 to {}, this position has {}",
-                    game.db_label(tables.len() - 1),
-                    game.db_label(found.db)
-                )));
-            };
-            let moves: Vec<&str> = found_here.best.iter().map(String::as_str).collect();
-            println!("score {}", found_here.score);
-            println!("{}", best_line(&moves));
-            if let Some(line) = &found_here.line {
-                let moves: Vec<&str> = line.moves.iter().map(|m| m.1.as_str()).collect();
-                println!(
-                    "line {} ({}: {}, value {})",
-                    moves.join(" "),
-                    line.end,
-                    line.position,
-                    line.value
-                );
-            }
-            Ok(())
-        }
+        } => lookup(&name, &position, &game),
     }
+}
+
+/// `gamesolver tables build`: the databases up to `stones` into set `name`, within
+/// `memory_mb`.
+fn build_set(
+    name: &str,
+    stones: u32,
+    game: &GameArgs,
+    threads: usize,
+    memory_mb: u64,
+) -> Result<(), Failure> {
+    let (game, dir) = open(name, game)?;
+    if stones as usize > game.max_db() {
+        return Err(Failure::bad_input(format!(
+            "tables: --stones must be at most {} on this board",
+            game.max_db()
+        )));
+    }
+    let need = build_bytes(&*game, stones as usize);
+    if need > memory_mb << 20 {
+        return Err(Failure::bad_input(format!(
+            "tables: the databases up to {stones} stones need {} MiB, more than --memory-mb {memory_mb}",
+            need >> 20
+        )));
+    }
+    in_pool(threads, || build(&*game, &dir, stones as usize))
+}
+
+/// `gamesolver tables verify`: every entry of set `name` against its successors.
+fn verify(name: &str, game: &GameArgs, threads: usize) -> Result<(), Failure> {
+    let (game, dir) = open(name, game)?;
+    let tables = load(&*game, &dir, name)?;
+    in_pool(threads, || {
+        let mut bad = 0usize;
+        for db in 0..tables.len() {
+            let t0 = Instant::now();
+            let wrong = game.verify(&tables, db);
+            println!(
+                "{}: {} entries, {wrong} mismatches ({:.1} s)",
+                game.db_label(db),
+                game.db_len(db),
+                t0.elapsed().as_secs_f64()
+            );
+            bad += wrong;
+        }
+        if bad == 0 {
+            Ok(())
+        } else {
+            Err(Failure::no_result(format!("tables: {bad} mismatches")))
+        }
+    })
+}
+
+/// `gamesolver tables lookup --coordinator URL`: `position` in the set `name` that coordinator
+/// built.
+fn lookup_remote(url: &str, name: &str, position: &str) -> Result<(), Failure> {
+    let remote_error = |e| match e {
+        gamesolver::client::RemoteError::BadInput(m) => Failure::bad_input(m),
+        gamesolver::client::RemoteError::NoResult(m) => Failure::no_result(m),
+    };
+    let found = gamesolver::client::remote(url)
+        .and_then(|r| r.lookup(name, position))
+        .map_err(remote_error)?;
+    let best: Vec<&str> = found["best"]
+        .as_array()
+        .map(|b| b.iter().filter_map(|m| m.as_str()).collect())
+        .unwrap_or_default();
+    println!("score {}", found["score"]);
+    println!("{}", best_line(&best));
+    let line = &found["line"];
+    if let Some(moves) = line["moves"].as_array() {
+        let moves: Vec<&str> = moves.iter().filter_map(|m| m["move"].as_str()).collect();
+        println!(
+            "line {} ({}: {}, value {})",
+            moves.join(" "),
+            line["end"].as_str().unwrap_or_default(),
+            line["position"].as_str().unwrap_or_default(),
+            line["value"]
+        );
+    }
+    Ok(())
+}
+
+/// `gamesolver tables lookup`: `position` in set `name` of the data folder.
+fn lookup(name: &str, position: &str, game: &GameArgs) -> Result<(), Failure> {
+    let (game, dir) = open(name, game)?;
+    let tables = load(&*game, &dir, name)?;
+    let found = game
+        .lookup(
+            position,
+            tables.len(),
+            &mut |db, index| Ok(tables.db(db)[index as usize] as i32),
+            Some(LineLimits {
+                plies: 400,
+                nodes: 20_000,
+            }),
+        )
+        .map_err(|e| match e {
+            Ok(bad) => Failure::bad_input(format!("tables: {bad}")),
+            Err(io) => Failure::no_result(format!("tables: {io}")),
+        })?;
+    let Some(found_here) = found.found else {
+        return Err(Failure::bad_input(format!(
+            "tables: '{name}' covers 0 to {}, this position has {}",
+            game.db_label(tables.len() - 1),
+            game.db_label(found.db)
+        )));
+    };
+    let moves: Vec<&str> = found_here.best.iter().map(String::as_str).collect();
+    println!("score {}", found_here.score);
+    println!("{}", best_line(&moves));
+    if let Some(line) = &found_here.line {
+        let moves: Vec<&str> = line.moves.iter().map(|m| m.1.as_str()).collect();
+        println!(
+            "line {} ({}: {}, value {})",
+            moves.join(" "),
+            line.end,
+            line.position,
+            line.value
+        );
+    }
+    Ok(())
 }
 
 /// The line of a lookup that names the best moves.

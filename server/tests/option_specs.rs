@@ -237,6 +237,39 @@ fn the_api_algorithm_sections_are_the_catalogue() {
     );
 }
 
+/// The README's game table ("## Games") has a row for each game of the catalogue and none for
+/// a game the catalogue does not hold.
+#[test]
+fn the_readme_game_table_is_the_catalogue() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let (_, section) = doc
+        .split_once("\n## Games\n")
+        .expect("a section '## Games'");
+    let listed: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| game "))
+        .skip(2)
+        .take_while(|l| l.starts_with("| "))
+        .filter_map(|row| quoted(cells(row)[0]).first().copied())
+        .collect();
+    let missing: Vec<&str> = registry::GAMES
+        .iter()
+        .copied()
+        .filter(|g| !listed.contains(g))
+        .collect();
+    let unknown: Vec<&str> = listed
+        .iter()
+        .copied()
+        .filter(|g| !registry::GAMES.contains(g))
+        .collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "README.md '## Games': no row for {missing:?}; rows for games the catalogue lacks: \
+         {unknown:?}"
+    );
+}
+
 /// The cells of a Markdown table row.
 fn cells(row: &str) -> Vec<&str> {
     row.trim()

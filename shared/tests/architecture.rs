@@ -753,3 +753,110 @@ fn server_and_worker_name_no_game() {
         named.join("\n")
     );
 }
+
+/// Most lines of a function in the scheduler's files (its signature and closing brace
+/// included).
+const MAX_SCHEDULER_FN_LINES: usize = 100;
+
+/// The functions of rustfmt-formatted `text` (up to a `#[cfg(test)]` at the start of a line)
+/// with their first line and length: from the line that names `fn` to the first line after it
+/// that is its closing brace at the same indent. A function without a body is left out.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("#[cfg(test)]"))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..end].iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let Some(at) = code.find("fn ") else {
+            continue;
+        };
+        let before = &code[..at];
+        let qualifiers = before.split_whitespace().all(|w| {
+            w.starts_with("pub") || ["async", "const", "unsafe", "extern", "\"C\""].contains(&w)
+        });
+        if !qualifiers || code.starts_with("//") {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .chars()
+            .take_while(|&c| is_ident(c))
+            .collect();
+        if code.ends_with('}') {
+            out.push((name, i + 1, 1));
+            continue;
+        }
+        let close = format!("{indent}}}");
+        let body_end = lines[i..end].iter().position(|l| {
+            *l == close
+                || (l.starts_with(indent)
+                    && l.trim_end().ends_with(';')
+                    && !l[indent.len()..].starts_with(' '))
+        });
+        if let Some(k) = body_end.filter(|&k| lines[i + k] == close) {
+            out.push((name, i + 1, k + 1));
+        }
+    }
+    out
+}
+
+/// The scheduler's files have no function over [`MAX_SCHEDULER_FN_LINES`] lines (its tests
+/// aside): each is one named step.
+#[test]
+fn scheduler_functions_are_at_most_a_hundred_lines() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/src/scheduler");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(
+        files.len() > 3,
+        "the scheduler's files are found in {dir:?}"
+    );
+    let mut long = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("tests.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (name, line, len) in function_lengths(&text) {
+            if len > MAX_SCHEDULER_FN_LINES {
+                long.push(format!("{}:{line} `{name}`: {len} lines", file.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split into named steps:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The counter itself: bodies, signatures over several lines, trait declarations without a
+/// body, nested functions and test modules.
+#[test]
+fn the_function_counter_counts_lines() {
+    let text = "\
+impl X {
+    /// fn in a comment
+    pub(super) fn a(
+        &self,
+    ) -> u32 {
+        fn inner() {}
+        1
+    }
+    fn declared(&self);
+    async fn b() {}
+}
+#[cfg(test)]
+mod tests {
+    fn left_out() {
+    }
+}
+";
+    let got = function_lengths(text);
+    let want: Vec<(String, usize, usize)> = vec![
+        ("a".into(), 3, 6),
+        ("inner".into(), 6, 1),
+        ("b".into(), 10, 1),
+    ];
+    assert_eq!(got, want);
+}

@@ -651,15 +651,6 @@ fn with_node_count(
 /// Runs one leased task: kernel on the pool, heartbeats here, then the report.
 fn run_lease(shared: &Shared, mut lease: Lease) {
     let worker_id = shared.worker_id().unwrap_or_default();
-    let heartbeat_every = Duration::from_millis(
-        shared
-            .registration
-            .read()
-            .as_ref()
-            .map(|r| r.heartbeat_ms)
-            .unwrap_or(1000)
-            .max(10),
-    );
     let prepared = match shared.prepared(&lease) {
         Ok(p) => p,
         Err(e) => {
@@ -673,9 +664,6 @@ fn run_lease(shared: &Shared, mut lease: Lease) {
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let _running = Running::new(shared, &lease.lease_id, cancel.clone());
-    let memory_limit = memory::soft_limit_for(shared.config.memory_mb);
-    let mut over_memory: Option<usize> = None;
-    let mut cache_cleared = false;
     let progress: Arc<Mutex<Option<serde_json::Value>>> = Arc::new(Mutex::new(None));
     let sink = {
         let progress = progress.clone();
@@ -688,35 +676,122 @@ fn run_lease(shared: &Shared, mut lease: Lease) {
     .with_cancel_flag(cancel.clone())
     .with_progress(sink)
     .with_artifacts(shared.artifacts.clone());
-    let (tx, rx) = mpsc::channel::<KernelResult>();
-    {
-        let ctl = ctl.clone();
-        let kind = lease.task.kind.clone();
-        let position = Some(lease.task.job.position.as_str());
-        let poisoned = shared.poison.as_deref() == position;
-        let aborting = shared.abort_at.as_deref() == position;
-        let hogging = shared.hog_at.as_deref() == position;
-        let prepared = prepared.clone();
-        let proved_in = std::mem::take(&mut lease.proved);
-        shared.pool.spawn(move || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                if aborting {
-                    eprintln!("test abort: GAMESOLVER_TEST_ABORT_POSITION matches this job");
-                    std::process::abort();
-                }
-                if poisoned {
-                    panic!("test poison: GAMESOLVER_TEST_PANIC_POSITION matches this job");
-                }
-                if hogging {
-                    return Err(hog(&ctl));
-                }
-                prepared.learn_proved(&proved_in);
-                prepared.run(&kind, &ctl)
-            }));
-            let _ = tx.send(r);
-        });
+    let rx = spawn_kernel(shared, &mut lease, &prepared, &ctl);
+    let watched = watch(shared, &worker_id, &lease, &ctl, &cancel, &progress, rx);
+    if watched.lease_lost {
+        return;
     }
-    // Heartbeat until the kernel answers.
+    if watched.released_for_shutdown {
+        let r = Release {
+            worker_id: worker_id.clone(),
+            lease_id: lease.lease_id.clone(),
+        };
+        let _ = shared
+            .client
+            .post::<_, serde_json::Value>("/v1/worker/release", &r);
+        return;
+    }
+    let outcome = match watched.result {
+        _ if watched.over_memory.is_some() => Outcome::Failed {
+            message: format!(
+                "the worker's memory went past its budget ({} MiB in use, --memory-mb {} plus \
+                 64 MiB for the worker): the task was stopped",
+                watched.over_memory.unwrap_or(0) >> 20,
+                shared.config.memory_mb
+            ),
+        },
+        Ok(Ok(output)) => Outcome::Done { output },
+        Ok(Err(e)) => match ctl.should_stop() {
+            Some(StopReason::Cancelled) => Outcome::Cancelled,
+            Some(r @ (StopReason::Time | StopReason::Nodes)) => Outcome::Stopped { reason: r },
+            _ => match e {
+                SolveError::BadInput(m) => Outcome::Rejected { message: m },
+                SolveError::Internal(m) => Outcome::Failed { message: m },
+            },
+        },
+        Err(panic) => Outcome::Failed {
+            message: format!("kernel panicked: {}", panic_message(&*panic)),
+        },
+    };
+    // What the kernel proved goes with a result, for the job's other workers.
+    let proved = match &outcome {
+        Outcome::Done { .. } => prepared.take_proved(),
+        _ => Vec::new(),
+    };
+    report_with(shared, &worker_id, &lease, outcome, proved);
+}
+
+/// Runs the lease's kernel on the pool (with the proved entries the lease brought, and the
+/// test hooks that abort, panic or hog on a named position); its result comes on the channel.
+fn spawn_kernel(
+    shared: &Shared,
+    lease: &mut Lease,
+    prepared: &Arc<dyn PreparedJob>,
+    ctl: &Control,
+) -> mpsc::Receiver<KernelResult> {
+    let (tx, rx) = mpsc::channel::<KernelResult>();
+    let ctl = ctl.clone();
+    let kind = lease.task.kind.clone();
+    let position = Some(lease.task.job.position.as_str());
+    let poisoned = shared.poison.as_deref() == position;
+    let aborting = shared.abort_at.as_deref() == position;
+    let hogging = shared.hog_at.as_deref() == position;
+    let prepared = prepared.clone();
+    let proved_in = std::mem::take(&mut lease.proved);
+    shared.pool.spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if aborting {
+                eprintln!("test abort: GAMESOLVER_TEST_ABORT_POSITION matches this job");
+                std::process::abort();
+            }
+            if poisoned {
+                panic!("test poison: GAMESOLVER_TEST_PANIC_POSITION matches this job");
+            }
+            if hogging {
+                return Err(hog(&ctl));
+            }
+            prepared.learn_proved(&proved_in);
+            prepared.run(&kind, &ctl)
+        }));
+        let _ = tx.send(r);
+    });
+    rx
+}
+
+/// How a kernel's run ended, as [`watch`] saw it.
+struct Watched {
+    result: KernelResult,
+    /// The coordinator no longer knows the lease (or the worker): nothing to report.
+    lease_lost: bool,
+    /// Stopped for a shutdown past its grace: the lease goes back unreported.
+    released_for_shutdown: bool,
+    /// Bytes in use when the kernel was stopped for the memory budget.
+    over_memory: Option<usize>,
+}
+
+/// Heartbeats the lease until the kernel answers on `rx`, stopping it (through `cancel`)
+/// when the coordinator says so or lost the lease, past the memory budget, or on shutdown.
+fn watch(
+    shared: &Shared,
+    worker_id: &str,
+    lease: &Lease,
+    ctl: &Control,
+    cancel: &AtomicBool,
+    progress: &Mutex<Option<serde_json::Value>>,
+    rx: mpsc::Receiver<KernelResult>,
+) -> Watched {
+    let heartbeat_every = Duration::from_millis(
+        shared
+            .registration
+            .read()
+            .as_ref()
+            .map(|r| r.heartbeat_ms)
+            .unwrap_or(1000)
+            .max(10),
+    );
+    let memory_limit = memory::soft_limit_for(shared.config.memory_mb);
+    let mut over_memory: Option<usize> = None;
+    let mut cache_cleared = false;
     let mut lease_lost = false;
     let mut last_heartbeat = Instant::now();
     let started = Instant::now();
@@ -762,7 +837,7 @@ fn run_lease(shared: &Shared, mut lease: Lease) {
             touch_alive(&shared.alive);
             let nodes = ctl.nodes();
             let hb = Heartbeat {
-                worker_id: worker_id.clone(),
+                worker_id: worker_id.to_string(),
                 lease_id: lease.lease_id.clone(),
                 progress: with_node_count(
                     progress.lock().take(),
@@ -772,68 +847,52 @@ fn run_lease(shared: &Shared, mut lease: Lease) {
                 ),
             };
             last_nodes = nodes;
-            match shared
-                .client
-                .post::<_, HeartbeatReply>("/v1/worker/heartbeat", &hb)
-            {
-                Ok(Some(HeartbeatReply { cancel: true })) => {
-                    cancel.store(true, Ordering::Relaxed);
-                }
-                Ok(_) => {}
-                Err(CallError::Conflict(m)) => {
-                    tracing::warn!("lease {} lost: {m}", lease.lease_id);
+            match heartbeat(shared, &hb) {
+                Beat::Go => {}
+                Beat::Stop => cancel.store(true, Ordering::Relaxed),
+                Beat::Lost => {
                     lease_lost = true;
                     cancel.store(true, Ordering::Relaxed);
                 }
-                Err(CallError::UnknownWorker) => {
-                    lease_lost = true;
-                    cancel.store(true, Ordering::Relaxed);
-                }
-                Err(e) => tracing::debug!("heartbeat: coordinator away ({e})"),
             }
         }
     };
-    if lease_lost {
-        return;
+    Watched {
+        result,
+        lease_lost,
+        released_for_shutdown,
+        over_memory,
     }
-    if released_for_shutdown {
-        let r = Release {
-            worker_id: worker_id.clone(),
-            lease_id: lease.lease_id.clone(),
-        };
-        let _ = shared
-            .client
-            .post::<_, serde_json::Value>("/v1/worker/release", &r);
-        return;
+}
+
+/// What the answer to a heartbeat asks of its task.
+enum Beat {
+    /// Go on (also while the coordinator is away).
+    Go,
+    /// Stop: the planner no longer needs the task, or its job ended.
+    Stop,
+    /// The coordinator no longer knows the lease or the worker: stop, report nothing.
+    Lost,
+}
+
+/// Sends heartbeat `hb` and reads the answer.
+fn heartbeat(shared: &Shared, hb: &Heartbeat) -> Beat {
+    match shared
+        .client
+        .post::<_, HeartbeatReply>("/v1/worker/heartbeat", hb)
+    {
+        Ok(Some(HeartbeatReply { cancel: true })) => Beat::Stop,
+        Ok(_) => Beat::Go,
+        Err(CallError::Conflict(m)) => {
+            tracing::warn!("lease {} lost: {m}", hb.lease_id);
+            Beat::Lost
+        }
+        Err(CallError::UnknownWorker) => Beat::Lost,
+        Err(e) => {
+            tracing::debug!("heartbeat: coordinator away ({e})");
+            Beat::Go
+        }
     }
-    let outcome = match result {
-        _ if over_memory.is_some() => Outcome::Failed {
-            message: format!(
-                "the worker's memory went past its budget ({} MiB in use, --memory-mb {} plus \
-                 64 MiB for the worker): the task was stopped",
-                over_memory.unwrap_or(0) >> 20,
-                shared.config.memory_mb
-            ),
-        },
-        Ok(Ok(output)) => Outcome::Done { output },
-        Ok(Err(e)) => match ctl.should_stop() {
-            Some(StopReason::Cancelled) => Outcome::Cancelled,
-            Some(r @ (StopReason::Time | StopReason::Nodes)) => Outcome::Stopped { reason: r },
-            _ => match e {
-                SolveError::BadInput(m) => Outcome::Rejected { message: m },
-                SolveError::Internal(m) => Outcome::Failed { message: m },
-            },
-        },
-        Err(panic) => Outcome::Failed {
-            message: format!("kernel panicked: {}", panic_message(&*panic)),
-        },
-    };
-    // What the kernel proved goes with a result, for the job's other workers.
-    let proved = match &outcome {
-        Outcome::Done { .. } => prepared.take_proved(),
-        _ => Vec::new(),
-    };
-    report_with(shared, &worker_id, &lease, outcome, proved);
 }
 
 /// Reports an outcome, retrying while the coordinator is away (a finished result is worth

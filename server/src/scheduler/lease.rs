@@ -216,12 +216,28 @@ impl Scheduler {
     /// Leases the next queued task to `worker_id`, or `None` when the queue is empty.
     pub fn lease(&mut self, worker_id: &str) -> Result<Option<LeaseGrant>, SchedError> {
         self.touch(worker_id)?;
-        let store_id = self.store.identity().to_string();
+        let mut w = Vec::new();
+        let Some(tid) = self.next_leasable(worker_id, &mut w) else {
+            if !w.is_empty() {
+                self.commit(w)?;
+            }
+            return Ok(None);
+        };
+        let grant = self.grant(tid, worker_id, &mut w);
+        self.commit(w)?;
+        self.counters.tasks_leased += 1;
+        Ok(Some(grant))
+    }
+
+    /// The next queued task that `worker_id` may start now, or `None`. Tasks of jobs that no
+    /// longer take results are dropped; jobs that cannot be prepared again fail, and jobs past
+    /// their time limit whose task would end the plan end (at most [`LEASE_ENDINGS`] a call),
+    /// their writes pushed to `w`.
+    fn next_leasable(&mut self, worker_id: &str, w: &mut Vec<Write>) -> Option<u64> {
         // Tasks of jobs whose prepared form is being made off the lock: back to the head of
         // the queue, in order, when this call ends.
         let mut waiting: Vec<u64> = Vec::new();
         let mut endings = 0;
-        let mut w = Vec::new();
         let grant = loop {
             let Some(tid) = self.next_queued_for(worker_id) else {
                 break None;
@@ -253,7 +269,7 @@ impl Scheduler {
                         JobState::Failed,
                         None,
                         Some(format!("cannot prepare the job again: {e}")),
-                        &mut w,
+                        w,
                     );
                     continue;
                 }
@@ -263,7 +279,7 @@ impl Scheduler {
             // it (a job-level leaf with a tiny budget does), and the plan would never end.
             if self.past_time_limit(job_id) && self.ends_on_stop(job_id, tid) {
                 let note = "the time limit stopped it before it started".to_string();
-                self.end_task_stopped(tid, UNSTARTED_LEASE.into(), StopReason::Time, note, &mut w);
+                self.end_task_stopped(tid, UNSTARTED_LEASE.into(), StopReason::Time, note, w);
                 endings += 1;
                 if endings >= LEASE_ENDINGS {
                     // Bounded work per call: the worker asks again at once.
@@ -277,78 +293,75 @@ impl Scheduler {
         for &tid in waiting.iter().rev() {
             self.queue.push_front(tid);
         }
-        let Some(tid) = grant else {
-            if !w.is_empty() {
-                self.commit(w)?;
-            }
-            return Ok(None);
+        grant
+    }
+
+    /// Starts queued task `tid` on `worker_id` under a new lease: the task, lease and (on its
+    /// first start) job writes go to `w`, the lease into the book and the worker's set.
+    fn grant(&mut self, tid: u64, worker_id: &str, w: &mut Vec<Write>) -> LeaseGrant {
+        let store_id = self.store.identity().to_string();
+        let job_id = self.tasks[&tid].job_id;
+        let task = self.tasks.get_mut(&tid).expect("checked");
+        let job = self.jobs.get_mut(&job_id).expect("checked");
+        let lease_id = random_id("l-");
+        task.attempts += 1;
+        task.held_for = None;
+        task.state = TaskState::Running;
+        task.progress = None;
+        task.lease = Some(lease_id.clone());
+        task.workers.push(worker_id.to_string());
+        task.lease_ids.push(lease_id.clone());
+        let at_ms = now_ms();
+        task.started_ms = Some(at_ms);
+        task.ended_ms = None;
+        w.push(Self::task_write(task));
+        w.push(Write::InsertLease {
+            id: lease_id.clone(),
+            task_id: tid,
+            worker_id: worker_id.into(),
+            at_ms,
+        });
+        if job.state == JobState::Queued {
+            job.state = JobState::Running;
+            w.push(Write::JobState {
+                id: job.id,
+                state: job.state.as_str(),
+                finished_ms: None,
+                result: None,
+                error: None,
+                progress: None,
+            });
+        }
+        let time_ms = job.spec.limits.time_ms.map(|t| {
+            t.saturating_sub(now_ms().saturating_sub(job.created_ms))
+                .max(1)
+        });
+        let grant = LeaseGrant {
+            lease_id: lease_id.clone(),
+            task_id: tid,
+            job_id: job.id,
+            attempt: task.attempts,
+            task: TaskSpec {
+                job: (*job.spec).clone(),
+                kind: task.resume.clone().unwrap_or_else(|| task.kind.clone()),
+            },
+            time_ms,
+            store_id,
+            proved: job.proved.take_for(worker_id),
         };
-        {
-            let job_id = self.tasks[&tid].job_id;
-            let task = self.tasks.get_mut(&tid).expect("checked");
-            let job = self.jobs.get_mut(&job_id).expect("checked");
-            let lease_id = random_id("l-");
-            task.attempts += 1;
-            task.held_for = None;
-            task.state = TaskState::Running;
-            task.progress = None;
-            task.lease = Some(lease_id.clone());
-            task.workers.push(worker_id.to_string());
-            task.lease_ids.push(lease_id.clone());
-            let at_ms = now_ms();
-            task.started_ms = Some(at_ms);
-            task.ended_ms = None;
-            w.push(Self::task_write(task));
-            w.push(Write::InsertLease {
-                id: lease_id.clone(),
+        self.changed.insert(job.id);
+        self.leases.insert(
+            lease_id.clone(),
+            Lease {
                 task_id: tid,
                 worker_id: worker_id.into(),
-                at_ms,
-            });
-            if job.state == JobState::Queued {
-                job.state = JobState::Running;
-                w.push(Write::JobState {
-                    id: job.id,
-                    state: job.state.as_str(),
-                    finished_ms: None,
-                    result: None,
-                    error: None,
-                    progress: None,
-                });
-            }
-            let time_ms = job.spec.limits.time_ms.map(|t| {
-                t.saturating_sub(now_ms().saturating_sub(job.created_ms))
-                    .max(1)
-            });
-            let grant = LeaseGrant {
-                lease_id: lease_id.clone(),
-                task_id: tid,
-                job_id: job.id,
-                attempt: task.attempts,
-                task: TaskSpec {
-                    job: (*job.spec).clone(),
-                    kind: task.resume.clone().unwrap_or_else(|| task.kind.clone()),
-                },
-                time_ms,
-                store_id: store_id.clone(),
-                proved: job.proved.take_for(worker_id),
-            };
-            self.changed.insert(job.id);
-            self.leases.insert(
-                lease_id.clone(),
-                Lease {
-                    task_id: tid,
-                    worker_id: worker_id.into(),
-                    expires: Instant::now() + Duration::from_millis(self.config.lease_ms),
-                },
-            );
-            if let Some(wk) = self.workers.get_mut(worker_id) {
-                wk.leases.insert(lease_id);
-            }
-            self.commit(w)?;
-            self.counters.tasks_leased += 1;
-            Ok(Some(grant))
+                expires: Instant::now() + Duration::from_millis(self.config.lease_ms),
+            },
+        );
+        if let Some(wk) = self.workers.get_mut(worker_id) {
+            wk.leases.insert(lease_id);
         }
+        grant
     }
 
     /// Takes the next queued task for `worker_id` off the queue: the first one not held for

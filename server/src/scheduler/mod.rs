@@ -224,6 +224,30 @@ struct Task {
     held_for: Option<(String, Instant)>,
 }
 
+impl Task {
+    /// A new task of job `job_id`, queued and never leased.
+    fn queued(id: u64, job_id: u64, kind: TaskKind, what: String) -> Task {
+        Task {
+            id,
+            job_id,
+            kind,
+            what,
+            state: TaskState::Queued,
+            attempts: 0,
+            lease: None,
+            last_error: None,
+            cancel: false,
+            workers: Vec::new(),
+            lease_ids: Vec::new(),
+            started_ms: None,
+            ended_ms: None,
+            resume: None,
+            progress: None,
+            held_for: None,
+        }
+    }
+}
+
 struct Lease {
     task_id: u64,
     worker_id: String,

@@ -238,79 +238,94 @@ impl Scheduler {
         else {
             return;
         };
-        let Some(job) = self.jobs.get_mut(&id) else {
-            return;
-        };
-        if job.state.is_final() {
+        if !self.drop_obsolete(id, w) {
             return;
         }
+        self.issue_tasks(id, parallelism, w);
+        self.finish_or_fail(id, w);
+    }
+
+    /// Takes the planner's retired artifacts and cancels the job's live tasks that it no
+    /// longer needs: queued ones at once, running ones through their worker's next heartbeat.
+    /// `false` when the job has no active planner (nothing more to do).
+    fn drop_obsolete(&mut self, id: u64, w: &mut Vec<Write>) -> bool {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return false;
+        };
+        if job.state.is_final() {
+            return false;
+        }
         let Some(planner) = job.planner.as_mut() else {
-            return;
+            return false;
         };
         self.retired.extend(planner.take_retired_artifacts());
         let obsolete = planner.obsolete();
-        if !obsolete.is_empty() {
-            for kind in &obsolete {
-                planner.forget(kind);
+        if obsolete.is_empty() {
+            return true;
+        }
+        for kind in &obsolete {
+            planner.forget(kind);
+        }
+        // One pass over the job's tasks; only live ones are compared (a long job-level
+        // search has thousands of finished tasks and drops a few kinds per result).
+        for tid in &job.tasks {
+            let Some(task) = self.tasks.get_mut(tid) else {
+                continue;
+            };
+            if !matches!(task.state, TaskState::Queued | TaskState::Running)
+                || !obsolete.contains(&task.kind)
+            {
+                continue;
             }
-            // One pass over the job's tasks; only live ones are compared (a long job-level
-            // search has thousands of finished tasks and drops a few kinds per result).
-            for tid in &job.tasks {
-                let Some(task) = self.tasks.get_mut(tid) else {
-                    continue;
-                };
-                if !matches!(task.state, TaskState::Queued | TaskState::Running)
-                    || !obsolete.contains(&task.kind)
-                {
-                    continue;
-                }
-                if task.state == TaskState::Queued {
-                    task.state = TaskState::Cancelled;
-                    w.push(Self::task_write(task));
-                } else {
-                    task.cancel = true;
-                    self.cancels_new = true;
-                }
+            if task.state == TaskState::Queued {
+                task.state = TaskState::Cancelled;
+                w.push(Self::task_write(task));
+            } else {
+                task.cancel = true;
+                self.cancels_new = true;
             }
         }
-        if !planner.is_done() {
-            planner.set_parallelism(parallelism);
-            for kind in planner.next_tasks() {
-                let tid = self.next_task;
-                self.next_task += 1;
-                let what = describe(&kind, job.prepared.as_deref());
-                w.push(Write::InsertTask {
-                    id: tid,
-                    job_id: id,
-                    kind: to_json(&kind),
-                    what: what.clone(),
-                });
-                self.tasks.insert(
-                    tid,
-                    Task {
-                        id: tid,
-                        job_id: id,
-                        kind,
-                        what,
-                        state: TaskState::Queued,
-                        attempts: 0,
-                        lease: None,
-                        last_error: None,
-                        cancel: false,
-                        workers: Vec::new(),
-                        lease_ids: Vec::new(),
-                        started_ms: None,
-                        ended_ms: None,
-                        resume: None,
-                        progress: None,
-                        held_for: None,
-                    },
-                );
-                job.tasks.push(tid);
-                self.queue.push_back(tid);
-                self.queued_new = true;
-            }
+        true
+    }
+
+    /// Queues the tasks the planner of active job `id` asks for next, at `parallelism`.
+    fn issue_tasks(&mut self, id: u64, parallelism: usize, w: &mut Vec<Write>) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        let Some(planner) = job.planner.as_mut() else {
+            return;
+        };
+        if planner.is_done() {
+            return;
         }
+        planner.set_parallelism(parallelism);
+        for kind in planner.next_tasks() {
+            let tid = self.next_task;
+            self.next_task += 1;
+            let what = describe(&kind, job.prepared.as_deref());
+            w.push(Write::InsertTask {
+                id: tid,
+                job_id: id,
+                kind: to_json(&kind),
+                what: what.clone(),
+            });
+            self.tasks.insert(tid, Task::queued(tid, id, kind, what));
+            job.tasks.push(tid);
+            self.queue.push_back(tid);
+            self.queued_new = true;
+        }
+    }
+
+    /// Finishes active job `id` when its plan is done (off the lock when the scheduler has a
+    /// background, here otherwise), or fails it when the plan has nothing left to wait for.
+    fn finish_or_fail(&mut self, id: u64, w: &mut Vec<Write>) {
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return;
+        };
+        let Some(planner) = job.planner.as_ref() else {
+            return;
+        };
         if planner.is_done() {
             let prepared = job.prepared.clone().expect("active job has a prepared job");
             let planner = Box::new(job.planner.take().expect("checked"));

@@ -468,17 +468,24 @@ impl KernelList for () {
     }
 }
 
+/// The body of a hook of `(K, L)`: `K`'s hook when the job names `K`, else the rest's.
+macro_rules! dispatch {
+    ($name:ident, $hook:ident($($arg:expr),*)) => {
+        if $name == K::ALGORITHM.name {
+            K::$hook($($arg),*)
+        } else {
+            L::$hook($name, $($arg),*)
+        }
+    };
+}
+
 impl<K: Kernel, L: KernelList> KernelList for (K, L) {
     fn algorithms(out: &mut Vec<&'static Algorithm>) {
         out.push(&K::ALGORITHM);
         L::algorithms(out);
     }
     fn job(name: &str, job: &JobSpec, res: &Resources) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::job(job, res)
-        } else {
-            L::job(name, job, res)
-        }
+        dispatch!(name, job(job, res))
     }
     fn zero_sum<G: Exact>(
         name: &str,
@@ -487,11 +494,7 @@ impl<K: Kernel, L: KernelList> KernelList for (K, L) {
         root: G::State,
         res: &Resources,
     ) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::zero_sum(job, game, root, res)
-        } else {
-            L::zero_sum(name, job, game, root, res)
-        }
+        dispatch!(name, zero_sum(job, game, root, res))
     }
     fn chance<G: ChanceZeroSum>(
         name: &str,
@@ -502,11 +505,7 @@ impl<K: Kernel, L: KernelList> KernelList for (K, L) {
         max_view: bool,
         res: &Resources,
     ) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::chance(job, game, root, evaluates, max_view, res)
-        } else {
-            L::chance(name, job, game, root, evaluates, max_view, res)
-        }
+        dispatch!(name, chance(job, game, root, evaluates, max_view, res))
     }
     fn stochastic<G: ChanceZeroSum>(
         name: &str,
@@ -515,11 +514,7 @@ impl<K: Kernel, L: KernelList> KernelList for (K, L) {
         root: G::State,
         res: &Resources,
     ) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::stochastic(job, game, root, res)
-        } else {
-            L::stochastic(name, job, game, root, res)
-        }
+        dispatch!(name, stochastic(job, game, root, res))
     }
     fn single<G: SinglePlayer>(
         name: &str,
@@ -527,11 +522,7 @@ impl<K: Kernel, L: KernelList> KernelList for (K, L) {
         game: G,
         res: &Resources,
     ) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::single(job, game, res)
-        } else {
-            L::single(name, job, game, res)
-        }
+        dispatch!(name, single(job, game, res))
     }
     fn multi<G: Stochastic + VectorEval + OutOfTurn>(
         name: &str,
@@ -539,25 +530,13 @@ impl<K: Kernel, L: KernelList> KernelList for (K, L) {
         game: G,
         root: G::State,
     ) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::multi(job, game, root)
-        } else {
-            L::multi(name, job, game, root)
-        }
+        dispatch!(name, multi(job, game, root))
     }
     fn multi_tree(name: &str, job: &JobSpec, tree: Tree) -> Option<Prepared> {
-        if name == K::ALGORITHM.name {
-            K::multi_tree(job, tree)
-        } else {
-            L::multi_tree(name, job, tree)
-        }
+        dispatch!(name, multi_tree(job, tree))
     }
     fn tree(name: &str, job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree> {
-        if name == K::ALGORITHM.name {
-            K::tree(job, tree, res)
-        } else {
-            L::tree(name, job, tree, res)
-        }
+        dispatch!(name, tree(job, tree, res))
     }
 }
 
