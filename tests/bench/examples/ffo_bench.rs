@@ -16,9 +16,8 @@
 //! the binary, where its `data/eval.dat` lives) and its nodes and child CPU time are printed
 //! beside ours, interleaved so that the machine's load hits both alike. The last lines give
 //! the totals, the ratio of the totals and the geometric mean of the per-position CPU ratios.
-//! A score that differs from the suite's or from Edax's counts as wrong (exit status 1).
-//! `--random COUNT:LO-HI:SEED` replaces the file with positions of seeded random games (LO to HI
-//! empties), to check positions no suite lists against Edax.
+//! A score unlike the suite's or Edax's is wrong (exit status 1). `--random COUNT:LO-HI:SEED`:
+//! positions of seeded random games (LO to HI empties) instead of the file.
 
 use gamesolver_shared::games::othello::solver::{self as othello_solver, Board};
 use gamesolver_shared::games::othello::Othello;
