@@ -623,6 +623,7 @@ pub(crate) async fn metrics(
         &mut text,
         c.lock_hold_max_us.load(Ordering::Relaxed),
         c.lock_hold_total_us.load(Ordering::Relaxed),
+        c.lock_work_max_us.load(Ordering::Relaxed),
     );
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

@@ -211,6 +211,8 @@ pub struct Coordinator {
     pub lock_hold_max_us: std::sync::atomic::AtomicU64,
     /// Total time the scheduler's lock was held, in microseconds (`/metrics`).
     pub lock_hold_total_us: std::sync::atomic::AtomicU64,
+    /// Most CPU time one hold of the scheduler's lock used, in microseconds (`/metrics`).
+    pub lock_work_max_us: std::sync::atomic::AtomicU64,
     /// Retention of finished jobs and the disk quota.
     pub retention: retention::Retention,
 }
@@ -293,6 +295,7 @@ impl Coordinator {
             cancels: Notify::new(),
             lock_hold_max_us: Default::default(),
             lock_hold_total_us: Default::default(),
+            lock_work_max_us: Default::default(),
         });
         planning_thread(Arc::downgrade(&coord), rx);
         Ok(coord)
@@ -303,25 +306,52 @@ impl Coordinator {
         self.background.lock().take();
     }
 
-    /// Counts a hold of the scheduler's lock that started at `since`.
-    fn held(&self, since: std::time::Instant) {
+    /// Counts a hold of the scheduler's lock that started at `since`, `cpu_since` microseconds
+    /// of this thread's CPU time ([`thread_cpu_us`]); a hold longer than [`SLOW_HOLD`] is logged
+    /// with the call site that took the lock.
+    fn held(
+        &self,
+        (since, cpu_since): (std::time::Instant, u64),
+        at: &std::panic::Location<'static>,
+    ) {
         use std::sync::atomic::Ordering;
         let us = since.elapsed().as_micros() as u64;
+        let cpu = thread_cpu_us().saturating_sub(cpu_since);
         self.lock_hold_max_us.fetch_max(us, Ordering::Relaxed);
         self.lock_hold_total_us.fetch_add(us, Ordering::Relaxed);
+        self.lock_work_max_us.fetch_max(cpu, Ordering::Relaxed);
+        if us >= SLOW_HOLD.as_micros() as u64 {
+            tracing::warn!(
+                "the scheduler's lock was held {:.1} ms ({:.1} ms of CPU) by {}:{}",
+                us as f64 / 1e3,
+                cpu as f64 / 1e3,
+                at.file(),
+                at.line()
+            );
+        }
     }
 
     /// Runs `f` on the scheduler under the lock, then wakes workers and SSE streams as its
     /// effects require. Blocking (the lock, the store's commit): call from a blocking context.
+    #[track_caller]
     pub fn with<R>(&self, f: impl FnOnce(&mut Scheduler) -> R) -> R {
+        self.with_at(f, std::panic::Location::caller())
+    }
+
+    /// [`Coordinator::with`] for a call made at `at`.
+    fn with_at<R>(
+        &self,
+        f: impl FnOnce(&mut Scheduler) -> R,
+        at: &'static std::panic::Location<'static>,
+    ) -> R {
         let (r, changed, queued, background, cancels) = {
             let mut s = self.sched.lock();
-            let since = std::time::Instant::now();
+            let since = (std::time::Instant::now(), thread_cpu_us());
             let r = f(&mut s);
             let (changed, queued) = s.take_effects();
             let background = s.take_background();
             let cancels = s.take_cancels();
-            self.held(since);
+            self.held(since, at);
             (r, changed, queued, background, cancels)
         };
         if !background.is_empty() {
@@ -365,18 +395,23 @@ impl Coordinator {
 
     /// `f` on the scheduler under the lock, on tokio's blocking pool, for reads (no effects to
     /// drain). Keep `f` to memory: it holds the lock that every worker request needs.
-    pub async fn read<R: Send + 'static>(
+    #[track_caller]
+    pub fn read<R: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&Scheduler) -> R + Send + 'static,
-    ) -> R {
-        self.blocking(move |c| {
-            let s = c.sched.lock();
-            let since = std::time::Instant::now();
-            let r = f(&s);
-            c.held(since);
-            r
-        })
-        .await
+    ) -> impl std::future::Future<Output = R> + Send + 'static {
+        let at = std::panic::Location::caller();
+        let me = self.clone();
+        async move {
+            me.blocking(move |c| {
+                let s = c.sched.lock();
+                let since = (std::time::Instant::now(), thread_cpu_us());
+                let r = f(&s);
+                c.held(since, at);
+                r
+            })
+            .await
+        }
     }
 
     /// `f` on the store's read-only connection (its own lock, never the scheduler's), on
@@ -414,18 +449,43 @@ impl Coordinator {
 
     /// [`Coordinator::with`] at once, ahead of the gate's queue: for heartbeats, whose latency
     /// decides whether a busy coordinator's leases expire (short: memory, and one progress row).
+    #[track_caller]
     pub fn call_now<R>(&self, f: impl FnOnce(&mut Scheduler) -> R) -> R {
-        self.with(f)
+        self.with_at(f, std::panic::Location::caller())
     }
 
     /// [`Coordinator::with`] in the gate's queue ([`Coordinator::blocking`]), for async handlers.
-    pub async fn call<R: Send + 'static>(
+    #[track_caller]
+    pub fn call<R: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&mut Scheduler) -> R + Send + 'static,
-    ) -> R {
-        self.blocking(move |c| c.with(f)).await
+    ) -> impl std::future::Future<Output = R> + Send + 'static {
+        let at = std::panic::Location::caller();
+        let me = self.clone();
+        async move { me.blocking(move |c| c.with_at(f, at)).await }
     }
 }
+
+/// The CPU time this thread has used, in microseconds (0 where the platform has no such
+/// clock): a lock's hold in CPU time is the work done under it, without the time its thread
+/// waited for a core or for the disk.
+pub fn thread_cpu_us() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid timespec for the call to fill.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return t.tv_sec as u64 * 1_000_000 + t.tv_nsec as u64 / 1_000;
+        }
+    }
+    0
+}
+
+/// A hold of the scheduler's lock at least this long is logged with its call site.
+pub const SLOW_HOLD: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Most long polls one change wakes at once.
 pub const MAX_WAKE: usize = 4096;

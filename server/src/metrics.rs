@@ -28,8 +28,9 @@ pub fn render_http(out: &mut String, event_streams: u64, status_reads: u64) {
 }
 
 /// Appends how long the scheduler's lock was held: the longest single hold (a gauge: heavy work
-/// under the lock shows here) and the total (a counter).
-pub fn render_lock(out: &mut String, max_us: u64, total_us: u64) {
+/// under the lock, a slow disk's commit or a thread waiting for a core show here), the total (a
+/// counter) and the most CPU time one hold used (a gauge: only work under the lock shows here).
+pub fn render_lock(out: &mut String, max_us: u64, total_us: u64, work_max_us: u64) {
     let secs = |us: u64| us as f64 / 1e6;
     let _ = writeln!(
         out,
@@ -38,9 +39,13 @@ pub fn render_lock(out: &mut String, max_us: u64, total_us: u64) {
          gamesolver_scheduler_lock_hold_max_seconds {}\n\
          # HELP gamesolver_scheduler_lock_hold_seconds_total Time the scheduler's lock was held.\n\
          # TYPE gamesolver_scheduler_lock_hold_seconds_total counter\n\
-         gamesolver_scheduler_lock_hold_seconds_total {}",
+         gamesolver_scheduler_lock_hold_seconds_total {}\n\
+         # HELP gamesolver_scheduler_lock_work_max_seconds Most CPU time a single hold of the scheduler's lock used.\n\
+         # TYPE gamesolver_scheduler_lock_work_max_seconds gauge\n\
+         gamesolver_scheduler_lock_work_max_seconds {}",
         secs(max_us),
-        secs(total_us)
+        secs(total_us),
+        secs(work_max_us)
     );
 }
 

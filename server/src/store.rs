@@ -33,6 +33,9 @@ const SCHEMA_VERSION: i64 = 4;
 /// Job states after which nothing about a job changes but its leftover tasks.
 const FINAL_STATES: &str = "('done', 'failed', 'cancelled')";
 
+/// A commit at least this long is logged (a slow disk, or a checkpoint in the way).
+const SLOW_COMMIT: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Size the WAL file is cut back to after a checkpoint (it may grow past it meanwhile).
 const JOURNAL_SIZE_LIMIT: u64 = 32 << 20;
 
@@ -473,11 +476,20 @@ impl Store {
                 Some("injected commit failure (test hook)".into()),
             ));
         }
+        let t = std::time::Instant::now();
         let tx = self.conn.transaction()?;
         for w in writes {
             apply(&tx, w)?;
         }
-        tx.commit()
+        tx.commit()?;
+        if t.elapsed() >= SLOW_COMMIT {
+            tracing::warn!(
+                "a commit of {} writes took {:.1} ms",
+                writes.len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        Ok(())
     }
 
     /// Reads the active jobs back (after a restart), with their tasks, results and leases.

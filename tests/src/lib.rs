@@ -169,12 +169,11 @@ impl Coordinator {
         if let Some(t) = &o.api_token {
             cmd.env("GAMESOLVER_API_TOKEN", t);
         }
+        cmd.env("RUST_LOG", "error");
         for (k, v) in &o.env {
             cmd.env(k, v);
         }
-        cmd.env("RUST_LOG", "error")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("spawn gamesolver serve");
         // Drain stdout so the process never blocks on a full pipe.
         let out = child.stdout.take().expect("stdout");
