@@ -101,6 +101,41 @@ fn pons_samples_of_every_set() {
     assert_eq!(r.value, json!(want), "Test_L1_R3 '{moves}'");
 }
 
+/// A job with no leaf or budget runs what its game's `Exact::job_level_leaf` names: the same
+/// tasks and nodes as the job that names them (one worker, so no budget division).
+#[test]
+fn default_leaves_come_from_the_game() {
+    let c4 = read_set("Test_L2_R2");
+    let cases = [
+        ("connect4", c4[0].0.as_str(), "alphabeta", "16000000"),
+        ("connect4", c4[1].0.as_str(), "alphabeta", "16000000"),
+        ("tictactoe", "", "dfpn", "1000000"),
+        ("tictactoe", "5", "dfpn", "1000000"),
+    ];
+    for (game, position, leaf, budget) in cases {
+        for target in [None, Some("1")] {
+            let mut named = vec![("leaf", leaf), ("budget", budget)];
+            let mut bare = vec![];
+            if let Some(t) = target {
+                named.push(("target", t));
+                bare.push(("target", t));
+            }
+            let (d, n) = (jl(game, position, &bare), jl(game, position, &named));
+            let what = format!("{game} '{position}' target {target:?}");
+            assert_eq!(d.value, n.value, "{what}");
+            assert_eq!(d.nodes, n.nodes, "{what}");
+            assert_eq!(d.extra["leaf_tasks"], n.extra["leaf_tasks"], "{what}");
+        }
+    }
+    // And the other kernel gives other counts: the check above can fail.
+    let other = jl(
+        "connect4",
+        &c4[0].0,
+        &[("leaf", "dfpn"), ("budget", "16000000")],
+    );
+    assert_ne!(other.nodes, jl("connect4", &c4[0].0, &[]).nodes);
+}
+
 #[test]
 fn othello_agrees_with_alphabeta() {
     let g = Othello::new(8).unwrap();

@@ -57,6 +57,16 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
         None
     }
 
+    /// The leaf a job-level search (`jlpns`) runs by default on this game: its own exact solver
+    /// (the `alphabeta` leaf kernel) or df-pn, and the node budget of one leaf task with one
+    /// worker. Where the game's solver beats df-pn on a leaf, say so here (Connect Four).
+    fn job_level_leaf(&self) -> JobLevelLeaf {
+        JobLevelLeaf {
+            own_solver: false,
+            budget: 1_000_000,
+        }
+    }
+
     /// Whether the game's own exact solver decides `s` so quickly that a job-level leaf there
     /// runs it (the `alphabeta` leaf kernel) whatever kernel the job's default names: Othello
     /// near the end of the game, where its end-game solver beats df-pn.
@@ -133,4 +143,13 @@ pub trait Exact: ZeroSum + Hashed + Tactics + Clone {
 /// depth-limited search, the fast paths exact search.
 impl<G: Exact, E: Evaluator<G>> Exact for Evaluated<G, E> {
     type Book = ();
+}
+
+/// A game's default leaf for job-level proof-number search ([`Exact::job_level_leaf`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobLevelLeaf {
+    /// The game's own exact solver (the `alphabeta` leaf kernel); else df-pn.
+    pub own_solver: bool,
+    /// Nodes of one leaf task with one worker (the planner divides it among many).
+    pub budget: u64,
 }

@@ -21,6 +21,6 @@ pub mod tree;
 pub mod tsptw;
 pub mod weakschur;
 
-pub use exact::Exact;
+pub use exact::{Exact, JobLevelLeaf};
 
 pub(crate) use crate::model::fmix64;

@@ -4,7 +4,7 @@
 //!
 //! A leaf task ([`TaskKind::Leaf`]) replays its path from the root, then decides "value >= target"
 //! (root side's view) there with at most `budget` nodes (`budget / budget_div` when the planner
-//! divides). Defaults per game: [`leaf_defaults`]; without `leaf`, a leaf where the game's own
+//! divides). Defaults per game: [`Exact::job_level_leaf`]; without `leaf`, a leaf where the game's own
 //! solver is fast ([`Exact::fast_leaf`]: Othello at 16 empty squares or fewer) runs `alphabeta`.
 //! Leaf kernels: `dfpn` (one thread: a table the job's tasks in this process pass on; more: the
 //! root-split df-pn), `pdspn`, and `alphabeta` (the null-window probe of exact jobs, on a table the
@@ -51,25 +51,6 @@ pub const BUDGET: Spec = Spec::uint(
     "beyond it one task runs for days",
 );
 
-/// A job that names no leaf kernel or budget: the kernel, and the budget of one leaf with one
-/// worker (the planner divides a default budget by the job's parallelism, up to 16:
-/// `plan/planner/joblevel.rs`, `auto_div`). The one place these defaults live.
-///
-/// Connect Four's own alpha-beta solver decides a leaf many times faster than df-pn (`3246313`:
-/// 40.6 virtual seconds with df-pn leaves of 10^6 nodes at N = 1, 0.27 with alpha-beta leaves
-/// of 16 * 10^6), and larger leaves cost one worker less (each is searched on the table the
-/// earlier ones filled). On Othello df-pn leaves win (6 x 6 `c2b2b3`, "value >= 1": 8.9 CPU s
-/// with leaves of 4 * 10^6 nodes, 20.8 with 10^6, over 28 with alpha-beta leaves of 16 * 10^6);
-/// other games keep df-pn at 10^6. Near the end of an Othello game a leaf runs the end-game
-/// solver all the same ([`Exact::fast_leaf`]; `Leaf` picked per leaf in `JlJob::leaf`).
-/// Figures: docs/BENCHMARKS.md, job-level section.
-fn leaf_defaults(game: &str) -> (Leaf, u64) {
-    match game {
-        "connect4" => (Leaf::AlphaBeta, 16_000_000),
-        "othello" => (Leaf::Dfpn, 4_000_000),
-        _ => (Leaf::Dfpn, 1_000_000),
-    }
-}
 /// `memory_mb`: the leaf kernel's table.
 pub const MEMORY_MB: Spec = spec::memory_mb(
     crate::search::pns::DEFAULT_MEMORY_MB,
@@ -149,7 +130,11 @@ pub fn prepare<G: Exact>(
         None => None,
         Some(t) => Some(super::parse_internal(&game, &root, "target", t)?),
     };
-    let (default_leaf, default_budget) = leaf_defaults(&job.game);
+    let defaults = game.job_level_leaf();
+    let (default_leaf, default_budget) = match defaults.own_solver {
+        true => (Leaf::AlphaBeta, defaults.budget),
+        false => (Leaf::Dfpn, defaults.budget),
+    };
     let leaf = match o.choice_given(&LEAF)? {
         None => default_leaf,
         Some("pdspn") => Leaf::Pdspn,

@@ -26,7 +26,7 @@ pub mod solver;
 pub use bits::{Wide, Word};
 
 use crate::games::entry::{BookFn, Family, GameEntry, Visitor};
-use crate::games::Exact;
+use crate::games::{Exact, JobLevelLeaf};
 use crate::model::settings::{DefaultValue, Opts, SolveError, Spec};
 use crate::model::{Game, Hashed, NotationError, Symmetric, Tactics, Turn, ZeroSum};
 
@@ -710,15 +710,36 @@ impl Exact for Connect4<u64> {
     fn import_proved(&self, table: &crate::search::engine::Table, entries: &[crate::wire::Proved]) {
         solver::import_proved(self, table, entries);
     }
+
+    fn job_level_leaf(&self) -> JobLevelLeaf {
+        JOB_LEVEL_LEAF
+    }
 }
 
 impl Exact for Connect4<u128> {
     type Book = ();
+
+    fn job_level_leaf(&self) -> JobLevelLeaf {
+        JOB_LEVEL_LEAF
+    }
 }
 
 impl<const N: usize> Exact for Connect4<Wide<N>> {
     type Book = ();
+
+    fn job_level_leaf(&self) -> JobLevelLeaf {
+        JOB_LEVEL_LEAF
+    }
 }
+
+/// `jlpns` leaves on every board: alpha-beta decides a leaf many times faster than df-pn
+/// (`3246313`: 40.6 virtual seconds with df-pn leaves of 10^6 nodes at N = 1, 0.27 with
+/// alpha-beta leaves of 16 * 10^6), and larger leaves cost one worker less (each is searched on
+/// the table the earlier ones filled). Figures: docs/BENCHMARKS.md, job-level section.
+const JOB_LEVEL_LEAF: JobLevelLeaf = JobLevelLeaf {
+    own_solver: true,
+    budget: 16_000_000,
+};
 
 /// `width`: columns.
 pub const PARAM_WIDTH: Spec = Spec::uint(

@@ -75,7 +75,7 @@ const SPECULATION_DEPTH: u32 = 2;
 const NEAR_TOLERANCE: u64 = 2;
 
 /// Largest divisor of a default leaf budget for many workers ([`auto_div`]). The defaults
-/// (`registry/joblevel.rs`, `leaf_defaults`) are sized for one worker, where the job-level tree
+/// (`Exact::job_level_leaf`) are sized for one worker, where the job-level tree
 /// is pure overhead and the largest leaves are the fastest; with N workers the tree needs about
 /// N open leaves at a time, so each worker's leaf is the default over N, down to a sixteenth
 /// (docs/BENCHMARKS.md, job-level section, gives the measurements behind both numbers).
