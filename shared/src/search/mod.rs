@@ -19,6 +19,7 @@ pub(crate) mod node;
 pub mod nrpa;
 pub mod paranoid;
 pub mod pns;
+pub(crate) mod pool;
 pub mod retrograde;
 pub mod stack;
 pub mod star1;

@@ -17,19 +17,17 @@
 //! positions never share an entry; `bound` 0 is empty, 1 Lower, 2 Upper, 3 Exact.
 //!
 //! Threads share one table and move order and hand children out by ABDADA (Weill 1996); `busy`
-//! only orders children, so every answer stays exact. Helpers live in a process-wide `pool`.
+//! only orders children, so every answer stays exact. Helpers live in a process-wide pool (`search::pool`).
 
 use super::book::Book;
 use super::{C4State, Connect4, VALUE_SCALE};
 use crate::model::Game;
 use crate::search::engine::{self, Outcome, Table};
 use crate::search::node::NodeCount;
-use crate::search::Control;
+use crate::search::{pool, Control};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-// The Othello solver shares the ABDADA busy table and the helper pool.
 pub(crate) mod busy;
-pub(crate) mod pool;
 
 /// The threads' stop flag on a cache line of its own: every node reads it, and nothing else
 /// written during the search may share its line.

@@ -45,11 +45,11 @@
 //! the entry with the most empties (the dearest to redo), slot 1 always takes the newest.
 
 use super::{Empties, Othello, OthelloState, PASS};
-use crate::games::connect4::solver::pool;
 use crate::games::fmix64;
 use crate::model::Game;
 use crate::search::engine::{Outcome, Table};
 use crate::search::node::NodeCount;
+use crate::search::pool;
 use crate::search::Control;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

@@ -131,7 +131,7 @@ pub(crate) fn run<R>(helpers: u64, task: &Task<'_>, main: impl FnOnce() -> R) ->
             st.spawned += 1;
             let id = st.spawned;
             std::thread::Builder::new()
-                .name(format!("c4-helper-{id}"))
+                .name(format!("search-helper-{id}"))
                 .spawn(move || helper(p, id))
                 .expect("spawn a search thread");
         }
