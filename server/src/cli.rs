@@ -90,9 +90,9 @@ fn spec_lines<'s>(
     out
 }
 
-/// `gamesolver options`.
+/// The game of `options` and of a job: a catalogue game by name, or a game module.
 #[derive(Debug, Args)]
-pub struct OptionsArgs {
+pub struct GameChoice {
     /// Game name (tictactoe, mnk, connect4, tree, ...).
     #[arg(
         long,
@@ -105,6 +105,20 @@ pub struct OptionsArgs {
     /// FILE.wasm, or the text format FILE.wat (docs/GAME_MODULES.md).
     #[arg(long, value_name = "FILE", conflicts_with = "game")]
     pub game_module: Option<PathBuf>,
+}
+
+impl GameChoice {
+    /// The catalogue game's name (empty when a module is given).
+    pub fn name(&self) -> &str {
+        &self.game
+    }
+}
+
+/// `gamesolver options`.
+#[derive(Debug, Args)]
+pub struct OptionsArgs {
+    #[command(flatten)]
+    pub game: GameChoice,
     /// Algorithm name (minimax, alphabeta, pns, mcts, ...).
     #[arg(long)]
     pub algorithm: String,
@@ -115,15 +129,16 @@ pub struct OptionsArgs {
 
 /// `gamesolver options`: exit 2 when the registry does not run ALGORITHM on GAME.
 pub fn options(args: OptionsArgs) -> Result<(), Failure> {
-    let declared = registry::option_specs(&args.game, &args.algorithm);
+    let declared = registry::option_specs(args.game.name(), &args.algorithm);
     if declared.is_empty() {
         return Err(Failure::bad_input(format!(
             "no algorithm '{}' for game '{}'",
-            args.algorithm, args.game
+            args.algorithm,
+            args.game.name()
         )));
     }
     if args.json {
-        let list = gamesolver::answers::OptionList::of(&args.game, &args.algorithm);
+        let list = gamesolver::answers::OptionList::of(args.game.name(), &args.algorithm);
         println!(
             "{}",
             serde_json::to_string_pretty(&list).unwrap_or_default()
@@ -132,7 +147,8 @@ pub fn options(args: OptionsArgs) -> Result<(), Failure> {
     }
     let mut out = format!(
         "Options of {} on {} (--option KEY=VALUE):\n",
-        args.algorithm, args.game
+        args.algorithm,
+        args.game.name()
     );
     let block = |param: bool| {
         declared
@@ -440,18 +456,8 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
 /// What defines a job, shared by `solve` and `batch`.
 #[derive(Debug, Args)]
 pub struct JobArgs {
-    /// Game name (tictactoe, mnk, connect4, tree, ...).
-    #[arg(
-        long,
-        required_unless_present = "game_module",
-        default_value = "",
-        hide_default_value = true
-    )]
-    pub game: String,
-    /// A game module to play instead of a catalogue game, run sandboxed in this process:
-    /// FILE.wasm, or the text format FILE.wat (docs/GAME_MODULES.md).
-    #[arg(long, value_name = "FILE", conflicts_with = "game")]
-    pub game_module: Option<PathBuf>,
+    #[command(flatten)]
+    pub game: GameChoice,
     /// Game parameter KEY=VALUE (repeatable), e.g. --game-param width=8.
     #[arg(long = "game-param", value_name = "KEY=VALUE")]
     pub game_params: Vec<String>,
@@ -582,8 +588,8 @@ pub fn job_spec(args: &JobArgs, position: String, limits: Limits) -> Result<JobS
     if args.threads == 0 {
         return Err(Failure::bad_input("--threads must be at least 1"));
     }
-    let game = match &args.game_module {
-        None => args.game.clone(),
+    let game = match &args.game.game_module {
+        None => args.game.game.clone(),
         Some(path) => load_module(path)?,
     };
     Ok(JobSpec {
@@ -865,7 +871,7 @@ pub fn analyse(args: SolveArgs) -> Result<(), Failure> {
 /// The job `solve` (or `analyse`) runs: the position, the limits, `proof` with `--proof`,
 /// `analyse=all` for `analyse`.
 fn solve_job(args: &SolveArgs, analyse: bool) -> Result<JobSpec, Failure> {
-    let position = args.position.text(&args.job.game)?;
+    let position = args.position.text(args.job.game.name())?;
     let time_ms = match args.time_limit {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(((t * 1000.0).ceil() as u64).max(1)),
@@ -1179,7 +1185,7 @@ pub fn batch(args: BatchArgs) -> Result<(), Failure> {
             }
             None => split_batch_line(line),
         };
-        let outcome = resolve_position(&args.job.game, position).and_then(|text| {
+        let outcome = resolve_position(args.job.game.name(), position).and_then(|text| {
             let job = job_spec(&args.job, text, Limits::default())?;
             run_job(&job, args.job.threads).map(|mut r| {
                 // Certificates are for `solve --proof FILE`; a batch line prints none.

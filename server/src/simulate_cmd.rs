@@ -211,7 +211,7 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     let workers = parse_workers(&args.workers)?;
     let mut cfg = config(&args)?;
     cfg.cache = cache(&args)?;
-    let position = args.position.text(&args.job.game)?;
+    let position = args.position.text(args.job.game.name())?;
     if args.node_limit == Some(0) {
         return Err(Failure::bad_input("--node-limit must be at least 1"));
     }

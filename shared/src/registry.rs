@@ -274,6 +274,79 @@ fn stopped(ctl: &crate::search::Control) -> SolveError {
     }
 }
 
+/// The `skip` of the families that search to a `depth`: explicit trees have no evaluator, so
+/// `depth` does not apply to them.
+fn skip_depth_on_trees(game: &catalogue::Info) -> &'static [&'static str] {
+    match game.family {
+        catalogue::Family::Tree => &["depth"],
+        _ => &[],
+    }
+}
+
+/// Checks a job's `depth` against its game, for the families without a table (chance,
+/// multi-player): a game without an evaluator is searched to the end and takes no `depth`; a
+/// game with one and no `depth` deepens iteratively, which needs a time or node limit to end.
+/// Whether the job deepens.
+fn check_depth(job: &JobSpec, evaluates: bool, depth: Option<u32>) -> Result<bool, SolveError> {
+    if !evaluates && depth.is_some() {
+        return Err(SolveError::bad(format!(
+            "option 'depth': game '{}' has no evaluator, it is searched to the end",
+            job.game
+        )));
+    }
+    let deepen = evaluates && depth.is_none();
+    if deepen && job.limits.time_ms.is_none() && job.limits.node_limit.is_none() {
+        return Err(SolveError::bad(format!(
+            "game '{}' needs option 'depth' or a time or node limit (iterative deepening)",
+            job.game
+        )));
+    }
+    Ok(deepen)
+}
+
+/// The error of a task other than the whole job given to a job of `family` (its jobs are not
+/// split).
+fn whole_only(task: &crate::wire::TaskKind, family: &str) -> Result<(), SolveError> {
+    match task {
+        crate::wire::TaskKind::Whole => Ok(()),
+        _ => Err(SolveError::Internal(format!(
+            "only whole tasks apply to {family} jobs"
+        ))),
+    }
+}
+
+/// Iterative deepening of the families without a table: `search` to depths 1, 2, ... up to
+/// `max_depth`, until a limit stops an iteration (`search` gives `None`) or `last` (given the
+/// previous outcome and the new one) says no deeper search is needed; each finished iteration is
+/// reported as progress. The deepest finished outcome, its depth, and the nodes of all the
+/// iterations (`nodes` of each); the [`stopped`] error when none finished.
+fn deepen<O>(
+    max_depth: u32,
+    ctl: &crate::search::Control,
+    mut search: impl FnMut(u32) -> Option<O>,
+    nodes: impl Fn(&O) -> u64,
+    last: impl Fn(Option<&O>, &O) -> bool,
+) -> Result<(O, u32, u64), SolveError> {
+    let mut deepest: Option<(O, u32)> = None;
+    let mut total = 0u64;
+    for d in 1..=max_depth {
+        let Some(o) = search(d) else {
+            break;
+        };
+        total += nodes(&o);
+        let done = last(deepest.as_ref().map(|(p, _)| p), &o);
+        deepest = Some((o, d));
+        if ctl.wants_progress() {
+            ctl.report(serde_json::json!({ "depth": d, "nodes": total }));
+        }
+        if done {
+            break;
+        }
+    }
+    let (o, d) = deepest.ok_or_else(|| stopped(ctl))?;
+    Ok((o, d, total))
+}
+
 /// At most 40 characters of a user's text, control characters escaped, for error messages.
 fn clip(text: &str) -> String {
     crate::model::excerpt(text)

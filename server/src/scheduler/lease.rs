@@ -481,6 +481,36 @@ impl Scheduler {
         Ok(HeartbeatReply { cancel })
     }
 
+    /// Ends the active lease `lease_id` of `worker_id` as `state` (`done`, `released`), in
+    /// memory and in `w`; returns its task, now off the worker.
+    pub(super) fn end_lease(
+        &mut self,
+        worker_id: &str,
+        lease_id: &str,
+        state: &'static str,
+        w: &mut Vec<Write>,
+    ) -> u64 {
+        let lease = self.leases.remove(lease_id).expect("checked");
+        if let Some(wk) = self.workers.get_mut(worker_id) {
+            wk.leases.remove(lease_id);
+        }
+        self.ended
+            .insert(lease_id.to_string(), (worker_id.to_string(), state));
+        let at_ms = now_ms();
+        w.push(Write::LeaseState {
+            id: lease_id.to_string(),
+            state,
+            at_ms,
+        });
+        let task = self
+            .tasks
+            .get_mut(&lease.task_id)
+            .expect("lease has a task");
+        task.lease = None;
+        task.ended_ms = Some(at_ms);
+        lease.task_id
+    }
+
     /// A worker gives a lease back (shutdown): the task is queued again, the attempt not counted.
     pub fn release(&mut self, r: Release) -> Result<(), SchedError> {
         self.touch(&r.worker_id)?;
@@ -490,25 +520,10 @@ impl Scheduler {
             }
         }
         self.active_lease(&r.worker_id, &r.lease_id)?;
-        let lease = self.leases.remove(&r.lease_id).expect("checked");
-        if let Some(wk) = self.workers.get_mut(&r.worker_id) {
-            wk.leases.remove(&r.lease_id);
-        }
-        self.ended
-            .insert(r.lease_id.clone(), (r.worker_id.clone(), "released"));
+        let mut w = Vec::new();
+        let task_id = self.end_lease(&r.worker_id, &r.lease_id, "released", &mut w);
         self.counters.leases_released += 1;
-        let at_ms = now_ms();
-        let mut w = vec![Write::LeaseState {
-            id: r.lease_id,
-            state: "released",
-            at_ms,
-        }];
-        let task = self
-            .tasks
-            .get_mut(&lease.task_id)
-            .expect("lease has a task");
-        task.lease = None;
-        task.ended_ms = Some(at_ms);
+        let task = self.tasks.get_mut(&task_id).expect("lease has a task");
         task.attempts = task.attempts.saturating_sub(1);
         let job_active = self
             .jobs

@@ -185,6 +185,33 @@ struct Job {
 }
 
 impl Job {
+    /// A job as it starts in memory: no prepared form, planner, result or tasks yet (submitting
+    /// and restoring set what they know on top).
+    fn new(id: u64, spec: JobSpec, spec_bytes: usize, state: JobState, created_ms: u64) -> Job {
+        Job {
+            id,
+            spec: Arc::new(spec),
+            spec_bytes,
+            state,
+            created_ms,
+            finished_ms: None,
+            prepared: None,
+            planner: None,
+            result: None,
+            error: None,
+            kernel_progress: None,
+            final_progress: None,
+            progress_at_rest: None,
+            tasks: Vec::new(),
+            finished: Finished::default(),
+            final_stored: false,
+            finishing: None,
+            finishing_artifacts: Vec::new(),
+            waking: None,
+            proved: Default::default(),
+        }
+    }
+
     /// Whether its tasks' outcomes still matter: it has not ended, and its plan is not done
     /// (a plan being finished off the lock takes no more results; its end cancels the rest).
     fn takes_results(&self) -> bool {

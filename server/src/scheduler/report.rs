@@ -11,9 +11,7 @@
 //!   over its size limit, is a failed attempt. A proof certificate is stored apart from the
 //!   result, as the job's artifact.
 
-use super::{
-    cut, now_ms, to_json, JobState, SchedError, Scheduler, TaskState, UNSTARTED, UNSTARTED_LEASE,
-};
+use super::{cut, to_json, JobState, SchedError, Scheduler, TaskState, UNSTARTED, UNSTARTED_LEASE};
 use crate::store::Write;
 use gamesolver_shared::registry::PreparedJob;
 use gamesolver_shared::search::StopReason;
@@ -190,7 +188,7 @@ impl Scheduler {
             return Err(e);
         }
         let mut w = Vec::new();
-        let tid = self.end_reported_lease(&r.worker_id, &r.lease_id, &mut w);
+        let tid = self.end_lease(&r.worker_id, &r.lease_id, "done", &mut w);
         let job_id = self.tasks[&tid].job_id;
         let at = Reported {
             worker_id: &r.worker_id,
@@ -224,30 +222,6 @@ impl Scheduler {
         self.changed.insert(job_id);
         self.commit(w)?;
         Ok(ReportReply { duplicate: false })
-    }
-
-    /// Ends the reported lease as done, in memory and in `w`; returns its task, now off the
-    /// worker.
-    fn end_reported_lease(&mut self, worker_id: &str, lease_id: &str, w: &mut Vec<Write>) -> u64 {
-        let lease = self.leases.remove(lease_id).expect("checked");
-        if let Some(wk) = self.workers.get_mut(worker_id) {
-            wk.leases.remove(lease_id);
-        }
-        self.ended
-            .insert(lease_id.to_string(), (worker_id.to_string(), "done"));
-        let at_ms = now_ms();
-        w.push(Write::LeaseState {
-            id: lease_id.to_string(),
-            state: "done",
-            at_ms,
-        });
-        let task = self
-            .tasks
-            .get_mut(&lease.task_id)
-            .expect("lease has a task");
-        task.lease = None;
-        task.ended_ms = Some(at_ms);
-        lease.task_id
     }
 
     /// A `done` outcome: the result is checked, then given to the planner; a result that fails

@@ -18,8 +18,8 @@
 //! flight, not with history or task counts.
 
 use super::{
-    describe, now_ms, spec_bytes, to_json, Counters, Finished, Job, JobState, Lease, SchedConfig,
-    SchedError, Scheduler, Task, TaskState, Worker, STATUS_RECENT_TASKS,
+    describe, now_ms, spec_bytes, to_json, Counters, Job, JobState, Lease, SchedConfig, SchedError,
+    Scheduler, Task, TaskState, Worker, STATUS_RECENT_TASKS,
 };
 use crate::answers::{TaskRow, TaskView};
 use crate::store::{Snapshot, Store, StoredJob, StoredLease, StoredTask, Write};
@@ -290,29 +290,13 @@ impl Scheduler {
         let bytes = spec_bytes(&spec);
         self.held_bytes += bytes;
         Job {
-            id: sj.id,
-            spec: Arc::new(spec),
-            spec_bytes: bytes,
-            state,
-            created_ms: sj.created_ms,
             finished_ms: sj.finished_ms,
-            prepared: None,
-            planner: None,
             result: sj
                 .result
                 .as_deref()
                 .and_then(|r| serde_json::from_str(r).ok()),
             error: sj.error,
-            kernel_progress: None,
-            final_progress: None,
-            progress_at_rest: None,
-            tasks: Vec::new(),
-            finished: Finished::default(),
-            final_stored: false,
-            finishing: None,
-            finishing_artifacts: Vec::new(),
-            waking: None,
-            proved: Default::default(),
+            ..Job::new(sj.id, spec, bytes, state, sj.created_ms)
         }
     }
 

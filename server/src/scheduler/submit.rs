@@ -13,8 +13,8 @@
 //! [`SchedConfig`]: super::SchedConfig
 
 use super::{
-    describe, now_ms, spec_bytes, store_error, to_json, Finished, Job, JobState, SchedError,
-    Scheduler, Task, TaskState, MAX_JOB_LEVEL_PARALLELISM, MAX_PARALLELISM,
+    describe, now_ms, spec_bytes, store_error, to_json, Job, JobState, SchedError, Scheduler, Task,
+    TaskState, MAX_JOB_LEVEL_PARALLELISM, MAX_PARALLELISM,
 };
 use crate::store::Write;
 use gamesolver_shared::plan::{job_result, Planner};
@@ -196,26 +196,9 @@ impl Scheduler {
         self.jobs.insert(
             id,
             Job {
-                id,
-                spec: Arc::new(spec),
-                spec_bytes: bytes,
-                state: JobState::Queued,
-                created_ms,
-                finished_ms: None,
                 prepared: Some(prepared),
                 planner: Some(planner),
-                result: None,
-                error: None,
-                kernel_progress: None,
-                final_progress: None,
-                progress_at_rest: None,
-                tasks: Vec::new(),
-                finished: Finished::default(),
-                final_stored: false,
-                finishing: None,
-                finishing_artifacts: Vec::new(),
-                waking: None,
-                proved: Default::default(),
+                ..Job::new(id, spec, bytes, JobState::Queued, created_ms)
             },
         );
         self.changed.insert(id);

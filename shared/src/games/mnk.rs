@@ -355,33 +355,18 @@ impl Exact for Mnk {
     type Book = ();
 }
 
+/// A parameter of the board, 1 to [`MAX_CELLS`], 3 unless given (tic-tac-toe).
+const fn board_param(name: &'static str, help: &'static str, why: &'static str) -> Spec {
+    Spec::uint(name, 1, MAX_CELLS as u64, DefaultValue::UInt(3), help, why)
+}
+/// Why `m` and `n` are bounded.
+const SIDE_WHY: &str = "at most 256 cells in all (m x n): the board's bitsets";
 /// `m`: columns.
-pub const PARAM_M: Spec = Spec::uint(
-    "m",
-    1,
-    MAX_CELLS as u64,
-    DefaultValue::UInt(3),
-    "columns",
-    "at most 256 cells in all (m x n): the board's bitsets",
-);
+pub const PARAM_M: Spec = board_param("m", "columns", SIDE_WHY);
 /// `n`: rows.
-pub const PARAM_N: Spec = Spec::uint(
-    "n",
-    1,
-    MAX_CELLS as u64,
-    DefaultValue::UInt(3),
-    "rows",
-    "at most 256 cells in all (m x n): the board's bitsets",
-);
+pub const PARAM_N: Spec = board_param("n", "rows", SIDE_WHY);
 /// `k`: stones in a row to win.
-pub const PARAM_K: Spec = Spec::uint(
-    "k",
-    1,
-    MAX_CELLS as u64,
-    DefaultValue::UInt(3),
-    "stones in a row that win",
-    "at most max(m, n)",
-);
+pub const PARAM_K: Spec = board_param("k", "stones in a row that win", "at most max(m, n)");
 
 /// The catalogue entry of tic-tac-toe (no parameters, compact notation).
 pub struct TicTacToeEntry;

@@ -126,6 +126,25 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// A setting of any kind, for all the algorithms of its family (what the constructors
+    /// below share).
+    const fn of(
+        name: &'static str,
+        kind: Kind,
+        default: DefaultValue,
+        help: &'static str,
+        why: &'static str,
+    ) -> Spec {
+        Spec {
+            name,
+            kind,
+            default,
+            help,
+            why,
+            only: &[],
+        }
+    }
+
     /// A whole-number setting.
     pub const fn uint(
         name: &'static str,
@@ -135,14 +154,7 @@ impl Spec {
         help: &'static str,
         why: &'static str,
     ) -> Spec {
-        Spec {
-            name,
-            kind: Kind::UInt { min, max },
-            default,
-            help,
-            why,
-            only: &[],
-        }
+        Spec::of(name, Kind::UInt { min, max }, default, help, why)
     }
 
     /// A number setting.
@@ -154,38 +166,17 @@ impl Spec {
         help: &'static str,
         why: &'static str,
     ) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Float { min, max },
-            default,
-            help,
-            why,
-            only: &[],
-        }
+        Spec::of(name, Kind::Float { min, max }, default, help, why)
     }
 
     /// A boolean setting.
     pub const fn flag(name: &'static str, default: bool, help: &'static str) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Bool,
-            default: DefaultValue::Bool(default),
-            help,
-            why: "",
-            only: &[],
-        }
+        Spec::of(name, Kind::Bool, DefaultValue::Bool(default), help, "")
     }
 
     /// A text setting (a value in the game's notation, a name).
     pub const fn text(name: &'static str, default: DefaultValue, help: &'static str) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Text,
-            default,
-            help,
-            why: "",
-            only: &[],
-        }
+        Spec::of(name, Kind::Text, default, help, "")
     }
 
     /// A setting that is one of `choices`, `default` when absent.
@@ -195,14 +186,7 @@ impl Spec {
         default: DefaultValue,
         help: &'static str,
     ) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Choice(choices),
-            default,
-            help,
-            why: "",
-            only: &[],
-        }
+        Spec::of(name, Kind::Choice(choices), default, help, "")
     }
 
     /// The same setting with another default.
@@ -359,13 +343,10 @@ impl<'a> Opts<'a> {
     }
     /// The whole-number setting `spec`, or its declared default.
     pub fn uint_value<T: TryFrom<u64>>(&self, spec: &Spec) -> Result<T, SolveError> {
-        if let Some(v) = self.uint(spec)? {
-            return Ok(v);
-        }
-        match spec.default {
-            DefaultValue::UInt(v) => T::try_from(v).map_err(|_| self.no_default(spec)),
-            _ => Err(self.no_default(spec)),
-        }
+        self.or_default(spec, self.uint(spec)?, |d| match d {
+            DefaultValue::UInt(v) => T::try_from(v).ok(),
+            _ => None,
+        })
     }
     /// The whole-number setting `spec`, or `default`: for a default the code computes
     /// ([`DefaultValue::Depends`]); a declared value is read by [`Opts::uint_value`].
@@ -427,19 +408,29 @@ impl<'a> Opts<'a> {
         })?;
         Ok(Some((v, text)))
     }
+    /// `given`, else the default `spec` declares, as `declared` reads it; a default of another
+    /// kind, or none: [`Opts::no_default`]'s error.
+    fn or_default<T>(
+        &self,
+        spec: &Spec,
+        given: Option<T>,
+        declared: impl FnOnce(DefaultValue) -> Option<T>,
+    ) -> Result<T, SolveError> {
+        match given {
+            Some(v) => Ok(v),
+            None => declared(spec.default).ok_or_else(|| self.no_default(spec)),
+        }
+    }
     /// A spec read as a kind it is not: a bug in the family, not bad input.
     fn wrong_kind(&self, spec: &Spec, kind: &str) -> SolveError {
         SolveError::Internal(format!("'{}' is not {kind}", spec.name))
     }
     /// The number setting `spec`, or its declared default.
     pub fn float_value(&self, spec: &Spec) -> Result<f64, SolveError> {
-        if let Some(v) = self.float(spec)? {
-            return Ok(v);
-        }
-        match spec.default {
-            DefaultValue::Float(x) => Ok(x),
-            _ => Err(self.no_default(spec)),
-        }
+        self.or_default(spec, self.float(spec)?, |d| match d {
+            DefaultValue::Float(x) => Some(x),
+            _ => None,
+        })
     }
     /// The boolean setting `spec`, if given.
     pub fn flag_given(&self, spec: &Spec) -> Result<Option<bool>, SolveError> {
@@ -450,13 +441,10 @@ impl<'a> Opts<'a> {
     }
     /// The boolean setting `spec`, or its declared default.
     pub fn flag(&self, spec: &Spec) -> Result<bool, SolveError> {
-        if let Some(b) = self.flag_given(spec)? {
-            return Ok(b);
-        }
-        match spec.default {
-            DefaultValue::Bool(b) => Ok(b),
-            _ => Err(self.no_default(spec)),
-        }
+        self.or_default(spec, self.flag_given(spec)?, |d| match d {
+            DefaultValue::Bool(b) => Some(b),
+            _ => None,
+        })
     }
     /// The text setting `spec`, if given.
     pub fn text(&self, spec: &Spec) -> Option<&'a str> {
@@ -491,13 +479,10 @@ impl<'a> Opts<'a> {
     }
     /// The choice setting `spec`, or its declared default.
     pub fn choice(&self, spec: &Spec) -> Result<&'static str, SolveError> {
-        if let Some(w) = self.choice_given(spec)? {
-            return Ok(w);
-        }
-        match spec.default {
-            DefaultValue::Word(w) => Ok(w),
-            _ => Err(self.no_default(spec)),
-        }
+        self.or_default(spec, self.choice_given(spec)?, |d| match d {
+            DefaultValue::Word(w) => Some(w),
+            _ => None,
+        })
     }
     fn out_of_bounds(&self, spec: &Spec, text: &str) -> SolveError {
         SolveError::bad(format!(

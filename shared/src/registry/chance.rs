@@ -16,7 +16,7 @@
 
 use super::kernel::Group;
 use super::spec::{self, DefaultValue, Spec};
-use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
+use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::json_number;
 use crate::model::chance::ChanceZeroSum;
 use crate::search::expectimax::{expectimax, ChanceOutcome, Pruning};
@@ -79,10 +79,7 @@ pub const PRUNE: Spec = Spec::flag("prune", false, "the cut at chance nodes with
 pub static GROUP: Group = Group {
     title: "Chance",
     options: OPTIONS,
-    skip: |game| match game.family {
-        catalogue::Family::Tree => &["depth"],
-        _ => &[],
-    },
+    skip: super::skip_depth_on_trees,
 };
 
 /// Declares the chance kernel `$kernel`, named `$name`, whose settings `$read` reads (a
@@ -162,12 +159,7 @@ pub fn chance<G: ChanceZeroSum>(
     let bounds = bounds(lower, upper)?;
     let kernel = read(&opts)?;
     opts.finish()?;
-    if !evaluates && depth.is_some() {
-        return Err(SolveError::bad(format!(
-            "option 'depth': game '{}' has no evaluator, it is searched to the end",
-            job.game
-        )));
-    }
+    super::check_depth(job, evaluates, depth)?;
     if let (Some((l, u)), false) = (bounds, evaluates) {
         // Without an evaluator (explicit trees) the game's bounds are the exact range of the
         // leaves, so declared bounds that exclude one would give wrong values.
@@ -177,16 +169,6 @@ pub fn chance<G: ChanceZeroSum>(
                 "options 'lower={l}', 'upper={u}' exclude utilities of this game (it ranges over [{gl}, {gu}])"
             )));
         }
-    }
-    if evaluates
-        && depth.is_none()
-        && job.limits.time_ms.is_none()
-        && job.limits.node_limit.is_none()
-    {
-        return Err(SolveError::bad(format!(
-            "game '{}' needs option 'depth' or a time or node limit (iterative deepening)",
-            job.game
-        )));
     }
     Ok(Box::new(ChanceJob {
         job: job.clone(),
@@ -282,11 +264,7 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
         PlanShape::Single
     }
     fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
-        if !matches!(task, TaskKind::Whole) {
-            return Err(SolveError::Internal(
-                "only whole tasks apply to chance jobs".into(),
-            ));
-        }
+        super::whole_only(task, "chance")?;
         let t0 = std::time::Instant::now();
         let ms = || t0.elapsed().as_millis() as u64;
         if !self.evaluates || self.depth.is_some() {
@@ -295,24 +273,15 @@ impl<G: ChanceZeroSum> PreparedJob for ChanceJob<G> {
                 .ok_or_else(|| super::stopped(ctl))?;
             return Ok(self.output(&o, self.depth, 1, o.nodes, ms()));
         }
-        // Iterative deepening until a limit stops an iteration, or the tree is exhausted.
-        let mut last: Option<(ChanceOutcome<G::Move>, u32)> = None;
-        let mut total = 0u64;
-        for d in 1..=MAX_ITERATIVE_DEPTH {
-            let Some(o) = self.search(Some(d), ctl) else {
-                break;
-            };
-            total += o.nodes;
-            let exhausted = last.as_ref().is_some_and(|(p, _)| p.nodes == o.nodes);
-            last = Some((o, d));
-            if ctl.wants_progress() {
-                ctl.report(serde_json::json!({ "depth": d, "nodes": total }));
-            }
-            if exhausted {
-                break;
-            }
-        }
-        let (o, d) = last.ok_or_else(|| super::stopped(ctl))?;
+        // Iterative deepening until a limit stops an iteration, or the tree is exhausted (an
+        // iteration searched as many nodes as the one before).
+        let (o, d, total) = super::deepen(
+            MAX_ITERATIVE_DEPTH,
+            ctl,
+            |d| self.search(Some(d), ctl),
+            |o| o.nodes,
+            |before, o| before.is_some_and(|p| p.nodes == o.nodes),
+        )?;
         Ok(self.output(&o, Some(d), d, total, ms()))
     }
 }

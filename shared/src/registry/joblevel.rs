@@ -22,6 +22,7 @@
 use super::spec::{self, DefaultValue, Spec};
 use super::{Opts, PlanShape, PreparedJob, Resources, SolveError};
 use crate::games::Exact;
+use crate::model::ZeroSum;
 use crate::search::pns::{dfpn, parallel, Algorithm, PnOptions, Verdict};
 use crate::search::{engine, Control, StopReason};
 use crate::wire::{
@@ -544,10 +545,7 @@ impl<G: Exact> JlJob<G> {
     }
 
     fn bounds_json(&self, lower: i32, upper: i32) -> serde_json::Value {
-        serde_json::json!([
-            self.game.value_to_json(&self.root, lower),
-            self.game.value_to_json(&self.root, upper)
-        ])
+        bounds_json(&self.game, &self.root, lower, upper)
     }
 
     /// The checks of [`PreparedJob::check_output`] for a leaf task: bounds inside the leaf's
@@ -630,6 +628,36 @@ impl<G: Exact> JlJob<G> {
         }
         Ok(())
     }
+}
+
+/// The JSON of the bounds `(lower, upper)` on the value of `root`, in the game's terms.
+pub(super) fn bounds_json<G: ZeroSum>(
+    game: &G,
+    root: &G::State,
+    lower: i32,
+    upper: i32,
+) -> serde_json::Value {
+    serde_json::json!([
+        game.value_to_json(root, lower),
+        game.value_to_json(root, upper)
+    ])
+}
+
+/// Gives `out` what `bounds` on the value of `root` settle: the value (null unless they are
+/// exact) and the bounds.
+pub(super) fn put_bounds<G: ZeroSum>(
+    out: &mut TaskOutput,
+    game: &G,
+    root: &G::State,
+    bounds: RawBounds,
+) {
+    out.value = if bounds.is_exact() {
+        game.value_to_json(root, bounds.lower)
+    } else {
+        serde_json::Value::Null
+    };
+    let json = bounds_json(game, root, bounds.lower, bounds.upper);
+    out.extra.insert("bounds".into(), json);
 }
 
 impl<G: Exact> Drop for JlJob<G> {
@@ -780,15 +808,7 @@ impl<G: Exact> PreparedJob for JlJob<G> {
                 out.best_move = None;
             }
         }
-        out.value = if bounds.is_exact() {
-            self.game.value_to_json(&self.root, bounds.lower)
-        } else {
-            serde_json::Value::Null
-        };
-        out.extra.insert(
-            "bounds".into(),
-            self.bounds_json(bounds.lower, bounds.upper),
-        );
+        put_bounds(&mut out, &self.game, &self.root, bounds);
         out.extra.insert(
             "thresholds".into(),
             parts.iter().filter(|p| p.raw.is_some()).count().into(),

@@ -62,21 +62,21 @@ pub const C: Spec = Spec::float(
     "exploration constant (the default is sqrt 2)",
     "beyond it exploration is uniform anyway",
 );
+/// A count of 1 to `max`, 1 unless given (`trees`, `tasks`).
+const fn count(name: &'static str, max: u32, help: &'static str, why: &'static str) -> Spec {
+    Spec::uint(name, 1, max as u64, DefaultValue::UInt(1), help, why)
+}
 /// `trees`.
-pub const TREES: Spec = Spec::uint(
+pub const TREES: Spec = count(
     "trees",
-    1,
-    MAX_TREES as u64,
-    DefaultValue::UInt(1),
+    MAX_TREES,
     "independent root-parallel trees",
     "the trees share the memory budget; more only makes each one tiny",
 );
 /// `tasks`.
-pub const TASKS: Spec = Spec::uint(
+pub const TASKS: Spec = count(
     "tasks",
-    1,
-    MAX_TASKS as u64,
-    DefaultValue::UInt(1),
+    MAX_TASKS,
     "tasks the trees are split into, at most trees",
     "each is a task the coordinator keeps; a thousand workers is a large cluster",
 );
@@ -116,6 +116,16 @@ pub const OPTIONS: &[Spec] = &[
     UPPER,
     super::analysis::ANALYSE,
 ];
+
+/// A JSON object of a number per root move: `moves[i]` to `counts[i]`.
+fn per_move<N: Copy + Into<Value>>(moves: &[String], counts: &[N]) -> Value {
+    let map: serde_json::Map<String, Value> = moves
+        .iter()
+        .cloned()
+        .zip(counts.iter().map(|&n| n.into()))
+        .collect();
+    map.into()
+}
 
 /// How the value is reported.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -602,21 +612,9 @@ impl<G: Game, C: ChanceModel<G>> MctsJob<G, C> {
     fn output(&self, s: &Summary<String>, elapsed_ms: u64) -> TaskOutput {
         let best = s.best(self.merge);
         let mut extra = Extra::default();
-        let visits: serde_json::Map<String, Value> = s
-            .moves
-            .iter()
-            .cloned()
-            .zip(s.visits.iter().map(|&v| Value::from(v)))
-            .collect();
-        extra.insert("visits".into(), visits.into());
+        extra.insert("visits".into(), per_move(&s.moves, &s.visits));
         if s.trees > 1 {
-            let votes: serde_json::Map<String, Value> = s
-                .moves
-                .iter()
-                .cloned()
-                .zip(s.votes.iter().map(|&v| Value::from(v)))
-                .collect();
-            extra.insert("votes".into(), votes.into());
+            extra.insert("votes".into(), per_move(&s.moves, &s.votes));
         }
         extra.insert("playouts".into(), s.playouts.into());
         extra.insert("trees".into(), s.trees.into());

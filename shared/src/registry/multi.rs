@@ -19,7 +19,7 @@
 
 use super::kernel::Group;
 use super::spec::{self, DefaultValue, Spec};
-use super::{catalogue, Opts, PlanShape, PreparedJob, SolveError};
+use super::{Opts, PlanShape, PreparedJob, SolveError};
 use crate::games::tree::{json_number, Tree};
 use crate::model::{Game, Stochastic, VectorEval};
 use crate::search::maxn::{root_player, VectorOutcome};
@@ -51,10 +51,7 @@ pub const TIEBREAK: Spec = Spec::choice(
 pub static GROUP: Group = Group {
     title: "Multi-player",
     options: OPTIONS,
-    skip: |game| match game.family {
-        catalogue::Family::Tree => &["depth"],
-        _ => &[],
-    },
+    skip: super::skip_depth_on_trees,
 };
 
 /// A multi-player search with its settings.
@@ -111,19 +108,7 @@ pub fn prepare<G: Stochastic + VectorEval>(
     let depth: Option<u32> = opts.uint(&DEPTH)?;
     let search = read(&opts)?;
     opts.finish()?;
-    if depth.is_some() && !evaluates {
-        return Err(SolveError::bad(format!(
-            "option 'depth': game '{}' has no evaluator, it is searched to the end",
-            job.game
-        )));
-    }
-    let deepen = evaluates && depth.is_none();
-    if deepen && job.limits.time_ms.is_none() && job.limits.node_limit.is_none() {
-        return Err(SolveError::bad(format!(
-            "game '{}' needs option 'depth' or a time or node limit (iterative deepening)",
-            job.game
-        )));
-    }
+    let deepen = super::check_depth(job, evaluates, depth)?;
     Ok(Box::new(MultiJob {
         job: job.clone(),
         game,
@@ -204,32 +189,18 @@ impl<G: Stochastic + VectorEval> PreparedJob for MultiJob<G> {
         PlanShape::Single
     }
     fn run(&self, task: &TaskKind, ctl: &Control) -> Result<TaskOutput, SolveError> {
-        if !matches!(task, TaskKind::Whole) {
-            return Err(SolveError::Internal(
-                "only whole tasks apply to multi-player jobs".into(),
-            ));
-        }
+        super::whole_only(task, "multi-player")?;
         let t0 = std::time::Instant::now();
         let mut extra = Extra::default();
         let (o, depth, nodes) = if self.deepen {
             // Iterative deepening until a limit stops an iteration, or one sees no depth cut.
-            let mut last: Option<(VectorOutcome<G::Move>, u32)> = None;
-            let mut total = 0u64;
-            for d in 1..=MAX_ITERATIVE_DEPTH {
-                let Some(o) = self.search(Some(d), ctl) else {
-                    break;
-                };
-                total += o.nodes;
-                let exact = !o.cut;
-                last = Some((o, d));
-                if ctl.wants_progress() {
-                    ctl.report(serde_json::json!({ "depth": d, "nodes": total }));
-                }
-                if exact {
-                    break;
-                }
-            }
-            let (o, d) = last.ok_or_else(|| super::stopped(ctl))?;
+            let (o, d, total) = super::deepen(
+                MAX_ITERATIVE_DEPTH,
+                ctl,
+                |d| self.search(Some(d), ctl),
+                |o| o.nodes,
+                |_, o| !o.cut,
+            )?;
             extra.insert("iterations".into(), d.into());
             (o, Some(d), total)
         } else {

@@ -241,10 +241,7 @@ impl<G: ZeroSum + Hashed> PnJob<G> {
     }
 
     fn bounds_json(&self, lower: i32, upper: i32) -> serde_json::Value {
-        serde_json::json!([
-            self.game.value_to_json(&self.root, lower),
-            self.game.value_to_json(&self.root, upper)
-        ])
+        super::joblevel::bounds_json(&self.game, &self.root, lower, upper)
     }
 
     /// Decides "value >= target"; `single` when the decision is the whole job.
@@ -532,15 +529,7 @@ impl<G: ZeroSum + Hashed> PreparedJob for PnJob<G> {
         out.elapsed_ms = probes.iter().map(|p| p.elapsed_ms).sum();
         out.raw = Some(bounds);
         out.extra.proved = None;
-        out.value = if bounds.is_exact() {
-            self.game.value_to_json(&self.root, bounds.lower)
-        } else {
-            serde_json::Value::Null
-        };
-        out.extra.insert(
-            "bounds".into(),
-            self.bounds_json(bounds.lower, bounds.upper),
-        );
+        super::joblevel::put_bounds(&mut out, &self.game, &self.root, bounds);
         out.extra.insert("probes".into(), probes.len().into());
         // Probes run one after the other or on other workers: the peak is the largest one's.
         out.extra.peak_nodes = probes.iter().filter_map(|p| p.extra.peak_nodes).max();

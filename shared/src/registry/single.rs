@@ -308,6 +308,16 @@ fn move_texts<G: SinglePlayer>(job: &SingleJob<G>, m: &[G::Move]) -> Vec<String>
         .collect()
 }
 
+/// A run's improvements `(ms, rollouts, best)` as its `history`: a list of `[ms, rollouts,
+/// best]`.
+fn history_json(history: &[(u64, u64, f64)]) -> serde_json::Value {
+    let points: Vec<serde_json::Value> = history
+        .iter()
+        .map(|(ms, n, s)| serde_json::json!([ms, n, score_json(*s)]))
+        .collect();
+    points.into()
+}
+
 /// A run's `history`: at most [`super::check::MAX_POINTS`] points `[ms, rollouts, best]`, the
 /// best never above the value.
 fn check_history(h: &serde_json::Value, value: Option<f64>) -> Result<(), String> {
@@ -422,12 +432,7 @@ impl<G: SinglePlayer> SingleJob<G> {
             out.extra.round.round_start = Some(start.to_json(&self.game, &self.root));
         }
         out.extra.final_round = o.result.sub.is_none() || o.reached;
-        let hist: Vec<serde_json::Value> = o
-            .history
-            .iter()
-            .map(|(ms, n, s)| serde_json::json!([ms, n, score_json(*s)]))
-            .collect();
-        out.extra.insert("history".into(), hist.into());
+        out.extra.insert("history".into(), history_json(&o.history));
         Ok(out)
     }
 
@@ -697,12 +702,7 @@ impl<G: SinglePlayer> PreparedJob for SingleJob<G> {
                     .map(|c| c.to_json(&self.game, &self.root))
                     .collect();
                 out.extra.checkpoint = Some(cps.into());
-                let hist: Vec<serde_json::Value> = o
-                    .history
-                    .iter()
-                    .map(|(ms, n, s)| serde_json::json!([ms, n, score_json(*s)]))
-                    .collect();
-                out.extra.insert("history".into(), hist.into());
+                out.extra.insert("history".into(), history_json(&o.history));
                 Ok(out)
             }
             (_, other) => Err(SolveError::Internal(other.does_not_apply())),

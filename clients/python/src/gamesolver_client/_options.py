@@ -29,6 +29,24 @@ def _text(v: Setting) -> str:
     return str(v)
 
 
+def _malformed(name: str, value: object, spec: OptionSpec) -> InvalidJob:
+    """The error of a value that is not of the kind ``spec`` declares."""
+    return InvalidJob(f"{name}={value!r} is malformed (expected {_expected(spec)})")
+
+
+def _out_of_bounds(name: str, value: object, spec: OptionSpec) -> InvalidJob:
+    """The error of a value outside the bounds ``spec`` declares."""
+    return InvalidJob(f"{name}={value!r} is out of bounds ({_range(spec)})")
+
+
+def _matched(value: str, pattern: re.Pattern[str], name: str, spec: OptionSpec) -> str:
+    """``value`` stripped, when it is a number as ``pattern`` reads one; else the malformed error."""
+    t = value.strip()
+    if not pattern.fullmatch(t):
+        raise _malformed(name, value, spec)
+    return t
+
+
 def _check_one(spec: OptionSpec, value: object, what: str) -> Setting:
     """``value`` checked against ``spec``; returns what to send (integral floats of whole-number
     settings become ints, as the server would refuse ``5.0``)."""
@@ -51,28 +69,22 @@ def _check_one(spec: OptionSpec, value: object, what: str) -> Setting:
     if spec.type == "integer":
         if isinstance(value, float):
             if not (math.isfinite(value) and value.is_integer()):
-                raise InvalidJob(f"{name}={value!r} is malformed (expected {_expected(spec)})")
+                raise _malformed(name, value, spec)
             value = int(value)
         if isinstance(value, int):
             number = value
         else:
-            t = value.strip()
-            if not _UINT.fullmatch(t):
-                raise InvalidJob(f"{name}={value!r} is malformed (expected {_expected(spec)})")
-            number = int(t)
+            number = int(_matched(value, _UINT, name, spec))
     else:  # number
         if isinstance(value, (int, float)):
             number = value
         else:
-            t = value.strip()
-            if not _FLOAT.fullmatch(t):
-                raise InvalidJob(f"{name}={value!r} is malformed (expected {_expected(spec)})")
-            number = float(t)
+            number = float(_matched(value, _FLOAT, name, spec))
         if not math.isfinite(number):
-            raise InvalidJob(f"{name}={value!r} is out of bounds ({_range(spec)})")
+            raise _out_of_bounds(name, value, spec)
     lo, hi = spec.minimum, spec.maximum
     if (lo is not None and number < lo) or (hi is not None and number > hi):
-        raise InvalidJob(f"{name}={value!r} is out of bounds ({_range(spec)})")
+        raise _out_of_bounds(name, value, spec)
     return value
 
 

@@ -76,35 +76,24 @@ def figure(status: JobStatus) -> Figure:
     if best is None:
         best = _num(report, "best")
 
+    best_text = f"best {_g(best)}" if best is not None else None
+
     def text(*extra: str | None) -> str:
         return ", ".join(x for x in [*parts, *extra] if x)
 
+    def done_of(unit: str, *extra: str | None) -> Figure:
+        """``<unit>_done`` out of ``<unit>`` (a plan's count of moves, iterations, runs)."""
+        return Figure(_num(p, f"{unit}_done") or 0, _num(p, unit), unit, text(*extra))
+
     if _num(p, "moves") is not None:
         tasks = _num(p, "tasks_done")
-        return Figure(
-            _num(p, "moves_done") or 0,
-            _num(p, "moves"),
-            "moves",
-            text(bounds, f"{_g(tasks)} tasks" if tasks is not None else None),
-        )
+        return done_of("moves", bounds, f"{_g(tasks)} tasks" if tasks is not None else None)
     if _num(p, "iterations") is not None and _num(p, "iterations_done") is not None:
-        return Figure(
-            _num(p, "iterations_done") or 0,
-            _num(p, "iterations"),
-            "iterations",
-            text(f"best {_g(best)}" if best is not None else None),
-        )
+        return done_of("iterations", best_text)
     if _num(p, "runs") is not None:
         playouts = _num(report, "playouts")
-        return Figure(
-            _num(p, "runs_done") or 0,
-            _num(p, "runs"),
-            "runs",
-            text(
-                f"best {_g(best)}" if best is not None else None,
-                f"{_g(playouts)} playouts in the running task" if playouts is not None else None,
-            ),
-        )
+        running = f"{_g(playouts)} playouts in the running task" if playouts is not None else None
+        return done_of("runs", best_text, running)
     if _num(p, "thresholds_done") is not None:
         leaves = _num(p, "leaf_tasks")
         return Figure(
@@ -135,7 +124,7 @@ def figure(status: JobStatus) -> Figure:
         return Figure(playouts, total, "playouts", text(top))
     rollouts = _num(report, "rollouts")
     if rollouts is not None:
-        return Figure(rollouts, None, "rollouts", text(f"best {_g(best)}" if best is not None else None))
+        return Figure(rollouts, None, "rollouts", text(best_text))
     nodes = _num(report, "nodes")
     if nodes is not None:
         depth = _num(report, "depth")

@@ -741,24 +741,16 @@ const JOB_LEVEL_LEAF: JobLevelLeaf = JobLevelLeaf {
     budget: 16_000_000,
 };
 
+/// A side of the board, 1 to `max`, `default` unless given; both sides are bounded by the
+/// widest bitboard.
+const fn side_param(name: &'static str, max: u32, default: u64, help: &'static str) -> Spec {
+    let why = "(height + 1) x width at most 512 bits: the widest bitboard";
+    Spec::uint(name, 1, max as u64, DefaultValue::UInt(default), help, why)
+}
 /// `width`: columns.
-pub const PARAM_WIDTH: Spec = Spec::uint(
-    "width",
-    1,
-    MAX_WIDTH as u64,
-    DefaultValue::UInt(7),
-    "columns",
-    "(height + 1) x width at most 512 bits: the widest bitboard",
-);
+pub const PARAM_WIDTH: Spec = side_param("width", MAX_WIDTH, 7, "columns");
 /// `height`: rows.
-pub const PARAM_HEIGHT: Spec = Spec::uint(
-    "height",
-    1,
-    MAX_HEIGHT as u64,
-    DefaultValue::UInt(6),
-    "rows",
-    "(height + 1) x width at most 512 bits: the widest bitboard",
-);
+pub const PARAM_HEIGHT: Spec = side_param("height", MAX_HEIGHT, 6, "rows");
 /// `base`: column numbering of moves.
 pub const PARAM_BASE: Spec = Spec::uint(
     "base",

@@ -207,15 +207,17 @@ impl JobLevel {
         self.gave_up || self.threshold.is_none()
     }
 
+    /// The child of node `n` by the move `mv`, if it has one.
+    fn child(&self, n: u32, mv: &str) -> Option<u32> {
+        let children = &self.nodes[n as usize].children;
+        children.iter().find(|(m, _)| m == mv).map(|&(_, c)| c)
+    }
+
     /// The node at the end of `path`, walking the current edges.
     fn resolve(&self, path: &[String]) -> Option<u32> {
         let mut n = 0u32;
         for mv in path {
-            n = self.nodes[n as usize]
-                .children
-                .iter()
-                .find(|(m, _)| m == mv)?
-                .1;
+            n = self.child(n, mv)?;
         }
         Some(n)
     }
@@ -230,11 +232,7 @@ impl JobLevel {
             return None;
         }
         for mv in path {
-            n = self.nodes[n as usize]
-                .children
-                .iter()
-                .find(|(m, _)| m == mv)?
-                .1;
+            n = self.child(n, mv)?;
             if self.solved(n, t) {
                 return None;
             }

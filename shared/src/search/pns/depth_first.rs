@@ -5,7 +5,7 @@
 //! Contract: a helper only names a step; each kernel visits the same nodes in the same order as
 //! if the step were written inline, so their node counts are theirs.
 
-use super::{known_verdict, pn_add, Verdict, INF};
+use super::{known_verdict, pn_add, Decision, Verdict, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::node::{take_ply, NodeCount};
 use crate::search::{Control, StopReason};
@@ -409,6 +409,25 @@ impl<'g, G: ZeroSum + Hashed> DepthFirst<'g, G> {
         };
         (verdict, best_move)
     }
+
+    /// The decision the root's numbers give, with the search's statistics; `held_elsewhere`:
+    /// nodes held at the peak outside the table (PDS-PN's second level).
+    pub fn decision(
+        &self,
+        root: &G::State,
+        numbers: (u32, u32),
+        held_elsewhere: u64,
+    ) -> Decision<G::Move> {
+        let (verdict, best_move) = self.verdict(root, numbers);
+        Decision {
+            verdict,
+            best_move,
+            nodes: self.count.nodes,
+            expansions: self.expansions,
+            peak_nodes: self.tt.used + held_elsewhere,
+            node_bytes: std::mem::size_of::<Entry>(),
+        }
+    }
 }
 
 /// A depth-first proof-number kernel (df-pn's MID, PDS-PN's first level): both search below a
@@ -422,7 +441,29 @@ pub(super) trait Kernel<'g, G: ZeroSum + Hashed> {
     /// whose children scanned as `scan`.
     fn child_thresholds(&self, scan: &Scan, kid: &Kid, th_phi: u32, th_delta: u32) -> (u32, u32);
 
-    /// Searches the child `state` (hash `hash`) with the given thresholds; returns its numbers.
+    /// Counts a visit in the kernel's statistics; whether it is time to poll the control.
+    fn count_visit(&mut self) -> bool;
+
+    /// Whether [`Kernel::search_below`] flags the nodes it stores as expanded.
+    const FLAGS_EXPANDED: bool;
+
+    /// The numbers of the child `_state` (hash `_hash`) when they need no search below it with
+    /// the thresholds `_th`; `None` (the default): search below it.
+    #[inline]
+    fn answered(
+        &mut self,
+        _state: &G::State,
+        _hash: u64,
+        _th: (u32, u32),
+        _ctl: &Control,
+    ) -> Option<(u32, u32)> {
+        None
+    }
+
+    /// Searches the child `state` (hash `hash`) with the given thresholds; returns its numbers:
+    /// counts the visit (polling the control at the kernel's pace), then takes what
+    /// [`Kernel::answered`] gives or searches below the child.
+    #[inline]
     fn visit(
         &mut self,
         state: &G::State,
@@ -431,7 +472,17 @@ pub(super) trait Kernel<'g, G: ZeroSum + Hashed> {
         th_delta: u32,
         ply: usize,
         ctl: &Control,
-    ) -> (u32, u32);
+    ) -> (u32, u32) {
+        if self.count_visit() {
+            self.state().poll(ctl);
+        }
+        let th = (th_phi, th_delta);
+        if let Some(numbers) = self.answered(state, hash, th, ctl) {
+            return numbers;
+        }
+        let start_work = self.state().expansions;
+        self.search_below(state, hash, th, ply, ctl, start_work, Self::FLAGS_EXPANDED)
+    }
 
     /// Expands `state` and searches its best child in turn until `state`'s numbers reach a
     /// threshold or a stop is requested; stores the numbers (with the work since `start_work`

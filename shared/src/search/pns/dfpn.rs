@@ -9,17 +9,17 @@
 //! The 1+ε trick gives the best child `min(thφ, max(δ₂ + 1, ⌈δ₂(1+ε)⌉))` (δ₂ the second-best
 //! child's number) instead of `min(thφ, δ₂ + 1)`; `ε = 0` is plain df-pn.
 //!
-//! Table: 4-entry buckets of [`Entry`] (24 bytes, asserted), two candidate buckets per position,
-//! doubling while below the memory budget (nothing is forgotten); at the budget the least-worked
-//! entry goes, and eight times the capacity replaced ends the search with `StopReason::Memory`
-//! (see [`super`], "Progress"). Entries are keyed by the full 64-bit hash, so games whose hash is
-//! not a perfect key share numbers only on a 64-bit collision. Transpositions share one entry
-//! (numbers over-count on a DAG: slower on some, still correct); repeating games keep their history
-//! in the state and hash. Per visit the children live in a per-ply buffer reused across visits (no
-//! allocation per node) and keep their numbers locally too, so an entry evicted from the table
-//! cannot make a parent loop.
+//! Table: 4-entry buckets of [`Entry`](super::depth_first::Entry) (24 bytes, asserted), two
+//! candidate buckets per position, doubling while below the memory budget (nothing is forgotten);
+//! at the budget the least-worked entry goes, and eight times the capacity replaced ends the search
+//! with `StopReason::Memory` (see [`super`], "Progress"). Entries are keyed by the full 64-bit
+//! hash, so games whose hash is not a perfect key share numbers only on a 64-bit collision.
+//! Transpositions share one entry (numbers over-count on a DAG: slower on some, still correct);
+//! repeating games keep their history in the state and hash. Per visit the children live in a
+//! per-ply buffer reused across visits (no allocation per node) and keep their numbers locally too,
+//! so an entry evicted from the table cannot make a parent loop.
 
-use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
+use super::depth_first::{DepthFirst, Kernel, Kid, Scan};
 use super::{Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
 use crate::search::Control;
@@ -122,15 +122,7 @@ impl<'g, G: ZeroSum + Hashed> Dfpn<'g, G> {
             self.s.count.flush(ctl);
             r
         };
-        let (verdict, best_move) = self.s.verdict(root, numbers);
-        Decision {
-            verdict,
-            best_move,
-            nodes: self.s.count.nodes,
-            expansions: self.s.expansions,
-            peak_nodes: self.s.tt.used,
-            node_bytes: std::mem::size_of::<Entry>(),
-        }
+        self.s.decision(root, numbers, 0)
     }
 
     /// After [`Dfpn::decide`]: the numbers its table holds for `state` as (proof, disproof) of
@@ -199,21 +191,12 @@ impl<'g, G: ZeroSum + Hashed> Kernel<'g, G> for Dfpn<'g, G> {
         kid.thresholds(t_w, t_l)
     }
 
-    /// Nagai's MID: searches below `state` until its numbers reach a threshold; returns them.
-    fn visit(
-        &mut self,
-        state: &G::State,
-        hash: u64,
-        th_phi: u32,
-        th_delta: u32,
-        ply: usize,
-        ctl: &Control,
-    ) -> (u32, u32) {
+    /// Nagai's MID searches below every node it visits (until its numbers reach a threshold).
+    const FLAGS_EXPANDED: bool = false;
+
+    /// Every visit is an expansion; the control is polled every [`POLL`] of them.
+    fn count_visit(&mut self) -> bool {
         self.s.expansions += 1;
-        let start_work = self.s.expansions;
-        if self.s.expansions.is_multiple_of(POLL) {
-            self.s.poll(ctl);
-        }
-        self.search_below(state, hash, (th_phi, th_delta), ply, ctl, start_work, false)
+        self.s.expansions.is_multiple_of(POLL)
     }
 }

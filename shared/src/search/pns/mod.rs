@@ -189,7 +189,7 @@ pub fn decide<G: ZeroSum + crate::model::Hashed>(
         Algorithm::Pns => tree::Pns::new(game, opts).decide(root, target, ctl),
         Algorithm::Dfpn => dfpn::Dfpn::new(game, opts).decide(root, target, ctl),
         Algorithm::Pn2 => pn2::decide(game, root, target, opts, ctl),
-        Algorithm::Pdspn => pdspn::decide(game, root, target, opts, ctl),
+        Algorithm::Pdspn => pdspn::PdsPn::new(game, opts).decide(root, target, ctl),
     }
 }
 

@@ -18,7 +18,7 @@
 //! expansions, `peak_nodes` table entries plus the largest second-level tree. Entries are keyed by
 //! the full 64-bit hash. The visit rules in full: docs/kernels.md, "PDS-PN".
 
-use super::depth_first::{DepthFirst, Entry, Kernel, Kid, Scan};
+use super::depth_first::{DepthFirst, Kernel, Kid, Scan};
 use super::tree::Pns;
 use super::{Decision, PnOptions, INF};
 use crate::model::{Hashed, ZeroSum};
@@ -75,15 +75,7 @@ impl<'g, G: ZeroSum + Hashed> PdsPn<'g, G> {
             }
         };
         self.s.count.flush(ctl);
-        let (verdict, best_move) = self.s.verdict(root, numbers);
-        Decision {
-            verdict,
-            best_move,
-            nodes: self.s.count.nodes,
-            expansions: self.s.expansions,
-            peak_nodes: self.s.tt.used + self.second_peak,
-            node_bytes: std::mem::size_of::<Entry>(),
-        }
+        self.s.decision(root, numbers, self.second_peak)
     }
 
     /// A first-level leaf: a bounded second-level PN search from `state`; stores and returns its
@@ -163,40 +155,32 @@ impl<'g, G: ZeroSum + Hashed> Kernel<'g, G> for PdsPn<'g, G> {
         kid.thresholds(a, t_l)
     }
 
-    /// PDS with multiple iterative deepening (see the module doc); returns `state`'s numbers.
-    fn visit(
+    /// PDS with multiple iterative deepening (see the module doc) flags the nodes it searched
+    /// below, to tell them from leaves.
+    const FLAGS_EXPANDED: bool = true;
+
+    /// Visits are counted apart from expansions; the control is polled every [`POLL`] visits.
+    fn count_visit(&mut self) -> bool {
+        self.visits += 1;
+        self.s.expansions += 1;
+        self.visits.is_multiple_of(POLL)
+    }
+
+    /// Numbers in the table that reach a threshold stand; a child never searched below is a
+    /// leaf, evaluated by the second level.
+    fn answered(
         &mut self,
         state: &G::State,
         hash: u64,
-        th_phi: u32,
-        th_delta: u32,
-        ply: usize,
+        (th_phi, th_delta): (u32, u32),
         ctl: &Control,
-    ) -> (u32, u32) {
-        self.visits += 1;
-        self.s.expansions += 1;
-        if self.visits.is_multiple_of(POLL) {
-            self.s.poll(ctl);
-        }
+    ) -> Option<(u32, u32)> {
         match self.s.tt.get(hash) {
-            Some(e) if e.phi >= th_phi || e.delta >= th_delta => return (e.phi, e.delta),
-            Some(e) if e.expanded != 0 => {}
-            _ => return self.leaf(state, hash, ctl),
+            Some(e) if e.phi >= th_phi || e.delta >= th_delta => Some((e.phi, e.delta)),
+            Some(e) if e.expanded != 0 => None,
+            _ => Some(self.leaf(state, hash, ctl)),
         }
-        let start_work = self.s.expansions;
-        self.search_below(state, hash, (th_phi, th_delta), ply, ctl, start_work, true)
     }
-}
-
-/// Decides "value(root) >= target" with PDS-PN.
-pub fn decide<G: ZeroSum + Hashed>(
-    game: &G,
-    root: &G::State,
-    target: i32,
-    opts: &PnOptions,
-    ctl: &Control,
-) -> Decision<G::Move> {
-    PdsPn::new(game, opts).decide(root, target, ctl)
 }
 
 #[cfg(test)]

@@ -297,24 +297,16 @@ pub fn build_database<G: Retrograde>(
     below: &Tables,
     mut progress: impl FnMut(u32, u64),
 ) -> (Vec<i8>, BuildStats) {
-    assert!(
-        game.value_limit(db) <= i8::MAX as i32,
-        "values of database {db} do not fit a byte"
-    );
+    assert_values_fit(game, db);
     assert!(below.len() >= db, "databases below {db} are not all solved");
     let len = game.db_len(db);
     let words = len.div_ceil(64) as usize;
     let chunk_words = (CHUNK / 64) as usize;
-    let mut prev = vec![0i8; len as usize];
-    let mut next = vec![0i8; len as usize];
+    let (mut prev, mut next, mut stats) = round_arrays(len);
     // The entries the last round changed, and those the round before changed (reused).
     let mut changed: Vec<u64> = vec![0; words];
     let mut older: Vec<u64> = vec![0; words];
     let candidates: Vec<AtomicU64> = (0..words).map(|_| AtomicU64::new(!0)).collect();
-    let mut stats = BuildStats {
-        positions: len,
-        ..BuildStats::default()
-    };
     loop {
         // Candidates of this round are marked (all of them in round 1); `changed` holds what
         // the last round changed: exactly where `next` (the round before it) differs from
@@ -351,11 +343,7 @@ pub fn build_database<G: Retrograde>(
             .sum();
         // `older` now holds this round's changes: it becomes `changed`.
         std::mem::swap(&mut older, &mut changed);
-        stats.rounds += 1;
-        stats.changed.push(count);
-        progress(stats.rounds, count);
-        std::mem::swap(&mut prev, &mut next);
-        if count == 0 {
+        if end_round(&mut stats, &mut progress, count, &mut prev, &mut next) {
             return (prev, stats);
         }
         // Mark the predecessors of what changed as the next round's candidates.
@@ -383,17 +371,9 @@ pub fn build_database_sweep<G: Retrograde>(
     below: &Tables,
     mut progress: impl FnMut(u32, u64),
 ) -> (Vec<i8>, BuildStats) {
-    assert!(
-        game.value_limit(db) <= i8::MAX as i32,
-        "values of database {db} do not fit a byte"
-    );
+    assert_values_fit(game, db);
     let len = game.db_len(db);
-    let mut prev = vec![0i8; len as usize];
-    let mut next = vec![0i8; len as usize];
-    let mut stats = BuildStats {
-        positions: len,
-        ..BuildStats::default()
-    };
+    let (mut prev, mut next, mut stats) = round_arrays(len);
     loop {
         let changed: u64 = next
             .par_chunks_mut(CHUNK as usize)
@@ -403,14 +383,45 @@ pub fn build_database_sweep<G: Retrograde>(
                 run_round(game, db, start..start + out.len() as u64, below, &prev, out)
             })
             .sum();
-        stats.rounds += 1;
-        stats.changed.push(changed);
-        progress(stats.rounds, changed);
-        std::mem::swap(&mut prev, &mut next);
-        if changed == 0 {
+        if end_round(&mut stats, &mut progress, changed, &mut prev, &mut next) {
             return (prev, stats);
         }
     }
+}
+
+/// Panics unless the values of database `db` fit the byte a build stores per entry.
+fn assert_values_fit<G: Retrograde>(game: &G, db: usize) {
+    assert!(
+        game.value_limit(db) <= i8::MAX as i32,
+        "values of database {db} do not fit a byte"
+    );
+}
+
+/// What a build of a database of `len` entries starts with: the array its rounds read and
+/// the one they write (both zero), and its statistics.
+fn round_arrays(len: u64) -> (Vec<i8>, Vec<i8>, BuildStats) {
+    let stats = BuildStats {
+        positions: len,
+        ..BuildStats::default()
+    };
+    (vec![0i8; len as usize], vec![0i8; len as usize], stats)
+}
+
+/// Ends a build's round that changed `count` entries: counts and reports it, and makes what it
+/// wrote (`next`) the array the next round reads (`prev`). Whether the build is done (nothing
+/// changed).
+fn end_round(
+    stats: &mut BuildStats,
+    progress: &mut impl FnMut(u32, u64),
+    count: u64,
+    prev: &mut Vec<i8>,
+    next: &mut Vec<i8>,
+) -> bool {
+    stats.rounds += 1;
+    stats.changed.push(count);
+    progress(stats.rounds, count);
+    std::mem::swap(prev, next);
+    count == 0
 }
 
 /// Runs `f` on a rayon pool of `threads` threads (the builds and checks above use the pool they
