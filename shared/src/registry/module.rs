@@ -39,7 +39,7 @@ pub fn prepare<L: KernelList>(
         Prepare::<L>::new(job, res).single(game.clone())?
     } else {
         return Err(SolveError::bad(format!(
-            "module game {}: ABI v1 declares chance and general-sum games, but this host runs \
+            "module game {}: the ABI declares chance and general-sum games, but this host runs \
              only two-player zero-sum and single-player games without chance so far",
             loaded.name
         )));
