@@ -4,7 +4,8 @@
 //! ```text
 //! cargo run --release -p gamesolver-bench --example ffo_bench -- \
 //!     [--file DATA/othello/fforum-40-59.obf] [--first 40] [--only 40,41] \
-//!     [--threads N] [--memory MB] [--edax PATH/TO/lEdax [--edax-threads N] [--edax-level 60]]
+//!     [--threads N] [--memory MB] [--edax PATH/TO/lEdax [--edax-threads N] [--edax-level 60]
+//!     [--edax-race F]]
 //! ```
 //! Solves every position of the file (numbered from `--first`, 40 for FFO #40-#59) with one
 //! full-window search of `othello::solver` on a fresh table of `--memory` MB (64: 4 M entries, as Edax's `-h 22`), with
@@ -17,7 +18,9 @@
 //! beside ours, interleaved so that the machine's load hits both alike. The last lines give
 //! the totals, the ratio of the totals and the geometric mean of the per-position CPU ratios.
 //! A score unlike the suite's or Edax's is wrong (exit status 1). `--random COUNT:LO-HI:SEED`:
-//! positions of seeded random games (LO to HI empties) instead of the file.
+//! positions of seeded random games (LO to HI empties) instead of the file. `--edax-race F`
+//! stops Edax once its wall time passes F times ours on that position (at least 30 s): a
+//! stopped run counts its time as a lower bound of Edax's, and the totals say so.
 
 use gamesolver_shared::games::othello::solver::{self as othello_solver, Board};
 use gamesolver_shared::games::othello::Othello;
@@ -49,11 +52,21 @@ struct Edax {
     bin: PathBuf,
     threads: usize,
     level: u32,
+    /// Stop Edax after this many times our wall time on the position (`--edax-race`).
+    race: Option<f64>,
+}
+
+/// What Edax gave for one position.
+struct EdaxRun {
+    /// Score and nodes; `None` when it was stopped (`--edax-race`).
+    answer: Option<(i32, u64)>,
+    cpu: f64,
+    wall: f64,
 }
 
 impl Edax {
-    /// Solves one `.obf` line: (score, nodes, child CPU seconds, wall seconds).
-    fn solve(&self, line: &str, index: usize) -> (i32, u64, f64, f64) {
+    /// Solves one `.obf` line, stopped after `limit` wall seconds when given.
+    fn solve(&self, line: &str, index: usize, limit: Option<f64>) -> EdaxRun {
         let dir = std::env::temp_dir().join(format!("ffo_bench_{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join(format!("p{index}.obf"));
@@ -65,17 +78,36 @@ impl Edax {
             .expect("Edax lives in DIR/bin/");
         let c0 = cpu(libc::RUSAGE_CHILDREN);
         let w0 = Instant::now();
-        let out = Command::new(&self.bin)
+        let out_file = dir.join(format!("p{index}.out"));
+        let mut child = Command::new(&self.bin)
             .current_dir(home)
             .args(["-solve", file.to_str().expect("utf-8 path")])
             .args(["-l", &self.level.to_string()])
             .args(["-n", &self.threads.to_string()])
             .args(["-h", "22"])
-            .output()
+            .stdout(std::fs::File::create(&out_file).expect("Edax output file"))
+            .spawn()
             .expect("run Edax");
+        let mut stopped = false;
+        while child.try_wait().expect("wait for Edax").is_none() {
+            if limit.is_some_and(|l| w0.elapsed().as_secs_f64() > l) {
+                child.kill().expect("stop Edax");
+                child.wait().expect("reap Edax");
+                stopped = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let c = cpu(libc::RUSAGE_CHILDREN) - c0;
         let wall = w0.elapsed().as_secs_f64();
-        let text = String::from_utf8_lossy(&out.stdout);
+        if stopped {
+            return EdaxRun {
+                answer: None,
+                cpu: c,
+                wall,
+            };
+        }
+        let text = std::fs::read_to_string(&out_file).expect("Edax output");
         // The result line, "  1|   20   +38        0:01.207      21000788 ..." (older builds
         // put more bars between the columns): the score is the first signed column after the
         // depth, then the time, then the nodes.
@@ -98,8 +130,12 @@ impl Edax {
                 ))
             })
             .flatten();
-        let (score, nodes) = parsed.unwrap_or_else(|| panic!("unreadable Edax result: {row}"));
-        (score, nodes, c, wall)
+        let answer = parsed.unwrap_or_else(|| panic!("unreadable Edax result: {row}"));
+        EdaxRun {
+            answer: Some(answer),
+            cpu: c,
+            wall,
+        }
     }
 }
 
@@ -153,6 +189,7 @@ fn main() {
     let mut edax: Option<Edax> = None;
     let mut random: Option<(usize, u32, u32, u64)> = None;
     let (mut edax_threads, mut edax_level) = (1usize, 60u32);
+    let mut edax_race: Option<f64> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
@@ -174,6 +211,7 @@ fn main() {
                     bin: val().into(),
                     threads: 1,
                     level: 60,
+                    race: None,
                 })
             }
             "--random" => {
@@ -185,12 +223,14 @@ fn main() {
             }
             "--edax-threads" => edax_threads = val().parse().expect("--edax-threads N"),
             "--edax-level" => edax_level = val().parse().expect("--edax-level L"),
+            "--edax-race" => edax_race = Some(val().parse().expect("--edax-race F")),
             other => panic!("unknown argument {other}"),
         }
     }
     if let Some(e) = &mut edax {
         e.threads = edax_threads;
         e.level = edax_level;
+        e.race = edax_race;
     }
     let g = Othello::new(8).expect("8 x 8");
     let text = match random {
@@ -211,6 +251,7 @@ fn main() {
     let mut log_ratio = 0f64;
     let mut count = 0;
     let mut wrong = 0;
+    let mut edax_stopped = 0;
     for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
         let index = first + i;
         if only.as_ref().is_some_and(|o| !o.contains(&index)) {
@@ -259,20 +300,35 @@ fn main() {
             );
         }
         if let Some(e) = &edax {
-            let (ev, enodes, ecpu, ewall) = e.solve(line, index);
-            en += enodes;
-            ec += ecpu;
-            ew += ewall;
-            log_ratio += (c / ecpu).ln();
-            if ev != v {
-                wrong += 1;
-                print!(" EDAX SCORES {ev:+}");
+            let run = e.solve(line, index, e.race.map(|f| (f * w).max(30.0)));
+            ec += run.cpu;
+            ew += run.wall;
+            log_ratio += (c / run.cpu).ln();
+            match run.answer {
+                Some((ev, enodes)) => {
+                    en += enodes;
+                    if ev != v {
+                        wrong += 1;
+                        print!(" EDAX SCORES {ev:+}");
+                    }
+                    print!(
+                        " | edax {ev:>+3} nodes {enodes:>11} cpu {:>8.3} s wall {:>8.3} s {:>6.1} Mn/cpu-s ratio {:.2}",
+                        run.cpu,
+                        run.wall,
+                        enodes as f64 / run.cpu / 1e6,
+                        c / run.cpu
+                    );
+                }
+                None => {
+                    edax_stopped += 1;
+                    print!(
+                        " | edax stopped unfinished after cpu {:>8.3} s wall {:>8.3} s ratio under {:.2}",
+                        run.cpu,
+                        run.wall,
+                        c / run.cpu
+                    );
+                }
             }
-            print!(
-                " | edax {ev:>+3} nodes {enodes:>11} cpu {ecpu:>8.3} s wall {ewall:>8.3} s {:>6.1} Mn/cpu-s ratio {:.2}",
-                enodes as f64 / ecpu / 1e6,
-                c / ecpu
-            );
         }
         println!(" load {}", load());
     }
@@ -281,9 +337,13 @@ fn main() {
         tn as f64 / tc / 1e6
     );
     if edax.is_some() && count > 0 {
+        let (over, under) = if edax_stopped > 0 {
+            ("over ", "under ")
+        } else {
+            ("", "")
+        };
         println!(
-            "edax total: nodes {en} cpu {ec:.3} s wall {ew:.3} s {:.1} Mn/cpu-s; ours/edax cpu {:.2} (total), {:.2} (geometric mean), wall {:.2}",
-            en as f64 / ec / 1e6,
+            "edax total ({edax_stopped} stopped unfinished): nodes {en} (finished runs) cpu {over}{ec:.3} s wall {over}{ew:.3} s; ours/edax cpu {under}{:.2} (total), {under}{:.2} (geometric mean), wall {under}{:.2}",
             tc / ec,
             (log_ratio / count as f64).exp(),
             tw / ew
