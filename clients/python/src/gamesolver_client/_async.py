@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Mapping
 
@@ -22,7 +21,7 @@ from ._errors import (
     WaitTimeout,
 )
 from ._options import check_settings
-from ._progress import ProgressArg, ProgressBar
+from ._progress import ProgressArg
 from ._sse import SseParser
 from ._types import (
     Analysis,
@@ -156,54 +155,41 @@ class AsyncClient:
                     await resp.aread()
                     _core.check(resp)
                 async for line in resp.aiter_lines():
-                    ev = parser.feed(line)
-                    if ev is None or ev.event not in ("status", "end"):
-                        continue
-                    try:
-                        st = _core.read_status(json.loads(ev.data))
-                    except (ValueError, GamesolverError):
-                        continue
-                    yield st
-                    if ev.event == "end" or st.ended:
-                        return
+                    st, last = _core.stream_status(parser, line)
+                    if st is not None:
+                        yield st
+                        if last:
+                            return
         except httpx.TransportError as e:
             raise _core.unreachable(self.url, e) from e
 
     async def _statuses(self, job_id: int) -> AsyncIterator[JobStatus]:
         # As Client._statuses.
-        failures = 0
-        wait = _core.POLL_EVERY
-        down_since: float | None = None
+        r = _core.Reconnect(self.reconnect)
         while True:
-            if failures < _core.STREAM_FAILURES:
+            if r.streaming:
                 seen = 0
                 try:
                     async for st in self.events(job_id):
                         seen += 1
-                        down_since = None
+                        r.reached()
                         yield st
                         if st.ended:
                             return
                 except (CoordinatorUnreachable, ServerError):
                     pass
-                if seen:
-                    failures, wait = 0, _core.POLL_EVERY
-                else:
-                    failures += 1
+                r.stream_closed(seen)
             try:
                 st = await self.status(job_id)
             except CoordinatorUnreachable:
-                now = time.monotonic()
-                down_since = now if down_since is None else down_since
-                if now - down_since >= self.reconnect:
+                if r.gave_up():
                     raise
             else:
-                down_since = None
+                r.reached()
                 yield st
                 if st.ended:
                     return
-            await asyncio.sleep(wait if failures < _core.STREAM_FAILURES else _core.POLL_EVERY)
-            wait = min(wait * 2, _core.POLL_MAX)
+            await asyncio.sleep(r.pause())
 
     async def follow(
         self,
@@ -213,21 +199,11 @@ class AsyncClient:
         timeout: float | None = None,
     ) -> JobStatus:
         """See :meth:`gamesolver_client.Client.follow`."""
-        bar = ProgressBar(job_id) if progress is True else None
-        callback = progress if callable(progress) else None
-        latest: JobStatus | None = None
+        f = _core.Follower(job_id, progress)
 
         async def run() -> JobStatus:
-            nonlocal latest
-            last: Mapping[str, Any] | None = None
             async for st in self._statuses(job_id):
-                latest = st
-                if st.raw != last:
-                    last = st.raw
-                    if bar is not None:
-                        bar.update(st)
-                    if callback is not None:
-                        callback(st)
+                f.see(st)
                 if st.ended:
                     return st
             raise GamesolverError(f"job {job_id}: following ended before the job")
@@ -238,10 +214,9 @@ class AsyncClient:
             try:
                 return await asyncio.wait_for(run(), timeout)
             except asyncio.TimeoutError:
-                raise WaitTimeout(job_id, timeout, latest) from None
+                raise WaitTimeout(job_id, timeout, f.latest) from None
         finally:
-            if bar is not None:
-                bar.close()
+            f.close()
 
     async def wait(
         self,

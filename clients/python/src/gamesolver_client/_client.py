@@ -22,7 +22,7 @@ from ._errors import (
     WaitTimeout,
 )
 from ._options import check_settings
-from ._progress import ProgressArg, ProgressBar
+from ._progress import ProgressArg
 from ._sse import SseParser
 from ._types import (
     Analysis,
@@ -191,16 +191,11 @@ class Client:
                     resp.read()
                     _core.check(resp)
                 for line in resp.iter_lines():
-                    ev = parser.feed(line)
-                    if ev is None or ev.event not in ("status", "end"):
-                        continue
-                    try:
-                        st = _core.read_status(json.loads(ev.data))
-                    except (ValueError, GamesolverError):
-                        continue
-                    yield st
-                    if ev.event == "end" or st.ended:
-                        return
+                    st, last = _core.stream_status(parser, line)
+                    if st is not None:
+                        yield st
+                        if last:
+                            return
         except httpx.TransportError as e:
             raise _core.unreachable(self.url, e) from e
 
@@ -208,40 +203,32 @@ class Client:
         """Every status of the job until it ends: its event stream, reopened when it drops,
         the status read between streams, polling instead after STREAM_FAILURES empty streams;
         a coordinator that stays unreachable for ``reconnect`` seconds raises."""
-        failures = 0
-        wait = _core.POLL_EVERY
-        down_since: float | None = None
+        r = _core.Reconnect(self.reconnect)
         while stop is None or not stop.is_set():
-            if failures < _core.STREAM_FAILURES:
+            if r.streaming:
                 seen = 0
                 try:
                     for st in self.events(job_id):
                         seen += 1
-                        down_since = None
+                        r.reached()
                         yield st
                         if st.ended:
                             return
                 except (CoordinatorUnreachable, ServerError):
                     # Dropped, or refused for now (the cap on open streams): read the status.
                     pass
-                if seen:
-                    failures, wait = 0, _core.POLL_EVERY
-                else:
-                    failures += 1
+                r.stream_closed(seen)
             try:
                 st = self.status(job_id)
             except CoordinatorUnreachable:
-                now = time.monotonic()
-                down_since = now if down_since is None else down_since
-                if now - down_since >= self.reconnect:
+                if r.gave_up():
                     raise
             else:
-                down_since = None
+                r.reached()
                 yield st
                 if st.ended:
                     return
-            time.sleep(wait if failures < _core.STREAM_FAILURES else _core.POLL_EVERY)
-            wait = min(wait * 2, _core.POLL_MAX)
+            time.sleep(r.pause())
 
     def follow(
         self,
@@ -259,41 +246,19 @@ class Client:
         ended by then (the job goes on); a coordinator that stops answering raises
         :class:`CoordinatorUnreachable` after ``reconnect`` seconds.
         """
-        bar = ProgressBar(job_id) if progress is True else None
-        callback = progress if callable(progress) else None
-        last: Mapping[str, Any] | None = None
-        latest: JobStatus | None = None
-
-        def seen(st: JobStatus) -> None:
-            nonlocal last, latest
-            latest = st
-            if st.raw == last:
-                return
-            last = st.raw
-            if bar is not None:
-                bar.update(st)
-            if callback is not None:
-                callback(st)
-
+        f = _core.Follower(job_id, progress)
         try:
             if timeout is None:
                 for st in self._statuses(job_id):
-                    seen(st)
+                    f.see(st)
                     if st.ended:
                         return st
                 raise GamesolverError(f"job {job_id}: following ended before the job")
-            return self._follow_until(job_id, timeout, seen, lambda: latest)
+            return self._follow_until(job_id, timeout, f)
         finally:
-            if bar is not None:
-                bar.close()
+            f.close()
 
-    def _follow_until(
-        self,
-        job_id: int,
-        timeout: float,
-        seen: Any,
-        latest: Any,
-    ) -> JobStatus:
+    def _follow_until(self, job_id: int, timeout: float, f: _core.Follower) -> JobStatus:
         # A reader thread follows the stream; this thread waits on a queue with the deadline,
         # so the wait ends on time whatever the stream's read timeout.
         q: queue.Queue[JobStatus | BaseException | None] = queue.Queue()
@@ -318,16 +283,16 @@ class Client:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise WaitTimeout(job_id, timeout, latest())
+                    raise WaitTimeout(job_id, timeout, f.latest)
                 try:
                     item = q.get(timeout=left)
                 except queue.Empty:
-                    raise WaitTimeout(job_id, timeout, latest()) from None
+                    raise WaitTimeout(job_id, timeout, f.latest) from None
                 if isinstance(item, BaseException):
                     raise item
                 if item is None:
                     raise GamesolverError(f"job {job_id}: following ended before the job")
-                seen(item)
+                f.see(item)
                 if item.ended:
                     return item
         finally:

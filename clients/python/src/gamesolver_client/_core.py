@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import httpx
 
 from ._errors import CoordinatorUnreachable, GamesolverError, api_error
+from ._progress import ProgressArg, ProgressBar
+from ._sse import SseParser
 from ._types import (
     JobPage,
     JobSpec,
@@ -271,3 +274,86 @@ def read_score_words(d: Any) -> dict[int, str]:
             except (TypeError, ValueError):
                 continue
     return out
+
+
+def stream_status(parser: SseParser, line: str) -> tuple[JobStatus | None, bool]:
+    """Feeds one line of a job's event stream to ``parser``: the status it completes (``None``
+    for anything else: comments, other events, a status that does not parse, which the stream
+    skips) and whether that status is the stream's last."""
+    ev = parser.feed(line)
+    if ev is None or ev.event not in ("status", "end"):
+        return None, False
+    try:
+        st = read_status(json.loads(ev.data))
+    except (ValueError, GamesolverError):
+        return None, False
+    return st, ev.event == "end" or st.ended
+
+
+class Reconnect:
+    """How following a job retries, without the I/O: the event stream, reopened when it drops,
+    polling the status instead after STREAM_FAILURES empty streams, waits doubling from
+    POLL_EVERY to POLL_MAX, and giving up once the coordinator has been unreachable for
+    ``reconnect`` seconds."""
+
+    def __init__(self, reconnect: float) -> None:
+        self.reconnect = reconnect
+        self.failures = 0
+        self.wait = POLL_EVERY
+        self.down_since: float | None = None
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the next attempt opens the event stream (else it only reads the status)."""
+        return self.failures < STREAM_FAILURES
+
+    def reached(self) -> None:
+        """The coordinator answered."""
+        self.down_since = None
+
+    def stream_closed(self, seen: int) -> None:
+        """A stream ended (or dropped) after carrying ``seen`` statuses."""
+        if seen:
+            self.failures, self.wait = 0, POLL_EVERY
+        else:
+            self.failures += 1
+
+    def gave_up(self) -> bool:
+        """The coordinator could not be reached: whether it has not been for ``reconnect``
+        seconds now."""
+        now = time.monotonic()
+        self.down_since = now if self.down_since is None else self.down_since
+        return now - self.down_since >= self.reconnect
+
+    def pause(self) -> float:
+        """Seconds to wait before the next attempt."""
+        p = self.wait if self.streaming else POLL_EVERY
+        self.wait = min(self.wait * 2, POLL_MAX)
+        return p
+
+
+class Follower:
+    """What following a job shows: a tqdm bar when ``progress`` is ``True``, the function
+    ``progress`` called with each new status, and the latest status seen."""
+
+    def __init__(self, job_id: int, progress: ProgressArg) -> None:
+        self.bar = ProgressBar(job_id) if progress is True else None
+        self.callback = progress if callable(progress) else None
+        self.last: Mapping[str, Any] | None = None
+        self.latest: JobStatus | None = None
+
+    def see(self, st: JobStatus) -> None:
+        """Takes one status of the job; shows it when it differs from the one before."""
+        self.latest = st
+        if st.raw == self.last:
+            return
+        self.last = st.raw
+        if self.bar is not None:
+            self.bar.update(st)
+        if self.callback is not None:
+            self.callback(st)
+
+    def close(self) -> None:
+        """Closes the bar."""
+        if self.bar is not None:
+            self.bar.close()
