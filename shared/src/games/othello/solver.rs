@@ -737,6 +737,9 @@ impl Split {
     }
 }
 
+/// The locked list of open split points, and whether the search is over.
+type OpenGuard<'s> = MutexGuard<'s, (Vec<Arc<Split>>, bool)>;
+
 /// The split points open to helpers, and the sleeping threads.
 struct Shared {
     open: Mutex<(Vec<Arc<Split>>, bool)>,
@@ -754,7 +757,7 @@ impl Shared {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, (Vec<Arc<Split>>, bool)> {
+    fn lock(&self) -> OpenGuard<'_> {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -944,25 +947,37 @@ impl<'a> Solver<'a> {
             if open.1 {
                 return;
             }
-            let pick = open
-                .0
-                .iter()
-                .filter(|sp| sp.has_work())
-                .max_by_key(|sp| (!(sp.me | sp.opp) & self.board.valid).count_ones())
-                .cloned();
-            if let Some(sp) = pick {
-                sp.helpers.fetch_add(1, Ordering::Relaxed);
-                drop(open);
-                self.join(shared, sp);
-                open = shared.lock();
-                continue;
-            }
-            let t = Instant::now();
-            shared.idle.fetch_add(1, Ordering::Relaxed);
-            open = shared.wake.wait(open).unwrap_or_else(|e| e.into_inner());
-            shared.idle.fetch_sub(1, Ordering::Relaxed);
-            self.idle += t.elapsed();
+            open = self.help_or_sleep(shared, open, |sp| sp.has_work());
         }
+    }
+
+    /// One wait for work, the lock `open` held: joins the open split point that `eligible`
+    /// accepts with the most empties (the biggest piece of work), or else sleeps until woken.
+    /// Gives the lock back.
+    fn help_or_sleep<'s>(
+        &mut self,
+        shared: &'s Shared,
+        open: OpenGuard<'s>,
+        eligible: impl Fn(&Split) -> bool,
+    ) -> OpenGuard<'s> {
+        let pick = open
+            .0
+            .iter()
+            .filter(|sp| eligible(sp))
+            .max_by_key(|sp| (!(sp.me | sp.opp) & self.board.valid).count_ones())
+            .cloned();
+        if let Some(sp) = pick {
+            sp.helpers.fetch_add(1, Ordering::Relaxed);
+            drop(open);
+            self.join(shared, sp);
+            return shared.lock();
+        }
+        let t = Instant::now();
+        shared.idle.fetch_add(1, Ordering::Relaxed);
+        let open = shared.wake.wait(open).unwrap_or_else(|e| e.into_inner());
+        shared.idle.fetch_sub(1, Ordering::Relaxed);
+        self.idle += t.elapsed();
+        open
     }
 
     /// Shares the moves `moves` of the node `(me, opp)` (the null window below `beta`, first
@@ -1002,24 +1017,7 @@ impl<'a> Solver<'a> {
         let mut open = shared.lock();
         open.0.retain(|x| !Arc::ptr_eq(x, &sp));
         while sp.helpers.load(Ordering::Relaxed) > 0 {
-            let pick = open
-                .0
-                .iter()
-                .filter(|x| x.has_work() && x.below(&sp))
-                .max_by_key(|x| (!(x.me | x.opp) & self.board.valid).count_ones())
-                .cloned();
-            if let Some(x) = pick {
-                x.helpers.fetch_add(1, Ordering::Relaxed);
-                drop(open);
-                self.join(shared, x);
-                open = shared.lock();
-                continue;
-            }
-            let t = Instant::now();
-            shared.idle.fetch_add(1, Ordering::Relaxed);
-            open = shared.wake.wait(open).unwrap_or_else(|e| e.into_inner());
-            shared.idle.fetch_sub(1, Ordering::Relaxed);
-            self.idle += t.elapsed();
+            open = self.help_or_sleep(shared, open, |x| x.has_work() && x.below(&sp));
         }
         drop(open);
         self.current = outer;
