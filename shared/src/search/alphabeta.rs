@@ -14,7 +14,7 @@
 use std::ops::ControlFlow;
 
 use super::minimax::{Best, NegamaxSearch, Outcome};
-use super::node::child_window;
+use super::node::{child_window, At};
 use super::Control;
 use crate::model::{to_parent, ZeroSum};
 
@@ -25,15 +25,8 @@ struct Search<'a, G: ZeroSum> {
 
 impl<G: ZeroSum> Search<'_, G> {
     /// The node's fail-soft value in `(alpha, beta)` and its principal variation.
-    fn value(
-        &mut self,
-        state: &G::State,
-        mut alpha: i32,
-        beta: i32,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> Best<G::Move> {
-        let mut moves = match self.n.open(state, ply, depth) {
+    fn value(&mut self, state: &G::State, mut alpha: i32, beta: i32, at: At) -> Best<G::Move> {
+        let mut moves = match self.n.open(state, at) {
             ControlFlow::Break(v) => return Best::leaf(v),
             ControlFlow::Continue(moves) => moves,
         };
@@ -48,14 +41,14 @@ impl<G: ZeroSum> Search<'_, G> {
             game.apply(&mut child, mv);
             let child_side = game.side(&child);
             let (ca, cb) = child_window(side, child_side, (alpha, beta));
-            let b = self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1));
+            let b = self.value(&child, ca, cb, at.after_move());
             best.offer(mv, to_parent(side, child_side, b.value), b.line);
             if best.value >= beta {
                 break;
             }
             alpha = alpha.max(best.value);
         }
-        self.n.close(ply, moves);
+        self.n.close(at.ply, moves);
         best
     }
 }
@@ -76,7 +69,7 @@ pub fn alphabeta<G: ZeroSum>(
         n: NegamaxSearch::new(game, ctl),
         use_ordering,
     };
-    let best = s.value(state, alpha, beta, 0, depth);
+    let best = s.value(state, alpha, beta, At::root(depth));
     s.n.outcome(best)
 }
 

@@ -19,7 +19,7 @@
 use std::ops::ControlFlow;
 
 use super::maxn::VectorOutcome;
-use super::node::{take_ply, RootPlayerSearch, Window};
+use super::node::{take_ply, At, RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{OutOfTurn, VectorEval};
 
@@ -33,20 +33,12 @@ struct Search<'a, G: OutOfTurn + VectorEval> {
 impl<G: OutOfTurn + VectorEval> Search<'_, G> {
     /// The BRS value of `state`, a MAX layer (`max_layer`, the root player to move) or a MIN
     /// layer, searched with the window (`alpha`, `beta`), fail-soft.
-    fn value(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        ply: usize,
-        depth: Option<u32>,
-        max_layer: bool,
-    ) -> f64 {
-        if let ControlFlow::Break(v) = self.s.open(state, depth) {
+    fn value(&mut self, state: &G::State, alpha: f64, beta: f64, at: At, max_layer: bool) -> f64 {
+        if let ControlFlow::Break(v) = self.s.open(state, at.depth) {
             return v;
         }
         let game = self.s.game;
-        let next = depth.map(|d| d - 1);
+        let ply = at.ply;
         let mut moves = take_ply(&mut self.moves, ply);
         let mut any = false;
         let mut w = Window::open(max_layer, alpha, beta);
@@ -56,7 +48,7 @@ impl<G: OutOfTurn + VectorEval> Search<'_, G> {
                 any = true;
                 let mut child = state.clone();
                 game.apply(&mut child, mv);
-                let v = self.value(&child, w.alpha, w.beta, ply + 1, next, false);
+                let v = self.value(&child, w.alpha, w.beta, at.after_move(), false);
                 if self.s.fold(true, ply, mv, v, &mut w) {
                     break;
                 }
@@ -70,7 +62,7 @@ impl<G: OutOfTurn + VectorEval> Search<'_, G> {
                     any = true;
                     let mut child = state.clone();
                     game.apply_as(&mut child, o, mv, root as u8);
-                    let v = self.value(&child, w.alpha, w.beta, ply + 1, next, true);
+                    let v = self.value(&child, w.alpha, w.beta, at.after_move(), true);
                     if self.s.fold(false, ply, mv, v, &mut w) {
                         break 'opponents;
                     }
@@ -97,7 +89,13 @@ pub fn best_reply<G: OutOfTurn + VectorEval>(
         players: game.num_players(),
         moves: Vec::new(),
     };
-    let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth, true);
+    let v = s.value(
+        state,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        At::root(depth),
+        true,
+    );
     s.s.outcome(v)
 }
 

@@ -19,7 +19,7 @@
 //! every node of the (cut) tree is visited in order. The first of equal root moves is reported; a
 //! stop request returns `None`.
 
-use super::node::{ensure_ply, ChanceFrame, Tally};
+use super::node::{ensure_ply, At, ChanceFrame, Tally};
 use super::Control;
 use crate::model::chance::{to_side, ChanceZeroSum};
 use crate::model::Turn;
@@ -78,14 +78,8 @@ struct Search<'a, G: ChanceZeroSum> {
 
 impl<G: ChanceZeroSum> Search<'_, G> {
     /// Value of `state` for player 0, fail-soft in the window `(alpha, beta)` when pruning.
-    fn value(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
+    fn value(&mut self, state: &G::State, alpha: f64, beta: f64, at: At) -> f64 {
+        let At { ply, depth } = at;
         if !self.tally.enter(self.ctl) {
             return 0.0;
         }
@@ -117,7 +111,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     self.game.apply(&mut child, mv);
                     // Children of a chance node are searched exactly: a partial average is not a
                     // minimax bound, only the interval below is.
-                    let v = self.value(&child, f64::NEG_INFINITY, f64::INFINITY, ply + 1, depth);
+                    let v = self.value(&child, f64::NEG_INFINITY, f64::INFINITY, at.after_chance());
                     sum += p * v;
                     rest -= p;
                     if prune {
@@ -155,7 +149,7 @@ impl<G: ChanceZeroSum> Search<'_, G> {
                     } else {
                         (f64::NEG_INFINITY, f64::INFINITY)
                     };
-                    let v = self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1));
+                    let v = self.value(&child, ca, cb, at.after_move());
                     let better = if maximise { v > best } else { v < best };
                     if better {
                         best = v;
@@ -204,7 +198,7 @@ pub fn expectimax<G: ChanceZeroSum>(
         tally: Tally::default(),
         best_root: None,
     };
-    let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
+    let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, At::root(depth));
     let value = to_side(0, game.player_side(state), v);
     ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
 }

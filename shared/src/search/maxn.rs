@@ -14,8 +14,8 @@
 //! allocates nothing per node.
 
 pub use super::node::root_player;
-use super::node::Tally;
 pub use super::node::VectorOutcome;
+use super::node::{At, Tally};
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
@@ -66,7 +66,8 @@ struct Search<'a, G: Stochastic + VectorEval> {
 
 impl<G: Stochastic + VectorEval> Search<'_, G> {
     /// Writes the vector of `state` into slot `ply` of `vals`.
-    fn value(&mut self, state: &G::State, ply: usize, depth: Option<u32>) {
+    fn value(&mut self, state: &G::State, at: At) {
+        let At { ply, depth } = at;
         let n = self.n;
         if self.vals.len() < (ply + 2) * n {
             self.vals.resize((ply + 2) * n, 0.0);
@@ -101,7 +102,7 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
                 for &(mv, p) in &outcomes {
                     let mut child = state.clone();
                     self.game.apply(&mut child, mv);
-                    self.value(&child, ply + 1, depth);
+                    self.value(&child, at.after_chance());
                     for i in 0..n {
                         self.work[ply * n + i] += p * self.vals[(ply + 1) * n + i];
                     }
@@ -115,7 +116,7 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
                 for (k, &mv) in moves.iter().enumerate() {
                     let mut child = state.clone();
                     self.game.apply(&mut child, mv);
-                    self.value(&child, ply + 1, depth.map(|d| d - 1));
+                    self.value(&child, at.after_move());
                     let (new, old) = (&self.vals[child_slot.clone()], &self.work[slot.clone()]);
                     let take = k == 0
                         || new[p] > old[p]
@@ -166,7 +167,7 @@ pub fn maxn<G: Stochastic + VectorEval>(
         cut: false,
         best_root: None,
     };
-    s.value(state, 0, depth);
+    s.value(state, At::root(depth));
     let t = s.tally.finish(ctl)?;
     Some(VectorOutcome {
         value: s.vals[..n].to_vec(),

@@ -10,7 +10,7 @@
 
 use std::ops::ControlFlow;
 
-use super::node::{negamax_leaf, take_ply, Tally};
+use super::node::{negamax_leaf, take_ply, At, Tally};
 use super::Control;
 use crate::model::{to_parent, ZeroSum};
 
@@ -48,24 +48,19 @@ impl<'a, G: ZeroSum> NegamaxSearch<'a, G> {
         }
     }
 
-    /// Opens a node at `ply`: counts it, and scores it when it is a leaf. `Break(v)` ends the
+    /// Opens the node at `at`: counts it, and scores it when it is a leaf. `Break(v)` ends the
     /// node with value `v` (0 when the search was stopped: that result is discarded);
     /// `Continue(moves)` lends the node `state`'s legal moves in the game's order, in the ply's
     /// buffer, to be given back with [`NegamaxSearch::close`].
     #[inline]
-    pub fn open(
-        &mut self,
-        state: &G::State,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> ControlFlow<i32, Vec<G::Move>> {
+    pub fn open(&mut self, state: &G::State, at: At) -> ControlFlow<i32, Vec<G::Move>> {
         if !self.tally.enter(self.ctl) {
             return ControlFlow::Break(0);
         }
-        if let Some(v) = negamax_leaf(self.game, state, depth, &mut self.tally) {
+        if let Some(v) = negamax_leaf(self.game, state, at.depth, &mut self.tally) {
             return ControlFlow::Break(v);
         }
-        let mut moves = take_ply(&mut self.moves, ply);
+        let mut moves = take_ply(&mut self.moves, at.ply);
         self.game.legal_moves(state, &mut moves);
         ControlFlow::Continue(moves)
     }
@@ -134,8 +129,8 @@ struct Search<'a, G: ZeroSum> {
 
 impl<G: ZeroSum> Search<'_, G> {
     /// The node's value and principal variation.
-    fn value(&mut self, state: &G::State, ply: usize, depth: Option<u32>) -> Best<G::Move> {
-        let moves = match self.n.open(state, ply, depth) {
+    fn value(&mut self, state: &G::State, at: At) -> Best<G::Move> {
+        let moves = match self.n.open(state, at) {
             ControlFlow::Break(v) => return Best::leaf(v),
             ControlFlow::Continue(moves) => moves,
         };
@@ -145,10 +140,10 @@ impl<G: ZeroSum> Search<'_, G> {
         for &mv in &moves {
             let mut child = state.clone();
             game.apply(&mut child, mv);
-            let b = self.value(&child, ply + 1, depth.map(|d| d - 1));
+            let b = self.value(&child, at.after_move());
             best.offer(mv, to_parent(side, game.side(&child), b.value), b.line);
         }
-        self.n.close(ply, moves);
+        self.n.close(at.ply, moves);
         best
     }
 }
@@ -163,7 +158,7 @@ pub fn minimax<G: ZeroSum>(
     let mut s = Search {
         n: NegamaxSearch::new(game, ctl),
     };
-    let best = s.value(state, 0, depth);
+    let best = s.value(state, At::root(depth));
     s.n.outcome(best)
 }
 

@@ -333,6 +333,40 @@ pub(crate) struct RootPlayerSearch<'a, G: VectorEval> {
     pub best_root: Option<G::Move>,
 }
 
+/// Where a node stands: `ply`, its distance from the root (the index of its buffers), and
+/// `depth`, the players' plies left before the depth cut (`None`: no cut).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At {
+    pub ply: usize,
+    pub depth: Option<u32>,
+}
+
+impl At {
+    /// The root of a search of `depth` players' plies.
+    #[inline(always)]
+    pub fn root(depth: Option<u32>) -> At {
+        At { ply: 0, depth }
+    }
+
+    /// The child a player's move leads to: one ply down, one ply of depth used.
+    #[inline(always)]
+    pub fn after_move(self) -> At {
+        At {
+            ply: self.ply + 1,
+            depth: self.depth.map(|d| d - 1),
+        }
+    }
+
+    /// The child a chance outcome leads to: one ply down; chance nodes use no depth.
+    #[inline(always)]
+    pub fn after_chance(self) -> At {
+        At {
+            ply: self.ply + 1,
+            depth: self.depth,
+        }
+    }
+}
+
 /// The fail-soft window of a node being searched and its best value so far.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Window {

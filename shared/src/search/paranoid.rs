@@ -14,7 +14,7 @@
 use std::ops::ControlFlow;
 
 use super::maxn::VectorOutcome;
-use super::node::{take_ply, RootPlayerSearch, Window};
+use super::node::{take_ply, At, RootPlayerSearch, Window};
 use super::Control;
 use crate::model::{Stochastic, Turn, VectorEval};
 
@@ -25,15 +25,9 @@ struct Search<'a, G: Stochastic + VectorEval> {
 }
 
 impl<G: Stochastic + VectorEval> Search<'_, G> {
-    fn value(
-        &mut self,
-        state: &G::State,
-        alpha: f64,
-        beta: f64,
-        ply: usize,
-        depth: Option<u32>,
-    ) -> f64 {
-        let turn = match self.s.open(state, depth) {
+    fn value(&mut self, state: &G::State, alpha: f64, beta: f64, at: At) -> f64 {
+        let ply = at.ply;
+        let turn = match self.s.open(state, at.depth) {
             ControlFlow::Break(v) => return v,
             ControlFlow::Continue(turn) => turn,
         };
@@ -46,7 +40,8 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
                 for &(mv, p) in &outcomes {
                     let mut child = state.clone();
                     game.apply(&mut child, mv);
-                    sum += p * self.value(&child, f64::NEG_INFINITY, f64::INFINITY, ply + 1, depth);
+                    sum +=
+                        p * self.value(&child, f64::NEG_INFINITY, f64::INFINITY, at.after_chance());
                 }
                 self.outcomes[ply] = outcomes;
                 sum
@@ -59,7 +54,7 @@ impl<G: Stochastic + VectorEval> Search<'_, G> {
                 for &mv in &moves {
                     let mut child = state.clone();
                     game.apply(&mut child, mv);
-                    let v = self.value(&child, w.alpha, w.beta, ply + 1, depth.map(|d| d - 1));
+                    let v = self.value(&child, w.alpha, w.beta, at.after_move());
                     if self.s.fold(maximise, ply, mv, v, &mut w) {
                         break;
                     }
@@ -84,7 +79,7 @@ pub fn paranoid<G: Stochastic + VectorEval>(
         moves: Vec::new(),
         outcomes: Vec::new(),
     };
-    let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, 0, depth);
+    let v = s.value(state, f64::NEG_INFINITY, f64::INFINITY, At::root(depth));
     s.s.outcome(v)
 }
 

@@ -22,8 +22,8 @@ use std::convert::Infallible;
 
 use super::expectimax::ChanceOutcome;
 use super::node::{
-    child_window, ensure_ply, outcome_cut, outcome_window, star_decision, star_leaf, ChanceFrame,
-    Tally,
+    child_window, ensure_ply, outcome_cut, outcome_window, star_decision, star_leaf, At,
+    ChanceFrame, Tally,
 };
 use super::Control;
 use crate::model::chance::{side_bounds, to_side, ChanceZeroSum};
@@ -43,21 +43,26 @@ pub(crate) trait ChanceNode<G: ChanceZeroSum>: Sized {
 }
 
 /// A chance node being searched: its fail-hard window `(alpha, beta)` from its own side `side`,
-/// its ply, and the players' plies left below it.
+/// and where it stands (`node`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ChanceAt {
     pub alpha: f64,
     pub beta: f64,
     pub side: u8,
-    pub ply: usize,
-    pub depth: Option<u32>,
+    pub node: At,
 }
 
 impl ChanceAt {
     /// `(alpha, beta, side, ply, depth)`.
     #[inline(always)]
     pub fn parts(self) -> (f64, f64, u8, usize, Option<u32>) {
-        (self.alpha, self.beta, self.side, self.ply, self.depth)
+        (
+            self.alpha,
+            self.beta,
+            self.side,
+            self.node.ply,
+            self.node.depth,
+        )
     }
 }
 
@@ -81,10 +86,10 @@ impl<G: ChanceZeroSum, C: ChanceNode<G>> Search<'_, G, C> {
         state: &G::State,
         alpha: f64,
         beta: f64,
-        ply: usize,
-        depth: Option<u32>,
+        at: At,
         hints: &[C::Hint],
     ) -> f64 {
+        let At { ply, depth } = at;
         if !self.tally.enter(self.ctl) {
             return 0.0;
         }
@@ -102,14 +107,13 @@ impl<G: ChanceZeroSum, C: ChanceNode<G>> Search<'_, G, C> {
         ensure_ply(&mut self.frames, ply + 1);
         let side = self.game.player_side(state);
         if turn == Turn::Chance {
-            let at = ChanceAt {
+            let chance = ChanceAt {
                 alpha,
                 beta,
                 side,
-                ply,
-                depth,
+                node: at,
             };
-            return C::chance(self, state, at);
+            return C::chance(self, state, chance);
         }
         // Negamax at a decision node.
         let mut moves = std::mem::take(&mut self.frames[ply].moves);
@@ -125,11 +129,7 @@ impl<G: ChanceZeroSum, C: ChanceNode<G>> Search<'_, G, C> {
                     self.game.apply(&mut child, mv);
                     let cs = self.game.player_side(&child);
                     let (ca, cb) = child_window(side, cs, (alpha, beta));
-                    to_side(
-                        cs,
-                        side,
-                        self.value(&child, ca, cb, ply + 1, depth.map(|d| d - 1), &[]),
-                    )
+                    to_side(cs, side, self.value(&child, ca, cb, at.after_move(), &[]))
                 }
             };
             if let Some(cut) = star_decision(v, mv, ply, &mut alpha, beta, &mut self.best_root) {
@@ -155,7 +155,7 @@ impl<G: ChanceZeroSum> ChanceNode<G> for Star1 {
     }
 
     fn chance(s: &mut Search<'_, G, Self>, state: &G::State, at: ChanceAt) -> f64 {
-        let (alpha, beta, side, ply, depth) = at.parts();
+        let (alpha, beta, side, ply, _) = at.parts();
         let (lo, hi) = side_bounds(s.bounds, side);
         let mut outcomes = std::mem::take(&mut s.frames[ply].outcomes);
         s.game.chance_outcomes(state, &mut outcomes);
@@ -186,7 +186,11 @@ impl<G: ChanceZeroSum> ChanceNode<G> for Star1 {
             s.game.apply(&mut child, mv);
             let cs = s.game.player_side(&child);
             let (ca, cb) = child_window(side, cs, (ax, bx));
-            let v = to_side(cs, side, s.value(&child, ca, cb, ply + 1, depth, &[]));
+            let v = to_side(
+                cs,
+                side,
+                s.value(&child, ca, cb, at.node.after_chance(), &[]),
+            );
             if let Some(cut) = outcome_cut(v, cur_alpha, cur_beta, alpha, beta) {
                 result = Some(cut);
                 break;
@@ -218,7 +222,7 @@ pub(crate) fn search<G: ChanceZeroSum, C: ChanceNode<G>>(
         best_root: None,
     };
     let (a, b) = root_window(bounds, game.player_side(state));
-    let value = s.value(state, a, b, 0, depth, &[]);
+    let value = s.value(state, a, b, At::root(depth), &[]);
     ChanceOutcome::from_search(value, s.best_root, &s.tally, ctl)
 }
 

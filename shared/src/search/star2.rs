@@ -172,7 +172,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         hints: &mut [Hint],
         at: ChanceAt,
     ) -> Probed {
-        let (alpha, beta, side, ply, depth) = at.parts();
+        let (alpha, beta, side, _, depth) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut sum_lower = lo;
         let mut sum_upper = hi;
@@ -233,7 +233,10 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
                     &mut hints[i * k..(i + 1) * k],
                     (&mut sum_lower, &mut sum_upper),
                     (first, first + per_call),
-                    ChanceAt { ply: ply + 1, ..at },
+                    ChanceAt {
+                        node: at.node.after_chance(),
+                        ..at
+                    },
                 );
                 if self.tally.stopped {
                     return Probed::Continue;
@@ -260,7 +263,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         range: (usize, usize),
         at: ChanceAt,
     ) -> Option<bool> {
-        let (alpha, beta, side, ply, depth) = at.parts();
+        let (alpha, beta, side, ply, _) = at.parts();
         let (lo, hi) = side_bounds(self.bounds, side);
         let (sum_lower, sum_upper) = sums;
         let cs = self.game.player_side(child);
@@ -300,7 +303,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
             let v = to_side(
                 gs,
                 cs,
-                self.value(&grand, ga, gb, ply + 1, depth.map(|d| d - 1), &[]),
+                self.value(&grand, ga, gb, at.node.after_move(), &[]),
             );
             if self.tally.stopped {
                 break;
@@ -387,7 +390,7 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
         hints: &[Hint],
         at: ChanceAt,
     ) -> f64 {
-        let (alpha, beta, side, ply, depth) = at.parts();
+        let (alpha, beta, side, _, _) = at.parts();
         let k = self.node.factor as usize;
         let (lo, hi) = side_bounds(self.bounds, side);
         let mut rest_lower: f64 = outcomes.iter().zip(known).map(|(o, k)| o.1 * k.lower).sum();
@@ -419,7 +422,13 @@ impl<G: ChanceZeroSum> Search<'_, G, Probing> {
                 to_side(
                     cs,
                     side,
-                    self.value(child, ca, cb, ply + 1, depth, &hints[i * k..(i + 1) * k]),
+                    self.value(
+                        child,
+                        ca,
+                        cb,
+                        at.node.after_chance(),
+                        &hints[i * k..(i + 1) * k],
+                    ),
                 )
             };
             if let Some(cut) = outcome_cut(v, cur_alpha, cur_beta, alpha, beta) {
