@@ -7,11 +7,7 @@
 //! share (option tables, jobs, outputs) and do not depend on the list.
 
 use super::catalogue::{Family, Info};
-use super::{PreparedJob, Resources, SolveError, Spec};
-use crate::games::tree::Tree;
-use crate::games::Exact;
-use crate::model::single::SinglePlayer;
-use crate::model::{ChanceZeroSum, OutOfTurn, Stochastic, VectorEval};
+use super::{PreparedJob, SolveError, Spec};
 use crate::wire::JobSpec;
 
 /// What a prepare hook returns.
@@ -20,13 +16,13 @@ pub type Prepared = Result<Box<dyn PreparedJob>, SolveError>;
 /// A shape of game a kernel can search: what it needs of a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
-    /// A two-player zero-sum game with exact values ([`Exact`]).
+    /// A two-player zero-sum game with exact values ([`Exact`](crate::games::Exact)).
     ZeroSum,
-    /// Two players and chance nodes ([`ChanceZeroSum`]).
+    /// Two players and chance nodes ([`ChanceZeroSum`](crate::model::ChanceZeroSum)).
     Chance,
-    /// More than two players, moves out of turn ([`OutOfTurn`]).
+    /// More than two players, moves out of turn ([`OutOfTurn`](crate::model::OutOfTurn)).
     Multi,
-    /// One player ([`SinglePlayer`]).
+    /// One player ([`SinglePlayer`](crate::model::single::SinglePlayer)).
     Single,
     /// An explicit max/min tree.
     MinMaxTree,
@@ -174,85 +170,6 @@ impl Algorithm {
 /// The arguments are those of the [`Kernel`] hook of that name, in its order; a game's type
 /// is `G`.
 macro_rules! kernel {
-    (@hook job($job:ident, $res:ident) => $e:expr) => {
-        fn job(
-            $job: &$crate::wire::JobSpec,
-            $res: &$crate::registry::Resources,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook zero_sum($job:ident, $game:ident, $root:ident, $res:ident) => $e:expr) => {
-        fn zero_sum<G: $crate::games::Exact>(
-            $job: &$crate::wire::JobSpec,
-            $game: G,
-            $root: G::State,
-            $res: &$crate::registry::Resources,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook chance(
-        $job:ident, $game:ident, $root:ident, $ev:ident, $mv:ident, $res:ident
-    ) => $e:expr) => {
-        fn chance<G: $crate::model::ChanceZeroSum>(
-            $job: &$crate::wire::JobSpec,
-            $game: G,
-            $root: G::State,
-            $ev: bool,
-            $mv: bool,
-            $res: &$crate::registry::Resources,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook stochastic($job:ident, $game:ident, $root:ident, $res:ident) => $e:expr) => {
-        fn stochastic<G: $crate::model::ChanceZeroSum>(
-            $job: &$crate::wire::JobSpec,
-            $game: G,
-            $root: G::State,
-            $res: &$crate::registry::Resources,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook single($job:ident, $game:ident, $res:ident) => $e:expr) => {
-        fn single<G: $crate::model::single::SinglePlayer>(
-            $job: &$crate::wire::JobSpec,
-            $game: G,
-            $res: &$crate::registry::Resources,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook multi($job:ident, $game:ident, $root:ident) => $e:expr) => {
-        fn multi<
-            G: $crate::model::Stochastic + $crate::model::VectorEval + $crate::model::OutOfTurn,
-        >(
-            $job: &$crate::wire::JobSpec,
-            $game: G,
-            $root: G::State,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook multi_tree($job:ident, $tree:ident) => $e:expr) => {
-        fn multi_tree(
-            $job: &$crate::wire::JobSpec,
-            $tree: $crate::games::tree::Tree,
-        ) -> Option<$crate::registry::kernel::Prepared> {
-            Some($e)
-        }
-    };
-    (@hook tree($job:ident, $tree:ident, $res:ident) => $e:expr) => {
-        fn tree(
-            $job: &$crate::wire::JobSpec,
-            $tree: $crate::games::tree::Tree,
-            $res: &$crate::registry::Resources,
-        ) -> Result<$crate::registry::kernel::Prepared, $crate::games::tree::Tree> {
-            Ok($e)
-        }
-    };
     (
         $(#[$doc:meta])*
         $kernel:ident {
@@ -274,270 +191,163 @@ macro_rules! kernel {
                     group: &$group,
                     analyse: $analyse,
                 };
-            $($crate::registry::kernel::kernel!(@hook $hook($($arg),*) => $e);)*
+            $($crate::registry::kernel::kernel_hook!($hook($($arg),*) => $e);)*
         }
     };
 }
 pub(crate) use kernel;
 
-/// A kernel: its declaration and one prepare hook per shape it serves. A hook that is not
-/// written answers `None` (the kernel does not serve that shape).
-pub trait Kernel: 'static {
-    /// The declaration.
-    const ALGORITHM: Algorithm;
-
-    /// Prepares a job before any game is built (builds of databases).
-    fn job(_job: &JobSpec, _res: &Resources) -> Option<Prepared> {
-        None
-    }
-    /// Prepares a job on a two-player zero-sum game (or a max/min tree) at `root`.
-    fn zero_sum<G: Exact>(
-        _job: &JobSpec,
-        _game: G,
-        _root: G::State,
-        _res: &Resources,
-    ) -> Option<Prepared> {
-        None
-    }
-    /// Prepares a job on a game with chance nodes at `root`. `evaluates`: the game has a real
-    /// evaluator; `max_view`: values as player 0's utility (trees).
-    fn chance<G: ChanceZeroSum>(
-        _job: &JobSpec,
-        _game: G,
-        _root: G::State,
-        _evaluates: bool,
-        _max_view: bool,
-        _res: &Resources,
-    ) -> Option<Prepared> {
-        None
-    }
-    /// Prepares a job on a chance game that has its own stochastic model (MCTS draws its
-    /// outcomes); the others search it as [`Kernel::chance`] does.
-    fn stochastic<G: ChanceZeroSum>(
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        Self::chance(job, game, root, true, false, res)
-    }
-    /// Prepares a job on a single-player game (position not parsed yet).
-    fn single<G: SinglePlayer>(_job: &JobSpec, _game: G, _res: &Resources) -> Option<Prepared> {
-        None
-    }
-    /// Prepares a job on a multi-player game at `root`.
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        _job: &JobSpec,
-        _game: G,
-        _root: G::State,
-    ) -> Option<Prepared> {
-        None
-    }
-    /// Prepares a job on an explicit multi-player tree.
-    fn multi_tree(_job: &JobSpec, _tree: Tree) -> Option<Prepared> {
-        None
-    }
-    /// Prepares a job on an explicit tree of any kind, before its kind is looked at; `Err`
-    /// gives the tree back to the per-kind hooks.
-    fn tree(_job: &JobSpec, tree: Tree, _res: &Resources) -> Result<Prepared, Tree> {
-        Err(tree)
-    }
-}
-
-/// A list of kernels: `()` or `(K, L)`. Each hook goes to the kernel named `name`.
-pub trait KernelList: 'static {
-    /// Every declaration, in list order.
-    fn algorithms(out: &mut Vec<&'static Algorithm>);
-    /// [`Kernel::job`] of the kernel `name`.
-    fn job(name: &str, job: &JobSpec, res: &Resources) -> Option<Prepared>;
-    /// [`Kernel::zero_sum`] of the kernel `name`.
-    fn zero_sum<G: Exact>(
-        name: &str,
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared>;
-    /// [`Kernel::chance`] of the kernel `name`.
-    fn chance<G: ChanceZeroSum>(
-        name: &str,
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        evaluates: bool,
-        max_view: bool,
-        res: &Resources,
-    ) -> Option<Prepared>;
-    /// [`Kernel::stochastic`] of the kernel `name`.
-    fn stochastic<G: ChanceZeroSum>(
-        name: &str,
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared>;
-    /// [`Kernel::single`] of the kernel `name`.
-    fn single<G: SinglePlayer>(
-        name: &str,
-        job: &JobSpec,
-        game: G,
-        res: &Resources,
-    ) -> Option<Prepared>;
-    /// [`Kernel::multi`] of the kernel `name`.
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        name: &str,
-        job: &JobSpec,
-        game: G,
-        root: G::State,
-    ) -> Option<Prepared>;
-    /// [`Kernel::multi_tree`] of the kernel `name`.
-    fn multi_tree(name: &str, job: &JobSpec, tree: Tree) -> Option<Prepared>;
-    /// [`Kernel::tree`] of the kernel `name`.
-    fn tree(name: &str, job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree>;
-
-    /// Every declaration, in list order.
-    fn all() -> Vec<&'static Algorithm> {
-        let mut out = Vec::new();
-        Self::algorithms(&mut out);
-        out
-    }
-    /// The declaration of `name`.
-    fn find(name: &str) -> Option<&'static Algorithm> {
-        Self::all().into_iter().find(|a| a.name == name)
-    }
-    /// The names of the kernels that serve `shape`.
-    fn serving(shape: Shape) -> Vec<&'static str> {
-        Self::all()
-            .into_iter()
-            .filter(|a| a.serves.contains(&shape))
-            .map(|a| a.name)
-            .collect()
-    }
-}
-
-impl KernelList for () {
-    fn algorithms(_: &mut Vec<&'static Algorithm>) {}
-    fn job(_: &str, _: &JobSpec, _: &Resources) -> Option<Prepared> {
-        None
-    }
-    fn zero_sum<G: Exact>(
-        _: &str,
-        _: &JobSpec,
-        _: G,
-        _: G::State,
-        _: &Resources,
-    ) -> Option<Prepared> {
-        None
-    }
-    fn chance<G: ChanceZeroSum>(
-        _: &str,
-        _: &JobSpec,
-        _: G,
-        _: G::State,
-        _: bool,
-        _: bool,
-        _: &Resources,
-    ) -> Option<Prepared> {
-        None
-    }
-    fn stochastic<G: ChanceZeroSum>(
-        _: &str,
-        _: &JobSpec,
-        _: G,
-        _: G::State,
-        _: &Resources,
-    ) -> Option<Prepared> {
-        None
-    }
-    fn single<G: SinglePlayer>(_: &str, _: &JobSpec, _: G, _: &Resources) -> Option<Prepared> {
-        None
-    }
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        _: &str,
-        _: &JobSpec,
-        _: G,
-        _: G::State,
-    ) -> Option<Prepared> {
-        None
-    }
-    fn multi_tree(_: &str, _: &JobSpec, _: Tree) -> Option<Prepared> {
-        None
-    }
-    fn tree(_: &str, _: &JobSpec, tree: Tree, _: &Resources) -> Result<Prepared, Tree> {
-        Err(tree)
-    }
-}
-
-/// The body of a hook of `(K, L)`: `K`'s hook when the job names `K`, else the rest's.
-macro_rules! dispatch {
-    ($name:ident, $hook:ident($($arg:expr),*)) => {
-        if $name == K::ALGORITHM.name {
-            K::$hook($($arg),*)
-        } else {
-            L::$hook($name, $($arg),*)
+/// Declares, from the table of prepare hooks it is given, the traits [`Kernel`] and
+/// [`KernelList`], the lists `()` and `(K, L)`, and `kernel_hook!`, which writes the hook a
+/// [`kernel!`] names. A row: the hook's doc, name, generics in brackets, parameters and answer;
+/// then the answer of a kernel that does not write it, that of the empty list, and what wraps
+/// the expression of a written one (`Some`, `Ok`). `$d` is `$`, for `kernel_hook!`'s own
+/// variables. The types are written from the crate's root: `kernel_hook!` expands in the
+/// kernels' files.
+macro_rules! declare_hooks {
+    ($d:tt $(
+        $(#[$doc:meta])*
+        $hook:ident[$($gen:tt)*]($($p:ident: $t:ty),* $(,)?) -> $ret:ty
+            = $default:expr, $empty:expr, $wrap:ident;
+    )*) => {
+        /// A kernel: its declaration and one prepare hook per shape it serves. A hook that is
+        /// not written answers `None` (the kernel does not serve that shape).
+        pub trait Kernel: 'static {
+            /// The declaration.
+            const ALGORITHM: Algorithm;
+            $(
+                $(#[$doc])*
+                #[allow(unused_variables)]
+                fn $hook<$($gen)*>($($p: $t),*) -> $ret {
+                    $default
+                }
+            )*
         }
+
+        /// A list of kernels: `()` or `(K, L)`. Each hook goes to the kernel named `name`.
+        pub trait KernelList: 'static {
+            /// Every declaration, in list order.
+            fn algorithms(out: &mut Vec<&'static Algorithm>);
+            $(
+                #[doc = concat!("[`Kernel::", stringify!($hook), "`] of the kernel `name`.")]
+                fn $hook<$($gen)*>(name: &str, $($p: $t),*) -> $ret;
+            )*
+
+            /// Every declaration, in list order.
+            fn all() -> Vec<&'static Algorithm> {
+                let mut out = Vec::new();
+                Self::algorithms(&mut out);
+                out
+            }
+            /// The declaration of `name`.
+            fn find(name: &str) -> Option<&'static Algorithm> {
+                Self::all().into_iter().find(|a| a.name == name)
+            }
+            /// The names of the kernels that serve `shape`.
+            fn serving(shape: Shape) -> Vec<&'static str> {
+                Self::all()
+                    .into_iter()
+                    .filter(|a| a.serves.contains(&shape))
+                    .map(|a| a.name)
+                    .collect()
+            }
+        }
+
+        impl KernelList for () {
+            fn algorithms(_: &mut Vec<&'static Algorithm>) {}
+            $(
+                #[allow(unused_variables)]
+                fn $hook<$($gen)*>(_: &str, $($p: $t),*) -> $ret {
+                    $empty
+                }
+            )*
+        }
+
+        /// `K`'s hook when the job names `K`, else the rest's.
+        impl<K: Kernel, L: KernelList> KernelList for (K, L) {
+            fn algorithms(out: &mut Vec<&'static Algorithm>) {
+                out.push(&K::ALGORITHM);
+                L::algorithms(out);
+            }
+            $(
+                fn $hook<$($gen)*>(name: &str, $($p: $t),*) -> $ret {
+                    if name == K::ALGORITHM.name {
+                        K::$hook($($p),*)
+                    } else {
+                        L::$hook(name, $($p),*)
+                    }
+                }
+            )*
+        }
+
+        /// The hook a [`kernel!`] writes: its arguments named by the kernel, the expression
+        /// wrapped.
+        macro_rules! kernel_hook {
+            $(
+                ($hook($($d $p:ident),*) => $d e:expr) => {
+                    fn $hook<$($gen)*>($($d $p: $t),*) -> $ret {
+                        $wrap($d e)
+                    }
+                };
+            )*
+        }
+        pub(crate) use kernel_hook;
     };
 }
 
-impl<K: Kernel, L: KernelList> KernelList for (K, L) {
-    fn algorithms(out: &mut Vec<&'static Algorithm>) {
-        out.push(&K::ALGORITHM);
-        L::algorithms(out);
-    }
-    fn job(name: &str, job: &JobSpec, res: &Resources) -> Option<Prepared> {
-        dispatch!(name, job(job, res))
-    }
-    fn zero_sum<G: Exact>(
-        name: &str,
-        job: &JobSpec,
+declare_hooks! { $
+    /// Prepares a job before any game is built (builds of databases).
+    job[](job: &crate::wire::JobSpec, res: &crate::registry::Resources)
+        -> Option<crate::registry::kernel::Prepared> = None, None, Some;
+    /// Prepares a job on a two-player zero-sum game (or a max/min tree) at `root`.
+    zero_sum[G: crate::games::Exact](
+        job: &crate::wire::JobSpec,
         game: G,
         root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        dispatch!(name, zero_sum(job, game, root, res))
-    }
-    fn chance<G: ChanceZeroSum>(
-        name: &str,
-        job: &JobSpec,
+        res: &crate::registry::Resources,
+    ) -> Option<crate::registry::kernel::Prepared> = None, None, Some;
+    /// Prepares a job on a game with chance nodes at `root`. `evaluates`: the game has a real
+    /// evaluator; `max_view`: values as player 0's utility (trees).
+    chance[G: crate::model::ChanceZeroSum](
+        job: &crate::wire::JobSpec,
         game: G,
         root: G::State,
         evaluates: bool,
         max_view: bool,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        dispatch!(name, chance(job, game, root, evaluates, max_view, res))
-    }
-    fn stochastic<G: ChanceZeroSum>(
-        name: &str,
-        job: &JobSpec,
+        res: &crate::registry::Resources,
+    ) -> Option<crate::registry::kernel::Prepared> = None, None, Some;
+    /// Prepares a job on a chance game that has its own stochastic model (MCTS draws its
+    /// outcomes); the others search it as [`Kernel::chance`] does.
+    stochastic[G: crate::model::ChanceZeroSum](
+        job: &crate::wire::JobSpec,
         game: G,
         root: G::State,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        dispatch!(name, stochastic(job, game, root, res))
-    }
-    fn single<G: SinglePlayer>(
-        name: &str,
-        job: &JobSpec,
+        res: &crate::registry::Resources,
+    ) -> Option<crate::registry::kernel::Prepared>
+        = Self::chance(job, game, root, true, false, res), None, Some;
+    /// Prepares a job on a single-player game (position not parsed yet).
+    single[G: crate::model::single::SinglePlayer](
+        job: &crate::wire::JobSpec,
         game: G,
-        res: &Resources,
-    ) -> Option<Prepared> {
-        dispatch!(name, single(job, game, res))
-    }
-    fn multi<G: Stochastic + VectorEval + OutOfTurn>(
-        name: &str,
-        job: &JobSpec,
+        res: &crate::registry::Resources,
+    ) -> Option<crate::registry::kernel::Prepared> = None, None, Some;
+    /// Prepares a job on a multi-player game at `root`.
+    multi[G: crate::model::Stochastic + crate::model::VectorEval + crate::model::OutOfTurn](
+        job: &crate::wire::JobSpec,
         game: G,
         root: G::State,
-    ) -> Option<Prepared> {
-        dispatch!(name, multi(job, game, root))
-    }
-    fn multi_tree(name: &str, job: &JobSpec, tree: Tree) -> Option<Prepared> {
-        dispatch!(name, multi_tree(job, tree))
-    }
-    fn tree(name: &str, job: &JobSpec, tree: Tree, res: &Resources) -> Result<Prepared, Tree> {
-        dispatch!(name, tree(job, tree, res))
-    }
+    ) -> Option<crate::registry::kernel::Prepared> = None, None, Some;
+    /// Prepares a job on an explicit multi-player tree.
+    multi_tree[](job: &crate::wire::JobSpec, tree: crate::games::tree::Tree)
+        -> Option<crate::registry::kernel::Prepared> = None, None, Some;
+    /// Prepares a job on an explicit tree of any kind, before its kind is looked at; `Err`
+    /// gives the tree back to the per-kind hooks.
+    tree[](
+        job: &crate::wire::JobSpec,
+        tree: crate::games::tree::Tree,
+        res: &crate::registry::Resources,
+    ) -> Result<crate::registry::kernel::Prepared, crate::games::tree::Tree>
+        = Err(tree), Err(tree), Ok;
 }
 
 /// The error of a kernel that does not serve the shape of the job's game: names the kernels
