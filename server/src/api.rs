@@ -22,7 +22,8 @@ use crate::http::HttpStats;
 use crate::scheduler::{self, SchedError, Scheduler};
 use crate::Coordinator;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -289,15 +290,27 @@ pub(crate) async fn require_worker_token(
     require_token(token, "worker token (GAMESOLVER_WORKER_TOKEN)", req, next).await
 }
 
-/// A job id from the path; not a number: 404, as for an unknown job.
-pub(crate) fn parse_id(id: &str) -> Result<u64, ApiError> {
-    id.parse::<u64>().map_err(|_| {
-        ApiError::new(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("no job '{id}' (ids are numbers)"),
-        )
-    })
+/// The job id of the path (`{id}`); not a number: 404, as for an unknown job. A path that
+/// does not decode is answered as `Path` answers it.
+pub(crate) struct JobId(pub u64);
+
+impl<S: Send + Sync> FromRequestParts<S> for JobId {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let id = id.parse::<u64>().map_err(|_| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no job '{id}' (ids are numbers)"),
+            )
+            .into_response()
+        })?;
+        Ok(JobId(id))
+    }
 }
 
 /// `POST /v1/jobs`: checks the job (400 naming the problem) and queues it.
@@ -454,9 +467,8 @@ pub(crate) async fn list_jobs(
     ))]
 pub(crate) async fn job_status(
     State(c): State<Shared>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
 ) -> Result<Json<JobStatus>, ApiError> {
-    let id = parse_id(&id)?;
     c.status_reads.fetch_add(1, Ordering::Relaxed);
     Ok(Json(c.job_status(id).await?))
 }
@@ -481,10 +493,9 @@ pub(crate) struct TasksQuery {
     ))]
 pub(crate) async fn job_tasks(
     State(c): State<Shared>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
     q: Result<Query<TasksQuery>, QueryRejection>,
 ) -> Result<Json<TaskPage>, ApiError> {
-    let id = parse_id(&id)?;
     let Query(q) =
         q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
     let limit = q.limit.unwrap_or(100).min(MAX_LIST);
@@ -506,9 +517,8 @@ pub(crate) async fn job_tasks(
     ))]
 pub(crate) async fn job_proof(
     State(c): State<Shared>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let id = parse_id(&id)?;
     Ok(Json(
         c.query(move |r| crate::scheduler::proof(r, id))
             .await
@@ -527,9 +537,8 @@ pub(crate) async fn job_proof(
     ))]
 pub(crate) async fn cancel_job(
     State(c): State<Shared>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
 ) -> Result<Json<JobStatus>, ApiError> {
-    let id = parse_id(&id)?;
     let me = c.clone();
     c.call(move |s| {
         s.cancel(id)?;
@@ -642,9 +651,8 @@ pub(crate) async fn metrics(
 pub(crate) async fn job_events(
     State(c): State<Shared>,
     Extension(http): Extension<Arc<HttpStats>>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
 ) -> Result<Response, ApiError> {
-    let id = parse_id(&id)?;
     // A semaphore, not tower's concurrency limit: the slot must live as long as the stream's
     // body, not just until the handler returns.
     let Ok(slot) = http.event_slots.clone().try_acquire_owned() else {

@@ -19,9 +19,9 @@
 //! game without pictures is 204, not an error, so a page showing any job logs none.
 
 use crate::answers::{ErrorBody, Names};
-use crate::api::{parse_id, ApiError};
+use crate::api::{ApiError, JobId};
 use crate::Coordinator;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -327,9 +327,8 @@ async fn job_status(dash: &Dash, id: u64) -> Result<Value, ApiError> {
     ))]
 pub(crate) async fn job_plot(
     State(dash): State<Arc<Dash>>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
 ) -> Result<Response, ApiError> {
-    let id = parse_id(&id)?;
     let status = job_status(&dash, id).await?;
     // The recorder may not have seen the latest change yet: add it.
     dash.push_job(id, &status);
@@ -452,9 +451,8 @@ fn board(game: &str, params: &Settings, position: &str) -> Result<Response, ApiE
     ))]
 pub(crate) async fn job_board(
     State(dash): State<Arc<Dash>>,
-    Path(id): Path<String>,
+    JobId(id): JobId,
 ) -> Result<Response, ApiError> {
-    let id = parse_id(&id)?;
     let status = job_status(&dash, id).await?;
     let spec: gamesolver_shared::wire::JobSpec = serde_json::from_value(status["job"].clone())
         .map_err(|e| {
