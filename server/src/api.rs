@@ -290,6 +290,13 @@ pub(crate) async fn require_worker_token(
     require_token(token, "worker token (GAMESOLVER_WORKER_TOKEN)", req, next).await
 }
 
+/// The query string of a request; a malformed one (`?before=x`) is a 400 JSON error like every
+/// other.
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(q)| q)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))
+}
+
 /// The job id of the path (`{id}`); not a number: 404, as for an unknown job. A path that
 /// does not decode is answered as `Path` answers it.
 pub(crate) struct JobId(pub u64);
@@ -446,9 +453,7 @@ pub(crate) async fn list_jobs(
     State(c): State<Shared>,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<JobList>, ApiError> {
-    // A malformed query (`?before=x`) is a JSON error like every other.
-    let Query(q) =
-        q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
+    let q = query(q)?;
     let limit = q.limit.unwrap_or(100).min(MAX_LIST);
     // From the store's reader: no scheduler lock.
     Ok(Json(
@@ -496,8 +501,7 @@ pub(crate) async fn job_tasks(
     JobId(id): JobId,
     q: Result<Query<TasksQuery>, QueryRejection>,
 ) -> Result<Json<TaskPage>, ApiError> {
-    let Query(q) =
-        q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
+    let q = query(q)?;
     let limit = q.limit.unwrap_or(100).min(MAX_LIST);
     let after = q.after.unwrap_or(0);
     Ok(Json(
@@ -586,8 +590,7 @@ pub(crate) struct OptionsQuery {
 pub(crate) async fn options(
     q: Result<Query<OptionsQuery>, QueryRejection>,
 ) -> Result<Json<OptionList>, ApiError> {
-    let Query(q) =
-        q.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", e.body_text()))?;
+    let q = query(q)?;
     let list = OptionList::of(&q.game, &q.algorithm);
     if list.options.is_empty() {
         return Err(ApiError::new(
@@ -1138,7 +1141,7 @@ pub(crate) async fn table_lookup(
 ) -> Result<Json<crate::answers::TableLookup>, ApiError> {
     use gamesolver_shared::search::retrograde::{store, tool::LineLimits};
     let bad = |m: String| ApiError::new(StatusCode::BAD_REQUEST, "bad_request", m);
-    let Query(q) = q.map_err(|e| bad(e.body_text()))?;
+    let q = query(q)?;
     let (job, spec, dbs) = built_set_spec(&c, name.clone()).await?;
     let game = built_set_game(&spec, &name)?;
     let artifacts: Vec<String> = dbs
