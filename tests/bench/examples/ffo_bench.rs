@@ -2,25 +2,20 @@
 //! with Edax when its binary is given.
 //!
 //! ```text
-//! cargo run --release -p gamesolver-bench --example ffo_bench -- \
-//!     [--file DATA/othello/fforum-40-59.obf] [--first 40] [--only 40,41] \
-//!     [--threads N] [--memory MB] [--edax PATH/TO/lEdax [--edax-threads N] [--edax-level 60]
-//!     [--edax-race F]]
+//! cargo run --release -p gamesolver-bench --example ffo_bench -- [--file FILE.obf] [--first 40]
+//!     [--only 40,41] [--threads N] [--memory MB] [--random COUNT:LO-HI:SEED]
+//!     [--edax PATH/TO/lEdax [--edax-threads N] [--edax-level 60] [--edax-race F]]
 //! ```
-//! Solves every position of the file (numbered from `--first`, 40 for FFO #40-#59) with one
-//! full-window search of `othello::solver` on a fresh table of `--memory` MB (64: 4 M entries, as Edax's `-h 22`), with
-//! `--threads` search threads (1). Prints per position the score and the suite's score, nodes,
-//! CPU seconds of this process (user + system, all threads: the figure to trust on a loaded
-//! machine), wall seconds and nodes per CPU second; with threads also the seconds the threads
-//! spent waiting for work (summed) and the split points made. With `--edax` the same position is then
-//! solved by Edax (`-solve` on a one-line file, `-l 60 -n N -h 22`, run from the folder above
-//! the binary, where its `data/eval.dat` lives) and its nodes and child CPU time are printed
-//! beside ours, interleaved so that the machine's load hits both alike. The last lines give
-//! the totals, the ratio of the totals and the geometric mean of the per-position CPU ratios.
-//! A score unlike the suite's or Edax's is wrong (exit status 1). `--random COUNT:LO-HI:SEED`:
-//! positions of seeded random games (LO to HI empties) instead of the file. `--edax-race F`
-//! stops Edax once its wall time passes F times ours on that position (at least 30 s): a
-//! stopped run counts its time as a lower bound of Edax's, and the totals say so.
+//! Solves each position (numbered from `--first`) with one full-window search of
+//! `othello::solver` on a fresh table of `--memory` MB (64: 4 M entries, as Edax's `-h 22`) and
+//! `--threads` threads; prints score (and the suite's), nodes, CPU seconds of this process (user
+//! and system: the figure to trust on a loaded machine), wall seconds, nodes per CPU second, and
+//! with threads the time spent waiting for work and the split points. `--edax`: Edax solves the
+//! same position next (`-solve`, `-l 60 -n N -h 22`, run from the folder above its binary, where
+//! `data/eval.dat` lives), interleaved so that load hits both alike; `--edax-race F` stops it at
+//! F times our wall time (at least 30 s), its time then a lower bound. Totals, their ratio and
+//! the geometric mean of the per-position ratios close the run. A score unlike the suite's or
+//! Edax's exits 1. `--random`: positions of seeded random games (LO to HI empties) instead.
 
 use gamesolver_shared::games::othello::solver::{self as othello_solver, Board};
 use gamesolver_shared::games::othello::Othello;
@@ -86,6 +81,7 @@ impl Edax {
             .args(["-n", &self.threads.to_string()])
             .args(["-h", "22"])
             .stdout(std::fs::File::create(&out_file).expect("Edax output file"))
+            .stderr(std::process::Stdio::null())
             .spawn()
             .expect("run Edax");
         let mut stopped = false;
