@@ -144,6 +144,15 @@ async function loadMeta() {
     if (names.includes(pick)) sel.value = pick;
   };
   fill($('f-game'), meta.games, 'connect4');
+  // Uploaded game modules (POST /v1/games), by name: a job names the module's hash.
+  try {
+    for (const g of (await apiJson('/v1/games')).games) {
+      const o = document.createElement('option');
+      o.value = g.game;
+      o.textContent = 'module:' + g.name;
+      $('f-game').appendChild(o);
+    }
+  } catch (_) { /* no list (no token yet): the catalogue's games only */ }
   fill($('f-algorithm'), meta.algorithms, 'alphabeta');
   await loadOptionFields();
   return meta;

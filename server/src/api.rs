@@ -261,8 +261,12 @@ pub(crate) async fn refuse_declared_oversize(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    // Artifact uploads have their own bounds (`crate::artifacts`).
+    // Artifact uploads have their own bounds (`crate::artifacts`), game modules theirs.
     let artifact = req.uri().path().starts_with("/v1/worker/artifacts/");
+    let limit = match req.uri().path() {
+        "/v1/games" => limit.max(crate::games_api::MAX_UPLOAD_BYTES),
+        _ => limit,
+    };
     match declared {
         Some(n) if n > limit as u64 && !artifact => {
             let mut r = ApiError::new(
@@ -348,6 +352,7 @@ pub(crate) async fn submit_job(
     // Validation before anything is stored; prepare is cheap (no search) but may parse a large
     // tree, so it runs outside the scheduler's lock.
     let spec = pin_tables(&c, spec).await?;
+    let spec = crate::games_api::pin_module(&c, spec).await?;
     let (spec, prepared) =
         tokio::task::spawn_blocking(move || registry::prepare(&spec).map(|p| (spec, p)))
             .await

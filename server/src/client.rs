@@ -68,6 +68,30 @@ fn call(
     }
 }
 
+/// The JSON answer of a request made for `what`: a 400 or 413 is bad input (its message),
+/// anything else that is not a success is no result.
+pub fn answer(r: Result<ureq::Response, ureq::Error>, what: &str) -> Result<Value, RemoteError> {
+    match r {
+        Ok(resp) => resp
+            .into_json()
+            .map_err(|e| RemoteError::NoResult(format!("bad answer from coordinator: {e}"))),
+        Err(ureq::Error::Status(code, resp)) => {
+            let v: Value = resp.into_json().unwrap_or(Value::Null);
+            let msg = v["error"]["message"].as_str().unwrap_or("no message");
+            if code == 400 || code == 413 {
+                Err(RemoteError::BadInput(format!("{what}: {msg}")))
+            } else {
+                Err(RemoteError::NoResult(format!(
+                    "coordinator answered {code} to {what}: {msg}"
+                )))
+            }
+        }
+        Err(e) => Err(RemoteError::NoResult(format!(
+            "cannot reach the coordinator: {e}"
+        ))),
+    }
+}
+
 /// A client of the coordinator at `url`, with `GAMESOLVER_API_TOKEN` when set; a URL that is
 /// not http(s) is bad input.
 pub fn remote(url: &str) -> Result<Remote, RemoteError> {
@@ -138,6 +162,11 @@ impl Remote {
                 .timeout_read(STREAM_READ_TIMEOUT)
                 .build(),
         }
+    }
+
+    /// A request to `path` of the coordinator, with the token.
+    pub fn request(&self, method: &str, path: &str) -> ureq::Request {
+        self.auth(self.agent.request(method, &format!("{}{path}", self.base)))
     }
 
     fn auth(&self, r: ureq::Request) -> ureq::Request {

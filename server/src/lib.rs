@@ -22,6 +22,7 @@ pub mod api;
 pub mod artifacts;
 pub mod client;
 pub mod dashboard;
+pub mod games_api;
 pub mod http;
 pub mod local_workers;
 pub mod metrics;

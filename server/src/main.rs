@@ -3,6 +3,7 @@
 mod analyse_cmd;
 mod book_cmd;
 mod cli;
+mod games_cmd;
 mod simulate_cmd;
 mod tables_cmd;
 
@@ -48,6 +49,8 @@ pub enum Command {
     Book(book_cmd::BookArgs),
     /// Awari endgame databases by retrograde analysis: build, verify, look a position up.
     Tables(tables_cmd::TablesArgs),
+    /// Game modules at a coordinator: upload one (checked there), list them.
+    Games(games_cmd::GamesArgs),
     /// Scaling by simulation: the job's real plan and kernels with its tasks scheduled in
     /// virtual time on N workers, as the coordinator would; time, speedup, efficiency, work
     /// inflation and idle share per worker count.
@@ -97,6 +100,7 @@ fn main() {
         Command::Bench(args) => cli::bench(args),
         Command::Book(args) => book_cmd::run(args),
         Command::Tables(args) => tables_cmd::run(args),
+        Command::Games(args) => games_cmd::run(args),
         Command::Simulate(args) => simulate_cmd::run(args),
         Command::Worker(args) => cli::worker(args),
     };

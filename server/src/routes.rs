@@ -11,6 +11,7 @@ use crate::api::{
     worker_lease, worker_put_artifact, worker_register, worker_release, worker_result, ApiError,
     Shared,
 };
+use crate::games_api::{self, get_game, list_games, upload_game};
 use crate::http::{HttpLimits, HttpStats};
 use crate::openapi::{docs_page, openapi_json};
 use axum::extract::DefaultBodyLimit;
@@ -46,6 +47,15 @@ pub fn router_with(coord: Shared, limits: &HttpLimits, stats: Arc<HttpStats>) ->
         .route("/v1/jobs/{id}/proof", get(job_proof))
         .route("/v1/status", get(status))
         .route("/v1/options", get(options))
+        .route(
+            "/v1/games",
+            post(upload_game)
+                .layer(DefaultBodyLimit::max(
+                    games_api::MAX_UPLOAD_BYTES.max(coord.body_limit),
+                ))
+                .get(list_games),
+        )
+        .route("/v1/games/{name}", get(get_game))
         .route("/v1/tables/{name}", get(table_set))
         .route("/v1/tables/{name}/lookup", get(table_lookup))
         .route("/v1/tables/{name}/{stones}", get(table_file))

@@ -28,7 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Version 4 added `meta` (the store's identity), `artifacts` (proof certificates),
 /// `tasks.what` (a task's description, made while its job was prepared) and
 /// `jobs.final_status` (the complete status of a settled job, so reading it is one query).
-const SCHEMA_VERSION: i64 = 4;
+/// Version 5 added `games` (uploaded game modules by name; the modules are file artifacts).
+const SCHEMA_VERSION: i64 = 5;
 
 /// Job states after which nothing about a job changes but its leftover tasks.
 const FINAL_STATES: &str = "('done', 'failed', 'cancelled')";
@@ -104,6 +105,12 @@ CREATE TABLE IF NOT EXISTS events (
     detail TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_job ON events(job_id);
+CREATE TABLE IF NOT EXISTS games (
+    name TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL,
+    info TEXT NOT NULL,
+    uploaded_ms INTEGER NOT NULL
+);
 CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs(finished_ms, state) WHERE state IN ('done', 'failed', 'cancelled');
 ";
 
@@ -181,6 +188,24 @@ pub enum Write {
         kind: &'static str,
         detail: String,
     },
+    /// An uploaded game module under its name (replacing the name's earlier module); `info` is
+    /// what it declares (JSON).
+    Game {
+        name: String,
+        sha256: String,
+        info: String,
+        at_ms: u64,
+    },
+}
+
+/// An uploaded game module as stored (`games`).
+#[derive(Clone, Debug)]
+pub struct StoredGame {
+    pub name: String,
+    pub sha256: String,
+    /// What the module declares (JSON).
+    pub info: String,
+    pub uploaded_ms: u64,
 }
 
 /// A job as stored.
@@ -1000,6 +1025,45 @@ pub struct ListedJob {
 pub struct Queries<'a>(&'a Connection);
 
 impl Queries<'_> {
+    /// Uploaded game modules by name: all of them (`name: None`, at most `limit`), or the one
+    /// of that name.
+    pub fn games(&self, name: Option<&str>, limit: usize) -> rusqlite::Result<Vec<StoredGame>> {
+        let row = Self::game_row;
+        let cols = "SELECT name, sha256, info, uploaded_ms FROM games";
+        match name {
+            Some(n) => self
+                .0
+                .prepare_cached(&format!("{cols} WHERE name = ?1"))?
+                .query_map([n], row)?
+                .collect(),
+            None => self
+                .0
+                .prepare_cached(&format!("{cols} ORDER BY name LIMIT ?1"))?
+                .query_map([limit as i64], row)?
+                .collect(),
+        }
+    }
+
+    /// The latest upload of the module `sha256`, if any.
+    pub fn game_with_hash(&self, sha256: &str) -> rusqlite::Result<Option<StoredGame>> {
+        self.0
+            .prepare_cached(
+                "SELECT name, sha256, info, uploaded_ms FROM games WHERE sha256 = ?1 \
+                 ORDER BY uploaded_ms DESC LIMIT 1",
+            )?
+            .query_row([sha256], Self::game_row)
+            .optional()
+    }
+
+    fn game_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredGame> {
+        Ok(StoredGame {
+            name: r.get(0)?,
+            sha256: r.get(1)?,
+            info: r.get(2)?,
+            uploaded_ms: r.get::<_, i64>(3)? as u64,
+        })
+    }
+
     /// One job, if stored.
     pub fn job(&self, id: u64) -> rusqlite::Result<Option<StoredJob>> {
         self.0
@@ -1213,6 +1277,17 @@ fn apply(tx: &rusqlite::Transaction, w: &Write) -> rusqlite::Result<()> {
                 kind,
                 detail
             ])?;
+        }
+        Write::Game {
+            name,
+            sha256,
+            info,
+            at_ms,
+        } => {
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO games (name, sha256, info, uploaded_ms) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![name, sha256, info, *at_ms as i64])?;
         }
         _ => apply_task_write(tx, w)?,
     }

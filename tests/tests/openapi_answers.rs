@@ -774,6 +774,19 @@ fn every_route_answers_as_its_schema_says() {
         t,
         200,
     );
+    // Game modules: no module is uploaded here (a build without the `modules` feature answers
+    // an upload with 501, docs/API.md 6.2a); a name that cannot be is a 400 in every build.
+    k.call("get", "/v1/games", "/v1/games", None, t, 200);
+    k.call("get", "/v1/games/{name}", "/v1/games/nosuch", None, t, 404);
+    let module = ("application/wasm", &b"(module)"[..]);
+    k.call(
+        "post",
+        "/v1/games",
+        "/v1/games?name=..",
+        Some(module),
+        t,
+        400,
+    );
     k.call(
         "get",
         "/v1/tables/{name}",

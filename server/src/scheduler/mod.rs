@@ -11,6 +11,7 @@
 //! The scheduler never runs a search: it prepares a job only to validate it, to check and merge
 //! its results.
 
+mod games;
 mod lease;
 mod proved;
 mod report;

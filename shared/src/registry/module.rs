@@ -1,6 +1,7 @@
-//! Jobs on game modules (`"game": "module:<sha256>"`): the module must already be loaded in
-//! this process (`games::module::load`); the game is built from the job's parameters and offered
-//! to the kernel family its declaration fits, like a catalogue game.
+//! Jobs on game modules (`"game": "module:<sha256>"`): the module is the one this process
+//! loaded, or the artifact of that hash from the process's artifact source (`module::find`:
+//! uploaded through `POST /v1/games`, fetched by workers); the game is built from the job's
+//! parameters and offered to the kernel family its declaration fits, like a catalogue game.
 //!
 //! The prepared job is wrapped so that a module's fault (trap, fuel, memory, an answer outside
 //! the ABI, a game longer than its declared ply cap) is the task's error, never its result: the
@@ -23,9 +24,10 @@ pub fn prepare<L: KernelList>(
     res: &Resources,
 ) -> Result<Box<dyn PreparedJob>, SolveError> {
     let hash = job.game.strip_prefix(PREFIX).unwrap_or_default();
-    let Some(loaded) = module::cached(hash) else {
+    let Some(loaded) = module::find(hash).map_err(SolveError::bad)? else {
         return Err(SolveError::bad(format!(
-            "game module '{}' is not loaded in this process",
+            "no game module '{}' here (upload it with POST /v1/games, or load it with \
+             --game-module)",
             super::clip(hash)
         )));
     };

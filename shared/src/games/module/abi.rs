@@ -102,6 +102,33 @@ pub struct Info {
     pub params: Vec<Param>,
 }
 
+impl Info {
+    /// The declaration as JSON (what the service shows of an uploaded module).
+    pub fn summary(&self) -> serde_json::Value {
+        let params: Vec<_> = self
+            .params
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name, "min": p.min, "max": p.max, "default": p.default,
+                    "help": p.help,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "name": self.name,
+            "players": self.players,
+            "zero_sum": self.zero_sum,
+            "chance": self.chance,
+            "min_value": self.min_value,
+            "max_value": self.max_value,
+            "max_moves": self.max_moves,
+            "max_plies": self.max_plies,
+            "params": params,
+        })
+    }
+}
+
 fn bad(line: usize, msg: impl std::fmt::Display) -> String {
     format!("gs_describe line {line}: {msg}")
 }

@@ -43,10 +43,9 @@ pub(crate) fn clip_message(text: &str) -> String {
     }
 }
 
-/// Loads a module from its bytes: binary WebAssembly, or the text format (`(module ...)`).
-/// Compiles it (once per process), checks that it imports nothing and declares a sane game,
-/// and probes it with random games under its default parameters.
-pub fn load(bytes: &[u8]) -> Result<Arc<Loaded>, String> {
+/// A module's binary bytes: `bytes` as they are when binary WebAssembly, else the text format
+/// (`(module ...)`) assembled. The module's name in jobs is the SHA-256 of these bytes.
+pub fn binary(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, String> {
     if bytes.len() > abi::MAX_MODULE_BYTES {
         return Err(format!(
             "module of {} bytes, more than the {} accepted",
@@ -54,20 +53,62 @@ pub fn load(bytes: &[u8]) -> Result<Arc<Loaded>, String> {
             abi::MAX_MODULE_BYTES
         ));
     }
-    let binary;
-    let wasm = if bytes.starts_with(b"\0asm") {
-        bytes
-    } else {
-        binary = wat::parse_bytes(bytes)
-            .map_err(|e| format!("not a WebAssembly module: {}", clip_message(&e.to_string())))?;
-        &binary[..]
-    };
-    let loaded = runtime::compile(wasm).map_err(|e| format!("module: {e}"))?;
+    if bytes.starts_with(b"\0asm") {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    }
+    wat::parse_bytes(bytes)
+        .map_err(|e| format!("not a WebAssembly module: {}", clip_message(&e.to_string())))
+}
+
+/// Loads a module from its bytes: binary WebAssembly, or the text format (`(module ...)`).
+/// Compiles it (once per process), checks that it imports nothing and declares a sane game,
+/// probes it with random games under its default parameters, and keeps it for jobs that name
+/// it (`module:<sha256>`).
+pub fn load(bytes: &[u8]) -> Result<Arc<Loaded>, String> {
+    let wasm = binary(bytes)?;
+    let loaded = runtime::compile(&wasm).map_err(|e| format!("module: {e}"))?;
+    if cached(&loaded.sha256).is_some() {
+        return Ok(loaded);
+    }
     probe(&loaded).map_err(|e| match e.starts_with("module game ") {
         true => e,
         false => format!("module game {}: {e}", loaded.name),
     })?;
+    runtime::keep(&loaded);
     Ok(loaded)
+}
+
+/// The module `sha256`: the one this process keeps, else fetched from the artifact source that
+/// the process installed (a coordinator's own folder; the coordinator over HTTP, with a local
+/// cache, in a worker), checked against the hash and loaded. `Ok(None)`: no source knows it.
+pub fn find(sha256: &str) -> Result<Option<Arc<Loaded>>, String> {
+    use crate::search::retrograde::artifacts as files;
+    if let Some(l) = cached(sha256) {
+        return Ok(Some(l));
+    }
+    if !files::is_name(sha256) {
+        return Ok(None);
+    }
+    let Some((source, _)) = files::source() else {
+        return Ok(None);
+    };
+    if source
+        .size(sha256)
+        .is_some_and(|n| n > abi::MAX_MODULE_BYTES as u64)
+    {
+        return Err(format!(
+            "artifact {sha256} is not a game module (too large)"
+        ));
+    }
+    let Ok(bytes) = source.get(sha256) else {
+        return Ok(None);
+    };
+    files::check(sha256, &bytes)?;
+    if !bytes.starts_with(b"\0asm") {
+        return Err(format!("artifact {sha256} is not a game module"));
+    }
+    let loaded = load(&bytes)?;
+    Ok(Some(loaded))
 }
 
 /// Plays a few random games with the default parameters, checking every answer against the

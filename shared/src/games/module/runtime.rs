@@ -70,9 +70,24 @@ pub fn cached(sha256: &str) -> Option<Arc<Loaded>> {
     c.0.get(sha256).cloned()
 }
 
+/// Keeps a module that passed its probe (`load`), dropping the least recently kept one past
+/// [`CACHED_MODULES`].
+pub(super) fn keep(loaded: &Arc<Loaded>) {
+    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if c.0.contains_key(&loaded.sha256) {
+        return;
+    }
+    if c.1.len() >= CACHED_MODULES {
+        let old = c.1.remove(0);
+        c.0.remove(&old);
+    }
+    c.1.push(loaded.sha256.clone());
+    c.0.insert(loaded.sha256.clone(), loaded.clone());
+}
+
 /// Validates and compiles `wasm` (binary), checks that it imports nothing and speaks ABI v1 or
-/// v2,
-/// reads its description, and caches it by hash. Does not probe the game (see `load`).
+/// v2, and reads its description. A module already kept is returned as it is; a new one is not
+/// kept until it passes its probe (see `load`), so no job can name a module that failed it.
 pub(super) fn compile(wasm: &[u8]) -> Result<Arc<Loaded>, String> {
     if wasm.len() > abi::MAX_MODULE_BYTES {
         return Err(format!(
@@ -133,13 +148,6 @@ pub(super) fn compile(wasm: &[u8]) -> Result<Arc<Loaded>, String> {
         compile_ms,
         module,
     });
-    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
-    if c.1.len() >= CACHED_MODULES {
-        let old = c.1.remove(0);
-        c.0.remove(&old);
-    }
-    c.1.push(sha256.clone());
-    c.0.insert(sha256, loaded.clone());
     Ok(loaded)
 }
 
