@@ -264,7 +264,7 @@ pub(crate) async fn refuse_declared_oversize(
     // Artifact uploads have their own bounds (`crate::artifacts`), game modules theirs.
     let artifact = req.uri().path().starts_with("/v1/worker/artifacts/");
     let limit = match req.uri().path() {
-        "/v1/games" => limit.max(crate::games_api::MAX_UPLOAD_BYTES),
+        "/v1/games" => limit.max(MAX_MODULE_UPLOAD_BYTES),
         _ => limit,
     };
     match declared {
@@ -352,7 +352,7 @@ pub(crate) async fn submit_job(
     // Validation before anything is stored; prepare is cheap (no search) but may parse a large
     // tree, so it runs outside the scheduler's lock.
     let spec = pin_tables(&c, spec).await?;
-    let spec = crate::games_api::pin_module(&c, spec).await?;
+    let spec = pin_module(&c, spec).await?;
     let (spec, prepared) =
         tokio::task::spawn_blocking(move || registry::prepare(&spec).map(|p| (spec, p)))
             .await
@@ -1287,6 +1287,58 @@ pub(crate) async fn table_file(
         })?;
     let artifact = db["artifact"].as_str().unwrap_or_default().to_string();
     artifact_file(&c, artifact).await
+}
+
+/// Largest game module upload (`POST /v1/games`, `crate::games_api`), the text format included.
+pub(crate) const MAX_MODULE_UPLOAD_BYTES: usize = 4 << 20;
+
+/// The prefix of a module game in a job's `game`.
+const MODULE_PREFIX: &str = "module:";
+
+/// The module uploaded under `name`, or (a hash) the latest upload of that hash.
+pub(crate) async fn stored_game(
+    c: &Shared,
+    name: &str,
+) -> Result<Option<crate::store::StoredGame>, ApiError> {
+    let key = name.to_string();
+    c.query(
+        move |q| match gamesolver_shared::search::retrograde::artifacts::is_name(&key) {
+            true => q.game_with_hash(&key),
+            false => q.games(Some(&key), 1).map(|g| g.into_iter().next()),
+        },
+    )
+    .await
+    .map_err(|e| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the job store failed: {e}"),
+        )
+    })
+}
+
+/// A job whose game is `module:<name>` gets the hash uploaded under that name, so that its
+/// tasks all run one module even if the name is uploaded again meanwhile. A hash stays as it
+/// is (the job's preparation finds the module or says it is missing).
+pub(crate) async fn pin_module(c: &Shared, mut spec: JobSpec) -> Result<JobSpec, ApiError> {
+    let Some(name) = spec.game.strip_prefix(MODULE_PREFIX) else {
+        return Ok(spec);
+    };
+    if gamesolver_shared::search::retrograde::artifacts::is_name(name) {
+        return Ok(spec);
+    }
+    let Some(g) = stored_game(c, name).await? else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "no game module named '{}' at this coordinator (upload it with POST /v1/games)",
+                gamesolver_shared::model::excerpt(name)
+            ),
+        ));
+    };
+    spec.game = format!("{MODULE_PREFIX}{}", g.sha256);
+    Ok(spec)
 }
 
 #[cfg(test)]

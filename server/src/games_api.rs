@@ -3,22 +3,22 @@
 //! declaration, random games played within its limits) before it is kept; `GET /v1/games`
 //! lists what was uploaded. A module is a file artifact named by its SHA-256, which workers
 //! fetch and check like any other; its name is a row of the store. A job names a module as
-//! `module:<sha256>`, or `module:<name>`, which submission pins to the name's hash of the moment.
+//! `module:<sha256>`, or `module:<name>`, which submission pins to the name's hash of the moment
+//! (`api::pin_module`).
 
 use crate::answers::ErrorBody;
-use crate::api::{ApiError, Shared};
+use crate::api::{stored_game as find, ApiError, Shared, MAX_MODULE_UPLOAD_BYTES};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use gamesolver_shared::search::retrograde::artifacts::is_name;
-use gamesolver_shared::wire::JobSpec;
 
 /// The prefix of a module game in a job's `game`.
 const PREFIX: &str = "module:";
 /// Largest upload: the size a module may have (the text format included).
-pub(crate) const MAX_UPLOAD_BYTES: usize = 4 << 20;
+pub(crate) const MAX_UPLOAD_BYTES: usize = MAX_MODULE_UPLOAD_BYTES;
 /// Most modules `GET /v1/games` lists.
 const LIST_LIMIT: usize = 1000;
 
@@ -228,35 +228,4 @@ pub(crate) async fn get_game(
             ),
         )),
     }
-}
-
-/// The module uploaded under `name`, or (a hash) the latest upload of that hash.
-async fn find(c: &Shared, name: &str) -> Result<Option<crate::store::StoredGame>, ApiError> {
-    let key = name.to_string();
-    c.query(move |q| match is_name(&key) {
-        true => q.game_with_hash(&key),
-        false => q.games(Some(&key), 1).map(|g| g.into_iter().next()),
-    })
-    .await
-    .map_err(|e| internal(format!("the job store failed: {e}")))
-}
-
-/// A job whose game is `module:<name>` gets the hash uploaded under that name, so that its
-/// tasks all run one module even if the name is uploaded again meanwhile. A hash stays as it
-/// is (the job's preparation finds the module or says it is missing).
-pub(crate) async fn pin_module(c: &Shared, mut spec: JobSpec) -> Result<JobSpec, ApiError> {
-    let Some(name) = spec.game.strip_prefix(PREFIX) else {
-        return Ok(spec);
-    };
-    if is_name(name) {
-        return Ok(spec);
-    }
-    let Some(g) = find(c, name).await? else {
-        return Err(bad(format!(
-            "no game module named '{}' at this coordinator (upload it with POST /v1/games)",
-            gamesolver_shared::model::excerpt(name)
-        )));
-    };
-    spec.game = format!("{PREFIX}{}", g.sha256);
-    Ok(spec)
 }
