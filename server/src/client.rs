@@ -44,33 +44,15 @@ fn call(
         Some(b) => req.send_json(b),
         None => req.call(),
     };
-    match r {
-        Ok(resp) => resp
-            .into_json()
-            .map_err(|e| RemoteError::NoResult(format!("bad answer from coordinator: {e}"))),
-        Err(ureq::Error::Status(code, resp)) => {
-            let v: Value = resp.into_json().unwrap_or(Value::Null);
-            let msg = v["error"]["message"]
-                .as_str()
-                .unwrap_or("no message")
-                .to_string();
-            if code == 400 {
-                Err(RemoteError::BadInput(msg))
-            } else {
-                Err(RemoteError::NoResult(format!(
-                    "coordinator answered {code}: {msg}"
-                )))
-            }
-        }
-        Err(e) => Err(RemoteError::NoResult(format!(
-            "cannot reach the coordinator: {e}"
-        ))),
-    }
+    answer(r, None)
 }
 
-/// The JSON answer of a request made for `what`: a 400 or 413 is bad input (its message),
-/// anything else that is not a success is no result.
-pub fn answer(r: Result<ureq::Response, ureq::Error>, what: &str) -> Result<Value, RemoteError> {
+/// The JSON answer of a request (made for `what`, named in the messages when given): a 400 or
+/// 413 is bad input (its message), anything else that is not a success is no result.
+pub fn answer(
+    r: Result<ureq::Response, ureq::Error>,
+    what: Option<&str>,
+) -> Result<Value, RemoteError> {
     match r {
         Ok(resp) => resp
             .into_json()
@@ -78,12 +60,15 @@ pub fn answer(r: Result<ureq::Response, ureq::Error>, what: &str) -> Result<Valu
         Err(ureq::Error::Status(code, resp)) => {
             let v: Value = resp.into_json().unwrap_or(Value::Null);
             let msg = v["error"]["message"].as_str().unwrap_or("no message");
-            if code == 400 || code == 413 {
-                Err(RemoteError::BadInput(format!("{what}: {msg}")))
-            } else {
-                Err(RemoteError::NoResult(format!(
-                    "coordinator answered {code} to {what}: {msg}"
-                )))
+            match (code, what) {
+                (400 | 413, None) => Err(RemoteError::BadInput(msg.to_string())),
+                (400 | 413, Some(w)) => Err(RemoteError::BadInput(format!("{w}: {msg}"))),
+                (_, None) => Err(RemoteError::NoResult(format!(
+                    "coordinator answered {code}: {msg}"
+                ))),
+                (_, Some(w)) => Err(RemoteError::NoResult(format!(
+                    "coordinator answered {code} to {w}: {msg}"
+                ))),
             }
         }
         Err(e) => Err(RemoteError::NoResult(format!(

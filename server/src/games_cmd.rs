@@ -62,7 +62,7 @@ pub fn run(args: GamesArgs) -> Result<(), Failure> {
             if let Some(n) = &name {
                 req = req.query("name", n);
             }
-            let answer = client::answer(req.send_bytes(&bytes), "upload").map_err(failure)?;
+            let answer = client::answer(req.send_bytes(&bytes), Some("upload")).map_err(failure)?;
             if json {
                 println!("{answer}");
             } else {
@@ -78,7 +78,7 @@ pub fn run(args: GamesArgs) -> Result<(), Failure> {
         GamesAction::List { coordinator, json } => {
             let remote = client::remote(&coordinator).map_err(failure)?;
             let req = remote.request("GET", "/v1/games");
-            let answer = client::answer(req.call(), "list").map_err(failure)?;
+            let answer = client::answer(req.call(), Some("list")).map_err(failure)?;
             if json {
                 println!("{answer}");
                 return Ok(());
